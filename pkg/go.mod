@@ -1,0 +1,3 @@
+module github.com/svcdev/svc/pkg
+
+go 1.26
