@@ -1,0 +1,78 @@
+// Package config loads typed service configuration from environment variables and fails fast
+// with a message that names every missing or malformed variable.
+package config
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+)
+
+// Load fills cfg (a pointer to a struct with `env` tags) from the process environment.
+func Load(ctx context.Context, cfg any) error {
+	return LoadFrom(ctx, cfg, envconfig.OsLookuper())
+}
+
+// LoadMap fills cfg from a map instead of the process environment; the all-in-one mode and tests
+// use it so that several services with different settings can live in one process.
+func LoadMap(ctx context.Context, cfg any, env map[string]string) error {
+	return LoadFrom(ctx, cfg, envconfig.MapLookuper(env))
+}
+
+// LoadFrom fills cfg through the given lookuper.
+func LoadFrom(ctx context.Context, cfg any, l envconfig.Lookuper) error {
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: cfg, Lookuper: l}); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	return nil
+}
+
+// Server is the HTTP part every service shares.
+type Server struct {
+	Addr            string        `env:"ADDR, default=:8080"`
+	LogLevel        string        `env:"LOG_LEVEL, default=info"`
+	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT, default=20s"`
+	BaseURL         string        `env:"BASE_URL, default=http://127.0.0.1:8080"`
+}
+
+// Mongo locates the service's own database.
+type Mongo struct {
+	URI      string `env:"MONGO_URI, required"`
+	Database string `env:"MONGO_DATABASE"`
+}
+
+// Kafka locates the event broker.
+type Kafka struct {
+	Brokers     []string `env:"KAFKA_BROKERS, required"`
+	TopicPrefix string   `env:"KAFKA_TOPIC_PREFIX"`
+}
+
+// Redis locates the shared cache.
+type Redis struct {
+	URL string `env:"REDIS_URL, required"`
+}
+
+// InternalAuth holds the key that signs and verifies internal JWTs.
+type InternalAuth struct {
+	// JWTKey is the base64 of a 32-byte Ed25519 seed.
+	JWTKey string `env:"INTERNAL_JWT_KEY, required"`
+}
+
+// Outbound configures fetches of third-party URLs (webhooks, claims, ingest, sync).
+type Outbound struct {
+	AllowPrivate bool   `env:"OUTBOUND_ALLOW_PRIVATE, default=false"`
+	CAFile       string `env:"OUTBOUND_CA_FILE"`
+}
+
+// Service is the configuration shared by every backend service.
+type Service struct {
+	Server
+	Mongo
+	Kafka
+	Redis
+	InternalAuth
+	// IdentityURL is the internal address of identity-svc (unused by identity-svc itself).
+	IdentityURL string `env:"IDENTITY_URL"`
+}

@@ -1,0 +1,192 @@
+// Package embedded starts real protocol servers inside the process: FerretDB (the MongoDB wire
+// protocol over SQLite or PostgreSQL), kfake (the Kafka protocol) and miniredis (the Redis
+// protocol). The all-in-one mode and the tests reach them through the same drivers as production.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+	"github.com/alicebob/miniredis/v2"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// Mongo is an embedded FerretDB server.
+type Mongo struct {
+	URI    string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// MongoOptions chooses FerretDB's storage: SQLite files under Dir, or a PostgreSQL server.
+type MongoOptions struct {
+	Dir           string // SQLite directory (created if missing)
+	PostgreSQLURL string // when set, PostgreSQL backs FerretDB instead of SQLite
+	Log           *slog.Logger
+}
+
+// StartMongo starts FerretDB on a free loopback port.
+func StartMongo(ctx context.Context, opts MongoOptions) (*Mongo, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cfg := &ferretdb.Config{
+		Listener: ferretdb.ListenerConfig{TCP: fmt.Sprintf("127.0.0.1:%d", port)},
+		Logger:   opts.Log,
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(discard{}, nil))
+	}
+	if opts.PostgreSQLURL != "" {
+		cfg.Handler, cfg.PostgreSQLURL = "postgresql", opts.PostgreSQLURL
+	} else {
+		dir, err := filepath.Abs(opts.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("ferretdb dir: %w", err)
+		}
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("ferretdb dir: %w", err)
+		}
+		cfg.Handler, cfg.SQLiteURL = "sqlite", "file:"+dir+"/"
+	}
+	f, err := ferretdb.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start ferretdb: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m := &Mongo{URI: f.MongoDBURI(), cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- f.Run(runCtx) }()
+	if err := waitTCP(ctx, cfg.Listener.TCP); err != nil {
+		m.Stop()
+		return nil, fmt.Errorf("ferretdb did not start: %w", err)
+	}
+	return m, nil
+}
+
+// Stop shuts FerretDB down and waits for it.
+func (m *Mongo) Stop() {
+	m.cancel()
+	<-m.done
+}
+
+// Kafka is an embedded kfake cluster.
+type Kafka struct {
+	Brokers []string
+	cluster *kfake.Cluster
+}
+
+// KafkaOptions configures the embedded cluster.
+type KafkaOptions struct {
+	Partitions int    // default partitions of auto-created topics (default 4)
+	DataDir    string // persist topics and offsets across restarts when set
+}
+
+// StartKafka starts a one-broker kfake cluster with topic auto-creation and short group session
+// timeouts, so that rebalances take well under a second.
+func StartKafka(opts KafkaOptions) (*Kafka, error) {
+	if opts.Partitions == 0 {
+		opts.Partitions = 4
+	}
+	kopts := []kfake.Opt{
+		kfake.NumBrokers(1),
+		kfake.AllowAutoTopicCreation(),
+		kfake.DefaultNumPartitions(opts.Partitions),
+		kfake.GroupMinSessionTimeout(100 * time.Millisecond),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }),
+	}
+	if opts.DataDir != "" {
+		if err := os.MkdirAll(opts.DataDir, 0o750); err != nil {
+			return nil, fmt.Errorf("kafka dir: %w", err)
+		}
+		kopts = append(kopts, kfake.DataDir(opts.DataDir))
+	}
+	c, err := kfake.NewCluster(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("start kfake: %w", err)
+	}
+	return &Kafka{Brokers: c.ListenAddrs(), cluster: c}, nil
+}
+
+// Stop shuts the cluster down.
+func (k *Kafka) Stop() { k.cluster.Close() }
+
+// Redis is an embedded miniredis server.
+type Redis struct {
+	URL  string
+	srv  *miniredis.Miniredis
+	stop chan struct{}
+	done chan struct{}
+}
+
+// StartRedis starts miniredis on a free loopback port. miniredis keeps time frozen unless told:
+// a ticker advances it so that expiries behave as on a real server.
+func StartRedis() (*Redis, error) {
+	srv := miniredis.NewMiniRedis()
+	if err := srv.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("start miniredis: %w", err)
+	}
+	r := &Redis{URL: "redis://" + srv.Addr(), srv: srv, stop: make(chan struct{}), done: make(chan struct{})}
+	go r.tick()
+	return r, nil
+}
+
+func (r *Redis) tick() {
+	defer close(r.done)
+	const step = 100 * time.Millisecond
+	t := time.NewTicker(step)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.srv.FastForward(step)
+		}
+	}
+}
+
+// Stop shuts miniredis down.
+func (r *Redis) Stop() {
+	close(r.stop)
+	<-r.done
+	r.srv.Close()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitTCP(ctx context.Context, addr string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

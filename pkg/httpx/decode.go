@@ -1,0 +1,117 @@
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Body size limits of DESIGN §4.
+const (
+	MaxBodyBytes = 1 << 20   // any JSON body
+	MaxTextBytes = 256 << 10 // one llm.txt or text body
+)
+
+// Decode reads the request body as one JSON object into dst, refusing unknown fields, wrong types,
+// trailing data and bodies larger than MaxBodyBytes, each with a 4xx in the error shape.
+func Decode(c *gin.Context, dst any) error {
+	return DecodeLimit(c, dst, MaxBodyBytes)
+}
+
+// DecodeLimit is Decode with an explicit size limit.
+func DecodeLimit(c *gin.Context, dst any, limit int64) error {
+	if c.Request.ContentLength > limit {
+		return tooLarge(limit)
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge(limit)
+		}
+		return BadRequest(CodeInvalidJSON, "could not read the request body")
+	}
+	return DecodeBytes(raw, dst)
+}
+
+// DecodeBytes applies Decode's rules to an already read body.
+func DecodeBytes(raw []byte, dst any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return BadRequest(CodeInvalidJSON, "a JSON object body is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return BadRequest(CodeInvalidJSON, "the body must hold exactly one JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return BadRequest(CodeInvalidJSON, "the body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+func tooLarge(limit int64) *Error {
+	return Errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+		"the request body is larger than %d bytes", limit)
+}
+
+func decodeError(err error) *Error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return BadRequest(CodeInvalidJSON, "the body is not valid JSON")
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return BadRequest(CodeInvalidJSON, "the body must be a JSON object")
+		}
+		return BadRequest(CodeInvalidRequest, "field %q must be %s", typ.Field, jsonKind(typ.Type.Kind().String()))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		return BadRequest(CodeUnknownField, "unknown field %s", name)
+	default:
+		var e *Error
+		if errors.As(err, &e) { // returned by a custom UnmarshalJSON
+			return e
+		}
+		return BadRequest(CodeInvalidJSON, "the body could not be decoded: %s", sanitize(err.Error()))
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	case "float32", "float64":
+		return "a number"
+	default:
+		if strings.HasPrefix(goKind, "int") || strings.HasPrefix(goKind, "uint") {
+			return "an integer"
+		}
+		return fmt.Sprintf("of type %s", goKind)
+	}
+}
+
+// sanitize keeps a decoder message short and free of Go type names.
+func sanitize(s string) string {
+	s = strings.TrimPrefix(s, "json: ")
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}

@@ -1,0 +1,140 @@
+package httpx
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/oklog/ulid/v2"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// HeaderRequestID carries the request id from the caller, through every service, to Kafka
+// headers and webhook deliveries.
+const HeaderRequestID = "X-Request-Id"
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
+
+type requestIDKey struct{}
+
+// WithRequestID returns ctx carrying the request id.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestIDFrom returns the request id carried by ctx, or "".
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// RequestID returns the id of the request being served.
+func RequestID(c *gin.Context) string { return RequestIDFrom(c.Request.Context()) }
+
+// NewRequestID makes a fresh, sortable request id.
+func NewRequestID() string { return "req_" + ulid.Make().String() }
+
+// Metrics are the per-service HTTP metrics; each service registers its own in its own registry so
+// that several services can share one process.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics registers the HTTP metrics in reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_total", Help: "HTTP requests served, by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "http_request_duration_seconds", Help: "HTTP request latency, by route and method.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method"}),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+// NewEngine returns a Gin engine with request ids, access logs, metrics, panic recovery and JSON
+// 404/405 answers in the error shape. metrics may be nil.
+func NewEngine(log *slog.Logger, metrics *Metrics) *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.Use(requestIDMiddleware, accessLog(log, metrics), recovery(log))
+	e.NoRoute(func(c *gin.Context) { Abort(c, NotFound("route")) })
+	e.NoMethod(func(c *gin.Context) {
+		Abort(c, Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			"method %s is not allowed on this route", c.Request.Method))
+	})
+	return e
+}
+
+func requestIDMiddleware(c *gin.Context) {
+	id := c.GetHeader(HeaderRequestID)
+	if !requestIDPattern.MatchString(id) {
+		id = NewRequestID()
+	}
+	c.Request.Header.Set(HeaderRequestID, id)
+	c.Request = c.Request.WithContext(WithRequestID(c.Request.Context(), id))
+	c.Header(HeaderRequestID, id)
+	c.Next()
+}
+
+// accessLog writes one structured line per request. It logs the path but never headers or
+// bodies, so that keys and private text cannot reach the log.
+func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		elapsed := time.Since(start)
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		status := c.Writer.Status()
+		if m != nil {
+			m.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(status)).Inc()
+			m.duration.WithLabelValues(route, c.Request.Method).Observe(elapsed.Seconds())
+		}
+		attrs := []any{
+			slog.String("request_id", RequestID(c)),
+			slog.String("method", c.Request.Method),
+			slog.String("path", c.Request.URL.Path),
+			slog.String("route", route),
+			slog.Int("status", status),
+			slog.Duration("duration", elapsed),
+			slog.String("client_ip", c.ClientIP()),
+		}
+		level := slog.LevelInfo
+		if len(c.Errors) > 0 {
+			attrs = append(attrs, slog.String("error", c.Errors.Last().Err.Error()))
+		}
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		log.Log(c.Request.Context(), level, "http request", attrs...)
+	}
+}
+
+func recovery(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				log.Error("panic in handler", "request_id", RequestID(c), "panic", fmt.Sprint(r))
+				Abort(c, Internal(fmt.Errorf("panic: %v", r)))
+			}
+		}()
+		c.Next()
+	}
+}

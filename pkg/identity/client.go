@@ -1,0 +1,142 @@
+// Package identity is the client of identity-svc's internal API that the gateway and the other
+// services share: hash resolution and key verification, both cached in Redis. identity-svc
+// invalidates the cached entries synchronously when a hash or a key changes.
+package identity
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/svcdev/svc/pkg/authn"
+)
+
+// ErrNotFound says that no object or key matches.
+var ErrNotFound = errors.New("not found")
+
+// ErrRevoked says that the key was revoked or rotated away.
+var ErrRevoked = errors.New("key revoked")
+
+// Cache lifetimes. A revoked key is refused at once because revocation writes a tombstone that
+// outlives any cached principal.
+const (
+	HashTTL      = 5 * time.Minute
+	KeyTTL       = 5 * time.Minute
+	TombstoneTTL = 2 * KeyTTL
+	tombstone    = "revoked"
+)
+
+// HashCacheKey is the Redis key of a cached hash resolution.
+func HashCacheKey(hash string) string { return "svc:hash:" + hash }
+
+// KeyCacheKey is the Redis key of a cached key principal, by key digest.
+func KeyCacheKey(digest string) string { return "svc:key:" + digest }
+
+// Revoke writes the tombstone of a key digest, so that every gateway refuses it from now on.
+func Revoke(ctx context.Context, rdb *redis.Client, digest string) error {
+	return rdb.Set(ctx, KeyCacheKey(digest), tombstone, TombstoneTTL).Err()
+}
+
+// Object is a resolved object.
+type Object struct {
+	ObjectID      string `json:"object_id"`
+	Hash          string `json:"hash"`
+	Visibility    string `json:"visibility"`
+	MailboxStatus string `json:"mailbox_status"`
+}
+
+// Client calls identity-svc.
+type Client struct {
+	base string
+	http *http.Client
+	rdb  *redis.Client
+}
+
+// NewClient returns a client of identity-svc at base; httpClient must add internal tokens.
+func NewClient(base string, httpClient *http.Client, rdb *redis.Client) *Client {
+	return &Client{base: base, http: httpClient, rdb: rdb}
+}
+
+// Resolve returns the object a hash (current or previous) names.
+func (c *Client) Resolve(ctx context.Context, hash string) (*Object, error) {
+	var o Object
+	if raw, err := c.rdb.Get(ctx, HashCacheKey(hash)).Bytes(); err == nil && json.Unmarshal(raw, &o) == nil {
+		return &o, nil
+	}
+	if err := c.call(ctx, http.MethodGet, "/internal/v1/resolve/"+url.PathEscape(hash), nil, &o); err != nil {
+		return nil, err
+	}
+	if raw, err := json.Marshal(o); err == nil {
+		_ = c.rdb.Set(ctx, HashCacheKey(hash), raw, HashTTL).Err()
+	}
+	return &o, nil
+}
+
+// VerifyKey returns the principal of a key digest, or ErrNotFound / ErrRevoked.
+func (c *Client) VerifyKey(ctx context.Context, digest string) (*authn.Principal, error) {
+	raw, err := c.rdb.Get(ctx, KeyCacheKey(digest)).Bytes()
+	if err == nil {
+		if string(raw) == tombstone {
+			return nil, ErrRevoked
+		}
+		var p authn.Principal
+		if json.Unmarshal(raw, &p) == nil {
+			return &p, nil
+		}
+	}
+	var p authn.Principal
+	if err := c.call(ctx, http.MethodPost, "/internal/v1/keys/verify", map[string]string{"digest": digest}, &p); err != nil {
+		return nil, err
+	}
+	if raw, err := json.Marshal(p); err == nil {
+		// SetNX: a tombstone written by a revocation meanwhile is never overwritten.
+		_ = c.rdb.SetNX(ctx, KeyCacheKey(digest), raw, KeyTTL).Err()
+	}
+	return &p, nil
+}
+
+// Call performs a request on identity-svc's internal API, decoding a 2xx JSON answer into out.
+func (c *Client) Call(ctx context.Context, method, path string, in, out any) error {
+	return c.call(ctx, method, path, in, out)
+}
+
+func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("identity request: %w", err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return fmt.Errorf("identity request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("identity %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return ErrNotFound
+	case resp.StatusCode >= 300:
+		return fmt.Errorf("identity %s: status %d", path, resp.StatusCode)
+	case out == nil:
+		return nil
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
+		return fmt.Errorf("identity %s: decode: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+// Package mongox connects to MongoDB (or FerretDB, which speaks its wire protocol), declares
+// indexes and classifies driver errors.
+package mongox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+)
+
+// Connect opens a client and returns the named database. The caller disconnects the client.
+func Connect(ctx context.Context, uri, database string) (*mongo.Client, *mongo.Database, error) {
+	opts := options.Client().ApplyURI(uri).
+		SetServerSelectionTimeout(10 * time.Second).
+		SetTimeout(15 * time.Second)
+	client, err := mongo.Connect(opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mongo connect: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := client.Ping(pctx, readpref.Primary()); err != nil {
+		_ = client.Disconnect(context.Background())
+		return nil, nil, fmt.Errorf("mongo ping: %w", err)
+	}
+	return client, client.Database(database), nil
+}
+
+// Ping reports whether the database answers, for readiness probes.
+func Ping(ctx context.Context, db *mongo.Database) error {
+	return db.Client().Ping(ctx, readpref.Primary())
+}
+
+// Index declares one index of a collection.
+type Index struct {
+	Collection string
+	Keys       bson.D
+	Unique     bool
+	Sparse     bool
+	Name       string
+}
+
+// EnsureIndexes creates the indexes that real MongoDB needs; creating an existing one is a no-op.
+func EnsureIndexes(ctx context.Context, db *mongo.Database, indexes []Index) error {
+	for _, ix := range indexes {
+		opts := options.Index()
+		if ix.Unique {
+			opts.SetUnique(true)
+		}
+		if ix.Sparse {
+			opts.SetSparse(true)
+		}
+		if ix.Name != "" {
+			opts.SetName(ix.Name)
+		}
+		_, err := db.Collection(ix.Collection).Indexes().CreateOne(ctx, mongo.IndexModel{Keys: ix.Keys, Options: opts})
+		if err != nil {
+			return fmt.Errorf("create index on %s: %w", ix.Collection, err)
+		}
+	}
+	return nil
+}
+
+// IsDuplicateKey reports whether err is a unique-index violation. FerretDB reports a duplicate
+// caused by an update as an internal error rather than code 11000, so that shape is matched too.
+func IsDuplicateKey(err error) bool {
+	if err == nil {
+		return false
+	}
+	if mongo.IsDuplicateKeyError(err) {
+		return true
+	}
+	var ce mongo.CommandError
+	if errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Message), "duplicate key") {
+		return true
+	}
+	return strings.Contains(err.Error(), "E11000")
+}
+
+// IsNotFound reports whether err says that no document matched.
+func IsNotFound(err error) bool { return errors.Is(err, mongo.ErrNoDocuments) }

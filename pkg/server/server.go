@@ -1,0 +1,94 @@
+// Package server runs an HTTP service and its background loops with graceful shutdown, and
+// mounts the probes and metrics every service serves.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+)
+
+// NewLogger returns a JSON logger at level (debug, info, warn, error) tagged with the service.
+func NewLogger(level, service string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l})).With("service", service)
+}
+
+// Check is one readiness check.
+type Check func(ctx context.Context) error
+
+// MountProbes adds /healthz (the process is up), /readyz (every check passes) and /metrics.
+func MountProbes(e *gin.Engine, reg *prometheus.Registry, checks map[string]Check) {
+	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	e.GET("/readyz", func(c *gin.Context) {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+		defer cancel()
+		failed := gin.H{}
+		for name, check := range checks {
+			if err := check(ctx); err != nil {
+				failed[name] = "unreachable"
+			}
+		}
+		if len(failed) > 0 {
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "checks": failed})
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"status": "ok"})
+	})
+	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
+}
+
+// Serve serves h on ln and runs the background loops until ctx ends or one of them fails; then it
+// stops accepting, drains in-flight requests for up to drain, and waits for the loops to stop.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, drain time.Duration, log *slog.Logger, loops ...func(context.Context) error) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http serve: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), drain)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn("http drain incomplete", "error", err)
+		}
+		return nil
+	})
+	for _, loop := range loops {
+		g.Go(func() error { return loop(gctx) })
+	}
+	return g.Wait()
+}
+
+// Listen opens a TCP listener on addr.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}

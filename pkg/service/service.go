@@ -1,0 +1,176 @@
+// Package service assembles what every backend service has in common: logger, MongoDB, Redis,
+// the event producer and outbox relay, the internal-token middleware, probes, metrics and a Run
+// with graceful shutdown. A service adds its routes, its consumers and its indexes.
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/server"
+)
+
+// Base is the shared part of a service.
+type Base struct {
+	Name     string
+	Config   config.Service
+	Log      *slog.Logger
+	Mongo    *mongo.Client
+	DB       *mongo.Database
+	Redis    *redis.Client
+	Producer *events.Producer
+	Relay    *events.Relay
+	Keys     *authn.Keys
+	Registry *prometheus.Registry
+	Engine   *gin.Engine
+	// API is the router group of every route reached through the gateway or another service: it
+	// requires a valid internal token addressed to this service.
+	API   *gin.RouterGroup
+	loops []func(context.Context) error
+}
+
+// Options lists what a service adds to the base.
+type Options struct {
+	// OutboxCollections are the collections whose documents carry pending events.
+	OutboxCollections []string
+	Indexes           []mongox.Index
+}
+
+// New connects to the backends and builds the engine. On error it releases what it opened.
+func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger, opts Options) (b *Base, err error) {
+	if log == nil {
+		log = server.NewLogger(cfg.LogLevel, name)
+	}
+	if cfg.Database == "" {
+		cfg.Database = name
+	}
+	keys, err := authn.ParseKeys(cfg.JWTKey)
+	if err != nil {
+		return nil, err
+	}
+	b = &Base{Name: name, Config: cfg, Log: log, Keys: keys, Registry: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	b.Mongo, b.DB, err = mongox.Connect(ctx, cfg.URI, cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range opts.OutboxCollections {
+		coll, keys := events.OutboxIndex(c)
+		opts.Indexes = append(opts.Indexes, mongox.Index{Collection: coll, Keys: keys, Sparse: true})
+	}
+	if err = mongox.EnsureIndexes(ctx, b.DB, opts.Indexes); err != nil {
+		return nil, err
+	}
+	b.Redis, err = ConnectRedis(ctx, cfg.Redis.URL)
+	if err != nil {
+		return nil, err
+	}
+	b.Producer = events.NewProducer(cfg.Brokers, cfg.TopicPrefix)
+	b.Relay = events.NewRelay(b.DB, b.Producer, log, opts.OutboxCollections...)
+	if len(opts.OutboxCollections) > 0 {
+		b.Go(b.Relay.Run)
+	}
+	b.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	b.Engine = httpx.NewEngine(log, httpx.NewMetrics(b.Registry))
+	server.MountProbes(b.Engine, b.Registry, map[string]server.Check{
+		"mongo": func(ctx context.Context) error { return mongox.Ping(ctx, b.DB) },
+		"redis": func(ctx context.Context) error { return b.Redis.Ping(ctx).Err() },
+		"kafka": func(ctx context.Context) error { return events.Ping(ctx, cfg.Brokers) },
+	})
+	b.API = b.Engine.Group("/", authn.Require(keys, name))
+	return b, nil
+}
+
+// ConnectRedis opens and pings a Redis client.
+func ConnectRedis(ctx context.Context, url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis url: %w", err)
+	}
+	c := redis.NewClient(opts)
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("redis ping: %w", err)
+	}
+	return c, nil
+}
+
+// Go registers a background loop that runs with the service and stops with it.
+func (b *Base) Go(loop func(context.Context) error) { b.loops = append(b.loops, loop) }
+
+// Consume registers a consumer-group runner for topics, deduping through the service's own
+// processed_events collection.
+func (b *Base) Consume(group string, topics []string, h events.Handler) {
+	b.Go(func(ctx context.Context) error {
+		return events.Consume(ctx, events.ConsumerConfig{
+			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: b.Name + "." + group,
+			Topics: topics, Processed: b.DB.Collection("processed_events"), Handler: h, Log: b.Log,
+		})
+	})
+}
+
+// Client returns an HTTP client that calls service audience with an internal token.
+func (b *Base) Client(audience string) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &authn.Transport{
+		Keys: b.Keys, Issuer: b.Name, Audience: audience, Base: SharedTransport,
+	}}
+}
+
+// SharedTransport is the pooled transport for service-to-service calls.
+var SharedTransport http.RoundTripper = &http.Transport{
+	Proxy:               nil,
+	MaxIdleConns:        512,
+	MaxIdleConnsPerHost: 256,
+	IdleConnTimeout:     90 * time.Second,
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully.
+func (b *Base) Serve(ctx context.Context, ln net.Listener) error {
+	b.Log.Info("serving", "addr", ln.Addr().String())
+	err := server.Serve(ctx, ln, b.Engine, b.Config.ShutdownTimeout, b.Log, b.loops...)
+	b.Log.Info("stopped")
+	return err
+}
+
+// Run listens on the configured address and serves.
+func (b *Base) Run(ctx context.Context) error {
+	ln, err := server.Listen(b.Config.Addr)
+	if err != nil {
+		return err
+	}
+	return b.Serve(ctx, ln)
+}
+
+// Close flushes the producer and closes the connections.
+func (b *Base) Close() {
+	if b.Producer != nil {
+		_ = b.Producer.Close()
+	}
+	if b.Redis != nil {
+		_ = b.Redis.Close()
+	}
+	if b.Mongo != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = b.Mongo.Disconnect(ctx)
+	}
+}

@@ -1,0 +1,143 @@
+// Package testkit gives tests real backends: an embedded FerretDB and kfake shared by the test
+// binary (or real servers named by MONGO_URI and KAFKA_BROKERS), a fresh miniredis per test (or
+// REDIS_URL), and a database and topic prefix of their own for every test, so tests run in
+// parallel without seeing each other's data.
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/svcdev/svc/pkg/embedded"
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// shared holds the backends of this test binary, started on first use.
+var shared struct {
+	once    sync.Once
+	err     error
+	dir     string
+	mongo   *embedded.Mongo
+	kafka   *embedded.Kafka
+	uri     string
+	brokers []string
+}
+
+var counter atomic.Int64
+
+// Main runs the tests of a package and stops the shared backends afterwards. Use it as
+// `func TestMain(m *testing.M) { testkit.Main(m) }`.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared.mongo != nil {
+		shared.mongo.Stop()
+	}
+	if shared.kafka != nil {
+		shared.kafka.Stop()
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+func start() {
+	shared.uri = os.Getenv("MONGO_URI")
+	if b := os.Getenv("KAFKA_BROKERS"); b != "" {
+		shared.brokers = strings.Split(b, ",")
+	}
+	if shared.uri == "" {
+		shared.dir, shared.err = os.MkdirTemp("", "svc-testkit-")
+		if shared.err != nil {
+			return
+		}
+		shared.mongo, shared.err = embedded.StartMongo(context.Background(), embedded.MongoOptions{
+			Dir: shared.dir, PostgreSQLURL: os.Getenv("FERRETDB_POSTGRESQL_URL"),
+		})
+		if shared.err != nil {
+			return
+		}
+		shared.uri = shared.mongo.URI
+	}
+	if shared.brokers == nil {
+		shared.kafka, shared.err = embedded.StartKafka(embedded.KafkaOptions{})
+		if shared.err != nil {
+			return
+		}
+		shared.brokers = shared.kafka.Brokers
+	}
+}
+
+// Env is where a test's backends are.
+type Env struct {
+	MongoURI string
+	// Name is unique to the test: use it (or derive from it) for database names, the Kafka topic
+	// prefix and consumer groups.
+	Name     string
+	Brokers  []string
+	RedisURL string
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Backends returns the test's backends, starting the shared ones on first use.
+func Backends(t testing.TB) Env {
+	t.Helper()
+	shared.once.Do(start)
+	if shared.err != nil {
+		t.Fatalf("start test backends: %v", shared.err)
+	}
+	name := unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "_")
+	if len(name) > 24 {
+		name = name[:24]
+	}
+	name = fmt.Sprintf("t%d_%s", counter.Add(1), strings.Trim(name, "_"))
+	env := Env{MongoURI: shared.uri, Name: name, Brokers: shared.brokers, RedisURL: os.Getenv("REDIS_URL")}
+	if env.RedisURL == "" {
+		r, err := embedded.StartRedis()
+		if err != nil {
+			t.Fatalf("start redis: %v", err)
+		}
+		t.Cleanup(r.Stop)
+		env.RedisURL = r.URL
+	}
+	return env
+}
+
+// Database returns a database of the test's own on the shared MongoDB, dropped when it ends.
+func Database(t testing.TB, env Env, suffix string) *mongo.Database {
+	t.Helper()
+	client, db, err := mongox.Connect(context.Background(), env.MongoURI, env.Name+"_"+suffix)
+	if err != nil {
+		t.Fatalf("connect to test database: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = db.Drop(context.Background())
+		_ = client.Disconnect(context.Background())
+	})
+	return db
+}
+
+// Logger returns a logger that writes through t.Log when the test is verbose, else discards.
+func Logger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
