@@ -19,13 +19,18 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// NewLogger returns a JSON logger at level (debug, info, warn, error) tagged with the service.
+// NewLogger returns a JSON logger at level (debug, info, warn, error), tagged with the service
+// unless it is empty.
 func NewLogger(level, service string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l})).With("service", service)
+	log := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
+	if service != "" {
+		log = log.With("service", service)
+	}
+	return log
 }
 
 // Check is one readiness check.

@@ -1,0 +1,147 @@
+// Command allinone runs the whole svc suite in one process on embedded backends: FerretDB (with
+// SQLite files under SVC_DATA_DIR, or PostgreSQL), kfake and miniredis, unless MONGO_URI,
+// KAFKA_BROKERS or REDIS_URL name real servers. The gateway listens on SVC_ADDR.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/svcdev/svc/deploy/stack"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/embedded"
+	"github.com/svcdev/svc/pkg/server"
+)
+
+// Config is the all-in-one configuration.
+type Config struct {
+	Addr                 string   `env:"SVC_ADDR, default=127.0.0.1:8080"`
+	BaseURL              string   `env:"SVC_BASE_URL"`
+	DataDir              string   `env:"SVC_DATA_DIR, default=./data"`
+	OutboundAllowPrivate bool     `env:"SVC_OUTBOUND_ALLOW_PRIVATE, default=false"`
+	OutboundCAFile       string   `env:"SVC_OUTBOUND_CA_FILE"`
+	LogLevel             string   `env:"SVC_LOG_LEVEL, default=info"`
+	MongoURI             string   `env:"MONGO_URI"`
+	KafkaBrokers         []string `env:"KAFKA_BROKERS"`
+	RedisURL             string   `env:"REDIS_URL"`
+	// FerretDBPostgreSQLURL backs the embedded FerretDB with a PostgreSQL server instead of
+	// SQLite, for load tests.
+	FerretDBPostgreSQLURL string `env:"SVC_FERRETDB_POSTGRESQL_URL"`
+	PaymentVoucherSecret  string `env:"PAYMENT_VOUCHER_SECRET"`
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := realMain(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "allinone:", err)
+		os.Exit(1)
+	}
+}
+
+func realMain(ctx context.Context) error {
+	var cfg Config
+	if err := config.Load(ctx, &cfg); err != nil {
+		return err
+	}
+	base := server.NewLogger(cfg.LogLevel, "")
+	log := base.With("service", "allinone")
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	var stops []func()
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}()
+	if cfg.MongoURI == "" {
+		m, err := embedded.StartMongo(ctx, embedded.MongoOptions{
+			Dir: filepath.Join(cfg.DataDir, "mongo"), PostgreSQLURL: cfg.FerretDBPostgreSQLURL,
+		})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, m.Stop)
+		cfg.MongoURI = m.URI
+		log.Info("embedded FerretDB started", "uri", m.URI)
+	}
+	if len(cfg.KafkaBrokers) == 0 {
+		k, err := embedded.StartKafka(embedded.KafkaOptions{DataDir: filepath.Join(cfg.DataDir, "kafka")})
+		if err != nil {
+			return err
+		}
+		stops = append(stops, k.Stop)
+		cfg.KafkaBrokers = k.Brokers
+		log.Info("embedded Kafka started", "brokers", k.Brokers)
+	}
+	if cfg.RedisURL == "" {
+		r, err := embedded.StartRedis()
+		if err != nil {
+			return err
+		}
+		stops = append(stops, r.Stop)
+		cfg.RedisURL = r.URL
+		log.Info("embedded Redis started", "url", r.URL)
+	}
+	secret, err := voucherSecret(cfg)
+	if err != nil {
+		return err
+	}
+	baseURL := cfg.BaseURL
+	if baseURL == "" {
+		baseURL = "http://" + cfg.Addr
+	}
+	s, err := stack.Start(ctx, stack.Options{
+		MongoURI: cfg.MongoURI, Brokers: cfg.KafkaBrokers, RedisURL: cfg.RedisURL,
+		JWTKey: authn.GenerateSeed(), BaseURL: baseURL, GatewayAddr: cfg.Addr,
+		Env: map[string]string{
+			"OUTBOUND_ALLOW_PRIVATE": strconv.FormatBool(cfg.OutboundAllowPrivate),
+			"OUTBOUND_CA_FILE":       cfg.OutboundCAFile,
+			"PAYMENT_VOUCHER_SECRET": secret,
+			"LOG_LEVEL":              cfg.LogLevel,
+		},
+		Log: base,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("svc is up", "gateway", s.GatewayURL, "base_url", baseURL, "data_dir", cfg.DataDir,
+		"vouchers", "PAYMENT_VOUCHER_SECRET=$(cat "+filepath.Join(cfg.DataDir, "voucher-secret")+") go run ./identity-svc/cmd/svc-voucher")
+	<-ctx.Done()
+	log.Info("shutting down")
+	return s.Stop()
+}
+
+// voucherSecret is PAYMENT_VOUCHER_SECRET, or one generated once and kept in the data dir so
+// that vouchers issued for this stack stay valid across restarts.
+func voucherSecret(cfg Config) (string, error) {
+	if cfg.PaymentVoucherSecret != "" {
+		return cfg.PaymentVoucherSecret, nil
+	}
+	path := filepath.Join(cfg.DataDir, "voucher-secret")
+	raw, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(raw)), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("voucher secret: %w", err)
+	}
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	secret := hex.EncodeToString(b[:])
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("voucher secret: %w", err)
+	}
+	return secret, nil
+}

@@ -1,0 +1,183 @@
+// Package stack starts the whole svc suite in one process: every service on its own loopback
+// listener, then the gateway in front of them. Services still talk to each other over HTTP and
+// Kafka exactly as when deployed apart; only where the processes live changes. The all-in-one
+// command and the end-to-end tests both use it.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+
+	gateway "github.com/svcdev/svc/gateway/app"
+	identity "github.com/svcdev/svc/identity-svc/app"
+	"github.com/svcdev/svc/pkg/config"
+)
+
+// Options says where the backends are and how to name things on them.
+type Options struct {
+	MongoURI string
+	Brokers  []string
+	RedisURL string
+	// DatabasePrefix is prepended to each service's database name (tests give each stack its own).
+	DatabasePrefix string
+	TopicPrefix    string
+	JWTKey         string
+	BaseURL        string
+	// GatewayAddr is where the gateway listens (default 127.0.0.1:0, any free port).
+	GatewayAddr string
+	// Env is added to every service's environment (rate limits, secrets, outbound settings).
+	Env map[string]string
+	Log *slog.Logger
+}
+
+// runner is a started service.
+type runner interface {
+	Serve(ctx context.Context, ln net.Listener) error
+	Close()
+}
+
+// component is one service of the suite: its name, the variable by which others find it, and
+// how to build it from an environment.
+type component struct {
+	name   string
+	urlEnv string
+	build  func(ctx context.Context, env map[string]string, log *slog.Logger) (runner, error)
+}
+
+// build loads a service's typed configuration from env exactly as its own binary does.
+func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error)) func(context.Context, map[string]string, *slog.Logger) (runner, error) {
+	return func(ctx context.Context, env map[string]string, log *slog.Logger) (runner, error) {
+		var cfg C
+		if err := config.LoadMap(ctx, &cfg, env); err != nil {
+			return nil, err
+		}
+		return newApp(ctx, cfg, log)
+	}
+}
+
+// services are the backend services, in start order.
+var services = []component{
+	{name: identity.Name, urlEnv: "IDENTITY_URL", build: build(func(ctx context.Context, c identity.Config, l *slog.Logger) (runner, error) {
+		return identity.New(ctx, c, l)
+	})},
+}
+
+var gatewayComponent = component{name: gateway.Name, build: build(func(ctx context.Context, c gateway.Config, l *slog.Logger) (runner, error) {
+	return gateway.New(ctx, c, l)
+})}
+
+// Stack is a running suite.
+type Stack struct {
+	// GatewayURL is the public entry point, for example http://127.0.0.1:8080.
+	GatewayURL string
+	// ServiceURLs are the services' internal addresses, by name.
+	ServiceURLs map[string]string
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	mu          sync.Mutex
+	errs        []error
+}
+
+// Start starts every service and the gateway; it returns once all of them accept connections.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.GatewayAddr == "" {
+		opts.GatewayAddr = "127.0.0.1:0"
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Stack{ServiceURLs: map[string]string{}, cancel: cancel}
+	env := map[string]string{
+		"MONGO_URI": opts.MongoURI, "KAFKA_BROKERS": strings.Join(opts.Brokers, ","), "KAFKA_TOPIC_PREFIX": opts.TopicPrefix,
+		"REDIS_URL": opts.RedisURL, "INTERNAL_JWT_KEY": opts.JWTKey, "BASE_URL": opts.BaseURL,
+		"SHUTDOWN_TIMEOUT": "5s",
+	}
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	listeners := map[string]net.Listener{}
+	for _, c := range services {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("listen for %s: %w", c.name, err)
+		}
+		listeners[c.name] = ln
+		s.ServiceURLs[c.name] = "http://" + ln.Addr().String()
+		env[c.urlEnv] = s.ServiceURLs[c.name]
+	}
+	for _, c := range services {
+		senv := clone(env)
+		senv["MONGO_DATABASE"] = opts.DatabasePrefix + strings.ReplaceAll(c.name, "-", "_")
+		if err := s.start(ctx, runCtx, c, senv, listeners[c.name], opts.Log); err != nil {
+			for _, ln := range listeners {
+				_ = ln.Close()
+			}
+			s.Stop()
+			return nil, err
+		}
+	}
+	ln, err := net.Listen("tcp", opts.GatewayAddr)
+	if err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("listen for the gateway: %w", err)
+	}
+	s.GatewayURL = "http://" + ln.Addr().String()
+	if env["BASE_URL"] == "" {
+		env["BASE_URL"] = s.GatewayURL
+	}
+	if err := s.start(ctx, runCtx, gatewayComponent, env, ln, opts.Log); err != nil {
+		_ = ln.Close()
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) start(ctx, runCtx context.Context, c component, env map[string]string, ln net.Listener, log *slog.Logger) error {
+	r, err := c.build(ctx, env, log.With("service", c.name))
+	if err != nil {
+		return fmt.Errorf("start %s: %w", c.name, err)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer r.Close()
+		if err := r.Serve(runCtx, ln); err != nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, fmt.Errorf("%s: %w", c.name, err))
+			s.mu.Unlock()
+			s.cancel() // one service failing stops the suite, as a crash-looping pod would show
+		}
+	}()
+	return nil
+}
+
+// Wait blocks until the stack has stopped, by Stop or because a service failed, and returns
+// what made services fail.
+func (s *Stack) Wait() error {
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.errs...)
+}
+
+// Stop shuts every service down gracefully and waits for them.
+func (s *Stack) Stop() error {
+	s.cancel()
+	return s.Wait()
+}
+
+func clone(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

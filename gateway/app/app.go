@@ -1,0 +1,147 @@
+// Package app wires the gateway: configuration, the route table, authentication, rate limits,
+// the OpenAPI document and /llms.txt. It is public so that the all-in-one mode runs the same
+// wiring in-process.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/svcdev/svc/gateway/internal/auth"
+	"github.com/svcdev/svc/gateway/internal/openapi"
+	"github.com/svcdev/svc/gateway/internal/proxy"
+	"github.com/svcdev/svc/gateway/internal/ratelimit"
+	"github.com/svcdev/svc/gateway/internal/routes"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/server"
+	"github.com/svcdev/svc/pkg/service"
+)
+
+// Name is the gateway's service name.
+const Name = "gateway"
+
+// Config is the gateway's configuration.
+type Config struct {
+	config.Server
+	config.Redis
+	config.InternalAuth
+	IdentityURL string `env:"IDENTITY_URL, required"`
+	ContextURL  string `env:"CONTEXT_URL"`
+	MailboxURL  string `env:"MAILBOX_URL"`
+	GraphURL    string `env:"GRAPH_URL"`
+	ClaimsURL   string `env:"CLAIMS_URL"`
+	WebhookURL  string `env:"WEBHOOK_URL"`
+	FeedURL     string `env:"FEED_URL"`
+	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed when finding a client's IP
+	// for rate limits (for example the ingress controller's); by default none is.
+	TrustedProxies []string `env:"TRUSTED_PROXIES"`
+	Limits         ratelimit.Config
+}
+
+func (c Config) upstreams() map[string]string {
+	out := map[string]string{}
+	for name, u := range map[string]string{
+		"identity-svc": c.IdentityURL, "context-svc": c.ContextURL, "mailbox-svc": c.MailboxURL,
+		"graph-svc": c.GraphURL, "claims-svc": c.ClaimsURL, "webhook-svc": c.WebhookURL, "feed-svc": c.FeedURL,
+	} {
+		if u != "" {
+			out[name] = strings.TrimRight(u, "/")
+		}
+	}
+	return out
+}
+
+// App is a running gateway.
+type App struct {
+	cfg    Config
+	log    *slog.Logger
+	redis  *redis.Client
+	engine *gin.Engine
+}
+
+// New builds the gateway.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if log == nil {
+		log = server.NewLogger(cfg.LogLevel, Name)
+	}
+	keys, err := authn.ParseKeys(cfg.JWTKey)
+	if err != nil {
+		return nil, err
+	}
+	rdb, err := service.ConnectRedis(ctx, cfg.Redis.URL)
+	if err != nil {
+		return nil, err
+	}
+	idClient := identity.NewClient(cfg.IdentityURL, &http.Client{Transport: &authn.Transport{
+		Keys: keys, Issuer: Name, Audience: "identity-svc", Base: service.SharedTransport,
+	}}, rdb)
+	gw, err := proxy.New(auth.New(idClient), idClient, ratelimit.New(rdb), cfg.Limits, keys, cfg.upstreams(), log)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e := httpx.NewEngine(log, httpx.NewMetrics(reg))
+	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("TRUSTED_PROXIES: %w", err)
+	}
+	server.MountProbes(e, reg, map[string]server.Check{
+		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+	})
+	var served []routes.Route
+	for _, r := range routes.All() {
+		if gw.Serves(r) {
+			e.Handle(r.Method, GinPath(r.Path), gw.Handler(r))
+			served = append(served, r)
+		}
+	}
+	doc := openapi.Build(served, cfg.BaseURL)
+	e.GET("/openapi.json", func(c *gin.Context) { c.JSON(http.StatusOK, doc) })
+	e.GET("/llms.txt", func(c *gin.Context) {
+		c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(LLMsTxt(cfg.BaseURL, served)))
+	})
+	return &App{cfg: cfg, log: log, redis: rdb, engine: e}, nil
+}
+
+var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
+
+// GinPath turns /a/{b} into Gin's /a/:b.
+func GinPath(p string) string { return pathParam.ReplaceAllString(p, ":$1") }
+
+// Handler is the gateway's HTTP handler.
+func (a *App) Handler() http.Handler { return a.engine }
+
+// Serve serves on ln until ctx ends.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	a.log.Info("serving", "addr", ln.Addr().String())
+	err := server.Serve(ctx, ln, a.engine, a.cfg.ShutdownTimeout, a.log)
+	a.log.Info("stopped")
+	return err
+}
+
+// Run listens on the configured address and serves.
+func (a *App) Run(ctx context.Context) error {
+	ln, err := server.Listen(a.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return a.Serve(ctx, ln)
+}
+
+// Close releases the connections.
+func (a *App) Close() { _ = a.redis.Close() }

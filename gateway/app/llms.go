@@ -1,0 +1,45 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/svcdev/svc/gateway/internal/routes"
+)
+
+// LLMsTxt is the gateway's /llms.txt: how an agent uses svc, in the llms.txt convention.
+func LLMsTxt(baseURL string, served []routes.Route) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `# svc
+
+> Durable public identities for people, projects, companies, tokens and agents: a hash address,
+> an owner API key, a public markdown profile (llm.txt), a private mailbox anyone may write to,
+> and relationship memory. Base URL: %[1]s
+
+## Start
+
+1. Create an object: POST %[1]s/api/objects with {"initial_llm_txt": "# Name\n...", "visibility": "public"}.
+   The answer holds "hash" (public address) and "api_key" (owner secret, shown once: store it, never log or publish it).
+2. Send owner calls with the header Authorization: Bearer <api_key>.
+3. Read anyone's public profile: GET %[1]s/api/objects/{hash}/llm.txt (text/plain).
+4. Errors are JSON: {"error": {"code": "...", "message": "...", "request_id": "..."}}.
+
+## Reference
+
+- [OpenAPI 3.1 document](%[1]s/openapi.json): every route, request and response.
+
+## Routes
+
+`, baseURL)
+	for _, r := range served {
+		who := "public"
+		switch r.Auth {
+		case routes.Owner:
+			who = "owner key or sub-key"
+		case routes.OwnerKey:
+			who = "owner key"
+		}
+		fmt.Fprintf(&b, "- %s %s (%s): %s\n", r.Method, r.Path, who, r.Summary)
+	}
+	return b.String()
+}

@@ -1,0 +1,123 @@
+// Package openapi builds the OpenAPI 3.1 document of the routes the gateway serves, from the
+// same route table that drives routing and authentication, so the two cannot drift apart.
+package openapi
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/svcdev/svc/gateway/internal/routes"
+)
+
+// Version is the interface version of the spec.
+const Version = "1.0.0"
+
+var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
+
+// Build returns the document as a JSON-ready value.
+func Build(served []routes.Route, baseURL string) map[string]any {
+	paths := map[string]map[string]any{}
+	for _, r := range served {
+		if paths[r.Path] == nil {
+			paths[r.Path] = map[string]any{}
+		}
+		paths[r.Path][strings.ToLower(r.Method)] = operation(r)
+	}
+	schemas := map[string]any{}
+	for name, s := range routes.Schemas() {
+		schemas[name] = s
+	}
+	return map[string]any{
+		"openapi":           "3.1.0",
+		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"info": map[string]any{
+			"title":       "svc",
+			"version":     Version,
+			"description": "Durable public identities, mailboxes and relationship memory for people, projects, companies, tokens and agents.",
+		},
+		"servers": []any{map[string]any{"url": baseURL}},
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas": schemas,
+			"securitySchemes": map[string]any{
+				"apiKey": map[string]any{"type": "http", "scheme": "bearer",
+					"description": "The owner key (svc_sk_…) or a scoped sub-key (ksvc_…) of an object."},
+			},
+		},
+	}
+}
+
+func operation(r routes.Route) map[string]any {
+	op := map[string]any{
+		"operationId": operationID(r),
+		"summary":     r.Summary,
+		"tags":        []string{r.Tag},
+	}
+	var params []any
+	for _, m := range pathParam.FindAllStringSubmatch(r.Path, -1) {
+		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": routes.Str()})
+	}
+	for _, q := range r.Query {
+		p := map[string]any{"name": q.Name, "in": "query", "required": q.Required, "schema": q.Schema}
+		if q.Description != "" {
+			p["description"] = q.Description
+		}
+		params = append(params, p)
+	}
+	if params != nil {
+		op["parameters"] = params
+	}
+	if r.Auth == routes.Public {
+		op["security"] = []any{map[string]any{}, map[string]any{"apiKey": []any{}}}
+	} else {
+		op["security"] = []any{map[string]any{"apiKey": []any{}}}
+	}
+	if r.Request != "" {
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+			"application/json": map[string]any{"schema": routes.Ref(r.Request)},
+		}}
+	}
+	ct := r.ContentType
+	if ct == "" {
+		ct = "application/json"
+	}
+	success := map[string]any{"description": "success"}
+	if r.Response != "" {
+		success["content"] = map[string]any{ct: map[string]any{"schema": routes.Ref(r.Response)}}
+	}
+	responses := map[string]any{strconv.Itoa(r.SuccessStatus()): success}
+	for status, desc := range errorResponses(r) {
+		responses[status] = map[string]any{"description": desc, "content": map[string]any{
+			"application/json": map[string]any{"schema": routes.Ref("Error")},
+		}}
+	}
+	op["responses"] = responses
+	return op
+}
+
+func errorResponses(r routes.Route) map[string]string {
+	out := map[string]string{
+		"400": "invalid request", "404": "not found", "429": "rate limited", "503": "unavailable",
+	}
+	if r.Auth != routes.Public {
+		out["401"] = "missing or invalid API key"
+		out["403"] = "the key does not own the object or lacks a scope"
+	} else {
+		out["401"] = "an API key was presented and is invalid"
+	}
+	if r.Method != "GET" && r.Method != "DELETE" {
+		out["413"] = "body too large"
+	}
+	return out
+}
+
+// operationID is method + path in camel case, for example postApiObjectsHashRotateKey.
+func operationID(r routes.Route) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(r.Method))
+	for _, part := range strings.FieldsFunc(r.Path, func(c rune) bool { return c == '/' || c == '-' || c == '.' || c == '{' || c == '}' || c == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}

@@ -1,0 +1,221 @@
+// Package proxy serves the route table: for each route it applies rate limits, authenticates the
+// key, resolves the {hash} of the path, checks ownership and scope, mints the internal token for
+// the target service and forwards the request over a pooled connection.
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/gateway/internal/auth"
+	"github.com/svcdev/svc/gateway/internal/ratelimit"
+	"github.com/svcdev/svc/gateway/internal/routes"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
+)
+
+// Issuer is the gateway's name in internal tokens.
+const Issuer = "gateway"
+
+// Resolver resolves hashes.
+type Resolver interface {
+	Resolve(ctx context.Context, hash string) (*identity.Object, error)
+}
+
+// Gateway forwards routes to services.
+type Gateway struct {
+	auth      *auth.Authenticator
+	resolver  Resolver
+	limiter   *ratelimit.Limiter
+	limits    ratelimit.Config
+	keys      *authn.Keys
+	upstreams map[string]*httputil.ReverseProxy
+	log       *slog.Logger
+}
+
+// New returns a gateway forwarding to the services at upstreams (service name → base URL).
+func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, limits ratelimit.Config, keys *authn.Keys,
+	upstreams map[string]string, log *slog.Logger) (*Gateway, error) {
+	g := &Gateway{auth: a, resolver: r, limiter: l, limits: limits, keys: keys, log: log,
+		upstreams: map[string]*httputil.ReverseProxy{}}
+	transport := &http.Transport{
+		Proxy:                 nil,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+	}
+	for name, raw := range upstreams {
+		target, err := url.Parse(raw)
+		if err != nil || target.Host == "" {
+			return nil, fmt.Errorf("upstream %s: bad URL %q", name, raw)
+		}
+		g.upstreams[name] = &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(target)
+				pr.SetXForwarded()
+			},
+			// The gateway already answers with the request id; the service's copy would repeat it.
+			ModifyResponse: func(resp *http.Response) error {
+				resp.Header.Del(httpx.HeaderRequestID)
+				return nil
+			},
+			Transport:    transport,
+			ErrorHandler: g.upstreamError,
+		}
+	}
+	return g, nil
+}
+
+// Serves reports whether the gateway has an upstream for the route's service.
+func (g *Gateway) Serves(r routes.Route) bool { return g.upstreams[r.Service] != nil }
+
+func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, context.Canceled) {
+		g.log.Warn("upstream unavailable", "request_id", httpx.RequestIDFrom(r.Context()), "error", err)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = json.NewEncoder(w).Encode(httpx.Body{Error: httpx.BodyError{
+		Code: httpx.CodeUnavailable, Message: "the service is unavailable, retry later", RequestID: httpx.RequestIDFrom(r.Context()),
+	}})
+}
+
+// Handler returns the Gin handler of one route.
+func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
+	upstream := g.upstreams[r.Service]
+	return func(c *gin.Context) {
+		if err := g.admit(c, r); err != nil {
+			httpx.Abort(c, err)
+			return
+		}
+		upstream.ServeHTTP(c.Writer, c.Request)
+	}
+}
+
+// admit runs every check of the route and, on success, leaves the request ready to forward.
+func (g *Gateway) admit(c *gin.Context, r routes.Route) error {
+	ctx := c.Request.Context()
+	if err := g.limitPublic(c, r); err != nil {
+		return err
+	}
+	var p *authn.Principal
+	header := c.GetHeader("Authorization")
+	c.Request.Header.Del("Authorization") // the key never travels past the gateway
+	if r.Auth != routes.Public || header != "" {
+		var err error
+		if p, err = g.auth.Authenticate(ctx, header); err != nil {
+			return err
+		}
+		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, p.KeyID); err != nil {
+			return err
+		}
+	}
+	var t *authn.Target
+	if hash := c.Param("hash"); hash != "" {
+		obj, err := g.resolver.Resolve(ctx, hash)
+		switch {
+		case errors.Is(err, identity.ErrNotFound):
+			return httpx.NotFound("object")
+		case err != nil:
+			return httpx.Unavailable(err)
+		}
+		t = &authn.Target{ObjectID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility}
+	}
+	if err := authorize(r, p, t); err != nil {
+		return err
+	}
+	tok, err := g.keys.Mint(Issuer, r.Service, p, t, httpx.RequestID(c))
+	if err != nil {
+		return err
+	}
+	c.Request.Header.Set("Authorization", "Bearer "+tok)
+	return nil
+}
+
+func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
+	if r.Auth == routes.Public {
+		return nil
+	}
+	if t != nil && t.ObjectID != p.ObjectID {
+		return httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
+	}
+	if r.Auth == routes.OwnerKey && !p.Owner {
+		return httpx.Forbidden(httpx.CodeInsufficientScope, "this route needs the owner key, not a sub-key")
+	}
+	if !p.HasScope(r.Scope()) {
+		return httpx.Forbidden(httpx.CodeInsufficientScope, "this key lacks the "+r.Scope()+" scope")
+	}
+	if r.Mailbox && !p.HasScope(authn.ScopeMailbox) {
+		return httpx.Forbidden(httpx.CodeInsufficientScope, "this key lacks the mailbox scope")
+	}
+	return nil
+}
+
+// limitPublic applies the per-IP limits of public routes and the per-recipient limit of ingress.
+func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
+	if r.Auth != routes.Public {
+		return nil
+	}
+	ctx, ip := c.Request.Context(), c.ClientIP()
+	lim := ratelimit.Limit{Name: "public", PerMin: g.limits.PublicPerMin, Burst: g.limits.PublicBurst}
+	if r.Ingress {
+		switch r.Path {
+		case "/api/objects":
+			lim = ratelimit.Limit{Name: "objects", PerMin: g.limits.ObjectsPerMin, Burst: g.limits.ObjectsBurst}
+		default:
+			lim = ratelimit.Limit{Name: "messages", PerMin: g.limits.MessagesPerMin, Burst: g.limits.MessagesBurst}
+		}
+	}
+	if err := g.limiter.Allow(ctx, lim, ip); err != nil {
+		return err
+	}
+	if r.Recipient == "" {
+		return nil
+	}
+	recipient, err := peekField(c, r.Recipient)
+	if err != nil || recipient == "" {
+		return err // a body without the field is the service's to refuse
+	}
+	return g.limiter.Allow(ctx, ratelimit.Limit{Name: "recipient", PerMin: g.limits.RecipientPerMin, Burst: g.limits.RecipientBurst}, recipient)
+}
+
+// peekField reads one string field of a JSON body and puts the body back for the service.
+func peekField(c *gin.Context, field string) (string, error) {
+	if c.Request.ContentLength > httpx.MaxBodyBytes {
+		return "", httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+			"the request body is larger than %d bytes", httpx.MaxBodyBytes)
+	}
+	raw, err := io.ReadAll(io.LimitReader(c.Request.Body, httpx.MaxBodyBytes+1))
+	if err != nil {
+		return "", httpx.BadRequest(httpx.CodeInvalidJSON, "could not read the request body")
+	}
+	if len(raw) > httpx.MaxBodyBytes {
+		return "", httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+			"the request body is larger than %d bytes", httpx.MaxBodyBytes)
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(raw))
+	c.Request.ContentLength = int64(len(raw))
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return "", nil
+	}
+	var v string
+	if json.Unmarshal(fields[field], &v) != nil {
+		return "", nil
+	}
+	return strings.TrimSpace(v), nil
+}

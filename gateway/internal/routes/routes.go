@@ -1,0 +1,89 @@
+// Package routes is the gateway's one declarative route table. Each row names the method and
+// path of the public API, the service that serves it, who may call it and the shapes it takes and
+// returns; routing, authentication, scope checks and the OpenAPI document are all driven by it.
+package routes
+
+import "slices"
+
+// Auth says who may call a route.
+type Auth int
+
+const (
+	// Public needs no key. A key, when presented, is still verified (401 if bad) and passed on,
+	// so that an owner can read its own private object through public routes.
+	Public Auth = iota
+	// Owner needs a key of the object named by {hash} (or, on routes without {hash}, any key;
+	// the service checks what the caller may see). Sub-keys need the route's scope.
+	Owner
+	// OwnerKey needs the owner key itself, never a sub-key.
+	OwnerKey
+)
+
+// Route is one row of the table.
+type Route struct {
+	Method  string
+	Path    string // OpenAPI form: /api/objects/{hash}
+	Service string // audience and upstream: identity-svc, context-svc, mailbox-svc, …
+	Auth    Auth
+	// Mailbox marks routes that sub-keys may call only with the mailbox scope, in addition to
+	// read (GET) or write (other methods).
+	Mailbox bool
+	// Ingress marks public ingress routes rate limited per client IP (POST /api/objects, POST
+	// /api/messages); Recipient names the body field limited per recipient.
+	Ingress   bool
+	Recipient string
+	// Feed marks feed polling routes (limited per client and feed, with ETag and max-age=900).
+	Feed bool
+
+	Summary string
+	Tag     string
+	// Request is the schema name of the JSON body, or "".
+	Request string
+	// Query lists the query parameters, each with its schema.
+	Query []Param
+	// Status is the success status (200 when zero); Response the schema name of its body, and
+	// ContentType its media type (application/json when empty).
+	Status      int
+	Response    string
+	ContentType string
+}
+
+// Param is a query parameter.
+type Param struct {
+	Name        string
+	Schema      Schema
+	Description string
+	Required    bool
+}
+
+// Scope is the scope a sub-key needs for the route.
+func (r Route) Scope() string {
+	if r.Method == "GET" {
+		return "read"
+	}
+	return "write"
+}
+
+// SuccessStatus is the route's success status.
+func (r Route) SuccessStatus() int {
+	if r.Status == 0 {
+		return 200
+	}
+	return r.Status
+}
+
+// All is the whole table: every service's routes.
+func All() []Route {
+	return slices.Concat(Identity)
+}
+
+// Schemas is every named schema of the table.
+func Schemas() map[string]Schema {
+	out := map[string]Schema{}
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}

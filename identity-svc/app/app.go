@@ -1,0 +1,56 @@
+// Package app wires identity-svc: configuration, storage, events and routes. It is public (not
+// internal) so that the all-in-one mode can run the service in-process with the same wiring.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net"
+
+	claimevents "github.com/svcdev/svc/identity-svc/internal/events"
+	httpapi "github.com/svcdev/svc/identity-svc/internal/http"
+	"github.com/svcdev/svc/identity-svc/internal/payment"
+	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/service"
+)
+
+// Name is the service name: its audience for internal tokens and its default database.
+const Name = "identity-svc"
+
+// Config is identity-svc's configuration.
+type Config struct {
+	config.Service
+	// PaymentVoucherSecret signs operator-issued vouchers for paid custom hashes.
+	PaymentVoucherSecret string `env:"PAYMENT_VOUCHER_SECRET"`
+}
+
+// App is a running identity-svc.
+type App struct{ base *service.Base }
+
+// New connects to the backends and builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
+		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(b.DB)
+	httpapi.Register(b.API, &httpapi.Handler{
+		Store: st, Relay: b.Relay, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+	})
+	claims := &claimevents.Claims{Store: st, Redis: b.Redis}
+	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
+	return &App{base: b}, nil
+}
+
+// Serve serves on ln until ctx ends.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error { return a.base.Serve(ctx, ln) }
+
+// Run listens on the configured address and serves until ctx ends.
+func (a *App) Run(ctx context.Context) error { return a.base.Run(ctx) }
+
+// Close releases the connections.
+func (a *App) Close() { a.base.Close() }

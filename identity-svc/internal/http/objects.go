@@ -1,0 +1,186 @@
+package http
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+type createObjectRequest struct {
+	InitialLLMTxt *string         `json:"initial_llm_txt"`
+	Rules         json.RawMessage `json:"rules"`
+	Visibility    *string         `json:"visibility"`
+}
+
+type createObjectResponse struct {
+	Hash          string `json:"hash"`
+	APIKey        string `json:"api_key"`
+	MailboxStatus string `json:"mailbox_status"`
+	Visibility    string `json:"visibility"`
+	Version       int    `json:"version"`
+	CreatedAt     string `json:"created_at"`
+}
+
+type objectResponse struct {
+	Hash          string `json:"hash"`
+	MailboxStatus string `json:"mailbox_status"`
+	Visibility    string `json:"visibility"`
+	Version       int    `json:"version"`
+	CreatedAt     string `json:"created_at"`
+	UpdatedAt     string `json:"updated_at"`
+}
+
+// Mailbox statuses and visibilities of the spec.
+const (
+	StatusUnclaimed = "unclaimed"
+	StatusClaimed   = "claimed"
+	Public          = "public"
+	Private         = "private"
+)
+
+func (h *Handler) createObject(c *gin.Context) {
+	var req createObjectRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		httpx.Abort(c, err)
+		return
+	}
+	visibility := Public
+	if req.Visibility != nil {
+		visibility = *req.Visibility
+	}
+	if visibility != Public && visibility != Private {
+		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidVisibility, "visibility must be public or private"))
+		return
+	}
+	var llm string
+	if req.InitialLLMTxt != nil {
+		llm = *req.InitialLLMTxt
+	}
+	if len(llm) > httpx.MaxTextBytes {
+		httpx.Abort(c, httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+			"initial_llm_txt is larger than %d bytes", httpx.MaxTextBytes))
+		return
+	}
+	rules, err := contract.DecodeRules(req.Rules)
+	if err != nil {
+		httpx.Abort(c, err)
+		return
+	}
+
+	ctx := c.Request.Context()
+	now := clock.Now()
+	objectID := apikey.NewID("obj")
+	hash, err := h.reserveNewHash(c, objectID)
+	if err != nil {
+		httpx.Abort(c, err)
+		return
+	}
+	key, digest := apikey.Generate(apikey.OwnerPrefix)
+	ownerKey := &store.Key{
+		Digest: digest, KeyID: apikey.NewID("key"), ObjectID: objectID, Owner: true, Label: "owner",
+		Scopes: []string{authn.ScopeRead, authn.ScopeWrite, authn.ScopeMailbox}, Prefix: apikey.DisplayPrefix(key), CreatedAt: now,
+	}
+	if err := h.Store.InsertKey(ctx, ownerKey); err != nil {
+		h.Store.ReleaseHash(ctx, hash, objectID)
+		httpx.Abort(c, err)
+		return
+	}
+	obj := &store.Object{
+		ID: objectID, Hash: hash, Hashes: []string{hash}, Visibility: visibility, MailboxStatus: StatusUnclaimed,
+		Version: 1, Title: profileTitle(llm), InitialLLMTxt: llm, Rules: rules, OwnerKeyID: ownerKey.KeyID,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	ev, err := events.New(events.TopicIdentity, events.ObjectCreated, objectID, hash, httpx.RequestID(c),
+		contract.ObjectCreatedData{Object: internalView(obj)})
+	if err != nil {
+		httpx.Abort(c, err)
+		return
+	}
+	obj.Outbox = []events.Pending{ev}
+	if err := h.Store.InsertObject(ctx, obj); err != nil {
+		h.Store.ReleaseHash(ctx, hash, objectID)
+		httpx.Abort(c, err)
+		return
+	}
+	h.Relay.Enqueue(store.Objects, objectID, ev)
+	c.JSON(http.StatusCreated, createObjectResponse{
+		Hash: hash, APIKey: key, MailboxStatus: obj.MailboxStatus, Visibility: visibility,
+		Version: obj.Version, CreatedAt: clock.Format(now),
+	})
+}
+
+// reserveNewHash draws generated hashes until one is free (a clash of 100 random bits is
+// practically impossible, but a custom hash could take a generated-looking name).
+func (h *Handler) reserveNewHash(c *gin.Context, objectID string) (string, error) {
+	for range 5 {
+		hash := apikey.NewHash()
+		err := h.Store.ClaimHash(c.Request.Context(), hash, objectID)
+		if err == nil {
+			return hash, nil
+		}
+		if err != store.ErrTaken {
+			return "", err
+		}
+	}
+	return "", httpx.Conflict(httpx.CodeConflict, "could not allocate a hash, retry")
+}
+
+func (h *Handler) getObject(c *gin.Context) {
+	obj, err := h.Store.ObjectByHash(c.Request.Context(), c.Param("hash"))
+	if err != nil {
+		httpx.Abort(c, storeError(err, "object"))
+		return
+	}
+	c.JSON(http.StatusOK, objectResponse{
+		Hash: obj.Hash, MailboxStatus: obj.MailboxStatus, Visibility: obj.Visibility, Version: obj.Version,
+		CreatedAt: clock.Format(obj.CreatedAt), UpdatedAt: clock.Format(obj.UpdatedAt),
+	})
+}
+
+func internalView(o *store.Object) contract.Object {
+	return contract.Object{
+		ObjectID: o.ID, Hash: o.Hash, Visibility: o.Visibility, MailboxStatus: o.MailboxStatus,
+		Version: o.Version, Title: o.Title, InitialLLMTxt: o.InitialLLMTxt, Rules: o.Rules,
+		CreatedAt: clock.Format(o.CreatedAt), UpdatedAt: clock.Format(o.UpdatedAt),
+	}
+}
+
+// profileTitle is the first markdown heading of a profile, else its first non-empty line.
+func profileTitle(md string) string {
+	first := ""
+	for line := range strings.Lines(md) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			return truncate(strings.TrimSpace(strings.TrimLeft(line, "#")), 200)
+		}
+		if first == "" {
+			first = line
+		}
+	}
+	return truncate(first, 200)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
