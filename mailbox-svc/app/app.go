@@ -1,0 +1,89 @@
+// Package app wires mailbox-svc: configuration, storage, events and routes. It is public (not
+// internal) so that the all-in-one mode can run the service in-process with the same wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"time"
+
+	hashevents "github.com/svcdev/svc/mailbox-svc/internal/events"
+	httpapi "github.com/svcdev/svc/mailbox-svc/internal/http"
+	"github.com/svcdev/svc/mailbox-svc/internal/rules"
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/service"
+)
+
+// Name is the service name: its audience for internal tokens and its default database.
+const Name = "mailbox-svc"
+
+// Config is mailbox-svc's configuration.
+type Config struct {
+	config.Service
+	// ContextURL is the internal address of context-svc, which owns the rules; without it every
+	// thread gets the default participant_admission.
+	ContextURL string `env:"CONTEXT_URL"`
+	// RulesTimeout bounds the rules lookup of a send that opens a thread.
+	RulesTimeout time.Duration `env:"RULES_TIMEOUT, default=300ms"`
+	// SweepInterval is how often expired idempotency keys are deleted.
+	SweepInterval time.Duration `env:"IDEMPOTENCY_SWEEP_INTERVAL, default=10m"`
+}
+
+// App is a running mailbox-svc.
+type App struct{ base *service.Base }
+
+// New connects to the backends and builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if cfg.IdentityURL == "" {
+		return nil, errors.New("configuration: IDENTITY_URL is required")
+	}
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
+		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(b.DB)
+	httpapi.Register(b.API, &httpapi.Handler{
+		Store:    st,
+		Relay:    b.Relay,
+		Identity: identity.NewClient(cfg.IdentityURL, b.Client("identity-svc"), b.Redis),
+		Rules:    rules.New(cfg.ContextURL, b.Client("context-svc"), cfg.RulesTimeout, b.Log),
+		Log:      b.Log,
+	})
+	b.Consume("hashes", []string{events.TopicIdentity}, (&hashevents.Hashes{Store: st}).Handle)
+	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg.SweepInterval, b.Log) })
+	return &App{base: b}, nil
+}
+
+// sweep deletes expired idempotency keys until ctx ends (FerretDB has no TTL indexes). Every
+// replica sweeps; deleting twice is harmless.
+func sweep(ctx context.Context, st *store.Store, every time.Duration, log *slog.Logger) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if _, err := st.SweepIdempotency(ctx, clock.Now()); err != nil && ctx.Err() == nil {
+				log.Warn("sweeping idempotency keys failed", "error", err)
+			}
+		}
+	}
+}
+
+// Serve serves on ln until ctx ends.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error { return a.base.Serve(ctx, ln) }
+
+// Run listens on the configured address and serves until ctx ends.
+func (a *App) Run(ctx context.Context) error { return a.base.Run(ctx) }
+
+// Close releases the connections.
+func (a *App) Close() { a.base.Close() }

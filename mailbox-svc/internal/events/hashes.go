@@ -1,0 +1,29 @@
+// Package events holds what mailbox-svc consumes: identity-svc's hash changes, which keep the
+// hashes shown in threads current. What it publishes is written by the handlers, in the outbox
+// of the document each event reports.
+package events
+
+import (
+	"context"
+
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+)
+
+// Hashes handles identity-svc's events.
+type Hashes struct {
+	Store *store.Store
+}
+
+// Handle implements events.Handler; it is idempotent.
+func (h *Hashes) Handle(ctx context.Context, ev events.Event) error {
+	if ev.Type != events.ObjectHashChanged {
+		return nil
+	}
+	var d contract.HashChangedData
+	if err := ev.Decode(&d); err != nil || d.Hash == "" {
+		return nil // a malformed event cannot get better by retrying
+	}
+	return h.Store.SetHash(ctx, ev.ObjectID, d.Hash)
+}

@@ -1,0 +1,101 @@
+// Package mailbox holds the rules of messages and threads: kinds, statuses, size limits, and the
+// fingerprint that ties an Idempotency-Key to one request. It does no I/O.
+package mailbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// Limits of a message.
+const (
+	// MaxBodyBytes bounds a message body (UTF-8 bytes); a larger body is 413.
+	MaxBodyBytes = 64 << 10
+	// MaxThreadID bounds a thread id; a longer one cannot name a thread.
+	MaxThreadID = 64
+	// MaxIdempotencyKey bounds the Idempotency-Key header.
+	MaxIdempotencyKey = 255
+)
+
+// Kinds of a message (spec "Message").
+var Kinds = []string{"note", "question", "request", "artifact_update", "system"}
+
+// Thread statuses: a thread is open until a participant archives it; a new message reopens it.
+const (
+	StatusOpen     = "open"
+	StatusArchived = "archived"
+)
+
+// DefaultAdmission is a thread's participant_admission when the recipient's rules say nothing.
+const DefaultAdmission = "open"
+
+// ValidStatus reports whether s is a thread status.
+func ValidStatus(s string) bool { return s == StatusOpen || s == StatusArchived }
+
+// Draft is a message as sent, before it is addressed to objects.
+type Draft struct {
+	FromHash string
+	ToHash   string
+	Kind     string
+	Body     string
+	// ThreadID names the thread to continue; "" starts a new one.
+	ThreadID string
+}
+
+// Validate checks the shape of every field; whether the objects and the thread exist is for the
+// caller to find out.
+func (d Draft) Validate() error {
+	for _, f := range []struct{ name, value string }{{"from_hash", d.FromHash}, {"to_hash", d.ToHash}} {
+		if !apikey.ValidHash(f.value) {
+			return httpx.BadRequest(httpx.CodeInvalidRequest, "%s is not an object hash (svc_ followed by 3 to 32 of a-z, 0-9, _)", f.name)
+		}
+	}
+	if !slices.Contains(Kinds, d.Kind) {
+		return httpx.BadRequest(httpx.CodeInvalidKind, "kind must be one of %s", strings.Join(Kinds, ", "))
+	}
+	if strings.TrimSpace(d.Body) == "" {
+		return httpx.BadRequest(httpx.CodeInvalidRequest, "body must not be empty")
+	}
+	if len(d.Body) > MaxBodyBytes {
+		return httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+			"body is larger than %d bytes", MaxBodyBytes)
+	}
+	if len(d.ThreadID) > MaxThreadID {
+		return httpx.BadRequest(httpx.CodeInvalidRequest, "thread_id is longer than %d characters", MaxThreadID)
+	}
+	return nil
+}
+
+// ValidIdempotencyKey reports whether k may serve as an Idempotency-Key: 1 to 255 visible ASCII
+// characters.
+func ValidIdempotencyKey(k string) bool {
+	if k == "" || len(k) > MaxIdempotencyKey {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// Fingerprint identifies a send by what it asks for, so that an Idempotency-Key reused for a
+// different message is told apart from a retry. Objects are named by id, so that a retry through
+// an alias hash is still the same request.
+func Fingerprint(fromID, toID string, d Draft) string {
+	h := sha256.New()
+	for _, part := range []string{fromID, toID, d.Kind, d.ThreadID, d.Body} {
+		h.Write([]byte(strconv.Itoa(len(part))))
+		h.Write([]byte{':'})
+		h.Write([]byte(part))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

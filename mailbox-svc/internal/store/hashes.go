@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// ObjectHash is the current hash of an object this service has seen. Threads and messages name
+// objects by id; their hashes are shown from here, kept current by identity-svc's
+// object.hash_changed events.
+type ObjectHash struct {
+	ObjectID string `bson:"_id"`
+	Hash     string `bson:"hash"`
+}
+
+// RememberHash records the hash of an object seen for the first time. It never overwrites: a
+// change of hash is the event consumer's to record, so that a send holding a resolution from
+// before the change cannot undo it.
+func (s *Store) RememberHash(ctx context.Context, objectID, hash string) error {
+	_, err := s.insertOnce(ctx, ObjectHashes, ObjectHash{ObjectID: objectID, Hash: hash})
+	return err
+}
+
+// SetHash records an object's new current hash.
+func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
+	_, err := s.c(ObjectHashes).UpdateOne(ctx, byID(objectID),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}}, options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("store object hashes: %w", err)
+	}
+	return nil
+}
+
+// Hashes returns the known current hash of each of the objects.
+func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(objectIDs))
+	if len(objectIDs) == 0 {
+		return out, nil
+	}
+	filter := byID(objectIDs[0])
+	if len(objectIDs) > 1 {
+		filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}}
+	}
+	cur, err := s.c(ObjectHashes).Find(ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("store object hashes: %w", err)
+	}
+	var docs []ObjectHash
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("store object hashes: %w", err)
+	}
+	for _, d := range docs {
+		out[d.ObjectID] = d.Hash
+	}
+	return out, nil
+}
