@@ -58,12 +58,17 @@ func operation(r routes.Route) map[string]any {
 	for _, m := range pathParam.FindAllStringSubmatch(r.Path, -1) {
 		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": routes.Str()})
 	}
-	for _, q := range r.Query {
-		p := map[string]any{"name": q.Name, "in": "query", "required": q.Required, "schema": q.Schema}
-		if q.Description != "" {
-			p["description"] = q.Description
+	for _, group := range []struct {
+		in   string
+		list []routes.Param
+	}{{"query", r.Query}, {"header", r.Headers}} {
+		for _, q := range group.list {
+			p := map[string]any{"name": q.Name, "in": group.in, "required": q.Required, "schema": q.Schema}
+			if q.Description != "" {
+				p["description"] = q.Description
+			}
+			params = append(params, p)
 		}
-		params = append(params, p)
 	}
 	if params != nil {
 		op["parameters"] = params

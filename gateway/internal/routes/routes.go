@@ -39,8 +39,10 @@ type Route struct {
 	Tag     string
 	// Request is the schema name of the JSON body, or "".
 	Request string
-	// Query lists the query parameters, each with its schema.
-	Query []Param
+	// Query lists the query parameters, each with its schema; Headers the request headers the
+	// route reads beyond Authorization.
+	Query   []Param
+	Headers []Param
 	// Status is the success status (200 when zero); Response the schema name of its body, and
 	// ContentType its media type (application/json when empty).
 	Status      int
@@ -48,7 +50,7 @@ type Route struct {
 	ContentType string
 }
 
-// Param is a query parameter.
+// Param is a query parameter or a request header.
 type Param struct {
 	Name        string
 	Schema      Schema
@@ -74,13 +76,13 @@ func (r Route) SuccessStatus() int {
 
 // All is the whole table: every service's routes.
 func All() []Route {
-	return slices.Concat(Identity)
+	return slices.Concat(Identity, Mailbox)
 }
 
 // Schemas is every named schema of the table.
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
-	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas} {
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, MailboxSchemas} {
 		for k, v := range m {
 			out[k] = v
 		}
