@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/svcdev/svc/gateway v0.0.0
 	github.com/svcdev/svc/identity-svc v0.0.0
+	github.com/svcdev/svc/mailbox-svc v0.0.0
 	github.com/svcdev/svc/pkg v0.0.0
 )
 
@@ -13,3 +14,5 @@ replace github.com/svcdev/svc/pkg => ../pkg
 replace github.com/svcdev/svc/gateway => ../gateway
 
 replace github.com/svcdev/svc/identity-svc => ../identity-svc
+
+replace github.com/svcdev/svc/mailbox-svc => ../mailbox-svc

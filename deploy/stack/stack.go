@@ -15,6 +15,7 @@ import (
 
 	gateway "github.com/svcdev/svc/gateway/app"
 	identity "github.com/svcdev/svc/identity-svc/app"
+	mailbox "github.com/svcdev/svc/mailbox-svc/app"
 	"github.com/svcdev/svc/pkg/config"
 )
 
@@ -64,6 +65,9 @@ func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error))
 var services = []component{
 	{name: identity.Name, urlEnv: "IDENTITY_URL", build: build(func(ctx context.Context, c identity.Config, l *slog.Logger) (runner, error) {
 		return identity.New(ctx, c, l)
+	})},
+	{name: mailbox.Name, urlEnv: "MAILBOX_URL", build: build(func(ctx context.Context, c mailbox.Config, l *slog.Logger) (runner, error) {
+		return mailbox.New(ctx, c, l)
 	})},
 }
 
