@@ -35,7 +35,7 @@ type Options struct {
 	// Replicas runs that many instances of a service (default 1), sharing its database, behind
 	// one comma-separated upstream list.
 	Replicas map[string]int
-	Log *slog.Logger
+	Log      *slog.Logger
 }
 
 // runner is a started service.
