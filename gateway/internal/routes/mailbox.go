@@ -6,7 +6,7 @@ var Mailbox = []Route{
 		Summary: "Send a message to an object; thread_id null opens a new thread", Tag: "messages",
 		Headers: []Param{{Name: "Idempotency-Key", Schema: Schema{"type": "string", "minLength": 1, "maxLength": 255},
 			Description: "makes a retried send return the first result for 24 hours instead of sending again"}},
-		Request: "SendMessage", Status: 201, Response: "Message"},
+		Request: "SendMessage", Status: 201, Response: "Message", Errors: []int{403, 409}},
 	{Method: "GET", Path: "/api/objects/{hash}/mailbox", Service: "mailbox-svc", Auth: Owner, Mailbox: true,
 		Summary: "List the object's threads, latest activity first", Tag: "mailbox", Response: "Mailbox",
 		Query: append([]Param{{Name: "status", Schema: Enum("open", "archived")}}, Paging...)},
