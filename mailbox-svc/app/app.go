@@ -31,6 +31,8 @@ type Config struct {
 	ContextURL string `env:"CONTEXT_URL"`
 	// RulesTimeout bounds the rules lookup of a send that opens a thread.
 	RulesTimeout time.Duration `env:"RULES_TIMEOUT, default=300ms"`
+	// IdempotencyTTL is how long an Idempotency-Key is remembered.
+	IdempotencyTTL time.Duration `env:"IDEMPOTENCY_TTL, default=24h"`
 	// SweepInterval is how often expired idempotency keys are deleted.
 	SweepInterval time.Duration `env:"IDEMPOTENCY_SWEEP_INTERVAL, default=10m"`
 }
@@ -51,11 +53,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	st := store.New(b.DB)
 	httpapi.Register(b.API, &httpapi.Handler{
-		Store:    st,
-		Relay:    b.Relay,
-		Identity: identity.NewClient(cfg.IdentityURL, b.Client("identity-svc"), b.Redis),
-		Rules:    rules.New(cfg.ContextURL, b.Client("context-svc"), cfg.RulesTimeout, b.Log),
-		Log:      b.Log,
+		Store:          st,
+		Relay:          b.Relay,
+		Identity:       identity.NewClient(cfg.IdentityURL, b.Client("identity-svc"), b.Redis),
+		Rules:          rules.New(cfg.ContextURL, b.Client("context-svc"), cfg.RulesTimeout, b.Log),
+		IdempotencyTTL: cfg.IdempotencyTTL,
+		Log:            b.Log,
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&hashevents.Hashes{Store: st}).Handle)
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg.SweepInterval, b.Log) })

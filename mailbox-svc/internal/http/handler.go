@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -38,7 +39,9 @@ type Handler struct {
 	Relay    *events.Relay
 	Identity Identity
 	Rules    Admissions
-	Log      *slog.Logger
+	// IdempotencyTTL is how long an Idempotency-Key is remembered.
+	IdempotencyTTL time.Duration
+	Log            *slog.Logger
 }
 
 // Register mounts the routes on api (a group that already requires an internal token).

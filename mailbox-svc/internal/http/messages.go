@@ -248,7 +248,7 @@ func (h *Handler) sendIdempotent(c *gin.Context, d mailbox.Draft, key string, fr
 		return nil, err // a refused send records nothing
 	}
 	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: s.thread, Message: s.message,
-		CreatedAt: now, ExpiresAt: now.Add(store.IdempotencyTTL)}
+		CreatedAt: now, ExpiresAt: now.Add(h.IdempotencyTTL)}
 	held, err := h.Store.BeginIdempotent(ctx, rec)
 	if err != nil {
 		return nil, err

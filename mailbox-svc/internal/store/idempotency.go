@@ -8,9 +8,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// IdempotencyTTL is how long a send's Idempotency-Key is remembered.
-const IdempotencyTTL = 24 * time.Hour
-
 // Idempotency is the record of a send made with an Idempotency-Key. It is written before the
 // send's documents and holds them, ids included: a retry, or a concurrent duplicate, writes the
 // very same documents, whose unique ids let only one copy in.
