@@ -533,3 +533,25 @@ func TestMessageIngressRateLimits(t *testing.T) {
 	}
 	sendMessage(t, perRecipient, alice, carol, "", "another recipient has its own budget")
 }
+
+func TestIdempotencyKeysExpire(t *testing.T) {
+	t.Parallel()
+	env := Start(t, WithEnv("IDEMPOTENCY_TTL", "1s"), WithEnv("IDEMPOTENCY_SWEEP_INTERVAL", "200ms"))
+	alice, _ := env.CreateObject(t, nil)
+	bob, bobKey := env.CreateObject(t, nil)
+	send := func(body string) *Response {
+		return env.Send(t, Request{Method: "POST", Path: "/api/messages", Headers: map[string]string{"Idempotency-Key": "k"},
+			Body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": body}})
+	}
+	send("first").Expect(t, 201)
+	env.Eventually(t, func() bool {
+		r := send("second")
+		if r.Status != 201 && r.Status != 409 {
+			t.Fatalf("send answered %d: %s", r.Status, r.Body)
+		}
+		return r.Status == 201
+	}, "the expired key is forgotten")
+	if n := len(threadsOf(t, env, bob, bobKey, "")); n != 2 {
+		t.Fatalf("bob has %d threads, want the first send's and the second's", n)
+	}
+}
