@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // MaxBlockedSenders bounds the blocked list one object can read back.
@@ -42,13 +43,17 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock) (bool, error) {
 	return s.insertOnce(ctx, SenderBlocks, b)
 }
 
-// IsBlocked reports whether recipientID blocks senderID.
+// IsBlocked reports whether recipientID blocks senderID, with one point read on _id.
 func (s *Store) IsBlocked(ctx context.Context, recipientID, senderID string) (bool, error) {
-	n, err := s.c(SenderBlocks).CountDocuments(ctx, byID(BlockID(recipientID, senderID)), options.Count().SetLimit(1))
+	err := s.c(SenderBlocks).FindOne(ctx, byID(BlockID(recipientID, senderID)),
+		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	if mongox.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("store sender blocks: %w", err)
 	}
-	return n > 0, nil
+	return true, nil
 }
 
 // DeleteBlock lifts a block and records the lifting with its event; ErrNotFound if there was
