@@ -57,7 +57,7 @@ func (h *Handler) mailbox(c *gin.Context) {
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be open or archived"))
 		return
 	}
-	limit, err := pageLimit(c)
+	limit, err := httpx.PageLimit(c)
 	if err == nil {
 		q.After, err = mailboxCursor(c)
 	}
@@ -92,7 +92,7 @@ func (h *Handler) getThread(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, err := pageLimit(c)
+	limit, err := httpx.PageLimit(c)
 	var after string
 	if err == nil {
 		after, err = messageCursor(c)
@@ -119,7 +119,7 @@ func (h *Handler) getThread(c *gin.Context) {
 	resp := threadResponse{ThreadID: t.ID, ParticipantAdmission: t.Admission, Messages: []threadMessage{}}
 	if len(msgs) > limit {
 		msgs = msgs[:limit]
-		resp.NextCursor = encodeMessageCursor(msgs[limit-1].ID)
+		resp.NextCursor = httpx.EncodeCursor(msgs[limit-1].ID)
 	}
 	summaries, hashes, err := h.summaries(ctx, p.ObjectID, []store.Thread{*t})
 	if err != nil {
