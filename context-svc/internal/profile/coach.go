@@ -24,10 +24,10 @@ type gap struct {
 }
 
 var (
-	doesHeading   = regexp.MustCompile(`(?i)\b(do|does|doing|offer|work|project|service|product|skill|build|about)`)
-	focusHeading  = regexp.MustCompile(`(?i)\b(now|current|focus|status|goal|looking|roadmap)`)
+	doesHeading    = regexp.MustCompile(`(?i)\b(do|does|doing|offer|work|project|service|product|skill|build|about)`)
+	focusHeading   = regexp.MustCompile(`(?i)\b(now|current|focus|status|goal|looking|roadmap)`)
 	contactHeading = regexp.MustCompile(`(?i)\b(contact|reach|collaborat|work with|how to|message|talk)`)
-	link          = regexp.MustCompile(`https?://`)
+	link           = regexp.MustCompile(`https?://`)
 )
 
 // Coach is the context-coach.txt of a profile: an interview scaffold built from what the current
