@@ -102,16 +102,25 @@ func realMain(ctx context.Context) error {
 	if baseURL == "" {
 		baseURL = "http://" + cfg.Addr
 	}
+	// Every service sees the process environment (rate limits and other service settings), with
+	// the all-in-one settings on top; the stack then sets addresses and database names.
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	for k, v := range map[string]string{
+		"OUTBOUND_ALLOW_PRIVATE": strconv.FormatBool(cfg.OutboundAllowPrivate),
+		"OUTBOUND_CA_FILE":       cfg.OutboundCAFile,
+		"PAYMENT_VOUCHER_SECRET": secret,
+		"LOG_LEVEL":              cfg.LogLevel,
+	} {
+		env[k] = v
+	}
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: cfg.MongoURI, Brokers: cfg.KafkaBrokers, RedisURL: cfg.RedisURL,
-		JWTKey: authn.GenerateSeed(), BaseURL: baseURL, GatewayAddr: cfg.Addr,
-		Env: map[string]string{
-			"OUTBOUND_ALLOW_PRIVATE": strconv.FormatBool(cfg.OutboundAllowPrivate),
-			"OUTBOUND_CA_FILE":       cfg.OutboundCAFile,
-			"PAYMENT_VOUCHER_SECRET": secret,
-			"LOG_LEVEL":              cfg.LogLevel,
-		},
-		Log: base,
+		JWTKey: authn.GenerateSeed(), BaseURL: baseURL, GatewayAddr: cfg.Addr, Env: env, Log: base,
 	})
 	if err != nil {
 		return err

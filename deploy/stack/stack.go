@@ -32,7 +32,10 @@ type Options struct {
 	GatewayAddr string
 	// Env is added to every service's environment (rate limits, secrets, outbound settings).
 	Env map[string]string
-	Log *slog.Logger
+	// Replicas runs that many instances of a service (default 1), sharing its database, behind
+	// one comma-separated upstream list.
+	Replicas map[string]int
+	Log      *slog.Logger
 }
 
 // runner is a started service.
@@ -75,7 +78,7 @@ var gatewayComponent = component{name: gateway.Name, build: build(func(ctx conte
 type Stack struct {
 	// GatewayURL is the public entry point, for example http://127.0.0.1:8080.
 	GatewayURL string
-	// ServiceURLs are the services' internal addresses, by name.
+	// ServiceURLs are the services' internal addresses, by name (comma-separated for replicas).
 	ServiceURLs map[string]string
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
@@ -101,26 +104,42 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	for k, v := range opts.Env {
 		env[k] = v
 	}
-	listeners := map[string]net.Listener{}
-	for _, c := range services {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			s.Stop()
-			return nil, fmt.Errorf("listen for %s: %w", c.name, err)
+	listeners := map[string][]net.Listener{}
+	closeAll := func() {
+		for _, lns := range listeners {
+			for _, ln := range lns {
+				_ = ln.Close()
+			}
 		}
-		listeners[c.name] = ln
-		s.ServiceURLs[c.name] = "http://" + ln.Addr().String()
+	}
+	for _, c := range services {
+		var urls []string
+		for range max(1, opts.Replicas[c.name]) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				closeAll()
+				s.Stop()
+				return nil, fmt.Errorf("listen for %s: %w", c.name, err)
+			}
+			listeners[c.name] = append(listeners[c.name], ln)
+			urls = append(urls, "http://"+ln.Addr().String())
+		}
+		s.ServiceURLs[c.name] = strings.Join(urls, ",")
 		env[c.urlEnv] = s.ServiceURLs[c.name]
 	}
 	for _, c := range services {
 		senv := clone(env)
 		senv["MONGO_DATABASE"] = opts.DatabasePrefix + strings.ReplaceAll(c.name, "-", "_")
-		if err := s.start(ctx, runCtx, c, senv, listeners[c.name], opts.Log); err != nil {
-			for _, ln := range listeners {
-				_ = ln.Close()
+		// Services call each other at the first replica's address.
+		for _, other := range services {
+			senv[other.urlEnv] = strings.Split(s.ServiceURLs[other.name], ",")[0]
+		}
+		for _, ln := range listeners[c.name] {
+			if err := s.start(ctx, runCtx, c, senv, ln, opts.Log); err != nil {
+				closeAll()
+				s.Stop()
+				return nil, err
 			}
-			s.Stop()
-			return nil, err
 		}
 	}
 	ln, err := net.Listen("tcp", opts.GatewayAddr)

@@ -18,7 +18,14 @@ import (
 // headers and webhook deliveries.
 const HeaderRequestID = "X-Request-Id"
 
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
+var (
+	requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
+	// keyPattern finds API keys that a caller pasted into a path, so the log never holds one.
+	keyPattern = regexp.MustCompile(`(svc_sk_|ksvc_)[A-Za-z0-9]+`)
+)
+
+// RedactKeys replaces anything shaped like an API key in s.
+func RedactKeys(s string) string { return keyPattern.ReplaceAllString(s, "${1}[redacted]") }
 
 type requestIDKey struct{}
 
@@ -107,7 +114,7 @@ func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 		attrs := []any{
 			slog.String("request_id", RequestID(c)),
 			slog.String("method", c.Request.Method),
-			slog.String("path", c.Request.URL.Path),
+			slog.String("path", RedactKeys(c.Request.URL.Path)),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Duration("duration", elapsed),

@@ -131,12 +131,15 @@ func (b *Base) Consume(group string, topics []string, h events.Handler) {
 // Client returns an HTTP client that calls service audience with an internal token.
 func (b *Base) Client(audience string) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &authn.Transport{
-		Keys: b.Keys, Issuer: b.Name, Audience: audience, Base: SharedTransport,
+		Keys: b.Keys, Issuer: b.Name, Audience: audience, Base: sharedTransport,
 	}}
 }
 
-// SharedTransport is the pooled transport for service-to-service calls.
-var SharedTransport http.RoundTripper = &http.Transport{
+// Transport returns the pooled transport of service-to-service calls.
+func Transport() http.RoundTripper { return sharedTransport }
+
+// sharedTransport pools connections between services; it is configured once and never changed.
+var sharedTransport = &http.Transport{
 	Proxy:               nil,
 	MaxIdleConns:        512,
 	MaxIdleConnsPerHost: 256,

@@ -106,10 +106,15 @@ func errorResponses(r routes.Route) map[string]string {
 	} else {
 		out["401"] = "an API key was presented and is invalid"
 	}
-	if r.Method != "GET" && r.Method != "DELETE" {
-		out["413"] = "body too large"
+	out["413"] = "body too large"
+	for _, status := range r.Errors {
+		out[strconv.Itoa(status)] = errorDescriptions[status]
 	}
 	return out
+}
+
+var errorDescriptions = map[int]string{
+	402: "payment required", 409: "conflict", 410: "gone", 422: "unprocessable",
 }
 
 // operationID is method + path in camel case, for example postApiObjectsHashRotateKey.

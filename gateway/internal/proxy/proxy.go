@@ -15,6 +15,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -46,7 +47,8 @@ type Gateway struct {
 	log       *slog.Logger
 }
 
-// New returns a gateway forwarding to the services at upstreams (service name → base URL).
+// New returns a gateway forwarding to the services at upstreams (service name → base URL, or
+// several comma-separated URLs of replicas).
 func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, limits ratelimit.Config, keys *authn.Keys,
 	upstreams map[string]string, log *slog.Logger) (*Gateway, error) {
 	g := &Gateway{auth: a, resolver: r, limiter: l, limits: limits, keys: keys, log: log,
@@ -59,13 +61,19 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, limits ratelim
 		ResponseHeaderTimeout: 30 * time.Second,
 	}
 	for name, raw := range upstreams {
-		target, err := url.Parse(raw)
-		if err != nil || target.Host == "" {
-			return nil, fmt.Errorf("upstream %s: bad URL %q", name, raw)
+		var targets []*url.URL
+		for _, one := range strings.Split(raw, ",") {
+			target, err := url.Parse(strings.TrimSpace(one))
+			if err != nil || target.Host == "" {
+				return nil, fmt.Errorf("upstream %s: bad URL %q", name, one)
+			}
+			targets = append(targets, target)
 		}
+		var next atomic.Uint64
 		g.upstreams[name] = &httputil.ReverseProxy{
+			// Several URLs are served round robin; in Kubernetes one Service URL balances instead.
 			Rewrite: func(pr *httputil.ProxyRequest) {
-				pr.SetURL(target)
+				pr.SetURL(targets[next.Add(1)%uint64(len(targets))])
 				pr.SetXForwarded()
 			},
 			// The gateway already answers with the request id; the service's copy would repeat it.

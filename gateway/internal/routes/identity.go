@@ -4,14 +4,14 @@ package routes
 var Identity = []Route{
 	{Method: "POST", Path: "/api/objects", Service: "identity-svc", Auth: Public, Ingress: true,
 		Summary: "Create an object; its owner API key is returned once", Tag: "objects",
-		Request: "CreateObject", Status: 201, Response: "CreatedObject"},
+		Request: "CreateObject", Status: 201, Response: "CreatedObject", Errors: []int{409}},
 	{Method: "GET", Path: "/api/objects/{hash}", Service: "identity-svc", Auth: Public,
 		Summary: "Read an object", Tag: "objects", Response: "Object"},
 	{Method: "POST", Path: "/api/objects/{hash}/rotate-key", Service: "identity-svc", Auth: OwnerKey,
 		Summary: "Rotate the owner key; the presented key stops working", Tag: "keys", Response: "RotatedKey"},
 	{Method: "POST", Path: "/api/objects/claim-custom-hash", Service: "identity-svc", Auth: OwnerKey,
 		Summary: "Replace the caller's hash by svc_<username>", Tag: "objects",
-		Request: "ClaimCustomHash", Response: "CustomHash"},
+		Request: "ClaimCustomHash", Response: "CustomHash", Errors: []int{402, 409}},
 	{Method: "GET", Path: "/api/directory", Service: "identity-svc", Auth: Public,
 		Summary: "List public objects, newest first", Tag: "objects", Response: "Directory",
 		Query: append([]Param{

@@ -46,6 +46,9 @@ type Route struct {
 	Status      int
 	Response    string
 	ContentType string
+	// Errors are the statuses the route may answer beyond those every route may (400, 401, 403,
+	// 404, 413, 429, 503), for example 402 or 409.
+	Errors []int
 }
 
 // Param is a query parameter.

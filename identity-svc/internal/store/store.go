@@ -61,7 +61,7 @@ type Object struct {
 	SocialHandles []SocialHandle   `bson:"social_handles,omitempty"`
 	CreatedAt     time.Time        `bson:"created_at"`
 	UpdatedAt     time.Time        `bson:"updated_at"`
-	Outbox        []events.Pending `bson:"_outbox"`
+	Outbox        []events.Pending `bson:"_outbox,omitempty"`
 }
 
 // SocialHandle is a verified claim of a social profile, learned from claims-svc's events.
@@ -83,7 +83,7 @@ type Key struct {
 	CreatedAt  time.Time        `bson:"created_at"`
 	LastUsedAt *time.Time       `bson:"last_used_at"`
 	RevokedAt  *time.Time       `bson:"revoked_at"`
-	Outbox     []events.Pending `bson:"_outbox"`
+	Outbox     []events.Pending `bson:"_outbox,omitempty"`
 }
 
 // Association is a related object.
@@ -94,7 +94,7 @@ type Association struct {
 	Role      string           `bson:"role"`
 	Label     string           `bson:"label"`
 	CreatedAt time.Time        `bson:"created_at"`
-	Outbox    []events.Pending `bson:"_outbox"`
+	Outbox    []events.Pending `bson:"_outbox,omitempty"`
 }
 
 // Store is the repository.

@@ -1,0 +1,28 @@
+# svc: every module of the workspace is tested, vetted and benchmarked from here.
+MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
+GO_TEST_FLAGS ?= -count=1 -timeout 15m
+
+.PHONY: test lint run bench build fmt-check
+
+## test: every test of every module (embedded FerretDB, kfake and miniredis; nothing to install)
+test:
+	@set -e; for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...); done
+
+## lint: go vet on every module, and gofmt drift
+lint: fmt-check
+	@set -e; for m in $(MODULES); do echo "== go vet $$m"; (cd $$m && go vet ./...); done
+
+fmt-check:
+	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## build: every binary
+build:
+	@set -e; for m in $(MODULES); do (cd $$m && go build ./...); done
+
+## run: the whole suite in one process, gateway on SVC_ADDR (default 127.0.0.1:8080)
+run:
+	go run ./deploy/allinone
+
+## bench: benchmarks that print figures (gateway auth and proxy path, …)
+bench:
+	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done

@@ -1,0 +1,58 @@
+package httpx
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecodeBytes(t *testing.T) {
+	t.Parallel()
+	type nested struct {
+		Mode string `json:"mode"`
+	}
+	type target struct {
+		Name   *string  `json:"name"`
+		Count  int      `json:"count"`
+		Tags   []string `json:"tags"`
+		Nested *nested  `json:"nested"`
+	}
+	cases := []struct {
+		body, code, mention string
+	}{
+		{`{"name":"a","count":2,"tags":["x"],"nested":{"mode":"m"}}`, "", ""},
+		{``, CodeInvalidJSON, ""},
+		{`   `, CodeInvalidJSON, ""},
+		{`{`, CodeInvalidJSON, ""},
+		{`{"name":"a"`, CodeInvalidJSON, ""},
+		{`[]`, CodeInvalidJSON, "object"},
+		{`"text"`, CodeInvalidJSON, "object"},
+		{`{} {}`, CodeInvalidJSON, "exactly one"},
+		{`{}x`, CodeInvalidJSON, ""},
+		{`{"nope":1}`, CodeUnknownField, `"nope"`},
+		{`{"nested":{"nope":1}}`, CodeUnknownField, `"nope"`},
+		{`{"count":"two"}`, CodeInvalidRequest, `"count" must be an integer`},
+		{`{"count":1.5}`, CodeInvalidRequest, `"count"`},
+		{`{"tags":"x"}`, CodeInvalidRequest, `"tags" must be an array`},
+		{`{"name":7}`, CodeInvalidRequest, `"name" must be a string`},
+		{`{"nested":{"mode":1}}`, CodeInvalidRequest, `"nested.mode"`},
+	}
+	for _, c := range cases {
+		var v target
+		err := DecodeBytes([]byte(c.body), &v)
+		if c.code == "" {
+			if err != nil {
+				t.Errorf("%s: unexpected error %v", c.body, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != c.code || e.Status != 400 {
+			t.Errorf("%s: got %v, want 400 %s", c.body, err, c.code)
+			continue
+		}
+		if c.mention != "" && !strings.Contains(e.Message, c.mention) {
+			t.Errorf("%s: message %q does not mention %s", c.body, e.Message, c.mention)
+		}
+	}
+}
