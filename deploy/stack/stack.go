@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	contextsvc "github.com/svcdev/svc/context-svc/app"
 	gateway "github.com/svcdev/svc/gateway/app"
 	identity "github.com/svcdev/svc/identity-svc/app"
 	"github.com/svcdev/svc/pkg/config"
@@ -67,6 +68,9 @@ func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error))
 var services = []component{
 	{name: identity.Name, urlEnv: "IDENTITY_URL", build: build(func(ctx context.Context, c identity.Config, l *slog.Logger) (runner, error) {
 		return identity.New(ctx, c, l)
+	})},
+	{name: contextsvc.Name, urlEnv: "CONTEXT_URL", build: build(func(ctx context.Context, c contextsvc.Config, l *slog.Logger) (runner, error) {
+		return contextsvc.New(ctx, c, l)
 	})},
 }
 

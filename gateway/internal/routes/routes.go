@@ -77,13 +77,13 @@ func (r Route) SuccessStatus() int {
 
 // All is the whole table: every service's routes.
 func All() []Route {
-	return slices.Concat(Identity)
+	return slices.Concat(Identity, Context)
 }
 
 // Schemas is every named schema of the table.
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
-	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas} {
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas} {
 		for k, v := range m {
 			out[k] = v
 		}
