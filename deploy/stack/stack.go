@@ -108,7 +108,17 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	for k, v := range opts.Env {
 		env[k] = v
 	}
-	listeners := map[string][]net.Listener{}
+	// The gateway's address is known first: services write public links with it (BASE_URL).
+	ln, err := net.Listen("tcp", opts.GatewayAddr)
+	if err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("listen for the gateway: %w", err)
+	}
+	s.GatewayURL = "http://" + ln.Addr().String()
+	if env["BASE_URL"] == "" {
+		env["BASE_URL"] = s.GatewayURL
+	}
+	listeners := map[string][]net.Listener{"gateway": {ln}}
 	closeAll := func() {
 		for _, lns := range listeners {
 			for _, ln := range lns {
@@ -145,15 +155,6 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 				return nil, err
 			}
 		}
-	}
-	ln, err := net.Listen("tcp", opts.GatewayAddr)
-	if err != nil {
-		s.Stop()
-		return nil, fmt.Errorf("listen for the gateway: %w", err)
-	}
-	s.GatewayURL = "http://" + ln.Addr().String()
-	if env["BASE_URL"] == "" {
-		env["BASE_URL"] = s.GatewayURL
 	}
 	if err := s.start(ctx, runCtx, gatewayComponent, env, ln, opts.Log); err != nil {
 		_ = ln.Close()

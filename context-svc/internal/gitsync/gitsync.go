@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -19,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
@@ -111,9 +114,21 @@ func (s *Syncer) endpoint(raw string) (*transport.Endpoint, error) {
 func (s *Syncer) transport(ep *transport.Endpoint) transport.Transport {
 	if ep.Protocol == "file" {
 		// In-process upload-pack over the local file system: no git binary needed.
-		return server.NewClient(server.DefaultLoader)
+		return server.NewClient(localLoader{})
 	}
 	return githttp.NewClient(s.HTTP)
+}
+
+// localLoader opens a local repository: a bare one, or the .git directory of a working tree
+// (go-git's own loader takes a working tree's root for the repository itself).
+type localLoader struct{}
+
+func (localLoader) Load(ep *transport.Endpoint) (storer.Storer, error) {
+	local := *ep
+	if st, err := os.Stat(filepath.Join(ep.Path, ".git")); err == nil && st.IsDir() {
+		local.Path = filepath.Join(ep.Path, ".git")
+	}
+	return server.DefaultLoader.Load(&local)
 }
 
 // Pull fetches the head commit of the remote's branch (shallow, into memory) and reads the file.

@@ -219,8 +219,7 @@ func (h *Handler) versions(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	p, err := h.profile(ctx, t.ObjectID)
-	if err != nil {
+	if _, err := h.profile(ctx, t.ObjectID); err != nil {
 		httpx.Abort(c, err)
 		return
 	}
@@ -230,7 +229,7 @@ func (h *Handler) versions(c *gin.Context) {
 			httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "version must be a positive integer"))
 			return
 		}
-		v, err := h.Store.VersionOf(ctx, p, n)
+		v, err := h.Store.VersionOf(ctx, t.ObjectID, n)
 		if err != nil {
 			httpx.Abort(c, storeError(err, "version"))
 			return
@@ -239,14 +238,14 @@ func (h *Handler) versions(c *gin.Context) {
 		if included == nil {
 			included = []string{}
 		}
-		c.JSON(http.StatusOK, versionDetail{Version: v.Version, Change: v.Change, CreatedAt: clock.Format(v.CreatedAt),
+		c.JSON(http.StatusOK, versionDetail{Version: v.Version, Change: v.Change, CreatedAt: clock.Format(v.UpdatedAt),
 			Title: v.Title, LLMTxt: v.LLMTxt, SourceIDs: included, DecisionMemory: v.Memory})
 		return
 	}
-	h.listVersions(c, t.ObjectID, false, func(list []store.Version, next *string) any {
+	h.listVersions(c, t.ObjectID, false, func(list []store.Profile, next *string) any {
 		resp := versionListResponse{Versions: make([]versionSummary, len(list)), NextCursor: next}
 		for i, v := range list {
-			resp.Versions[i] = versionSummary{Version: v.Version, Change: v.Change, CreatedAt: clock.Format(v.CreatedAt)}
+			resp.Versions[i] = versionSummary{Version: v.Version, Change: v.Change, CreatedAt: clock.Format(v.UpdatedAt)}
 		}
 		return resp
 	})
@@ -254,7 +253,7 @@ func (h *Handler) versions(c *gin.Context) {
 
 // listVersions pages through an object's versions (or those that changed decision memory),
 // newest first, and answers with what render makes of a page.
-func (h *Handler) listVersions(c *gin.Context, objectID string, memoryOnly bool, render func([]store.Version, *string) any) {
+func (h *Handler) listVersions(c *gin.Context, objectID string, memoryOnly bool, render func([]store.Profile, *string) any) {
 	limit, err := pageLimit(c)
 	if err != nil {
 		httpx.Abort(c, err)

@@ -133,7 +133,7 @@ func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply fu
 		return nil, err
 	}
 	rid := httpx.RequestID(c)
-	p, evs, err := h.Store.Write(ctx, t.ObjectID, store.Edit{
+	p, err := h.Store.Write(ctx, t.ObjectID, store.Edit{
 		Change: change, Apply: apply, At: clock.Now(),
 		Events: func(p *store.Profile) []events.Pending {
 			evs := []events.Pending{events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, rid,
@@ -150,7 +150,7 @@ func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply fu
 	if err != nil {
 		return nil, err
 	}
-	h.Relay.Enqueue(store.Profiles, t.ObjectID, evs...)
+	h.Relay.Enqueue(store.Versions, p.ID, p.Outbox...)
 	if err := h.reportVersion(ctx, p); err != nil {
 		return nil, httpx.Unavailable(err)
 	}

@@ -47,10 +47,10 @@ func (h *Handler) getMemory(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	h.listVersions(c, t.ObjectID, true, func(list []store.Version, next *string) any {
+	h.listVersions(c, t.ObjectID, true, func(list []store.Profile, next *string) any {
 		resp := memoryResponse{Memory: p.Memory, Version: p.MemoryVersion, Versions: make([]memoryVersion, len(list)), NextCursor: next}
 		for i, v := range list {
-			resp.Versions[i] = memoryVersion{Version: v.Version, CreatedAt: clock.Format(v.CreatedAt)}
+			resp.Versions[i] = memoryVersion{Version: v.Version, CreatedAt: clock.Format(v.UpdatedAt)}
 		}
 		return resp
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -111,16 +112,15 @@ func (h *Handler) putRules(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	ctx := c.Request.Context()
-	if _, err := h.profile(ctx, t.ObjectID); err != nil {
+	p, err := h.write(c, t, store.ChangeRules, func(p *store.Profile) error {
+		p.Rules = rules
+		return nil
+	})
+	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	if err := h.Store.SetRules(ctx, t.ObjectID, rules); err != nil {
-		httpx.Abort(c, storeError(err, "object"))
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"ok": true})
+	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
 }
 
 // internalRules serves mailbox-svc's participant admission: the stored rules, or null.

@@ -72,9 +72,9 @@ func (h *Handler) configureSync(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	cfg := &store.SyncConfig{RepoURL: remote.URL, Branch: remote.Branch, FilePath: remote.Path}
-	if err := h.Store.SetSync(ctx, t.ObjectID, cfg); err != nil {
-		httpx.Abort(c, storeError(err, "object"))
+	cfg := &store.SyncConfig{ObjectID: t.ObjectID, RepoURL: remote.URL, Branch: remote.Branch, FilePath: remote.Path}
+	if err := h.Store.SetSync(ctx, cfg); err != nil {
+		httpx.Abort(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, syncConfigResponse{OK: true, RepoURL: cfg.RepoURL, Branch: cfg.Branch, FilePath: cfg.FilePath})
@@ -97,11 +97,15 @@ func (h *Handler) pullSync(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	if p.Sync == nil {
+	cfg, err := h.Store.Sync(ctx, t.ObjectID)
+	if errors.Is(err, store.ErrNotFound) {
 		httpx.Abort(c, httpx.Conflict(httpx.CodeConflict, "no repository is configured: PUT the sync configuration first"))
 		return
 	}
-	cfg := *p.Sync
+	if err != nil {
+		httpx.Abort(c, err)
+		return
+	}
 	res, err := h.Git.Pull(ctx, gitsync.Remote{URL: cfg.RepoURL, Branch: cfg.Branch, Path: cfg.FilePath})
 	if err != nil {
 		httpx.Abort(c, syncError(err))
@@ -121,7 +125,7 @@ func (h *Handler) pullSync(c *gin.Context) {
 			return
 		}
 	}
-	if err := h.Store.RecordSync(ctx, t.ObjectID, cfg, res.Commit, clock.Now()); err != nil {
+	if err := h.Store.RecordSync(ctx, cfg, res.Commit, clock.Now()); err != nil {
 		h.Log.Warn("recording a sync failed", "object_id", t.ObjectID, "error", err)
 	}
 	c.JSON(http.StatusOK, syncPullResponse{OK: true, Version: p.Version, Commit: res.Commit})

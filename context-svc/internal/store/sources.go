@@ -28,8 +28,6 @@ type Source struct {
 	Outbox     []events.Pending `bson:"_outbox,omitempty"`
 }
 
-var withoutOutbox = bson.D{{Key: events.OutboxField, Value: 0}}
-
 // InsertSource stores a new source with its pending events.
 func (s *Store) InsertSource(ctx context.Context, src *Source) error {
 	if _, err := s.c(Sources).InsertOne(ctx, src); err != nil {

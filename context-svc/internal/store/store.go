@@ -1,12 +1,18 @@
-// Package store is context-svc's MongoDB repository: one profile per object (its current context
-// and version), a document per context version, sources, context links and the decisions learned
-// from graph-svc.
+// Package store is context-svc's MongoDB repository: every version of an object's context (the
+// current one is the profile), a head hint per object, the sync configuration, sources, context
+// links and the decisions learned from graph-svc.
+//
+// A context write is the insert of the document of the next version, whose id
+// (object_id:version) is unique: the insert is the one atomic step that decides which of
+// concurrent writers gets a version, so none is lost even on FerretDB, whose conditional updates
+// are not atomic. The pending events of a write travel in the same document.
 package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
@@ -23,8 +29,9 @@ import (
 
 // Collection names.
 const (
-	Profiles  = "profiles"
 	Versions  = "versions"
+	Heads     = "heads"
+	Syncs     = "syncs"
 	Sources   = "sources"
 	Links     = "links"
 	Decisions = "decisions"
@@ -47,49 +54,27 @@ var Indexes = []mongox.Index{
 }
 
 // OutboxCollections are the collections whose documents carry pending events.
-var OutboxCollections = []string{Profiles, Sources}
+var OutboxCollections = []string{Versions, Sources}
 
-// Profile is an object's current context. Its version is the object's context version: every
-// write that changes the composed profile or decision memory moves it by one.
+// Profile is an object's context as it stood after one write. The latest one is the object's
+// current profile; its version is the object's context version.
 type Profile struct {
-	ObjectID string          `bson:"_id"`
-	Version  int             `bson:"version"`
-	LLMTxt   string          `bson:"llm_txt"`
-	Title    string          `bson:"title"`
-	Rules    *contract.Rules `bson:"rules"`
+	ID        string          `bson:"_id"` // object_id:version
+	ObjectID  string          `bson:"object_id"`
+	Version   int             `bson:"version"`
+	Change    string          `bson:"change"`
+	UpdatedAt time.Time       `bson:"updated_at"`
+	LLMTxt    string          `bson:"llm_txt"`
+	Title     string          `bson:"title"`
+	Rules     *contract.Rules `bson:"rules"`
 	// Included are the ids of the sources composed into the public profile, in order.
 	Included []string `bson:"included"`
 	Memory   string   `bson:"memory"`
 	// MemoryVersion is the version of the last decision-memory write (0: never written).
-	MemoryVersion int              `bson:"memory_version"`
-	Sync          *SyncConfig      `bson:"sync,omitempty"`
-	CreatedAt     time.Time        `bson:"created_at"`
-	UpdatedAt     time.Time        `bson:"updated_at"`
+	MemoryVersion int `bson:"memory_version"`
+	// MemoryChanged marks the versions written by a decision-memory write.
+	MemoryChanged bool             `bson:"memory_changed"`
 	Outbox        []events.Pending `bson:"_outbox,omitempty"`
-}
-
-// SyncConfig is the git repository that llm.txt is pulled from.
-type SyncConfig struct {
-	RepoURL      string     `bson:"repo_url"`
-	Branch       string     `bson:"branch"`
-	FilePath     string     `bson:"file_path"`
-	LastCommit   string     `bson:"last_commit,omitempty"`
-	LastSyncedAt *time.Time `bson:"last_synced_at,omitempty"`
-}
-
-// Version is the context of an object as it stood after one write; its id is
-// object_id:version, for point reads.
-type Version struct {
-	ID            string    `bson:"_id"`
-	ObjectID      string    `bson:"object_id"`
-	Version       int       `bson:"version"`
-	Change        string    `bson:"change"`
-	CreatedAt     time.Time `bson:"created_at"`
-	LLMTxt        string    `bson:"llm_txt"`
-	Title         string    `bson:"title"`
-	Included      []string  `bson:"included"`
-	Memory        string    `bson:"memory"`
-	MemoryChanged bool      `bson:"memory_changed"`
 }
 
 // VersionID is the id of an object's version document.
@@ -100,18 +85,11 @@ const (
 	ChangeCreated        = "created"
 	ChangeLLMTxt         = "llm_txt"
 	ChangeContext        = "context"
+	ChangeRules          = "rules"
 	ChangeSources        = "sources"
 	ChangeSync           = "sync"
 	ChangeDecisionMemory = "decision_memory"
 )
-
-func snapshot(p *Profile, change string, memoryChanged bool) *Version {
-	return &Version{
-		ID: VersionID(p.ObjectID, p.Version), ObjectID: p.ObjectID, Version: p.Version, Change: change,
-		CreatedAt: p.UpdatedAt, LLMTxt: p.LLMTxt, Title: p.Title, Included: p.Included, Memory: p.Memory,
-		MemoryChanged: memoryChanged,
-	}
-}
 
 // Store is the repository.
 type Store struct {
@@ -121,63 +99,87 @@ type Store struct {
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db, MaxAttempts: 20} }
+func New(db *mongo.Database) *Store { return &Store{db: db, MaxAttempts: 32} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 
 func byID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
 
-// Profile returns an object's profile, or ErrNotFound when it is not materialised yet.
-func (s *Store) Profile(ctx context.Context, objectID string) (*Profile, error) {
+var withoutOutbox = bson.D{{Key: events.OutboxField, Value: 0}}
+
+// version reads one version document.
+func (s *Store) version(ctx context.Context, objectID string, version int) (*Profile, error) {
 	var p Profile
-	err := s.c(Profiles).FindOne(ctx, byID(objectID), options.FindOne().
-		SetProjection(bson.D{{Key: events.OutboxField, Value: 0}})).Decode(&p)
+	err := s.c(Versions).FindOne(ctx, byID(VersionID(objectID, version)), options.FindOne().SetProjection(withoutOutbox)).Decode(&p)
 	if mongox.IsNotFound(err) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store profiles: %w", err)
+		return nil, fmt.Errorf("store versions: %w", err)
 	}
 	return &p, nil
 }
 
-// Materialise creates the profile of a new object from identity-svc's view of it, unless it
-// exists already, and returns the stored profile. It is idempotent: the object.created consumer
-// and the first read or write of the object may race to call it.
+// Profile returns an object's current profile, or ErrNotFound when it is not materialised yet.
+// It starts at the head hint and follows the versions written since, so that it never misses a
+// completed write even when the hint lags behind.
+func (s *Store) Profile(ctx context.Context, objectID string) (*Profile, error) {
+	var head struct {
+		Version int `bson:"version"`
+	}
+	err := s.c(Heads).FindOne(ctx, byID(objectID)).Decode(&head)
+	if err != nil && !mongox.IsNotFound(err) {
+		return nil, fmt.Errorf("store heads: %w", err)
+	}
+	p, err := s.version(ctx, objectID, max(head.Version, 1))
+	if err != nil {
+		return nil, err
+	}
+	followed := false
+	for {
+		next, err := s.version(ctx, objectID, p.Version+1)
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		p, followed = next, true
+	}
+	if followed {
+		s.advanceHead(ctx, objectID, p.Version)
+	}
+	return p, nil
+}
+
+// advanceHead moves the head hint forward (never back). A failure only costs later reads a step.
+func (s *Store) advanceHead(ctx context.Context, objectID string, version int) {
+	_, _ = s.c(Heads).UpdateOne(ctx, byID(objectID), bson.D{{Key: "$max", Value: bson.D{{Key: "version", Value: version}}}},
+		options.UpdateOne().SetUpsert(true))
+}
+
+// Materialise stores the first version of a new object from identity-svc's view of it, unless it
+// exists already, and returns the current profile. It is idempotent: the object.created
+// consumer and the first read or write of the object may race to call it.
 func (s *Store) Materialise(ctx context.Context, obj contract.Object) (*Profile, error) {
 	created, err := time.Parse(clock.Layout, obj.CreatedAt)
 	if err != nil {
 		created = clock.Now()
 	}
+	first := max(obj.Version, 1)
 	p := &Profile{
-		ObjectID: obj.ObjectID, Version: max(obj.Version, 1), LLMTxt: obj.InitialLLMTxt,
-		Title: contract.ProfileTitle(obj.InitialLLMTxt), Rules: obj.Rules, Included: []string{},
-		CreatedAt: created, UpdatedAt: created,
+		ID: VersionID(obj.ObjectID, first), ObjectID: obj.ObjectID, Version: first, Change: ChangeCreated,
+		UpdatedAt: created, LLMTxt: obj.InitialLLMTxt, Title: contract.ProfileTitle(obj.InitialLLMTxt),
+		Rules: obj.Rules, Included: []string{},
 	}
-	_, err = s.c(Profiles).InsertOne(ctx, p)
-	switch {
-	case mongox.IsDuplicateKey(err):
-		return s.Profile(ctx, obj.ObjectID)
-	case err != nil:
-		return nil, fmt.Errorf("store profiles: %w", err)
+	if _, err := s.c(Versions).InsertOne(ctx, p); err != nil && !mongox.IsDuplicateKey(err) {
+		return nil, fmt.Errorf("store versions: %w", err)
 	}
-	if err := s.insertVersion(ctx, snapshot(p, ChangeCreated, false)); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// insertVersion stores a version document; one that exists already is left as it is.
-func (s *Store) insertVersion(ctx context.Context, v *Version) error {
-	if _, err := s.c(Versions).InsertOne(ctx, v); err != nil && !mongox.IsDuplicateKey(err) {
-		return fmt.Errorf("store versions: %w", err)
-	}
-	return nil
+	return s.Profile(ctx, obj.ObjectID)
 }
 
 // Edit is one context write: it changes a copy of the current profile and returns the events to
-// publish with it (they see the profile with its new version). A nil events function publishes
-// nothing.
+// publish with it (they see the profile with its new version).
 type Edit struct {
 	Change string
 	Apply  func(p *Profile) error
@@ -185,139 +187,52 @@ type Edit struct {
 	At     time.Time
 }
 
-// Write applies an edit as the object's next version. It is a conditional update on the current
-// version, retried from a fresh read when another write won the race, so concurrent writes never
-// lose a version. The version document of the new version is written after the profile; a
-// writer that died in between is repaired by the next write, which first stores the current
-// version's document from the profile.
-func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, []events.Pending, error) {
-	for range s.MaxAttempts {
+// Write applies an edit as the object's next version: it reads the current profile, applies the
+// edit and inserts the next version's document. When another writer took that version first, it
+// reads again and retries, so concurrent writes each get their own version and none is lost.
+func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, error) {
+	for attempt := range s.MaxAttempts {
 		cur, err := s.Profile(ctx, objectID)
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := s.insertVersion(ctx, snapshot(cur, ChangeContext, cur.MemoryVersion == cur.Version)); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		next := *cur
 		next.Included = slices.Clone(cur.Included)
 		if err := e.Apply(&next); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		next.Version = cur.Version + 1
-		next.UpdatedAt = e.At
-		memoryChanged := next.Memory != cur.Memory || e.Change == ChangeDecisionMemory
-		if memoryChanged {
+		next.ID, next.Change, next.UpdatedAt = VersionID(objectID, next.Version), e.Change, e.At
+		next.MemoryChanged = e.Change == ChangeDecisionMemory
+		if next.MemoryChanged {
 			next.MemoryVersion = next.Version
 		}
-		var evs []events.Pending
+		next.Outbox = nil
 		if e.Events != nil {
-			evs = e.Events(&next)
+			next.Outbox = e.Events(&next)
 		}
-		ok, err := s.casProfile(ctx, cur, &next, evs)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
+		_, err = s.c(Versions).InsertOne(ctx, &next)
+		if mongox.IsDuplicateKey(err) {
+			// Another writer took this version: back off a little, more after each loss.
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(rand.IntN(2+attempt)) * time.Millisecond):
+			}
 			continue
 		}
-		if err := s.insertVersion(ctx, snapshot(&next, e.Change, memoryChanged)); err != nil {
-			return nil, nil, err
+		if err != nil {
+			return nil, fmt.Errorf("store versions: %w", err)
 		}
-		return &next, evs, nil
+		s.advanceHead(ctx, objectID, next.Version)
+		return &next, nil
 	}
-	return nil, nil, ErrContention
+	return nil, ErrContention
 }
 
-// casProfile sets the fields that changed between cur and next, if the stored version is still
-// cur's. Fields the edit did not change are left alone, so that a concurrent rules or sync
-// update (which does not move the version) is never overwritten with a stale copy.
-func (s *Store) casProfile(ctx context.Context, cur, next *Profile, evs []events.Pending) (bool, error) {
-	set := bson.D{{Key: "version", Value: next.Version}, {Key: "updated_at", Value: next.UpdatedAt}}
-	if next.LLMTxt != cur.LLMTxt {
-		set = append(set, bson.E{Key: "llm_txt", Value: next.LLMTxt})
-	}
-	if next.Title != cur.Title {
-		set = append(set, bson.E{Key: "title", Value: next.Title})
-	}
-	if !sameRules(next.Rules, cur.Rules) {
-		set = append(set, bson.E{Key: "rules", Value: next.Rules})
-	}
-	if !slices.Equal(next.Included, cur.Included) {
-		set = append(set, bson.E{Key: "included", Value: next.Included})
-	}
-	if next.Memory != cur.Memory {
-		set = append(set, bson.E{Key: "memory", Value: next.Memory})
-	}
-	if next.MemoryVersion != cur.MemoryVersion {
-		set = append(set, bson.E{Key: "memory_version", Value: next.MemoryVersion})
-	}
-	update := bson.D{{Key: "$set", Value: set}}
-	if len(evs) > 0 {
-		update = append(update, bson.E{Key: "$push", Value: bson.D{{Key: events.OutboxField, Value: bson.D{{Key: "$each", Value: evs}}}}})
-	}
-	res, err := s.c(Profiles).UpdateOne(ctx, bson.D{{Key: "_id", Value: cur.ObjectID}, {Key: "version", Value: cur.Version}}, update)
-	if err != nil {
-		return false, fmt.Errorf("store profiles: %w", err)
-	}
-	return res.MatchedCount == 1, nil
-}
-
-func sameRules(a, b *contract.Rules) bool {
-	ra, _ := bson.Marshal(struct{ R *contract.Rules }{a})
-	rb, _ := bson.Marshal(struct{ R *contract.Rules }{b})
-	return string(ra) == string(rb)
-}
-
-// SetRules replaces an object's rules without moving its version.
-func (s *Store) SetRules(ctx context.Context, objectID string, rules *contract.Rules) error {
-	return s.setProfile(ctx, objectID, bson.D{{Key: "rules", Value: rules}})
-}
-
-// SetSync stores the repository that llm.txt is pulled from.
-func (s *Store) SetSync(ctx context.Context, objectID string, cfg *SyncConfig) error {
-	return s.setProfile(ctx, objectID, bson.D{{Key: "sync", Value: cfg}})
-}
-
-// RecordSync records the commit of the last pull, unless the configuration changed meanwhile.
-func (s *Store) RecordSync(ctx context.Context, objectID string, cfg SyncConfig, commit string, at time.Time) error {
-	filter := bson.D{{Key: "_id", Value: objectID}, {Key: "sync.repo_url", Value: cfg.RepoURL},
-		{Key: "sync.branch", Value: cfg.Branch}, {Key: "sync.file_path", Value: cfg.FilePath}}
-	_, err := s.c(Profiles).UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{
-		{Key: "sync.last_commit", Value: commit}, {Key: "sync.last_synced_at", Value: at},
-	}}})
-	if err != nil {
-		return fmt.Errorf("store profiles: %w", err)
-	}
-	return nil
-}
-
-func (s *Store) setProfile(ctx context.Context, objectID string, set bson.D) error {
-	res, err := s.c(Profiles).UpdateOne(ctx, byID(objectID), bson.D{{Key: "$set", Value: set}})
-	if err != nil {
-		return fmt.Errorf("store profiles: %w", err)
-	}
-	if res.MatchedCount == 0 {
-		return ErrNotFound
-	}
-	return nil
-}
-
-// VersionOf returns one version of an object. The current version is served from the profile
-// when its document is missing (its writer stopped between the two writes).
-func (s *Store) VersionOf(ctx context.Context, p *Profile, version int) (*Version, error) {
-	var v Version
-	err := s.c(Versions).FindOne(ctx, byID(VersionID(p.ObjectID, version))).Decode(&v)
-	if mongox.IsNotFound(err) {
-		if version == p.Version {
-			return snapshot(p, ChangeContext, p.MemoryVersion == p.Version), nil
-		}
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store versions: %w", err)
-	}
-	return &v, nil
+// VersionOf returns one version of an object.
+func (s *Store) VersionOf(ctx context.Context, objectID string, version int) (*Profile, error) {
+	return s.version(ctx, objectID, version)
 }
 
 // VersionQuery pages through an object's versions, newest first.
@@ -326,12 +241,12 @@ type VersionQuery struct {
 	// Before is a version number cursor: only versions below it (0: from the newest).
 	Before int
 	Limit  int
-	// MemoryOnly selects the versions that changed decision memory.
+	// MemoryOnly selects the versions written by decision-memory writes.
 	MemoryOnly bool
 }
 
 // ListVersions lists versions without their content.
-func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Version, error) {
+func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, error) {
 	filter := bson.D{{Key: "object_id", Value: q.ObjectID}}
 	if q.Before > 0 {
 		filter = append(filter, bson.E{Key: "version", Value: bson.D{{Key: "$lt", Value: q.Before}}})
@@ -340,14 +255,59 @@ func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Version, er
 		filter = append(filter, bson.E{Key: "memory_changed", Value: true})
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "version", Value: -1}}).SetLimit(int64(q.Limit)).
-		SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "change", Value: 1}, {Key: "created_at", Value: 1}})
+		SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "change", Value: 1}, {Key: "updated_at", Value: 1}})
 	cur, err := s.c(Versions).Find(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("store versions: %w", err)
 	}
-	var out []Version
+	var out []Profile
 	if err := cur.All(ctx, &out); err != nil {
 		return nil, fmt.Errorf("store versions: %w", err)
 	}
 	return out, nil
+}
+
+// SyncConfig is the git repository that an object's llm.txt is pulled from.
+type SyncConfig struct {
+	ObjectID     string     `bson:"_id"`
+	RepoURL      string     `bson:"repo_url"`
+	Branch       string     `bson:"branch"`
+	FilePath     string     `bson:"file_path"`
+	LastCommit   string     `bson:"last_commit,omitempty"`
+	LastSyncedAt *time.Time `bson:"last_synced_at,omitempty"`
+}
+
+// Sync returns an object's sync configuration, or ErrNotFound.
+func (s *Store) Sync(ctx context.Context, objectID string) (*SyncConfig, error) {
+	var cfg SyncConfig
+	err := s.c(Syncs).FindOne(ctx, byID(objectID)).Decode(&cfg)
+	if mongox.IsNotFound(err) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store syncs: %w", err)
+	}
+	return &cfg, nil
+}
+
+// SetSync stores an object's sync configuration, replacing any earlier one.
+func (s *Store) SetSync(ctx context.Context, cfg *SyncConfig) error {
+	_, err := s.c(Syncs).ReplaceOne(ctx, byID(cfg.ObjectID), cfg, options.Replace().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("store syncs: %w", err)
+	}
+	return nil
+}
+
+// RecordSync records the commit of the last pull, unless the configuration changed meanwhile.
+func (s *Store) RecordSync(ctx context.Context, cfg *SyncConfig, commit string, at time.Time) error {
+	filter := bson.D{{Key: "_id", Value: cfg.ObjectID}, {Key: "repo_url", Value: cfg.RepoURL},
+		{Key: "branch", Value: cfg.Branch}, {Key: "file_path", Value: cfg.FilePath}}
+	_, err := s.c(Syncs).UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{
+		{Key: "last_commit", Value: commit}, {Key: "last_synced_at", Value: at},
+	}}})
+	if err != nil {
+		return fmt.Errorf("store syncs: %w", err)
+	}
+	return nil
 }
