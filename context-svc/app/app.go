@@ -30,7 +30,7 @@ const Name = "context-svc"
 const (
 	sourceTimeout = 10 * time.Second
 	sourceBytes   = 1 << 20
-	gitTimeout    = 60 * time.Second
+	gitTimeout    = 25 * time.Second // within the gateway's 30 s upstream timeout
 	gitBytes      = 32 << 20
 )
 

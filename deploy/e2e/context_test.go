@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +18,11 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/svcdev/svc/pkg/contract"
@@ -152,12 +157,14 @@ func TestContextConcurrentWritesKeepEveryVersion(t *testing.T) {
 	if !slices.Equal(versions, want) {
 		t.Fatalf("concurrent writes got versions %v, want each of %v once", versions, want)
 	}
-	if v := Num(t, env.Do(t, "GET", base, "", nil).JSON(t), "version"); v != writers+1 {
-		t.Errorf("object version = %v, want %d", v, writers+1)
-	}
 	list := env.Do(t, "GET", base+"/versions?limit=200", key, nil).Expect(t, 200).JSON(t)["versions"].([]any)
 	if len(list) != writers+1 {
 		t.Errorf("versions lists %d versions, want %d", len(list), writers+1)
+	}
+	// The object read shows the newest version once the writes have returned.
+	last := env.Do(t, "PUT", base+"/llm.txt", key, map[string]any{"body": "# Last"}).Expect(t, 200).JSON(t)
+	if Num(t, last, "version") != writers+2 || Num(t, env.Do(t, "GET", base, "", nil).JSON(t), "version") != writers+2 {
+		t.Errorf("a write after the concurrent ones answered %v; the object read must show version %d", last, writers+2)
 	}
 	mem := env.Do(t, "GET", base+"/decision-memory", key, nil).Expect(t, 200).JSON(t)
 	if n := len(mem["versions"].([]any)); n != writers/3 {
@@ -392,6 +399,89 @@ func TestContextSyncFromGitRepository(t *testing.T) {
 	if v := Num(t, env.Do(t, "GET", base, "", nil).JSON(t), "version"); v != 3 {
 		t.Errorf("failed pulls moved the version to %v", v)
 	}
+}
+
+// TestContextSyncOverHTTPS pulls llm.txt from a git smart-HTTP server over TLS, trusted through
+// OUTBOUND_CA_FILE: the path of real https remotes, through the SSRF-guarded client.
+func TestContextSyncOverHTTPS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.Main}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "llm.txt"), []byte("# Over https\n\nhttps-marker\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := repo.Worktree()
+	if _, err := wt.Add("llm.txt"); err != nil {
+		t.Fatal(err)
+	}
+	head, err := wt.Commit("profile", &git.CommitOptions{Author: &object.Signature{Name: "Ada", Email: "ada@example.com", When: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(smartGit(t, repo))
+	defer srv.Close()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	env := Start(t, WithEnv(allowPrivate, "true"), WithEnv("OUTBOUND_CA_FILE", caFile))
+	hash, key := env.CreateObject(t, nil)
+	base := "/api/objects/" + hash
+	env.Do(t, "PUT", base+"/sync", key, map[string]any{"repo_url": srv.URL + "/profile.git"}).Expect(t, 200)
+	pulled := env.Do(t, "POST", base+"/sync", key, nil).Expect(t, 200).JSON(t)
+	if Num(t, pulled, "version") != 2 || pulled["commit"] != head.String() {
+		t.Fatalf("pull over https = %v, want version 2 at %s", pulled, head)
+	}
+	if llm := string(env.Do(t, "GET", base+"/llm.txt", "", nil).Expect(t, 200).Body); !strings.Contains(llm, "https-marker") {
+		t.Errorf("llm.txt after the https pull:\n%s", llm)
+	}
+	env.Do(t, "PUT", base+"/sync", key, map[string]any{"repo_url": srv.URL + "/other.git"}).Expect(t, 200)
+	env.Do(t, "POST", base+"/sync", key, nil).ExpectError(t, 400, "INVALID_REQUEST")
+}
+
+// smartGit serves repo over git's smart HTTP protocol (upload-pack only), with go-git's server.
+func smartGit(t *testing.T, repo *git.Repository) http.Handler {
+	upload := server.NewServer(server.MapLoader{"file:///profile.git": repo.Storer})
+	ep, err := transport.NewEndpoint("file:///profile.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /profile.git/info/refs", func(w http.ResponseWriter, r *http.Request) {
+		sess, err := upload.NewUploadPackSession(ep, nil)
+		if err != nil || r.URL.Query().Get("service") != "git-upload-pack" {
+			http.Error(w, "no", http.StatusForbidden)
+			return
+		}
+		adv, err := sess.AdvertisedReferencesContext(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		adv.Prefix = [][]byte{[]byte("# service=git-upload-pack"), pktline.Flush}
+		w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
+		_ = adv.Encode(w)
+	})
+	mux.HandleFunc("POST /profile.git/git-upload-pack", func(w http.ResponseWriter, r *http.Request) {
+		req := packp.NewUploadPackRequest()
+		if err := req.Decode(r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		sess, _ := upload.NewUploadPackSession(ep, nil)
+		resp, err := sess.UploadPack(r.Context(), req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
+		_ = resp.Encode(w)
+	})
+	return mux
 }
 
 // TestDecisionMemory writes and rebuilds decision memory; the rebuild reads decision.recorded

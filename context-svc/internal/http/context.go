@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/svcdev/svc/context-svc/internal/profile"
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
@@ -118,18 +119,24 @@ func (h *Handler) putContext(c *gin.Context) {
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "sections name a source this object does not have"))
 		return
 	}
-	var toggled []store.Source
+	knownIDs := make([]string, len(known))
+	for i, s := range known {
+		knownIDs[i] = s.ID
+	}
+	var toggled []string
 	p, err := h.write(c, t, store.ChangeContext, func(p *store.Profile) error {
 		setLLMTxt(p, *req.LLMTxt)
 		if len(req.Rules) > 0 {
 			p.Rules = rules
 		}
-		p.Included, toggled = include(p.Included, known, wanted)
+		p.Included, toggled = profile.Include(p.Included, knownIDs, wanted)
 		return nil
 	}, func(p *store.Profile) []events.Pending {
-		evs := make([]events.Pending, len(toggled))
-		for i := range toggled {
-			evs[i] = sourceChanged(c, t, &toggled[i], wanted[toggled[i].ID], "updated")
+		var evs []events.Pending
+		for i := range known {
+			if slices.Contains(toggled, known[i].ID) {
+				evs = append(evs, sourceChanged(c, t, &known[i], wanted[known[i].ID], "updated"))
+			}
 		}
 		return evs
 	})
@@ -167,29 +174,6 @@ func sectionChanges(in []sectionChange) (map[string]bool, error) {
 		out[*s.ID] = *s.Included
 	}
 	return out, nil
-}
-
-// include applies wanted (source id → included) to the included list, keeping its order and
-// appending newly included sources in the order of known. It returns the sources whose
-// inclusion changed.
-func include(current []string, known []store.Source, wanted map[string]bool) ([]string, []store.Source) {
-	var toggled []store.Source
-	next := make([]string, 0, len(current))
-	for _, id := range current {
-		if in, named := wanted[id]; !named || in {
-			next = append(next, id)
-		}
-	}
-	for _, s := range known {
-		was := slices.Contains(current, s.ID)
-		if wanted[s.ID] != was {
-			toggled = append(toggled, s)
-			if !was {
-				next = append(next, s.ID)
-			}
-		}
-	}
-	return next, toggled
 }
 
 type versionSummary struct {

@@ -129,11 +129,8 @@ func readable(c *gin.Context) (t *authn.Target, owner bool, ok bool) {
 func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply func(p *store.Profile) error,
 	extra ...func(p *store.Profile) []events.Pending) (*store.Profile, error) {
 	ctx := c.Request.Context()
-	if _, err := h.profile(ctx, t.ObjectID); err != nil {
-		return nil, err
-	}
 	rid := httpx.RequestID(c)
-	p, err := h.Store.Write(ctx, t.ObjectID, store.Edit{
+	edit := store.Edit{
 		Change: change, Apply: apply, At: clock.Now(),
 		Events: func(p *store.Profile) []events.Pending {
 			evs := []events.Pending{events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, rid,
@@ -143,7 +140,14 @@ func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply fu
 			}
 			return evs
 		},
-	})
+	}
+	p, err := h.Store.Write(ctx, t.ObjectID, edit)
+	if errors.Is(err, store.ErrNotFound) { // the first write of an object created just now
+		if _, err = h.profile(ctx, t.ObjectID); err != nil {
+			return nil, err
+		}
+		p, err = h.Store.Write(ctx, t.ObjectID, edit)
+	}
 	if errors.Is(err, store.ErrContention) {
 		return nil, httpx.Conflict(httpx.CodeConflict, "too many concurrent writes to this context, retry")
 	}
@@ -157,13 +161,17 @@ func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply fu
 	return p, nil
 }
 
-// reportVersion tells identity-svc an object's new version and title, retrying briefly. identity
-// keeps the highest version it was told, so a retry or a late report never moves it back.
+// reportVersion tells identity-svc an object's new version and title, retrying briefly. It
+// reports the current profile when a concurrent write has gone further, so that a report that
+// arrives late carries the newest version and title rather than an older one.
 func (h *Handler) reportVersion(ctx context.Context, p *store.Profile) error {
-	update := contract.ProfileUpdate{Version: p.Version, UpdatedAt: clock.Format(p.UpdatedAt), Title: p.Title}
 	path := "/internal/v1/objects/" + url.PathEscape(p.ObjectID) + "/profile"
 	var err error
 	for attempt, wait := 0, 50*time.Millisecond; attempt < 3; attempt, wait = attempt+1, wait*4 {
+		if head, err := h.Store.Profile(ctx, p.ObjectID); err == nil && head.Version > p.Version {
+			p = head
+		}
+		update := contract.ProfileUpdate{Version: p.Version, UpdatedAt: clock.Format(p.UpdatedAt), Title: p.Title}
 		if err = h.Identity.Call(ctx, http.MethodPost, path, update, nil); err == nil {
 			return nil
 		}

@@ -27,9 +27,10 @@ const (
 	MaxSources     = 100
 	MaxSourceTitle = 200
 	MaxSourceURL   = 2048
-	// fetchTimeout bounds one fetch of a URL source while composing; fetchParallel bounds how many
-	// run at once.
+	// fetchTimeout bounds one fetch of a URL source while composing, refreshBudget all of them
+	// (well within the gateway's upstream timeout); fetchParallel bounds how many run at once.
 	fetchTimeout  = 10 * time.Second
+	refreshBudget = 15 * time.Second
 	fetchParallel = 4
 )
 
@@ -228,9 +229,12 @@ func (h *Handler) composable(ctx context.Context, objectID string, ids []string)
 	return out, nil
 }
 
-// refresh fetches the stale URL sources among srcs, in parallel, and records the results.
+// refresh fetches the stale URL sources among srcs, in parallel, and records the results. Those
+// not fetched within the budget keep their earlier content and are fetched again next time.
 func (h *Handler) refresh(ctx context.Context, srcs []store.Source) {
 	now := clock.Now()
+	ctx, cancel := context.WithTimeout(ctx, refreshBudget)
+	defer cancel()
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, fetchParallel)
 	for i := range srcs {
@@ -241,7 +245,13 @@ func (h *Handler) refresh(ctx context.Context, srcs []store.Source) {
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
+			if ctx.Err() != nil {
+				return
+			}
 			content, fetchErr := h.fetch(ctx, s.URL)
+			if fetchErr != "" && ctx.Err() != nil {
+				return // out of budget (or the caller left): not the source's failure
+			}
 			s.FetchedAt, s.FetchError = &now, fetchErr
 			if fetchErr == "" {
 				s.Content = content

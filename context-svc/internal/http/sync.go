@@ -108,6 +108,7 @@ func (h *Handler) pullSync(c *gin.Context) {
 	}
 	res, err := h.Git.Pull(ctx, gitsync.Remote{URL: cfg.RepoURL, Branch: cfg.Branch, Path: cfg.FilePath})
 	if err != nil {
+		h.Log.Info("sync pull failed", "request_id", httpx.RequestID(c), "object_id", t.ObjectID, "error", err)
 		httpx.Abort(c, syncError(err))
 		return
 	}
@@ -147,5 +148,7 @@ func syncError(err error) error {
 	case errors.Is(err, gitsync.ErrTooLarge):
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "the file is larger than %d bytes", httpx.MaxTextBytes)
 	}
-	return httpx.Unavailable(err)
+	// The remote failed: unreachable, not a git server, an untrusted certificate. The remote is
+	// the caller's input, not a backing service of ours.
+	return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository could not be fetched from repo_url")
 }

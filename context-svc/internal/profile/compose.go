@@ -102,3 +102,25 @@ This profile belongs to the svc object %[1]s. Anyone may write to its mailbox:
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// Include applies wanted (source id → included) to the ordered list of included sources: the
+// list keeps its order, and newly included sources are appended in the order of known (the ids
+// wanted names, as found). It returns the new list and the ids whose inclusion changed.
+func Include(current, known []string, wanted map[string]bool) (next, toggled []string) {
+	next = make([]string, 0, len(current))
+	for _, id := range current {
+		if in, named := wanted[id]; !named || in {
+			next = append(next, id)
+		}
+	}
+	for _, id := range known {
+		was := slices.Contains(current, id)
+		if wanted[id] != was {
+			toggled = append(toggled, id)
+			if !was {
+				next = append(next, id)
+			}
+		}
+	}
+	return next, toggled
+}
