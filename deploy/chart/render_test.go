@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -21,6 +22,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/svcdev/svc/deploy/internal/workspace"
@@ -157,7 +159,7 @@ func decode(manifest string) (*manifests, error) {
 		if obj == nil {
 			return nil, fmt.Errorf("%s: the chart renders %s %s, which this test does not know", key, meta.APIVersion, meta.Kind)
 		}
-		if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+		if err := decodeStrict(doc, obj); err != nil {
 			return nil, fmt.Errorf("%s %s: %w\n%s", meta.Kind, source(doc), err, doc)
 		}
 		if err := validMeta(meta.Kind, obj); err != nil {
@@ -166,6 +168,20 @@ func decode(manifest string) (*manifests, error) {
 		add()
 	}
 	return m, nil
+}
+
+// decodeStrict decodes one YAML document as the API server does with strict field validation:
+// field names match case-sensitively, and unknown or duplicate fields are errors.
+func decodeStrict(doc string, obj any) error {
+	data, err := yaml.YAMLToJSONStrict([]byte(doc))
+	if err != nil {
+		return err
+	}
+	strictErrs, err := kjson.UnmarshalStrict(data, obj)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strictErrs...)
 }
 
 // source returns the "# Source:" line Helm puts on every document.
