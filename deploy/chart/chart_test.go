@@ -19,27 +19,15 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/svcdev/svc/deploy/internal/workspace"
+	"github.com/svcdev/svc/deploy/internal/suite"
 )
 
 const (
 	componentLabel = "app.kubernetes.io/component"
-	gateway        = "gateway"
+	gateway        = suite.Gateway
 	containerPort  = 8080
 	baseHost       = "svc.example.com" // the host of config.baseURL in values.yaml
 )
-
-// secretEnv are the variables that must come from the Secret, and the services that get each
-// (none listed: every service).
-func secretEnv() map[string][]string {
-	return map[string][]string{
-		"INTERNAL_JWT_KEY":       nil,
-		"MONGO_URI":              nil,
-		"KAFKA_BROKERS":          nil,
-		"REDIS_URL":              nil,
-		"PAYMENT_VOUCHER_SECRET": {"identity-svc"},
-	}
-}
 
 // allEnabled returns the --set values that turn on every service listed in values.yaml.
 func allEnabled(t *testing.T) map[string]any {
@@ -323,8 +311,8 @@ func checkEnv(t *testing.T, m *manifests, name string, services []string, c *cor
 		}
 		seen[e.Name] = true
 	}
-	for key, only := range secretEnv() {
-		want := len(only) == 0 || slices.Contains(only, name)
+	for _, key := range suite.AllSecretEnv() {
+		want := slices.Contains(suite.SecretEnv(name), key)
 		e := envVar(c, key)
 		switch {
 		case !want && e != nil:
@@ -335,15 +323,9 @@ func checkEnv(t *testing.T, m *manifests, name string, services []string, c *cor
 			t.Errorf("env %s reads %s/%s, want %s/%s", key, e.ValueFrom.SecretKeyRef.Name, e.ValueFrom.SecretKeyRef.Key, secret, key)
 		}
 	}
-	var calls []string // the services whose URL this one must have
-	for _, other := range services {
-		if other != name && other != gateway && (name == gateway || other == "identity-svc") {
-			calls = append(calls, other)
-		}
-	}
-	for _, other := range calls {
-		if envValue(c, workspace.URLEnv(other)) == "" {
-			t.Errorf("no %s: %s calls %s", workspace.URLEnv(other), name, other)
+	for _, other := range suite.Calls(name, services) {
+		if envValue(c, suite.URLEnv(other)) == "" {
+			t.Errorf("no %s: %s calls %s", suite.URLEnv(other), name, other)
 		}
 	}
 	for _, e := range c.Env {
@@ -423,7 +405,7 @@ func checkSecret(t *testing.T, m *manifests, name string) {
 			t.Errorf("Secret %s rendered, but the pods read %s", s.Name, name)
 			continue
 		}
-		for key := range secretEnv() {
+		for _, key := range suite.AllSecretEnv() {
 			if len(s.Data[key]) == 0 {
 				t.Errorf("Secret %s has no %s", s.Name, key)
 			}

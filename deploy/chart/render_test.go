@@ -25,7 +25,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/svcdev/svc/deploy/internal/workspace"
+	"github.com/svcdev/svc/deploy/internal/suite"
 )
 
 const (
@@ -262,11 +262,11 @@ func workspaceServices(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := workspace.Root(wd)
+	root, err := suite.Root(wd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	services, err := workspace.Services(root)
+	services, err := suite.Services(root)
 	if err != nil {
 		t.Fatal(err)
 	}

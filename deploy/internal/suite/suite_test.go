@@ -1,4 +1,4 @@
-package workspace
+package suite
 
 import (
 	"os"
@@ -54,6 +54,20 @@ func TestURLEnv(t *testing.T) {
 	} {
 		if got := URLEnv(service); got != want {
 			t.Errorf("URLEnv(%q) = %q, want %q", service, got, want)
+		}
+	}
+}
+
+func TestCalls(t *testing.T) {
+	t.Parallel()
+	deployed := []string{"context-svc", "gateway", "identity-svc", "mailbox-svc"}
+	for service, want := range map[string][]string{
+		"gateway":      {"context-svc", "identity-svc", "mailbox-svc"},
+		"mailbox-svc":  {"identity-svc"},
+		"identity-svc": nil,
+	} {
+		if got := Calls(service, deployed); !slices.Equal(got, want) {
+			t.Errorf("Calls(%q) = %v, want %v", service, got, want)
 		}
 	}
 }

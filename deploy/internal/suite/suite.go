@@ -1,5 +1,6 @@
-// Package workspace finds the services that deploy/ must ship by reading the repository's go.work.
-package workspace
+// Package suite describes what deploy/ ships: the services (read from the repository's go.work)
+// and the environment each of them must be given.
+package suite
 
 import (
 	"errors"
@@ -26,7 +27,7 @@ func notServices() []string {
 func Root(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("workspace root: %w", err)
+		return "", fmt.Errorf("suite root: %w", err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
@@ -34,7 +35,7 @@ func Root(dir string) (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("workspace root: no go.work above the working directory")
+			return "", errors.New("suite root: no go.work above the working directory")
 		}
 		dir = parent
 	}
@@ -46,17 +47,17 @@ func Services(root string) ([]string, error) {
 	path := filepath.Join(root, "go.work")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("workspace services: %w", err)
+		return nil, fmt.Errorf("suite services: %w", err)
 	}
 	work, err := modfile.ParseWork(path, data, nil)
 	if err != nil {
-		return nil, fmt.Errorf("workspace services: %w", err)
+		return nil, fmt.Errorf("suite services: %w", err)
 	}
 	services := required()
 	for _, use := range work.Use {
 		dir := filepath.ToSlash(filepath.Clean(use.Path))
 		if strings.Contains(dir, "/") {
-			return nil, fmt.Errorf("workspace services: %s: every module is a top-level folder", use.Path)
+			return nil, fmt.Errorf("suite services: %s: every module is a top-level folder", use.Path)
 		}
 		if !slices.Contains(notServices(), dir) {
 			services = append(services, dir)
@@ -71,4 +72,34 @@ func Services(root string) ([]string, error) {
 func URLEnv(service string) string {
 	name := strings.TrimSuffix(service, "-svc")
 	return strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_URL"
+}
+
+// Gateway is the one service reachable from outside.
+const Gateway = "gateway"
+
+// SecretEnv returns the variables a service reads that hold credentials or backend addresses:
+// deployments keep them in a Secret, never in plain values.
+func SecretEnv(service string) []string {
+	env := []string{"INTERNAL_JWT_KEY", "KAFKA_BROKERS", "MONGO_URI", "REDIS_URL"}
+	if service == "identity-svc" {
+		env = append(env, "PAYMENT_VOUCHER_SECRET")
+	}
+	return env
+}
+
+// AllSecretEnv returns every variable that SecretEnv gives some service.
+func AllSecretEnv() []string {
+	return SecretEnv("identity-svc")
+}
+
+// Calls returns the services, among deployed, whose URL a service must be given: the gateway calls
+// every other service, and every service calls identity-svc.
+func Calls(service string, deployed []string) []string {
+	var calls []string
+	for _, other := range deployed {
+		if other != service && other != Gateway && (service == Gateway || other == "identity-svc") {
+			calls = append(calls, other)
+		}
+	}
+	return calls
 }
