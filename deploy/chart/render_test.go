@@ -194,31 +194,32 @@ func source(doc string) string {
 func (m *manifests) slot(meta metav1.TypeMeta) (metav1.Object, func()) {
 	switch meta.GroupVersionKind().String() {
 	case "apps/v1, Kind=Deployment":
-		o := &appsv1.Deployment{}
-		return o, func() { m.deployments = append(m.deployments, o) }
+		return into(&m.deployments)
 	case "/v1, Kind=Service":
-		o := &corev1.Service{}
-		return o, func() { m.services = append(m.services, o) }
+		return into(&m.services)
 	case "autoscaling/v2, Kind=HorizontalPodAutoscaler":
-		o := &autoscalingv2.HorizontalPodAutoscaler{}
-		return o, func() { m.hpas = append(m.hpas, o) }
+		return into(&m.hpas)
 	case "policy/v1, Kind=PodDisruptionBudget":
-		o := &policyv1.PodDisruptionBudget{}
-		return o, func() { m.pdbs = append(m.pdbs, o) }
+		return into(&m.pdbs)
 	case "networking.k8s.io/v1, Kind=NetworkPolicy":
-		o := &networkingv1.NetworkPolicy{}
-		return o, func() { m.networkPolicies = append(m.networkPolicies, o) }
+		return into(&m.networkPolicies)
 	case "networking.k8s.io/v1, Kind=Ingress":
-		o := &networkingv1.Ingress{}
-		return o, func() { m.ingresses = append(m.ingresses, o) }
+		return into(&m.ingresses)
 	case "/v1, Kind=Secret":
-		o := &corev1.Secret{}
-		return o, func() { m.secrets = append(m.secrets, o) }
+		return into(&m.secrets)
 	case "/v1, Kind=ServiceAccount":
-		o := &corev1.ServiceAccount{}
-		return o, func() { m.serviceAccounts = append(m.serviceAccounts, o) }
+		return into(&m.serviceAccounts)
 	}
 	return nil, nil
+}
+
+// into returns a new object of list's element type and the function that appends it to list.
+func into[T any, P interface {
+	*T
+	metav1.Object
+}](list *[]P) (metav1.Object, func()) {
+	obj := P(new(T))
+	return obj, func() { *list = append(*list, obj) }
 }
 
 // validMeta checks what the API server would refuse in an object's name, namespace and labels.
