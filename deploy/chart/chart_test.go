@@ -310,6 +310,10 @@ func checkEnv(t *testing.T, m *manifests, name string, services []string, c *cor
 			t.Errorf("env %s is set twice", e.Name)
 		}
 		seen[e.Name] = true
+		// An empty value is most often a template reading a value that does not exist.
+		if e.Value == "" && e.ValueFrom == nil && e.Name != "KAFKA_TOPIC_PREFIX" {
+			t.Errorf("env %s is empty", e.Name)
+		}
 	}
 	for _, key := range suite.AllSecretEnv() {
 		want := slices.Contains(suite.SecretEnv(name), key)

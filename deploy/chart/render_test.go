@@ -58,7 +58,8 @@ func secretValues() map[string]any {
 	}}
 }
 
-// withValues returns base with the value at the dotted path set (the path's maps are created).
+// withValues returns a copy of base with each dotted path of sets set to its value, creating the
+// maps on the way, as --set does.
 func withValues(base map[string]any, sets map[string]any) map[string]any {
 	out := deepCopy(base)
 	for path, value := range sets {
