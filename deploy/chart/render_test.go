@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -260,11 +259,7 @@ func chartServices(t *testing.T) []string {
 // workspaceServices returns the services go.work lists, with the four every release holds.
 func workspaceServices(t *testing.T) []string {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := suite.Root(wd)
+	root, err := suite.Root(".")
 	if err != nil {
 		t.Fatal(err)
 	}

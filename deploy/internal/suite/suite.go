@@ -15,7 +15,7 @@ import (
 
 // required are the services every deployment holds, whether or not go.work lists them yet.
 func required() []string {
-	return []string{"gateway", "identity-svc", "context-svc", "mailbox-svc"}
+	return []string{Gateway, "identity-svc", "context-svc", "mailbox-svc"}
 }
 
 // notServices are the workspace modules that are not services.
