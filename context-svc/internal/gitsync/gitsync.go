@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -70,6 +71,8 @@ type Syncer struct {
 	AllowFile bool
 	// MaxFile bounds the pulled file.
 	MaxFile int64
+	// Timeout bounds a whole pull, every request to the remote included (none when zero).
+	Timeout time.Duration
 }
 
 // Validate checks a remote's URL, branch and file path, and returns them normalised (the path
@@ -136,6 +139,11 @@ func (s *Syncer) Pull(ctx context.Context, r Remote) (*Result, error) {
 	r, err := s.Validate(r)
 	if err != nil {
 		return nil, err
+	}
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
 	}
 	ep, err := s.endpoint(r.URL)
 	if err != nil {

@@ -106,10 +106,6 @@ func (h *Handler) putContext(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	if _, err := h.profile(ctx, t.ObjectID); err != nil {
-		httpx.Abort(c, err)
-		return
-	}
 	known, err := h.Store.SourcesByID(ctx, t.ObjectID, slices.Collect(maps.Keys(wanted)))
 	if err != nil {
 		httpx.Abort(c, err)

@@ -104,24 +104,38 @@ func (h *Handler) profile(ctx context.Context, objectID string) (*store.Profile,
 	return h.Store.Materialise(ctx, obj)
 }
 
-// readable returns the target of a public read, refusing a private object to anyone but its
-// owner with a 404 that does not reveal it. owner reports whether the caller owns the object.
-func readable(c *gin.Context) (t *authn.Target, owner bool, ok bool) {
-	t = authn.TargetFrom(c)
+// target returns the object named by the route's {hash}.
+func target(c *gin.Context) (*authn.Target, bool) {
+	t := authn.TargetFrom(c)
 	if t == nil {
 		httpx.Abort(c, httpx.NotFound("object"))
-		return nil, false, false
+		return nil, false
 	}
+	return t, true
+}
+
+// callerOwns reports whether a public route's caller presented a key of the object that may
+// read it (the owner key, or a sub-key with the read scope).
+func callerOwns(c *gin.Context, t *authn.Target) bool {
 	p := authn.PrincipalFrom(c)
-	owner = p != nil && p.ObjectID == t.ObjectID && p.HasScope(authn.ScopeRead)
+	return p != nil && p.ObjectID == t.ObjectID && p.HasScope(authn.ScopeRead)
+}
+
+// readable returns the target of a public profile read, refusing a private object to anyone but
+// its owner with a 404 that does not reveal it.
+func readable(c *gin.Context) (*authn.Target, bool) {
+	t, ok := target(c)
+	if !ok {
+		return nil, false
+	}
 	if t.Visibility == "private" {
-		if !owner {
+		if !callerOwns(c, t) {
 			httpx.Abort(c, httpx.NotFound("object"))
-			return nil, false, false
+			return nil, false
 		}
 		c.Header("Cache-Control", "private, no-store")
 	}
-	return t, owner, true
+	return t, true
 }
 
 // write applies a context write as the object's next version, queues its events and tells

@@ -36,7 +36,7 @@ func setLLMTxt(p *store.Profile, md string) {
 }
 
 func (h *Handler) getLLMTxt(c *gin.Context) {
-	t, _, ok := readable(c)
+	t, ok := readable(c)
 	if !ok {
 		return
 	}
@@ -84,7 +84,7 @@ func (h *Handler) putLLMTxt(c *gin.Context) {
 }
 
 func (h *Handler) coach(c *gin.Context) {
-	t, _, ok := readable(c)
+	t, ok := readable(c)
 	if !ok {
 		return
 	}
@@ -100,7 +100,7 @@ func (h *Handler) coach(c *gin.Context) {
 }
 
 func (h *Handler) agentCard(c *gin.Context) {
-	t, _, ok := readable(c)
+	t, ok := readable(c)
 	if !ok {
 		return
 	}

@@ -28,7 +28,8 @@ type putRulesRequest struct {
 }
 
 func (h *Handler) getRules(c *gin.Context) {
-	t, owner, ok := readableRules(c)
+	// Rules are public, also those of a private object: anyone may still write to its mailbox.
+	t, ok := target(c)
 	if !ok {
 		return
 	}
@@ -44,7 +45,7 @@ func (h *Handler) getRules(c *gin.Context) {
 		return
 	}
 	resp := rulesResponse{Rules: p.Rules}
-	if showBlocked && owner { // never shown to anyone else, whatever they ask
+	if showBlocked && callerOwns(c, t) { // never shown to anyone else, whatever they ask
 		blocked, err := h.Mailbox.BlockedHashes(ctx, t.ObjectID)
 		if err != nil {
 			httpx.Abort(c, httpx.Unavailable(err))
@@ -53,18 +54,6 @@ func (h *Handler) getRules(c *gin.Context) {
 		resp.BlockedHashes = &blocked
 	}
 	c.JSON(http.StatusOK, resp)
-}
-
-// readableRules admits anyone: rules are public, also those of a private object, since anyone
-// may write to its mailbox. owner reports whether the caller owns the object.
-func readableRules(c *gin.Context) (*authn.Target, bool, bool) {
-	t := authn.TargetFrom(c)
-	if t == nil {
-		httpx.Abort(c, httpx.NotFound("object"))
-		return nil, false, false
-	}
-	p := authn.PrincipalFrom(c)
-	return t, p != nil && p.ObjectID == t.ObjectID && p.HasScope(authn.ScopeRead), true
 }
 
 // flag reads a boolean query parameter: 1 or true, 0 or false, or absent.

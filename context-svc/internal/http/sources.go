@@ -127,10 +127,6 @@ func (h *Handler) createSource(c *gin.Context) {
 	}
 	included := req.Included == nil || *req.Included
 	ctx := c.Request.Context()
-	if _, err := h.profile(ctx, t.ObjectID); err != nil {
-		httpx.Abort(c, err)
-		return
-	}
 	n, err := h.Store.CountSources(ctx, t.ObjectID)
 	if err != nil {
 		httpx.Abort(c, err)

@@ -68,10 +68,6 @@ func (h *Handler) configureSync(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	if _, err := h.profile(ctx, t.ObjectID); err != nil {
-		httpx.Abort(c, err)
-		return
-	}
 	cfg := &store.SyncConfig{ObjectID: t.ObjectID, RepoURL: remote.URL, Branch: remote.Branch, FilePath: remote.Path}
 	if err := h.Store.SetSync(ctx, cfg); err != nil {
 		httpx.Abort(c, err)

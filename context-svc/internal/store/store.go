@@ -175,6 +175,9 @@ func (s *Store) Materialise(ctx context.Context, obj contract.Object) (*Profile,
 	if _, err := s.c(Versions).InsertOne(ctx, p); err != nil && !mongox.IsDuplicateKey(err) {
 		return nil, fmt.Errorf("store versions: %w", err)
 	}
+	if first > 1 { // identity-svc knows a later version: the reads start there
+		s.advanceHead(ctx, obj.ObjectID, first)
+	}
 	return s.Profile(ctx, obj.ObjectID)
 }
 
