@@ -252,10 +252,6 @@ func (h *Handler) listVersions(c *gin.Context, objectID string, memoryOnly bool,
 		httpx.Abort(c, err)
 		return
 	}
-	var next *string
-	if len(list) > limit {
-		list = list[:limit]
-		next = encodeCursor(strconv.Itoa(list[limit-1].Version))
-	}
+	list, next := page(list, limit, func(v store.Profile) string { return strconv.Itoa(v.Version) })
 	c.JSON(http.StatusOK, render(list, next))
 }

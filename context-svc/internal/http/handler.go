@@ -239,9 +239,15 @@ func cursor(c *gin.Context, valid func(string) bool) (string, error) {
 	return string(b), nil
 }
 
-func encodeCursor(s string) *string {
-	c := base64.RawURLEncoding.EncodeToString([]byte(s))
-	return &c
+// page trims a list read with limit+1 entries to limit, and returns the cursor of the next page
+// (the key of the last entry kept), or nil on the last page.
+func page[T any](list []T, limit int, key func(T) string) ([]T, *string) {
+	if len(list) <= limit {
+		return list, nil
+	}
+	list = list[:limit]
+	next := base64.RawURLEncoding.EncodeToString([]byte(key(list[limit-1])))
+	return list, &next
 }
 
 // decodeEmpty accepts a request without a body, or with an empty JSON object, for routes that

@@ -132,10 +132,7 @@ func (h *Handler) listLinks(c *gin.Context) {
 		return
 	}
 	resp := linkListResponse{Links: []linkResponse{}}
-	if len(list) > limit {
-		list = list[:limit]
-		resp.NextCursor = encodeCursor(list[limit-1].ID)
-	}
+	list, resp.NextCursor = page(list, limit, func(l store.Link) string { return l.ID })
 	for i := range list {
 		resp.Links = append(resp.Links, h.linkView(&list[i]))
 	}

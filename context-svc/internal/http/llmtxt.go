@@ -13,8 +13,24 @@ import (
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
-type putLLMTxtRequest struct {
+// textBody is the body of the routes that replace one markdown text: llm.txt, decision memory.
+type textBody struct {
 	Body *string `json:"body"`
+}
+
+// decodeTextBody reads a textBody: body is required and at most 256 KiB.
+func decodeTextBody(c *gin.Context) (string, error) {
+	var req textBody
+	if err := httpx.Decode(c, &req); err != nil {
+		return "", err
+	}
+	if req.Body == nil {
+		return "", httpx.MissingField("body")
+	}
+	if len(*req.Body) > httpx.MaxTextBytes {
+		return "", textTooLarge("body")
+	}
+	return *req.Body, nil
 }
 
 type putLLMTxtResponse struct {
@@ -59,21 +75,13 @@ func (h *Handler) putLLMTxt(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var req putLLMTxtRequest
-	if err := httpx.Decode(c, &req); err != nil {
+	body, err := decodeTextBody(c)
+	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	if req.Body == nil {
-		httpx.Abort(c, httpx.MissingField("body"))
-		return
-	}
-	if len(*req.Body) > httpx.MaxTextBytes {
-		httpx.Abort(c, textTooLarge("body"))
-		return
-	}
 	p, err := h.write(c, t, store.ChangeLLMTxt, func(p *store.Profile) error {
-		setLLMTxt(p, *req.Body)
+		setLLMTxt(p, body)
 		return nil
 	})
 	if err != nil {

@@ -15,10 +15,6 @@ import (
 // MaxRebuildDecisions bounds the decisions a rebuild reads, newest first.
 const MaxRebuildDecisions = 500
 
-type putMemoryRequest struct {
-	Body *string `json:"body"`
-}
-
 type memoryVersion struct {
 	Version   int    `json:"version"`
 	CreatedAt string `json:"created_at"`
@@ -61,21 +57,13 @@ func (h *Handler) putMemory(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var req putMemoryRequest
-	if err := httpx.Decode(c, &req); err != nil {
+	body, err := decodeTextBody(c)
+	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	if req.Body == nil {
-		httpx.Abort(c, httpx.MissingField("body"))
-		return
-	}
-	if len(*req.Body) > httpx.MaxTextBytes {
-		httpx.Abort(c, textTooLarge("body"))
-		return
-	}
 	p, err := h.write(c, t, store.ChangeDecisionMemory, func(p *store.Profile) error {
-		p.Memory = *req.Body
+		p.Memory = body
 		return nil
 	})
 	if err != nil {

@@ -191,10 +191,7 @@ func (h *Handler) listSources(c *gin.Context) {
 		return
 	}
 	resp := sourceListResponse{Sources: []sourceResponse{}}
-	if len(list) > limit {
-		list = list[:limit]
-		resp.NextCursor = encodeCursor(list[limit-1].ID)
-	}
+	list, resp.NextCursor = page(list, limit, func(s store.Source) string { return s.ID })
 	included := map[string]bool{}
 	for _, id := range p.Included {
 		included[id] = true
