@@ -59,7 +59,7 @@ func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, error)
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: q.After}}})
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(q.Limit)).SetProjection(withoutOutbox)
-	return findSources(ctx, s, filter, opts)
+	return findAll[Source](ctx, s.c(Sources), filter, opts)
 }
 
 // SourcesByID returns the object's sources among ids, in the order of ids; unknown ids are
@@ -69,7 +69,7 @@ func (s *Store) SourcesByID(ctx context.Context, objectID string, ids []string) 
 		return nil, nil
 	}
 	filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "object_id", Value: objectID}}
-	found, err := findSources(ctx, s, filter, options.Find().SetProjection(withoutOutbox))
+	found, err := findAll[Source](ctx, s.c(Sources), filter, options.Find().SetProjection(withoutOutbox))
 	if err != nil {
 		return nil, err
 	}
@@ -82,18 +82,6 @@ func (s *Store) SourcesByID(ctx context.Context, objectID string, ids []string) 
 		if src, ok := byID[id]; ok {
 			out = append(out, src)
 		}
-	}
-	return out, nil
-}
-
-func findSources(ctx context.Context, s *Store, filter bson.D, opts *options.FindOptionsBuilder) ([]Source, error) {
-	cur, err := s.c(Sources).Find(ctx, filter, opts)
-	if err != nil {
-		return nil, fmt.Errorf("store sources: %w", err)
-	}
-	var out []Source
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store sources: %w", err)
 	}
 	return out, nil
 }
@@ -155,15 +143,7 @@ func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, error) {
 	if q.Before != "" {
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$lt", Value: q.Before}}})
 	}
-	cur, err := s.c(Links).Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(q.Limit)))
-	if err != nil {
-		return nil, fmt.Errorf("store links: %w", err)
-	}
-	var out []Link
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store links: %w", err)
-	}
-	return out, nil
+	return findAll[Link](ctx, s.c(Links), filter, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(q.Limit)))
 }
 
 // Decision is a decision recorded in one of an object's threads, learned from graph-svc.
@@ -189,14 +169,6 @@ func (s *Store) RecordDecision(ctx context.Context, d *Decision) error {
 
 // RecentDecisions returns up to limit decisions of an object, newest first.
 func (s *Store) RecentDecisions(ctx context.Context, objectID string, limit int) ([]Decision, error) {
-	cur, err := s.c(Decisions).Find(ctx, bson.D{{Key: "object_id", Value: objectID}},
+	return findAll[Decision](ctx, s.c(Decisions), bson.D{{Key: "object_id", Value: objectID}},
 		options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}}).SetLimit(int64(limit)))
-	if err != nil {
-		return nil, fmt.Errorf("store decisions: %w", err)
-	}
-	var out []Decision
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store decisions: %w", err)
-	}
-	return out, nil
 }

@@ -259,13 +259,18 @@ func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, er
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "version", Value: -1}}).SetLimit(int64(q.Limit)).
 		SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "change", Value: 1}, {Key: "updated_at", Value: 1}})
-	cur, err := s.c(Versions).Find(ctx, filter, opts)
+	return findAll[Profile](ctx, s.c(Versions), filter, opts)
+}
+
+// findAll runs a query and decodes every document it finds.
+func findAll[T any](ctx context.Context, coll *mongo.Collection, filter bson.D, opts *options.FindOptionsBuilder) ([]T, error) {
+	cur, err := coll.Find(ctx, filter, opts)
 	if err != nil {
-		return nil, fmt.Errorf("store versions: %w", err)
+		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
 	}
-	var out []Profile
+	var out []T
 	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store versions: %w", err)
+		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
 	}
 	return out, nil
 }
