@@ -2,7 +2,6 @@ package http
 
 import (
 	"encoding/json"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -100,13 +99,13 @@ func (h *Handler) putContext(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	wanted, err := sectionChanges(req.Sections)
+	named, wanted, err := sectionChanges(req.Sections)
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
 	ctx := c.Request.Context()
-	known, err := h.Store.SourcesByID(ctx, t.ObjectID, slices.Collect(maps.Keys(wanted)))
+	known, err := h.Store.SourcesByID(ctx, t.ObjectID, named)
 	if err != nil {
 		httpx.Abort(c, err)
 		return
@@ -143,33 +142,36 @@ func (h *Handler) putContext(c *gin.Context) {
 	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
 }
 
-// sectionChanges validates the sections of a context write into source id → included. The
-// profile section is always included and cannot be left out.
-func sectionChanges(in []sectionChange) (map[string]bool, error) {
+// sectionChanges validates the sections of a context write into the source ids they name, in
+// order, and source id → included. The profile section is always included and cannot be left
+// out.
+func sectionChanges(in []sectionChange) ([]string, map[string]bool, error) {
 	if len(in) > MaxSources+1 {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "sections has more than %d entries", MaxSources+1)
+		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "sections has more than %d entries", MaxSources+1)
 	}
-	out := map[string]bool{}
+	var named []string
+	wanted := map[string]bool{}
 	for i, s := range in {
 		switch {
 		case s.ID == nil || *s.ID == "":
-			return nil, httpx.MissingField("sections[" + strconv.Itoa(i) + "].id")
+			return nil, nil, httpx.MissingField("sections[" + strconv.Itoa(i) + "].id")
 		case s.Included == nil:
-			return nil, httpx.MissingField("sections[" + strconv.Itoa(i) + "].included")
+			return nil, nil, httpx.MissingField("sections[" + strconv.Itoa(i) + "].included")
 		case *s.ID == ProfileSection:
 			if !*s.Included {
-				return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "the profile section is always included")
+				return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "the profile section is always included")
 			}
 			continue
 		case !strings.HasPrefix(*s.ID, "src_"):
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "sections[%d].id is not a section id", i)
+			return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "sections[%d].id is not a section id", i)
 		}
-		if _, dup := out[*s.ID]; dup {
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "section %s is listed twice", *s.ID)
+		if _, dup := wanted[*s.ID]; dup {
+			return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "section %s is listed twice", *s.ID)
 		}
-		out[*s.ID] = *s.Included
+		named = append(named, *s.ID)
+		wanted[*s.ID] = *s.Included
 	}
-	return out, nil
+	return named, wanted, nil
 }
 
 type versionSummary struct {
