@@ -500,8 +500,9 @@ func TestDecisionMemory(t *testing.T) {
 		t.Errorf("PUT decision-memory = %v, want version 2 shown by the object read", w)
 	}
 	rebuilt := env.Do(t, "POST", base, key, nil).Expect(t, 200).JSON(t)
-	if rebuilt["ok"] != true || Num(t, rebuilt, "version") != 3 || Num(t, rebuilt, "rebuilt_from_decisions") != 0 {
-		t.Errorf("rebuild without decisions = %v", rebuilt)
+	if rebuilt["ok"] != true || Num(t, rebuilt, "version") != 3 || Num(t, rebuilt, "rebuilt_from_decisions") != 0 ||
+		Num(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).JSON(t), "version") != 3 {
+		t.Errorf("rebuild without decisions = %v, want version 3 shown by the object read", rebuilt)
 	}
 	mem := env.Do(t, "GET", base, key, nil).Expect(t, 200).JSON(t)
 	if !strings.Contains(Str(t, mem, "memory"), "no major thread decisions") || Num(t, mem, "version") != 3 ||
@@ -548,7 +549,7 @@ func versionNumbers(list any) []int {
 func TestContextInternalRules(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
-	hash, _ := env.CreateObject(t, map[string]any{"rules": map[string]any{"participant_admission": map[string]any{"mode": "owner_approval"}}})
+	hash, key := env.CreateObject(t, map[string]any{"rules": map[string]any{"participant_admission": map[string]any{"mode": "owner_approval"}}})
 	bare, _ := env.CreateObject(t, nil)
 	id := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+hash)["object_id"].(string)
 	rules := env.Internal(t, "context-svc", "GET", "/internal/v1/objects/"+id+"/rules")
@@ -558,6 +559,22 @@ func TestContextInternalRules(t *testing.T) {
 	bareID := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+bare)["object_id"].(string)
 	if got := env.Internal(t, "context-svc", "GET", "/internal/v1/objects/"+bareID+"/rules"); got != nil {
 		t.Errorf("internal rules of an object without rules = %v, want null", got)
+	}
+
+	// A rules write is a new version, seen at once by the object read and by mailbox-svc.
+	w := env.Do(t, "PUT", "/api/objects/"+hash+"/rules", key, map[string]any{"body": `{"participant_admission":{"mode":"open"}}`}).Expect(t, 200).JSON(t)
+	if w["ok"] != true || Num(t, w, "version") != 2 || Num(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).JSON(t), "version") != 2 {
+		t.Errorf("PUT rules = %v, want version 2 shown by the object read", w)
+	}
+	if got := MustJSON(env.Internal(t, "context-svc", "GET", "/internal/v1/objects/"+id+"/rules")); got != `{"participant_admission":{"mode":"open"}}` {
+		t.Errorf("internal rules after PUT rules = %s", got)
+	}
+	env.Do(t, "PUT", "/api/objects/"+hash+"/rules", key, map[string]any{"rules": nil}).Expect(t, 200)
+	if got := env.Internal(t, "context-svc", "GET", "/internal/v1/objects/"+id+"/rules"); got != nil {
+		t.Errorf("internal rules after clearing them = %v, want null", got)
+	}
+	if got := string(env.Do(t, "GET", "/api/objects/"+hash+"/rules", "", nil).Expect(t, 200).Body); got != "{}" {
+		t.Errorf("public rules after clearing them = %s, want {}", got)
 	}
 }
 
