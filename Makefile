@@ -4,6 +4,8 @@ GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
 .PHONY: test lint run bench build fmt-check
 
+include deploy/deploy.mk
+
 ## test: every test of every module (embedded FerretDB, kfake and miniredis; nothing to install)
 test:
 	@set -e; for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...); done

@@ -3,6 +3,7 @@ package e2e
 import (
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -31,28 +32,41 @@ func TestProbes(t *testing.T) {
 }
 
 // TestInternalRoutesAreNotPublic checks that the services' internal API cannot be reached through
-// the gateway, and that a service refuses a request without an internal token.
+// the gateway, and that a service refuses a request without an internal token: every documented
+// operation sent straight to a service is refused (401) by the service that serves it and
+// unknown (404, 405) to the others.
 func TestInternalRoutesAreNotPublic(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
 	hash, key := env.CreateObject(t, nil)
 	env.Do(t, "GET", "/internal/v1/resolve/"+hash, key, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "POST", "/internal/v1/keys/verify", key, map[string]string{"digest": "x"}).ExpectError(t, 404, "NOT_FOUND")
-	// A route each service serves (a route it does not serve is a plain 404).
-	served := map[string]string{"mailbox-svc": "/api/objects/" + hash + "/mailbox"}
+	env.Do(t, "GET", "/internal/v1/objects/x/rules", key, nil).ExpectError(t, 404, "NOT_FOUND")
+	param := regexp.MustCompile(`\{[A-Za-z_]+\}`)
 	for name, urls := range env.Stack.ServiceURLs {
 		base := strings.Split(urls, ",")[0]
-		path, ok := served[name]
-		if !ok {
-			path = "/api/objects/" + hash
+		refused := 0
+		for tpl, ops := range env.spec.Doc["paths"].(map[string]any) {
+			path := strings.ReplaceAll(tpl, "{hash}", hash)
+			path = param.ReplaceAllString(path, "x")
+			for method := range ops.(map[string]any) {
+				req, _ := http.NewRequest(strings.ToUpper(method), base+path, nil)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				switch resp.StatusCode {
+				case http.StatusUnauthorized:
+					refused++
+				case http.StatusNotFound, http.StatusMethodNotAllowed:
+				default:
+					t.Errorf("%s answered %s %s without an internal token with %d", name, method, tpl, resp.StatusCode)
+				}
+			}
 		}
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("%s answered %d to a request without an internal token, want 401", name, resp.StatusCode)
+		if refused == 0 {
+			t.Errorf("%s refused none of the documented operations for want of an internal token", name)
 		}
 	}
 }

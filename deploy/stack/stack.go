@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	contextsvc "github.com/svcdev/svc/context-svc/app"
 	gateway "github.com/svcdev/svc/gateway/app"
 	identity "github.com/svcdev/svc/identity-svc/app"
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
@@ -69,6 +70,9 @@ var services = []component{
 	{name: identity.Name, urlEnv: "IDENTITY_URL", build: build(func(ctx context.Context, c identity.Config, l *slog.Logger) (runner, error) {
 		return identity.New(ctx, c, l)
 	})},
+	{name: contextsvc.Name, urlEnv: "CONTEXT_URL", build: build(func(ctx context.Context, c contextsvc.Config, l *slog.Logger) (runner, error) {
+		return contextsvc.New(ctx, c, l)
+	})},
 	{name: mailbox.Name, urlEnv: "MAILBOX_URL", build: build(func(ctx context.Context, c mailbox.Config, l *slog.Logger) (runner, error) {
 		return mailbox.New(ctx, c, l)
 	})},
@@ -108,7 +112,17 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	for k, v := range opts.Env {
 		env[k] = v
 	}
-	listeners := map[string][]net.Listener{}
+	// The gateway's address is known first: services write public links with it (BASE_URL).
+	ln, err := net.Listen("tcp", opts.GatewayAddr)
+	if err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("listen for the gateway: %w", err)
+	}
+	s.GatewayURL = "http://" + ln.Addr().String()
+	if env["BASE_URL"] == "" {
+		env["BASE_URL"] = s.GatewayURL
+	}
+	listeners := map[string][]net.Listener{"gateway": {ln}}
 	closeAll := func() {
 		for _, lns := range listeners {
 			for _, ln := range lns {
@@ -145,15 +159,6 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 				return nil, err
 			}
 		}
-	}
-	ln, err := net.Listen("tcp", opts.GatewayAddr)
-	if err != nil {
-		s.Stop()
-		return nil, fmt.Errorf("listen for the gateway: %w", err)
-	}
-	s.GatewayURL = "http://" + ln.Addr().String()
-	if env["BASE_URL"] == "" {
-		env["BASE_URL"] = s.GatewayURL
 	}
 	if err := s.start(ctx, runCtx, gatewayComponent, env, ln, opts.Log); err != nil {
 		_ = ln.Close()

@@ -3,7 +3,6 @@ package http
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -97,7 +96,7 @@ func (h *Handler) createObject(c *gin.Context) {
 	}
 	obj := &store.Object{
 		ID: objectID, Hash: hash, Hashes: []string{hash}, Visibility: visibility, MailboxStatus: StatusUnclaimed,
-		Version: 1, Title: profileTitle(llm), InitialLLMTxt: llm, Rules: rules, OwnerKeyID: ownerKey.KeyID,
+		Version: 1, Title: contract.ProfileTitle(llm), InitialLLMTxt: llm, Rules: rules, OwnerKeyID: ownerKey.KeyID,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	ev, err := events.New(events.TopicIdentity, events.ObjectCreated, objectID, hash, httpx.RequestID(c),
@@ -154,33 +153,3 @@ func internalView(o *store.Object) contract.Object {
 		CreatedAt: clock.Format(o.CreatedAt), UpdatedAt: clock.Format(o.UpdatedAt),
 	}
 }
-
-// profileTitle is the first markdown heading of a profile, else its first non-empty line.
-func profileTitle(md string) string {
-	first := ""
-	for line := range strings.Lines(md) {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if strings.HasPrefix(line, "#") {
-			return truncate(strings.TrimSpace(strings.TrimLeft(line, "#")), 200)
-		}
-		if first == "" {
-			first = line
-		}
-	}
-	return truncate(first, 200)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !isRuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,102 @@
+// Package app wires context-svc: configuration, storage, outbound clients, events and routes. It
+// is public (not internal) so that the all-in-one mode can run the service in-process with the
+// same wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	ctxevents "github.com/svcdev/svc/context-svc/internal/events"
+	"github.com/svcdev/svc/context-svc/internal/gitsync"
+	httpapi "github.com/svcdev/svc/context-svc/internal/http"
+	"github.com/svcdev/svc/context-svc/internal/mailbox"
+	"github.com/svcdev/svc/context-svc/internal/store"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/service"
+)
+
+// Name is the service name: its audience for internal tokens and its default database.
+const Name = "context-svc"
+
+// Limits of outbound fetches: one URL source, and one repository fetched for sync.
+const (
+	sourceTimeout = 10 * time.Second
+	sourceBytes   = 1 << 20
+	gitTimeout    = 25 * time.Second // within the gateway's 30 s upstream timeout
+	gitBytes      = 32 << 20
+)
+
+// Config is context-svc's configuration.
+type Config struct {
+	config.Service
+	config.Outbound
+	// MailboxURL is the internal address of mailbox-svc, which owns sender blocks; without it the
+	// owner's blocked list is empty.
+	MailboxURL string `env:"MAILBOX_URL"`
+	// SourceRefresh is how long the fetched content of a URL source is reused.
+	SourceRefresh time.Duration `env:"SOURCE_REFRESH, default=15m"`
+}
+
+// App is a running context-svc.
+type App struct{ base *service.Base }
+
+// New connects to the backends and builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if cfg.IdentityURL == "" {
+		return nil, errors.New("configuration: IDENTITY_URL is required")
+	}
+	fetcher, err := outbound.New(outboundOptions(cfg.Outbound, sourceTimeout, sourceBytes))
+	if err != nil {
+		return nil, err
+	}
+	gitClient, err := outbound.New(outboundOptions(cfg.Outbound, gitTimeout, gitBytes))
+	if err != nil {
+		return nil, err
+	}
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
+		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(b.DB)
+	httpapi.Register(b.API, &httpapi.Handler{
+		Store:    st,
+		Relay:    b.Relay,
+		Identity: identity.NewClient(strings.TrimRight(cfg.IdentityURL, "/"), b.Client("identity-svc"), b.Redis),
+		Mailbox:  mailbox.NewClient(cfg.MailboxURL, b.Client("mailbox-svc")),
+		Fetcher:  fetcher,
+		Git: &gitsync.Syncer{
+			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
+		},
+		BaseURL:       strings.TrimRight(cfg.BaseURL, "/"),
+		SourceRefresh: cfg.SourceRefresh,
+		Log:           b.Log,
+	})
+	projections := &ctxevents.Projections{Store: st}
+	b.Consume("projections", ctxevents.Topics, projections.Handle)
+	return &App{base: b}, nil
+}
+
+func outboundOptions(c config.Outbound, timeout time.Duration, maxBytes int64) outbound.Options {
+	o := outbound.FromConfig(c)
+	o.Timeout, o.MaxBytes = timeout, maxBytes
+	return o
+}
+
+// Serve serves on ln until ctx ends.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error { return a.base.Serve(ctx, ln) }
+
+// Run listens on the configured address and serves until ctx ends.
+func (a *App) Run(ctx context.Context) error { return a.base.Run(ctx) }
+
+// Close releases the connections.
+func (a *App) Close() { a.base.Close() }

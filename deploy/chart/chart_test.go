@@ -1,0 +1,149 @@
+// Package chart tests the Helm chart in deploy/helm/svc: it lints and renders the chart with Helm's
+// own library and checks the rendered objects, decoded strictly into the Kubernetes API types.
+package chart
+
+import (
+	"encoding/base64"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/svcdev/svc/deploy/internal/suite"
+)
+
+const (
+	componentLabel = "app.kubernetes.io/component"
+	gateway        = suite.Gateway
+	containerPort  = 8080
+	baseHost       = "svc.example.com" // the host of config.baseURL in values.yaml
+)
+
+// allEnabled returns the --set values that turn on every service listed in values.yaml.
+func allEnabled(t *testing.T) map[string]any {
+	t.Helper()
+	sets := map[string]any{}
+	for _, name := range chartServices(t) {
+		sets["services."+name+".enabled"] = true
+	}
+	return sets
+}
+
+func TestChartLints(t *testing.T) {
+	t.Parallel()
+	lintChart(t, secretValues())
+	lintChart(t, withValues(secretValues(), allEnabled(t)))
+}
+
+// TestDefaultRelease checks the release values.yaml installs: exactly the services of the workspace.
+func TestDefaultRelease(t *testing.T) {
+	t.Parallel()
+	m := mustRender(t, secretValues())
+	services := workspaceServices(t)
+	checkRelease(t, m, services, secretName(t, m))
+	checkAutoscaling(t, m, services, []string{"mailbox-svc"})
+	if !strings.Contains(m.notes, "https://"+baseHost) {
+		t.Errorf("NOTES.txt does not tell where the API is:\n%s", m.notes)
+	}
+}
+
+// TestEveryServiceEnabled checks the release with every service of values.yaml turned on, the
+// services not built yet included: each one deploys the day it exists.
+func TestEveryServiceEnabled(t *testing.T) {
+	t.Parallel()
+	services := chartServices(t)
+	for _, name := range workspaceServices(t) {
+		if !slices.Contains(services, name) {
+			t.Errorf("values.yaml has no entry in services for %s, which go.work lists", name)
+		}
+	}
+	for _, name := range []string{"mailbox-svc", "webhook-svc"} {
+		if !slices.Contains(services, name) {
+			t.Errorf("values.yaml has no entry in services for %s", name)
+		}
+	}
+	m := mustRender(t, withValues(secretValues(), allEnabled(t)))
+	checkRelease(t, m, services, secretName(t, m))
+	checkAutoscaling(t, m, services, []string{"mailbox-svc", "webhook-svc"})
+}
+
+// TestOptInAutoscaling checks that any service can opt in to an HPA, and that a service with one
+// leaves its replica count to it.
+func TestOptInAutoscaling(t *testing.T) {
+	t.Parallel()
+	m := mustRender(t, withValues(secretValues(), map[string]any{
+		"services.gateway.autoscaling.enabled":     true,
+		"services.mailbox-svc.autoscaling.enabled": false,
+	}))
+	checkAutoscaling(t, m, workspaceServices(t), []string{gateway})
+}
+
+func TestExistingSecret(t *testing.T) {
+	t.Parallel()
+	m := mustRender(t, map[string]any{"secret": map[string]any{"existingSecret": "svc-credentials"}})
+	if len(m.secrets) != 0 {
+		t.Errorf("with secret.existingSecret the chart still renders Secret %s", m.secrets[0].Name)
+	}
+	checkRelease(t, m, workspaceServices(t), "svc-credentials")
+}
+
+// TestGeneratedSecret checks the keys the chart generates when values leave them empty.
+func TestGeneratedSecret(t *testing.T) {
+	t.Parallel()
+	m := mustRender(t, secretValues())
+	if len(m.secrets) != 1 {
+		t.Fatalf("rendered %d Secrets, want 1", len(m.secrets))
+	}
+	data := m.secrets[0].Data
+	seed, err := base64.StdEncoding.DecodeString(string(data["INTERNAL_JWT_KEY"]))
+	if err != nil || len(seed) != 32 {
+		t.Errorf("generated INTERNAL_JWT_KEY %q is not base64 of a 32-byte Ed25519 seed (err %v)", data["INTERNAL_JWT_KEY"], err)
+	}
+	if len(data["PAYMENT_VOUCHER_SECRET"]) < 32 {
+		t.Errorf("generated PAYMENT_VOUCHER_SECRET is %d characters, want at least 32", len(data["PAYMENT_VOUCHER_SECRET"]))
+	}
+	if got := string(data["MONGO_URI"]); got != "mongodb://mongo:27017" {
+		t.Errorf("MONGO_URI in the Secret = %q, want the value of secret.mongoURI", got)
+	}
+
+	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	m = mustRender(t, withValues(secretValues(), map[string]any{"secret.internalJWTKey": key}))
+	if got := string(m.secrets[0].Data["INTERNAL_JWT_KEY"]); got != key {
+		t.Errorf("INTERNAL_JWT_KEY = %q, want secret.internalJWTKey %q", got, key)
+	}
+}
+
+// TestRefusedValues checks that values which cannot work stop the install with a message naming
+// the value to fix.
+func TestRefusedValues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   string
+	}{
+		{"no MongoDB", withValues(secretValues(), map[string]any{"secret.mongoURI": ""}), "secret.mongoURI is required"},
+		{"no Kafka", withValues(secretValues(), map[string]any{"secret.kafkaBrokers": ""}), "secret.kafkaBrokers is required"},
+		{"no Redis", withValues(secretValues(), map[string]any{"secret.redisURL": ""}), "secret.redisURL is required"},
+		{"short JWT seed", withValues(secretValues(), map[string]any{"secret.internalJWTKey": base64.StdEncoding.EncodeToString(make([]byte, 16))}), "32-byte Ed25519 seed"},
+		{"grace period shorter than the drain", withValues(secretValues(), map[string]any{"pod.terminationGracePeriodSeconds": 25}), "must exceed pod.preStopSleepSeconds + config.shutdownTimeoutSeconds"},
+		{"secret in plain env", withValues(secretValues(), map[string]any{"services.mailbox-svc.env.MONGO_URI": "mongodb://x"}), "MONGO_URI comes from the Secret"},
+		{"HPA without CPU request", withValues(secretValues(), map[string]any{"services.mailbox-svc.resources.requests.cpu": nil}), "autoscaling needs resources.requests.cpu"},
+		{"relative base URL", withValues(secretValues(), map[string]any{"config.baseURL": "svc.example.com"}), "baseURL"},
+		{"unknown log level", withValues(secretValues(), map[string]any{"config.logLevel": "verbose"}), "logLevel"},
+		{"misspelt key", withValues(secretValues(), map[string]any{"ingres.enabled": false}), "ingres"},
+		{"misspelt service key", withValues(secretValues(), map[string]any{"services.mailbox-svc.replica": 3}), "replica"},
+		{"incomplete service entry", withValues(secretValues(), map[string]any{"services.search-svc": map[string]any{"enabled": true}}), "search-svc"},
+		{"Ingress without gateway", withValues(secretValues(), map[string]any{"services.gateway.enabled": false}), "ingress.enabled needs services.gateway.enabled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := render(t, tc.values)
+			if err == nil {
+				t.Fatalf("rendered; want an error containing %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not contain %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,169 @@
+package routes
+
+// Context are context-svc's routes: the spec's public context, rules and decision memory.
+var Context = []Route{
+	{Method: "GET", Path: "/api/objects/{hash}/llm.txt", Service: "context-svc", Auth: Public,
+		Summary: "Read the composed public profile (markdown); a private object's only with its key", Tag: "context",
+		Response: "Text", ContentType: "text/plain; charset=utf-8"},
+	{Method: "PUT", Path: "/api/objects/{hash}/llm.txt", Service: "context-svc", Auth: Owner,
+		Summary: "Replace the profile markdown; the context version moves by one", Tag: "context",
+		Request: "PutLLMTxt", Response: "LLMTxtWritten", Errors: []int{409}},
+	{Method: "GET", Path: "/api/objects/{hash}/context", Service: "context-svc", Auth: Owner,
+		Summary: "Read the structured context: markdown, rules and sections", Tag: "context", Response: "Context"},
+	{Method: "PUT", Path: "/api/objects/{hash}/context", Service: "context-svc", Auth: Owner,
+		Summary: "Replace the markdown and rules, and include or leave out sources", Tag: "context",
+		Request: "PutContext", Response: "VersionWritten", Errors: []int{409}},
+	{Method: "GET", Path: "/api/objects/{hash}/versions", Service: "context-svc", Auth: Owner,
+		Summary: "List context versions, newest first, or read one with ?version=N", Tag: "context",
+		Response: "Versions", Query: append([]Param{
+			{Name: "version", Schema: Schema{"type": "integer", "minimum": 1}, Description: "read this version with its content"},
+		}, Paging...)},
+	{Method: "GET", Path: "/api/objects/{hash}/rules", Service: "context-svc", Auth: Public,
+		Summary: "Read the mailbox and response rules", Tag: "rules", Response: "ObjectRules",
+		Query: []Param{{Name: "show_blocked_list", Schema: Enum("0", "1", "false", "true"),
+			Description: "with the owner's key, add the blocked sender hashes"}}},
+	{Method: "PUT", Path: "/api/objects/{hash}/rules", Service: "context-svc", Auth: Owner,
+		Summary: "Replace the rules; the context version moves by one", Tag: "rules",
+		Request: "PutRules", Response: "VersionWritten", Errors: []int{409}},
+	{Method: "GET", Path: "/api/objects/{hash}/sources", Service: "context-svc", Auth: Owner,
+		Summary: "List context sources, oldest first", Tag: "sources", Response: "SourceList", Query: Paging},
+	{Method: "POST", Path: "/api/objects/{hash}/sources", Service: "context-svc", Auth: Owner,
+		Summary: "Add a context source (url, text, code_host, social or cloud_drive)", Tag: "sources",
+		Request: "CreateSource", Status: 201, Response: "Source", Errors: []int{409}},
+	{Method: "GET", Path: "/api/objects/{hash}/context-links", Service: "context-svc", Auth: Owner,
+		Summary: "List context links, newest first", Tag: "sources", Response: "ContextLinkList", Query: Paging},
+	{Method: "POST", Path: "/api/objects/{hash}/context-links", Service: "context-svc", Auth: Owner,
+		Summary: "Share selected sources at a public address", Tag: "sources",
+		Request: "CreateContextLink", Status: 201, Response: "ContextLink"},
+	{Method: "GET", Path: "/api/context-links/{linkId}", Service: "context-svc", Auth: Public,
+		Summary: "Read a context link with its composed sources", Tag: "sources", Response: "PublicContextLink"},
+	{Method: "GET", Path: "/context/{linkId}", Service: "context-svc", Auth: Public,
+		Summary: "A context link as one markdown document", Tag: "sources",
+		Response: "Text", ContentType: "text/markdown; charset=utf-8"},
+	{Method: "PUT", Path: "/api/objects/{hash}/sync", Service: "context-svc", Auth: Owner,
+		Summary: "Configure the git repository that llm.txt is pulled from", Tag: "context",
+		Request: "ConfigureSync", Response: "SyncConfig"},
+	{Method: "POST", Path: "/api/objects/{hash}/sync", Service: "context-svc", Auth: Owner,
+		Summary: "Pull llm.txt from the configured repository", Tag: "context",
+		Response: "SyncPulled", Errors: []int{409}},
+	{Method: "GET", Path: "/api/objects/{hash}/context-coach.txt", Service: "context-svc", Auth: Public,
+		Summary: "An interview scaffold built from what the profile lacks", Tag: "context",
+		Response: "Text", ContentType: "text/plain; charset=utf-8"},
+	{Method: "GET", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
+		Summary: "Read decision memory and its versions, newest first", Tag: "decisions",
+		Response: "DecisionMemory", Query: Paging},
+	{Method: "PUT", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
+		Summary: "Replace decision memory", Tag: "decisions",
+		Request: "PutDecisionMemory", Response: "VersionWritten", Errors: []int{409}},
+	{Method: "POST", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
+		Summary: "Rebuild decision memory from the major thread decisions", Tag: "decisions",
+		Response: "DecisionMemoryRebuilt", Errors: []int{409}},
+	{Method: "GET", Path: "/api/objects/{hash}/agent-card.json", Service: "context-svc", Auth: Public,
+		Summary: "An A2A agent card derived from the profile", Tag: "context", Response: "AgentCard"},
+}
+
+var (
+	sourceKinds = Enum("url", "text", "code_host", "social", "cloud_drive")
+	strs        = Arr(Str())
+)
+
+// rulesWithBlocked is the rules object plus the owner's blocked list.
+func rulesWithBlocked() Schema {
+	props := map[string]Schema{"blocked_hashes": strs}
+	for k, v := range CommonSchemas["RulesObject"]["properties"].(map[string]any) {
+		props[k] = v.(Schema)
+	}
+	return Obj(props)
+}
+
+// ContextSchemas are the shapes of context-svc's routes.
+var ContextSchemas = map[string]Schema{
+	"PutLLMTxt": Schema{"type": "object", "additionalProperties": false, "required": []string{"body"},
+		"properties": map[string]any{"body": StrMax(256 << 10)}},
+	"LLMTxtWritten": Obj(map[string]Schema{"ok": Bool(), "version": Int(), "updated_at": DateTime()},
+		"ok", "version", "updated_at"),
+	"VersionWritten": Obj(map[string]Schema{"ok": Bool(), "version": Int()}, "ok", "version"),
+	"Context": Obj(map[string]Schema{
+		"hash": Str(), "version": Int(), "llm_txt": Str(), "rules": Ref("Rules"),
+		"sections": Arr(Obj(map[string]Schema{
+			"id": Str(), "kind": Str(), "title": Str(), "included": Bool(),
+		}, "id", "kind", "title", "included")),
+	}, "hash", "version", "llm_txt", "rules", "sections"),
+	"PutContext": Schema{"type": "object", "additionalProperties": false, "required": []string{"llm_txt"},
+		"properties": map[string]any{
+			"llm_txt": StrMax(256 << 10), "rules": Ref("Rules"),
+			"sections": Schema{"type": "array", "maxItems": 101, "items": Schema{
+				"type": "object", "additionalProperties": false, "required": []string{"id", "included"},
+				"properties": map[string]any{"id": Str(), "included": Bool()},
+			}},
+		}},
+	"Versions": Schema{"anyOf": []any{Ref("VersionList"), Ref("Version")}},
+	"VersionList": Obj(map[string]Schema{
+		"versions": Arr(Obj(map[string]Schema{
+			"version": Int(), "change": Str(), "created_at": DateTime(),
+		}, "version", "change", "created_at")),
+		"next_cursor": Nullable(Str()),
+	}, "versions", "next_cursor"),
+	"Version": Obj(map[string]Schema{
+		"version": Int(), "change": Str(), "created_at": DateTime(), "title": Str(), "llm_txt": Str(),
+		"source_ids": strs, "decision_memory": Str(),
+	}, "version", "change", "created_at", "title", "llm_txt", "source_ids", "decision_memory"),
+	"ObjectRules": rulesWithBlocked(),
+	"PutRules": Schema{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"body":  Schema{"type": "string", "maxLength": 16 << 10, "description": "the rules object as JSON text"},
+		"rules": Ref("Rules"),
+	}},
+	"CreateSource": Schema{"type": "object", "additionalProperties": false, "required": []string{"kind"},
+		"properties": map[string]any{
+			"kind": sourceKinds, "title": StrMax(200), "url": StrMax(2048), "text": StrMax(256 << 10),
+			"included": Bool(),
+		}},
+	"Source": Obj(map[string]Schema{
+		"id": Str(), "kind": sourceKinds, "title": Str(), "url": Str(), "text": Str(), "included": Bool(),
+		"created_at": DateTime(),
+	}, "id", "kind", "title", "included", "created_at"),
+	"SourceList": Obj(map[string]Schema{"sources": Arr(Ref("Source")), "next_cursor": Nullable(Str())},
+		"sources", "next_cursor"),
+	"CreateContextLink": Schema{"type": "object", "additionalProperties": false, "required": []string{"title", "source_ids"},
+		"properties": map[string]any{
+			"title": StrMax(200), "note": StrMax(2000),
+			"source_ids": Schema{"type": "array", "minItems": 1, "maxItems": 50, "items": Str()},
+		}},
+	"ContextLink": Obj(map[string]Schema{
+		"link_id": Str(), "url": Str(), "title": Str(), "note": Str(), "source_ids": strs, "created_at": DateTime(),
+	}, "link_id", "url", "title", "note", "source_ids", "created_at"),
+	"ContextLinkList": Obj(map[string]Schema{"links": Arr(Ref("ContextLink")), "next_cursor": Nullable(Str())},
+		"links", "next_cursor"),
+	"PublicContextLink": Obj(map[string]Schema{
+		"link_id": Str(), "title": Str(), "note": Str(), "context": Str(),
+	}, "link_id", "title", "note", "context"),
+	"ConfigureSync": Schema{"type": "object", "additionalProperties": false, "required": []string{"repo_url"},
+		"properties": map[string]any{
+			"repo_url": StrMax(2000), "branch": StrMax(200), "file_path": StrMax(500),
+		}},
+	"SyncConfig": Obj(map[string]Schema{
+		"ok": Bool(), "repo_url": Str(), "branch": Str(), "file_path": Str(),
+	}, "ok", "repo_url", "branch", "file_path"),
+	"SyncPulled": Obj(map[string]Schema{"ok": Bool(), "version": Int(), "commit": Str()}, "ok", "version", "commit"),
+	"DecisionMemory": Obj(map[string]Schema{
+		"memory": Str(), "version": Int(),
+		"versions":    Arr(Obj(map[string]Schema{"version": Int(), "created_at": DateTime()}, "version", "created_at")),
+		"next_cursor": Nullable(Str()),
+	}, "memory", "version", "versions", "next_cursor"),
+	"PutDecisionMemory": Schema{"type": "object", "additionalProperties": false, "required": []string{"body"},
+		"properties": map[string]any{"body": StrMax(256 << 10)}},
+	"DecisionMemoryRebuilt": Obj(map[string]Schema{
+		"ok": Bool(), "version": Int(), "rebuilt_from_decisions": Int(),
+	}, "ok", "version", "rebuilt_from_decisions"),
+	"AgentCard": Obj(map[string]Schema{
+		"protocolVersion": Str(), "name": Str(), "description": Str(), "url": Str(),
+		"preferredTransport": Str(), "version": Str(), "documentationUrl": Str(),
+		"capabilities":       Obj(map[string]Schema{"streaming": Bool(), "pushNotifications": Bool()}),
+		"defaultInputModes":  strs,
+		"defaultOutputModes": strs,
+		"skills": Arr(Obj(map[string]Schema{
+			"id": Str(), "name": Str(), "description": Str(), "tags": strs, "examples": strs,
+		}, "id", "name", "description", "tags")),
+	}, "protocolVersion", "name", "description", "url", "version", "capabilities", "defaultInputModes",
+		"defaultOutputModes", "skills"),
+}

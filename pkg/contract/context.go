@@ -1,0 +1,74 @@
+package contract
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// ContextUpdatedData is the data of a context.updated event (webhook event context_updated): the
+// object's composed profile or decision memory changed and its context version moved. It names
+// what changed, never the owner-only content.
+type ContextUpdatedData struct {
+	Version   int    `json:"version"`
+	UpdatedAt string `json:"updated_at"`
+	Title     string `json:"title"`
+	// Change is what the write changed: llm_txt, context, sources, sync or decision_memory.
+	Change string `json:"change"`
+}
+
+// ContextSourceChangedData is the data of a context.source_changed event (webhook event
+// context_source). Text sources carry no text here.
+type ContextSourceChangedData struct {
+	SourceID string `json:"source_id"`
+	Kind     string `json:"kind"`
+	Title    string `json:"title"`
+	URL      string `json:"url,omitempty"`
+	Included bool   `json:"included"`
+	// Change is created or updated.
+	Change string `json:"change"`
+}
+
+// DecisionRecordedData is the data of a decision.recorded event (topic svc.graph.v1): a decision
+// node recorded in a thread of the event's object.
+type DecisionRecordedData struct {
+	ThreadID   string   `json:"thread_id"`
+	NodeID     string   `json:"node_id"`
+	Title      string   `json:"title"`
+	Body       string   `json:"body"`
+	Confidence *float64 `json:"confidence"`
+	CreatedAt  string   `json:"created_at"`
+}
+
+// MaxTitle bounds a profile title.
+const MaxTitle = 200
+
+// ProfileTitle is the title of a profile markdown: its first heading, else its first non-empty
+// line, cut to MaxTitle bytes on a character boundary. identity-svc stores it at creation and
+// context-svc reports it after every write, so both must derive it the same way.
+func ProfileTitle(md string) string {
+	first := ""
+	for line := range strings.Lines(md) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			return Truncate(strings.TrimSpace(strings.TrimLeft(line, "#")), MaxTitle)
+		}
+		if first == "" {
+			first = line
+		}
+	}
+	return Truncate(first, MaxTitle)
+}
+
+// Truncate cuts s to at most n bytes without splitting a UTF-8 character.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

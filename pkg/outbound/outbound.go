@@ -1,0 +1,379 @@
+// Package outbound is the HTTP client for fetches of third-party URLs (sources, git sync, webhook
+// deliveries, claim proofs). It refuses loopback, private, link-local, multicast, metadata and
+// other non-public addresses, checked on the address actually dialled so that DNS rebinding and
+// redirects cannot get around it, and it bounds time and response size (DESIGN §7).
+package outbound
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/svcdev/svc/pkg/config"
+)
+
+// ErrRefused is wrapped by every error that refuses an address or a URL.
+var ErrRefused = errors.New("outbound address refused")
+
+// ErrTooLarge says that a response body passed the size cap.
+var ErrTooLarge = errors.New("outbound response too large")
+
+// RefusedError names the refused address and why.
+type RefusedError struct {
+	Addr   string
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("outbound: %s address %s refused", e.Reason, e.Addr)
+}
+
+// Unwrap makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+// Defaults of Options.
+const (
+	DefaultTimeout      = 15 * time.Second
+	DefaultMaxBytes     = 1 << 20
+	DefaultMaxRedirects = 5
+)
+
+// Options configures a Client.
+type Options struct {
+	// AllowPrivate admits loopback and private (RFC 1918, RFC 4193, CGNAT) addresses, for tests
+	// and the all-in-one mode. Link-local, metadata, multicast and unspecified addresses stay
+	// refused.
+	AllowPrivate bool
+	// CAFile names a PEM file of extra root certificates, trusted besides the system's.
+	CAFile string
+	// Timeout bounds a whole request, body included (default 15 s).
+	Timeout time.Duration
+	// MaxBytes caps a response body (default 1 MiB); reading past it fails with ErrTooLarge.
+	MaxBytes int64
+	// MaxRedirects is how many redirects are followed (default 5); a negative value follows none
+	// and returns the redirect response itself.
+	MaxRedirects int
+	// HTTPSOnly refuses plain http URLs, redirects included.
+	HTTPSOnly bool
+	// UserAgent is sent with every request (default "svc").
+	UserAgent string
+}
+
+// FromConfig starts Options from the shared environment settings.
+func FromConfig(c config.Outbound) Options {
+	return Options{AllowPrivate: c.AllowPrivate, CAFile: c.CAFile}
+}
+
+// Client makes guarded requests.
+type Client struct {
+	opts Options
+	http *http.Client
+}
+
+// New builds a client. It fails when the CA file cannot be read.
+func New(opts Options) (*Client, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.MaxRedirects == 0 {
+		opts.MaxRedirects = DefaultMaxRedirects
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = "svc"
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if opts.CAFile != "" {
+		pool, err := certPool(opts.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		tlsConfig.RootCAs = pool
+	}
+	dialer := &net.Dialer{
+		Timeout:   5 * time.Second,
+		KeepAlive: 30 * time.Second,
+		Control:   control(opts.AllowPrivate),
+	}
+	transport := &http.Transport{
+		Proxy:                 nil, // a proxy would be dialled instead of the checked address
+		DialContext:           dialer.DialContext,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: 10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	c := &Client{opts: opts}
+	c.http = &http.Client{
+		Timeout:       opts.Timeout,
+		Transport:     &guard{base: transport, opts: opts},
+		CheckRedirect: c.checkRedirect,
+	}
+	return c, nil
+}
+
+func certPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("outbound CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("outbound CA file %s: no PEM certificate found", file)
+	}
+	return pool, nil
+}
+
+// HTTPClient is the guarded *http.Client, for libraries that take one (a git transport, a
+// webhook sender). Every request through it is checked; bodies are capped at MaxBytes.
+func (c *Client) HTTPClient() *http.Client { return c.http }
+
+// AllowPrivate reports whether loopback and private addresses are admitted.
+func (c *Client) AllowPrivate() bool { return c.opts.AllowPrivate }
+
+// CheckURL refuses a URL that is not absolute http(s) (https only when HTTPSOnly), carries
+// credentials, or names a literal address that would be refused. Host names are checked when
+// dialled.
+func (c *Client) CheckURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("%w: not an absolute URL", ErrRefused)
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if c.opts.HTTPSOnly {
+			return nil, fmt.Errorf("%w: only https URLs are allowed", ErrRefused)
+		}
+	default:
+		return nil, fmt.Errorf("%w: scheme %q is not allowed", ErrRefused, u.Scheme)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: URLs with credentials are not allowed", ErrRefused)
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
+		if reason := Refused(ip, c.opts.AllowPrivate); reason != "" {
+			return nil, &RefusedError{Addr: ip.String(), Reason: reason}
+		}
+	}
+	return u, nil
+}
+
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if c.opts.MaxRedirects < 0 {
+		return http.ErrUseLastResponse
+	}
+	if len(via) > c.opts.MaxRedirects {
+		return fmt.Errorf("outbound: more than %d redirects", c.opts.MaxRedirects)
+	}
+	_, err := c.CheckURL(req.URL.String())
+	return err
+}
+
+// Response is a fetched response with its body read (at most MaxBytes).
+type Response struct {
+	Status      int
+	ContentType string
+	Body        []byte
+	// URL is the final URL, after redirects.
+	URL string
+}
+
+// Get fetches raw and reads the body. A non-2xx status is not an error: the caller decides.
+func (c *Client) Get(ctx context.Context, raw string) (*Response, error) {
+	u, err := c.CheckURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: body,
+		URL: resp.Request.URL.String()}, nil
+}
+
+// guard checks every request's URL (also those made by libraries through HTTPClient) and caps
+// every response body.
+type guard struct {
+	base http.RoundTripper
+	opts Options
+}
+
+func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.URL.Scheme {
+	case "https":
+	case "http":
+		if g.opts.HTTPSOnly {
+			return nil, fmt.Errorf("%w: only https URLs are allowed", ErrRefused)
+		}
+	default:
+		return nil, fmt.Errorf("%w: scheme %q is not allowed", ErrRefused, req.URL.Scheme)
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req = req.Clone(req.Context())
+		req.Header.Set("User-Agent", g.opts.UserAgent)
+	}
+	resp, err := g.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > g.opts.MaxBytes {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: %d bytes announced, the cap is %d", ErrTooLarge, resp.ContentLength, g.opts.MaxBytes)
+	}
+	resp.Body = &cappedBody{rc: resp.Body, left: g.opts.MaxBytes}
+	return resp, nil
+}
+
+// cappedBody fails with ErrTooLarge once more than its cap has been read.
+type cappedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, ErrTooLarge
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
+
+// control runs after name resolution and before connecting, on the address actually dialled.
+func control(allowPrivate bool) func(network, address string, _ syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		if network != "tcp4" && network != "tcp6" && network != "tcp" {
+			return &RefusedError{Addr: address, Reason: "non-TCP"}
+		}
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return &RefusedError{Addr: address, Reason: "unparsable"}
+		}
+		if reason := Refused(ap.Addr(), allowPrivate); reason != "" {
+			return &RefusedError{Addr: ap.Addr().String(), Reason: reason}
+		}
+		return nil
+	}
+}
+
+// Address classes refused by Refused.
+var (
+	metadataAddrs = []netip.Addr{
+		netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure, OpenStack
+		netip.MustParseAddr("169.254.170.2"),   // AWS ECS task metadata
+		netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+		netip.MustParseAddr("192.0.0.192"),     // Oracle Cloud
+		netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
+	}
+	privatePrefixes = []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/8"),
+		netip.MustParsePrefix("172.16.0.0/12"),
+		netip.MustParsePrefix("192.168.0.0/16"),
+		netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
+		netip.MustParsePrefix("fc00::/7"),      // unique local
+	}
+	reservedPrefixes = []netip.Prefix{
+		netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+		netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+		netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+		netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+		netip.MustParsePrefix("198.51.100.0/24"), // documentation
+		netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+		netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+		netip.MustParsePrefix("100::/64"),        // discard
+		netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	}
+	// Prefixes that embed an IPv4 address in the last 32 bits (NAT64).
+	nat64Prefixes = []netip.Prefix{
+		netip.MustParsePrefix("64:ff9b::/96"),
+		netip.MustParsePrefix("64:ff9b:1::/48"),
+	}
+)
+
+// Refused returns why ip may not be dialled ("" when it may). Loopback and private addresses
+// are admitted only with allowPrivate; the other classes never are.
+func Refused(ip netip.Addr, allowPrivate bool) string {
+	ip = ip.Unmap().WithZone("")
+	if ip.Is6() {
+		for _, p := range nat64Prefixes {
+			if p.Contains(ip) {
+				b := ip.As16()
+				return Refused(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), allowPrivate)
+			}
+		}
+		if b := ip.As16(); b[0] == 0x20 && b[1] == 0x02 { // 6to4 embeds an IPv4 address
+			return Refused(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), allowPrivate)
+		}
+	}
+	for _, m := range metadataAddrs {
+		if ip == m {
+			return "metadata"
+		}
+	}
+	switch {
+	case !ip.IsValid(), ip.IsUnspecified():
+		return "unspecified"
+	case ip.IsLinkLocalUnicast():
+		return "link-local"
+	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
+		return "multicast"
+	case ip.IsLoopback():
+		if allowPrivate {
+			return ""
+		}
+		return "loopback"
+	}
+	for _, p := range reservedPrefixes {
+		if p.Contains(ip) {
+			return "reserved"
+		}
+	}
+	for _, p := range privatePrefixes {
+		if p.Contains(ip) {
+			if allowPrivate {
+				return ""
+			}
+			return "private"
+		}
+	}
+	return ""
+}
