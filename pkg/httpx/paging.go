@@ -27,25 +27,28 @@ func PageLimit(c *gin.Context) (int, error) {
 	return n, nil
 }
 
-// PageCursor reads a list's opaque cursor query parameter and returns what it encodes, or ""
-// when there is none. A cursor that is not one of EncodeCursor's is 400.
-func PageCursor(c *gin.Context) (string, error) {
+// PageCursor reads a list's opaque cursor query parameter and returns the position it encodes,
+// or "" when there is none; valid checks the position. A cursor that is not base64url, or whose
+// position valid refuses, is 400.
+func PageCursor(c *gin.Context, valid func(string) bool) (string, error) {
 	raw := c.Query("cursor")
 	if raw == "" {
 		return "", nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil || len(b) == 0 {
-		return "", InvalidCursor()
+	if err != nil || !valid(string(b)) {
+		return "", BadRequest(CodeInvalidRequest, "cursor is not valid")
 	}
 	return string(b), nil
 }
 
-// InvalidCursor is the 400 of a cursor that does not encode a position of the list.
-func InvalidCursor() *Error { return BadRequest(CodeInvalidRequest, "cursor is not valid") }
-
-// EncodeCursor makes the opaque next_cursor of a list from a position (a sortable id).
-func EncodeCursor(position string) *string {
-	s := base64.RawURLEncoding.EncodeToString([]byte(position))
-	return &s
+// Page trims a list read with limit+1 entries to limit, and returns the cursor of the next page
+// (the position of the last entry kept), or nil on the last page.
+func Page[T any](list []T, limit int, position func(T) string) ([]T, *string) {
+	if len(list) <= limit {
+		return list, nil
+	}
+	list = list[:limit]
+	next := base64.RawURLEncoding.EncodeToString([]byte(position(list[limit-1])))
+	return list, &next
 }

@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -24,14 +25,25 @@ func TestPaging(t *testing.T) {
 			t.Errorf("PageLimit(%q) = %d, %v; want %d", query, n, err, want)
 		}
 	}
-	next := EncodeCursor("obj_01h|x")
-	if got, err := PageCursor(ctx("cursor=" + *next)); err != nil || got != "obj_01h|x" {
-		t.Errorf("PageCursor of EncodeCursor = %q, %v", got, err)
+
+	ids := []string{"obj_1", "obj_2", "obj_3"}
+	kept, next := Page(ids, 2, func(s string) string { return s + "|x" })
+	if len(kept) != 2 || next == nil {
+		t.Fatalf("Page of 3 with limit 2 = %v, %v", kept, next)
 	}
-	if got, err := PageCursor(ctx("")); err != nil || got != "" {
+	if last, none := Page(ids, 3, func(s string) string { return s }); len(last) != 3 || none != nil {
+		t.Fatalf("the last page = %v, %v; want every entry and no cursor", last, none)
+	}
+	isObj := func(s string) bool { return strings.HasPrefix(s, "obj_") }
+	if got, err := PageCursor(ctx("cursor="+*next), isObj); err != nil || got != "obj_2|x" {
+		t.Errorf("PageCursor of Page's cursor = %q, %v", got, err)
+	}
+	if got, err := PageCursor(ctx(""), isObj); err != nil || got != "" {
 		t.Errorf("no cursor: %q, %v", got, err)
 	}
-	if _, err := PageCursor(ctx("cursor=!!")); err == nil || AsError(err).Code != CodeInvalidRequest {
-		t.Errorf("a cursor that is not base64url: %v, want 400", err)
+	for _, bad := range []string{"!!", "bm9wZQ"} { // not base64url; "nope"
+		if _, err := PageCursor(ctx("cursor="+bad), isObj); err == nil || AsError(err).Code != CodeInvalidRequest {
+			t.Errorf("cursor %q: %v, want 400", bad, err)
+		}
 	}
 }

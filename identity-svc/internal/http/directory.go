@@ -42,25 +42,17 @@ func (h *Handler) directory(c *gin.Context) {
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be verified or unclaimed"))
 		return
 	}
-	if q.Before, err = httpx.PageCursor(c); err == nil && q.Before != "" && !strings.HasPrefix(q.Before, "obj_") {
-		err = httpx.InvalidCursor()
-	}
-	if err != nil {
+	if q.Before, err = httpx.PageCursor(c, func(s string) bool { return strings.HasPrefix(s, "obj_") }); err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	want := q.Limit
 	q.Limit++ // one more tells whether there is a next page
 	objs, err := h.Store.Directory(c.Request.Context(), q)
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	var next *string
-	if len(objs) > want {
-		objs = objs[:want]
-		next = httpx.EncodeCursor(objs[want-1].ID)
-	}
+	objs, next := httpx.Page(objs, limit, func(o store.Object) string { return o.ID })
 	out := make([]directoryEntry, len(objs))
 	for i, o := range objs {
 		out[i] = directoryEntry{Hash: o.Hash, MailboxStatus: o.MailboxStatus, Title: o.Title, CreatedAt: clock.Format(o.CreatedAt)}

@@ -72,11 +72,7 @@ func (h *Handler) mailbox(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	var next *string
-	if len(threads) > limit {
-		threads = threads[:limit]
-		next = encodeMailboxCursor(&threads[limit-1])
-	}
+	threads, next := httpx.Page(threads, limit, mailboxPosition)
 	summaries, _, err := h.summaries(ctx, p.ObjectID, threads)
 	if err != nil {
 		httpx.Abort(c, err)
@@ -117,10 +113,7 @@ func (h *Handler) getThread(c *gin.Context) {
 		return
 	}
 	resp := threadResponse{ThreadID: t.ID, ParticipantAdmission: t.Admission, Messages: []threadMessage{}}
-	if len(msgs) > limit {
-		msgs = msgs[:limit]
-		resp.NextCursor = httpx.EncodeCursor(msgs[limit-1].ID)
-	}
+	msgs, resp.NextCursor = httpx.Page(msgs, limit, func(m store.Message) string { return m.ID })
 	summaries, hashes, err := h.summaries(ctx, p.ObjectID, []store.Thread{*t})
 	if err != nil {
 		httpx.Abort(c, err)
