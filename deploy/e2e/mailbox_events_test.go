@@ -139,4 +139,13 @@ func TestThreadsShowCurrentHashes(t *testing.T) {
 		}
 	}
 	env.Do(t, "GET", "/api/objects/"+alice+"/mailbox", aliceKey, nil).Expect(t, 200)
+
+	// Other services read who takes part in a thread from the internal thread view.
+	view := env.Internal(t, "mailbox-svc", "GET", "/internal/v1/threads/"+threadID)
+	aliceID := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/svc_alice_m")["object_id"]
+	p := view["participants"].([]any)
+	if view["thread_id"] != threadID || view["status"] != "open" || len(p) != 2 ||
+		p[0].(map[string]any)["object_id"] != aliceID || p[0].(map[string]any)["hash"] != "svc_alice_m" || p[1].(map[string]any)["hash"] != bob {
+		t.Fatalf("internal thread view %v", view)
+	}
 }

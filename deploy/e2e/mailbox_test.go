@@ -128,6 +128,22 @@ func TestMessagesAndThreads(t *testing.T) {
 	}
 }
 
+// TestParticipantAdmission checks that a thread reports the recipient's admission rule when it
+// opened (read from context-svc), and the default without one.
+func TestParticipantAdmission(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	alice, aliceKey := env.CreateObject(t, nil)
+	bob, bobKey := env.CreateObject(t, map[string]any{"rules": map[string]any{"participant_admission": map[string]any{"mode": "owner_approval"}}})
+	toBob := Str(t, sendMessage(t, env, alice, bob, "", "may I?"), "thread_id")
+	toAlice := Str(t, sendMessage(t, env, bob, alice, "", "hello"), "thread_id")
+	for _, c := range []struct{ thread, key, want string }{{toBob, bobKey, "owner_approval"}, {toAlice, aliceKey, "open"}} {
+		if got := env.Do(t, "GET", "/api/threads/"+c.thread, c.key, nil).Expect(t, 200).JSON(t)["participant_admission"]; got != c.want {
+			t.Errorf("participant_admission = %v, want %s", got, c.want)
+		}
+	}
+}
+
 func TestSendValidation(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
@@ -365,11 +381,12 @@ func TestSenderBlocks(t *testing.T) {
 	// The block binds the recipient only: bob may still write to carol.
 	sendMessage(t, env, bob, carol, "", "I can still write to you")
 
-	// The owner's blocked list, as context-svc reads it for GET …/rules?show_blocked_list=1.
-	bobID := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+bob)["object_id"].(string)
-	got := env.Internal(t, "mailbox-svc", "GET", "/internal/v1/objects/"+bobID+"/blocked")
-	if fmt.Sprint(got["blocked_hashes"]) != fmt.Sprint([]any{carol, alice}) {
-		t.Fatalf("blocked list %v, want [%s %s]", got["blocked_hashes"], carol, alice)
+	// The owner's blocked list, beside the rules (context-svc asks mailbox-svc), oldest first.
+	blocked := func() string {
+		return fmt.Sprint(env.Do(t, "GET", "/api/objects/"+bob+"/rules?show_blocked_list=1", bobKey, nil).Expect(t, 200).JSON(t)["blocked_hashes"])
+	}
+	if got := blocked(); got != fmt.Sprint([]any{carol, alice}) {
+		t.Fatalf("blocked list %v, want [%s %s]", got, carol, alice)
 	}
 
 	r := env.Do(t, "DELETE", blocks+"/"+alice, bobKey, nil).Expect(t, 200).JSON(t)
@@ -379,9 +396,8 @@ func TestSenderBlocks(t *testing.T) {
 	env.Do(t, "DELETE", blocks+"/"+alice, bobKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "DELETE", blocks+"/svc_nosuchobject", bobKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "POST", "/api/messages", "", msg).Expect(t, 201)
-	got = env.Internal(t, "mailbox-svc", "GET", "/internal/v1/objects/"+bobID+"/blocked")
-	if fmt.Sprint(got["blocked_hashes"]) != fmt.Sprint([]any{carol}) {
-		t.Fatalf("blocked list after unblocking %v, want [%s]", got["blocked_hashes"], carol)
+	if got := blocked(); got != fmt.Sprint([]any{carol}) {
+		t.Fatalf("blocked list after unblocking %v, want [%s]", got, carol)
 	}
 }
 
