@@ -236,12 +236,12 @@ func (h *Handler) versions(c *gin.Context) {
 // listVersions pages through an object's versions (or those that changed decision memory),
 // newest first, and answers with what render makes of a page.
 func (h *Handler) listVersions(c *gin.Context, objectID string, memoryOnly bool, render func([]store.Profile, *string) any) {
-	limit, err := pageLimit(c)
+	limit, err := httpx.PageLimit(c)
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	raw, err := cursor(c, func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n > 0 })
+	raw, err := httpx.PageCursor(c, func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n > 0 })
 	if err != nil {
 		httpx.Abort(c, err)
 		return
@@ -254,6 +254,6 @@ func (h *Handler) listVersions(c *gin.Context, objectID string, memoryOnly bool,
 		httpx.Abort(c, err)
 		return
 	}
-	list, next := page(list, limit, func(v store.Profile) string { return strconv.Itoa(v.Version) })
+	list, next := httpx.Page(list, limit, func(v store.Profile) string { return strconv.Itoa(v.Version) })
 	c.JSON(http.StatusOK, render(list, next))
 }

@@ -5,12 +5,10 @@ package http
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -205,49 +203,6 @@ func storeError(err error, what string) error {
 		return httpx.NotFound(what)
 	}
 	return err
-}
-
-// Paging bounds of every list (DESIGN §4).
-const (
-	DefaultLimit = 50
-	MaxLimit     = 200
-)
-
-// pageLimit reads the limit query parameter.
-func pageLimit(c *gin.Context) (int, error) {
-	raw := c.Query("limit")
-	if raw == "" {
-		return DefaultLimit, nil
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > MaxLimit {
-		return 0, httpx.BadRequest(httpx.CodeInvalidRequest, "limit must be an integer from 1 to %d", MaxLimit)
-	}
-	return n, nil
-}
-
-// cursor reads the opaque cursor query parameter; valid checks the decoded value.
-func cursor(c *gin.Context, valid func(string) bool) (string, error) {
-	raw := c.Query("cursor")
-	if raw == "" {
-		return "", nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil || !valid(string(b)) {
-		return "", httpx.BadRequest(httpx.CodeInvalidRequest, "cursor is not valid")
-	}
-	return string(b), nil
-}
-
-// page trims a list read with limit+1 entries to limit, and returns the cursor of the next page
-// (the key of the last entry kept), or nil on the last page.
-func page[T any](list []T, limit int, key func(T) string) ([]T, *string) {
-	if len(list) <= limit {
-		return list, nil
-	}
-	list = list[:limit]
-	next := base64.RawURLEncoding.EncodeToString([]byte(key(list[limit-1])))
-	return list, &next
 }
 
 // decodeEmpty accepts a request without a body, or with an empty JSON object, for routes that

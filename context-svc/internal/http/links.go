@@ -116,12 +116,12 @@ func (h *Handler) listLinks(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, err := pageLimit(c)
+	limit, err := httpx.PageLimit(c)
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	before, err := cursor(c, func(s string) bool { return strings.HasPrefix(s, "lnk_") })
+	before, err := httpx.PageCursor(c, func(s string) bool { return strings.HasPrefix(s, "lnk_") })
 	if err != nil {
 		httpx.Abort(c, err)
 		return
@@ -132,7 +132,7 @@ func (h *Handler) listLinks(c *gin.Context) {
 		return
 	}
 	resp := linkListResponse{Links: []linkResponse{}}
-	list, resp.NextCursor = page(list, limit, func(l store.Link) string { return l.ID })
+	list, resp.NextCursor = httpx.Page(list, limit, func(l store.Link) string { return l.ID })
 	for i := range list {
 		resp.Links = append(resp.Links, h.linkView(&list[i]))
 	}

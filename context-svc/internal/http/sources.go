@@ -169,12 +169,12 @@ func (h *Handler) listSources(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, err := pageLimit(c)
+	limit, err := httpx.PageLimit(c)
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	after, err := cursor(c, func(s string) bool { return strings.HasPrefix(s, "src_") })
+	after, err := httpx.PageCursor(c, func(s string) bool { return strings.HasPrefix(s, "src_") })
 	if err != nil {
 		httpx.Abort(c, err)
 		return
@@ -191,7 +191,7 @@ func (h *Handler) listSources(c *gin.Context) {
 		return
 	}
 	resp := sourceListResponse{Sources: []sourceResponse{}}
-	list, resp.NextCursor = page(list, limit, func(s store.Source) string { return s.ID })
+	list, resp.NextCursor = httpx.Page(list, limit, func(s store.Source) string { return s.ID })
 	included := map[string]bool{}
 	for _, id := range p.Included {
 		included[id] = true

@@ -1,9 +1,7 @@
 package http
 
 import (
-	"encoding/base64"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -13,12 +11,8 @@ import (
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
-// Paging bounds of every list (DESIGN §4).
-const (
-	DefaultLimit = 50
-	MaxLimit     = 200
-	maxQuery     = 200
-)
+// maxQuery bounds the directory search text.
+const maxQuery = 200
 
 type directoryEntry struct {
 	Hash          string `json:"hash"`
@@ -28,15 +22,12 @@ type directoryEntry struct {
 }
 
 func (h *Handler) directory(c *gin.Context) {
-	q := store.DirectoryQuery{Limit: DefaultLimit, Match: strings.TrimSpace(c.Query("q"))}
-	if raw := c.Query("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > MaxLimit {
-			httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "limit must be an integer from 1 to %d", MaxLimit))
-			return
-		}
-		q.Limit = n
+	limit, err := httpx.PageLimit(c)
+	if err != nil {
+		httpx.Abort(c, err)
+		return
 	}
+	q := store.DirectoryQuery{Limit: limit + 1, Match: strings.TrimSpace(c.Query("q"))}
 	if len(q.Match) > maxQuery {
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "q is longer than %d characters", maxQuery))
 		return
@@ -51,27 +42,16 @@ func (h *Handler) directory(c *gin.Context) {
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be verified or unclaimed"))
 		return
 	}
-	if cur := c.Query("cursor"); cur != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(cur)
-		if err != nil || !strings.HasPrefix(string(raw), "obj_") {
-			httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "cursor is not valid"))
-			return
-		}
-		q.Before = string(raw)
+	if q.Before, err = httpx.PageCursor(c, func(s string) bool { return strings.HasPrefix(s, "obj_") }); err != nil {
+		httpx.Abort(c, err)
+		return
 	}
-	want := q.Limit
-	q.Limit++ // one more tells whether there is a next page
 	objs, err := h.Store.Directory(c.Request.Context(), q)
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	var next *string
-	if len(objs) > want {
-		objs = objs[:want]
-		cur := base64.RawURLEncoding.EncodeToString([]byte(objs[want-1].ID))
-		next = &cur
-	}
+	objs, next := httpx.Page(objs, limit, func(o store.Object) string { return o.ID })
 	out := make([]directoryEntry, len(objs))
 	for i, o := range objs {
 		out[i] = directoryEntry{Hash: o.Hash, MailboxStatus: o.MailboxStatus, Title: o.Title, CreatedAt: clock.Format(o.CreatedAt)}

@@ -1,0 +1,52 @@
+package httpx
+
+import (
+	"encoding/base64"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Paging bounds of every list (DESIGN §4).
+const (
+	DefaultLimit = 50
+	MaxLimit     = 200
+)
+
+// PageLimit reads the limit query parameter: 1 to MaxLimit, DefaultLimit when absent.
+func PageLimit(c *gin.Context) (int, error) {
+	raw := c.Query("limit")
+	if raw == "" {
+		return DefaultLimit, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > MaxLimit {
+		return 0, BadRequest(CodeInvalidRequest, "limit must be an integer from 1 to %d", MaxLimit)
+	}
+	return n, nil
+}
+
+// PageCursor reads the opaque cursor query parameter ("" when absent); valid checks the decoded
+// value, so that a forged cursor is a 400 rather than a strange query.
+func PageCursor(c *gin.Context, valid func(string) bool) (string, error) {
+	raw := c.Query("cursor")
+	if raw == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil || !valid(string(b)) {
+		return "", BadRequest(CodeInvalidRequest, "cursor is not valid")
+	}
+	return string(b), nil
+}
+
+// Page trims a list read with limit+1 entries to limit, and returns the cursor of the next page
+// (the key of the last entry kept), or nil on the last page.
+func Page[T any](list []T, limit int, key func(T) string) ([]T, *string) {
+	if len(list) <= limit {
+		return list, nil
+	}
+	list = list[:limit]
+	next := base64.RawURLEncoding.EncodeToString([]byte(key(list[limit-1])))
+	return list, &next
+}
