@@ -11,7 +11,7 @@ import (
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
-// maxQuery bounds the directory's q.
+// maxQuery bounds the directory search text.
 const maxQuery = 200
 
 type directoryEntry struct {
@@ -27,7 +27,7 @@ func (h *Handler) directory(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	q := store.DirectoryQuery{Limit: limit, Match: strings.TrimSpace(c.Query("q"))}
+	q := store.DirectoryQuery{Limit: limit + 1, Match: strings.TrimSpace(c.Query("q"))}
 	if len(q.Match) > maxQuery {
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "q is longer than %d characters", maxQuery))
 		return
@@ -46,7 +46,6 @@ func (h *Handler) directory(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	q.Limit++ // one more tells whether there is a next page
 	objs, err := h.Store.Directory(c.Request.Context(), q)
 	if err != nil {
 		httpx.Abort(c, err)

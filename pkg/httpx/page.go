@@ -13,8 +13,7 @@ const (
 	MaxLimit     = 200
 )
 
-// PageLimit reads a list's limit query parameter: DefaultLimit when absent, else an integer from
-// 1 to MaxLimit.
+// PageLimit reads the limit query parameter: 1 to MaxLimit, DefaultLimit when absent.
 func PageLimit(c *gin.Context) (int, error) {
 	raw := c.Query("limit")
 	if raw == "" {
@@ -27,9 +26,8 @@ func PageLimit(c *gin.Context) (int, error) {
 	return n, nil
 }
 
-// PageCursor reads a list's opaque cursor query parameter and returns the position it encodes,
-// or "" when there is none; valid checks the position. A cursor that is not base64url, or whose
-// position valid refuses, is 400.
+// PageCursor reads the opaque cursor query parameter ("" when absent); valid checks the decoded
+// value, so that a forged cursor is a 400 rather than a strange query.
 func PageCursor(c *gin.Context, valid func(string) bool) (string, error) {
 	raw := c.Query("cursor")
 	if raw == "" {
@@ -43,12 +41,12 @@ func PageCursor(c *gin.Context, valid func(string) bool) (string, error) {
 }
 
 // Page trims a list read with limit+1 entries to limit, and returns the cursor of the next page
-// (the position of the last entry kept), or nil on the last page.
-func Page[T any](list []T, limit int, position func(T) string) ([]T, *string) {
+// (the key of the last entry kept), or nil on the last page.
+func Page[T any](list []T, limit int, key func(T) string) ([]T, *string) {
 	if len(list) <= limit {
 		return list, nil
 	}
 	list = list[:limit]
-	next := base64.RawURLEncoding.EncodeToString([]byte(position(list[limit-1])))
+	next := base64.RawURLEncoding.EncodeToString([]byte(key(list[limit-1])))
 	return list, &next
 }
