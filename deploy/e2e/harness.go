@@ -32,10 +32,12 @@ type Env struct {
 	// Name is unique to the test; the suite's topics are prefixed with Name + ".".
 	Name    string
 	Brokers []string
-	Stack   *stack.Stack
-	logs    *syncBuffer
-	client  *http.Client
-	spec    *Spec
+	// RedisURL is the Redis the suite shares, for tests that inspect or clear its caches.
+	RedisURL string
+	Stack    *stack.Stack
+	logs     *syncBuffer
+	client   *http.Client
+	spec     *Spec
 }
 
 type options struct {
@@ -96,7 +98,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		}
 		dropDatabases(be.MongoURI, be.Name+"_")
 	})
-	e := &Env{URL: s.GatewayURL, JWTKey: jwtKey, Name: be.Name, Brokers: be.Brokers, Stack: s, logs: logs,
+	e := &Env{URL: s.GatewayURL, JWTKey: jwtKey, Name: be.Name, Brokers: be.Brokers, RedisURL: be.RedisURL, Stack: s, logs: logs,
 		client: &http.Client{Timeout: 30 * time.Second}}
 	e.spec = loadSpec(t, e)
 	return e

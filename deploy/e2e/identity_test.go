@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/service"
 )
 
 func TestCreateObject(t *testing.T) {
@@ -108,7 +111,7 @@ func TestAuthentication(t *testing.T) {
 
 	env.Do(t, "GET", assoc, "", nil).ExpectError(t, 401, "UNAUTHORIZED")
 	env.Do(t, "GET", assoc, "garbage", nil).ExpectError(t, 401, "UNAUTHORIZED")
-	env.Do(t, "GET", assoc, key[:len(key)-1]+"x", nil).ExpectError(t, 401, "UNAUTHORIZED")
+	env.Do(t, "GET", assoc, mistype(key), nil).ExpectError(t, 401, "UNAUTHORIZED")
 	env.Do(t, "GET", assoc, unknown, nil).ExpectError(t, 401, "UNAUTHORIZED")
 	env.Send(t, Request{Method: "GET", Path: assoc, Headers: map[string]string{"Authorization": "Basic " + key}}).ExpectError(t, 401, "UNAUTHORIZED")
 	env.Do(t, "GET", assoc, otherKey, nil).ExpectError(t, 403, "FORBIDDEN")
@@ -337,4 +340,62 @@ func (e *Env) Internal(t testing.TB, service, method, path string) map[string]an
 	r := &Response{Status: res.StatusCode, method: method, path: path}
 	r.Body, _ = io.ReadAll(res.Body)
 	return r.Expect(t, 200).JSON(t)
+}
+
+// mistype changes the last character of a key, as a typo would.
+func mistype(key string) string {
+	last := byte('x')
+	if key[len(key)-1] == last {
+		last = 'y'
+	}
+	return key[:len(key)-1] + string(last)
+}
+
+// TestRevocationSurvivesConcurrentUse revokes a sub-key while it is being used from many
+// connections, then removes every cached answer from Redis (as if the tombstone had expired):
+// the key must still be refused, because the revocation itself is durable in the store.
+func TestRevocationSurvivesConcurrentUse(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	hash, key := env.CreateObject(t, nil)
+	keys := "/api/objects/" + hash + "/keys"
+	sub := env.Do(t, "POST", keys, key, map[string]any{"scopes": []string{"read"}}).Expect(t, 201).JSON(t)
+	subKey, subID := Str(t, sub, "key"), Str(t, sub, "id")
+	rdb, err := service.ConnectRedis(context.Background(), env.RedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = rdb.Del(context.Background(), identity.KeyCacheKey(apikey.Digest(subKey))) // force lookups
+				env.send(t, Request{Method: "GET", Path: "/api/objects/" + hash + "/svc-associations", Key: subKey})
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	env.Do(t, "DELETE", keys+"/"+subID, key, nil).Expect(t, 200)
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	if err := rdb.Del(context.Background(), identity.KeyCacheKey(apikey.Digest(subKey))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // past the gateway's in-process cache
+	env.Do(t, "GET", "/api/objects/"+hash+"/svc-associations", subKey, nil).ExpectError(t, 401, "UNAUTHORIZED")
+	if list := env.Do(t, "GET", keys, key, nil).Expect(t, 200).JSON(t)["keys"].([]any); len(list) != 0 {
+		t.Fatalf("a revoked key is still listed: %v", list)
+	}
 }

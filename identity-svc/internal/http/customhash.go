@@ -68,41 +68,48 @@ func (h *Handler) claimCustomHash(c *gin.Context) {
 			"a custom hash costs 100 USD: send a payment_reference, or verify a matching github, x, linkedin or instagram claim first"))
 		return
 	}
-	if err := h.Store.ClaimHash(ctx, newHash, obj.ID); err != nil {
-		if errors.Is(err, store.ErrTaken) {
-			err = httpx.Conflict(httpx.CodeHashTaken, "that username is taken")
-		}
-		httpx.Abort(c, err)
-		return
-	}
+	// The voucher is spent before the name is claimed, and given back if the name is taken, so
+	// that a failed claim costs nothing and a voucher never pays twice.
+	var voucherID string
 	if !free {
-		if err := h.redeem(c, *req.PaymentReference, obj.ID); err != nil {
-			h.Store.ReleaseHash(ctx, newHash, obj.ID)
+		var err error
+		if voucherID, err = h.redeem(c, *req.PaymentReference, obj.ID); err != nil {
 			httpx.Abort(c, err)
 			return
 		}
 	}
 	ev := events.MustNew(events.TopicIdentity, events.ObjectHashChanged, obj.ID, newHash, httpx.RequestID(c),
 		contract.HashChangedData{Hash: newHash, PreviousHash: obj.Hash, Username: username})
-	if err := h.Store.ChangeHash(ctx, obj.ID, newHash, username, clock.Now(), ev); err != nil {
+	if err := h.Store.ClaimHash(ctx, newHash, obj.ID, ev); err != nil {
+		if voucherID != "" {
+			h.Store.ReleaseVoucher(ctx, voucherID, obj.ID)
+		}
+		if errors.Is(err, store.ErrTaken) {
+			err = httpx.Conflict(httpx.CodeHashTaken, "that username is taken")
+		}
+		httpx.Abort(c, err)
+		return
+	}
+	if err := h.Store.ChangeHash(ctx, obj.ID, newHash, username, clock.Now()); err != nil {
 		httpx.Abort(c, err)
 		return
 	}
 	h.forgetHashes(ctx, append(obj.Hashes, newHash)...)
-	h.Relay.Enqueue(store.Objects, obj.ID, ev)
+	h.Relay.Enqueue(store.Hashes, newHash, ev)
 	c.JSON(http.StatusOK, gin.H{"hash": newHash, "previous_hash": obj.Hash, "username": username, "paid": !free})
 }
 
-func (h *Handler) redeem(c *gin.Context, ref, objectID string) error {
+// redeem verifies a payment reference and spends it, returning the id under which it is spent.
+func (h *Handler) redeem(c *gin.Context, ref, objectID string) (string, error) {
 	id, err := h.Payments.Verify(ref)
 	if err != nil {
-		return httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired, "the payment reference could not be verified")
+		return "", httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired, "the payment reference could not be verified")
 	}
 	err = h.Store.UseVoucher(c.Request.Context(), id, objectID, clock.Now())
 	if errors.Is(err, store.ErrTaken) {
-		return httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired, "the payment reference was already used")
+		return "", httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired, "the payment reference was already used")
 	}
-	return err
+	return id, err
 }
 
 func hasMatchingSocialClaim(obj *store.Object, username string) bool {

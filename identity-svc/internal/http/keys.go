@@ -78,7 +78,7 @@ func (h *Handler) rotateKey(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	h.Relay.Enqueue(store.Keys, old.Digest, ev)
+	h.Relay.Enqueue(store.Revocations, old.Digest, ev)
 	c.JSON(http.StatusOK, gin.H{"hash": t.Hash, "api_key": key, "key_id": next.KeyID, "rotated_at": clock.Format(now)})
 }
 
@@ -184,6 +184,6 @@ func (h *Handler) revokeKey(c *gin.Context) {
 		httpx.Abort(c, httpx.Unavailable(err))
 		return
 	}
-	h.Relay.Enqueue(store.Keys, k.Digest, ev)
+	h.Relay.Enqueue(store.Revocations, k.Digest, ev)
 	c.JSON(http.StatusOK, gin.H{"ok": true, "revoked": id})
 }

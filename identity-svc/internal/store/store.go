@@ -25,6 +25,12 @@ const (
 	Keys         = "keys"
 	Associations = "associations"
 	Vouchers     = "vouchers"
+	// Revocations and KeyUsage are kept apart from the key documents: a revocation is an insert,
+	// which no concurrent writer can undo (FerretDB applies an update as a whole-document
+	// rewrite, so two updates of one key document could lose one), and usage, written on every
+	// verification, never rewrites a key document.
+	Revocations = "revocations"
+	KeyUsage    = "key_usage"
 )
 
 // Errors the handlers map to HTTP answers.
@@ -43,7 +49,7 @@ var Indexes = []mongox.Index{
 }
 
 // OutboxCollections are the collections whose documents carry pending events.
-var OutboxCollections = []string{Objects, Keys, Associations}
+var OutboxCollections = []string{Objects, Hashes, Keys, Associations, Revocations}
 
 // Object is the stored object.
 type Object struct {
@@ -73,17 +79,26 @@ type SocialHandle struct {
 
 // Key is a stored key: its digest is the document id; the key itself is never stored.
 type Key struct {
-	Digest     string           `bson:"_id"`
-	KeyID      string           `bson:"key_id"`
-	ObjectID   string           `bson:"object_id"`
-	Owner      bool             `bson:"owner"`
-	Label      string           `bson:"label"`
-	Scopes     []string         `bson:"scopes"`
-	Prefix     string           `bson:"prefix"`
-	CreatedAt  time.Time        `bson:"created_at"`
-	LastUsedAt *time.Time       `bson:"last_used_at"`
-	RevokedAt  *time.Time       `bson:"revoked_at"`
-	Outbox     []events.Pending `bson:"_outbox,omitempty"`
+	Digest    string           `bson:"_id"`
+	KeyID     string           `bson:"key_id"`
+	ObjectID  string           `bson:"object_id"`
+	Owner     bool             `bson:"owner"`
+	Label     string           `bson:"label"`
+	Scopes    []string         `bson:"scopes"`
+	Prefix    string           `bson:"prefix"`
+	CreatedAt time.Time        `bson:"created_at"`
+	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	// LastUsedAt is read from KeyUsage, never stored in the key document.
+	LastUsedAt *time.Time `bson:"-"`
+}
+
+// Revocation records that a key was revoked or rotated away; its id is the key digest.
+type Revocation struct {
+	Digest    string           `bson:"_id"`
+	KeyID     string           `bson:"key_id"`
+	ObjectID  string           `bson:"object_id"`
+	RevokedAt time.Time        `bson:"revoked_at"`
+	Outbox    []events.Pending `bson:"_outbox,omitempty"`
 }
 
 // Association is a related object.
@@ -107,9 +122,15 @@ func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) 
 
 func byID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
 
-// ClaimHash reserves hash for objectID; ErrTaken if another object holds it.
-func (s *Store) ClaimHash(ctx context.Context, hash, objectID string) error {
-	_, err := s.c(Hashes).InsertOne(ctx, bson.D{{Key: "_id", Value: hash}, {Key: "object_id", Value: objectID}})
+// ClaimHash reserves hash for objectID, with the events of the change; ErrTaken if another
+// object holds it. Hash documents are never updated, so their outbox is safe from concurrent
+// rewrites.
+func (s *Store) ClaimHash(ctx context.Context, hash, objectID string, evs ...events.Pending) error {
+	doc := bson.D{{Key: "_id", Value: hash}, {Key: "object_id", Value: objectID}}
+	if len(evs) > 0 {
+		doc = append(doc, bson.E{Key: events.OutboxField, Value: evs})
+	}
+	_, err := s.c(Hashes).InsertOne(ctx, doc)
 	if mongox.IsDuplicateKey(err) {
 		return ErrTaken
 	}
@@ -169,11 +190,11 @@ func (s *Store) ObjectByHash(ctx context.Context, hash string) (*Object, error) 
 	return s.Object(ctx, id)
 }
 
-// ChangeHash makes hash the object's current hash, keeping every previous one.
-func (s *Store) ChangeHash(ctx context.Context, id, hash, username string, now time.Time, ev events.Pending) error {
+// ChangeHash makes hash (already claimed) the object's current hash, keeping every previous one.
+func (s *Store) ChangeHash(ctx context.Context, id, hash, username string, now time.Time) error {
 	_, err := s.c(Objects).UpdateOne(ctx, byID(id), bson.D{
 		{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}, {Key: "username", Value: username}, {Key: "updated_at", Value: now}}},
-		{Key: "$push", Value: bson.D{{Key: "hashes", Value: hash}, {Key: events.OutboxField, Value: ev}}},
+		{Key: "$push", Value: bson.D{{Key: "hashes", Value: hash}}},
 	})
 	if err != nil {
 		return fmt.Errorf("store objects: %w", err)
@@ -263,49 +284,119 @@ func (s *Store) InsertKey(ctx context.Context, k *Key) error {
 func (s *Store) KeyByDigest(ctx context.Context, digest string) (*Key, error) {
 	var k Key
 	err := s.c(Keys).FindOne(ctx, byID(digest)).Decode(&k)
-	if mongox.IsNotFound(err) || (err == nil && k.RevokedAt != nil) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store keys: %w", err)
-	}
-	return &k, nil
-}
-
-// TouchKey records a use of the key.
-func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) {
-	_, _ = s.c(Keys).UpdateOne(ctx, byID(digest), bson.D{{Key: "$set", Value: bson.D{{Key: "last_used_at", Value: at}}}})
-}
-
-// SubKeys lists the active sub-keys of an object, oldest first.
-func (s *Store) SubKeys(ctx context.Context, objectID string) ([]Key, error) {
-	filter := bson.D{{Key: "object_id", Value: objectID}, {Key: "owner", Value: false}, {Key: "revoked_at", Value: nil}}
-	cur, err := s.c(Keys).Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "key_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("store keys: %w", err)
-	}
-	var out []Key
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store keys: %w", err)
-	}
-	return out, nil
-}
-
-// RevokeKey revokes an active key of objectID by key id and returns it; ErrNotFound if none.
-// ownerKey selects the owner key or a sub-key.
-func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, ownerKey bool, at time.Time, ev events.Pending) (*Key, error) {
-	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID},
-		{Key: "owner", Value: ownerKey}, {Key: "revoked_at", Value: nil}}
-	var k Key
-	err := s.c(Keys).FindOneAndUpdate(ctx, filter, bson.D{
-		{Key: "$set", Value: bson.D{{Key: "revoked_at", Value: at}}},
-		{Key: "$push", Value: bson.D{{Key: events.OutboxField, Value: ev}}},
-	}).Decode(&k)
 	if mongox.IsNotFound(err) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store keys: %w", err)
+	}
+	revoked, err := s.revoked(ctx, digest)
+	if err != nil {
+		return nil, err
+	}
+	if revoked[digest] {
+		return nil, ErrNotFound
+	}
+	return &k, nil
+}
+
+// revoked returns which of the digests have been revoked.
+func (s *Store) revoked(ctx context.Context, digests ...string) (map[string]bool, error) {
+	cur, err := s.c(Revocations).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: digests}}}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("store revocations: %w", err)
+	}
+	var docs []struct {
+		Digest string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("store revocations: %w", err)
+	}
+	out := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		out[d.Digest] = true
+	}
+	return out, nil
+}
+
+// TouchKey records a use of the key.
+func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) {
+	_, _ = s.c(KeyUsage).UpdateOne(ctx, byID(digest), bson.D{{Key: "$set", Value: bson.D{{Key: "last_used_at", Value: at}}}},
+		options.UpdateOne().SetUpsert(true))
+}
+
+// SubKeys lists the active sub-keys of an object, oldest first, with their last use.
+func (s *Store) SubKeys(ctx context.Context, objectID string) ([]Key, error) {
+	filter := bson.D{{Key: "object_id", Value: objectID}, {Key: "owner", Value: false}}
+	cur, err := s.c(Keys).Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "key_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("store keys: %w", err)
+	}
+	var all []Key
+	if err := cur.All(ctx, &all); err != nil {
+		return nil, fmt.Errorf("store keys: %w", err)
+	}
+	digests := make([]string, len(all))
+	for i, k := range all {
+		digests[i] = k.Digest
+	}
+	revoked, err := s.revoked(ctx, digests...)
+	if err != nil {
+		return nil, err
+	}
+	used, err := s.lastUses(ctx, digests)
+	if err != nil {
+		return nil, err
+	}
+	var out []Key
+	for _, k := range all {
+		if !revoked[k.Digest] {
+			k.LastUsedAt = used[k.Digest]
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) lastUses(ctx context.Context, digests []string) (map[string]*time.Time, error) {
+	cur, err := s.c(KeyUsage).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: digests}}}})
+	if err != nil {
+		return nil, fmt.Errorf("store key usage: %w", err)
+	}
+	var docs []struct {
+		Digest     string    `bson:"_id"`
+		LastUsedAt time.Time `bson:"last_used_at"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("store key usage: %w", err)
+	}
+	out := make(map[string]*time.Time, len(docs))
+	for _, d := range docs {
+		out[d.Digest] = &d.LastUsedAt
+	}
+	return out, nil
+}
+
+// RevokeKey revokes an active key of objectID by key id and returns it; ErrNotFound if there is
+// no such active key. ownerKey selects the owner key or a sub-key. The event travels in the
+// revocation, which is inserted once: of two concurrent revocations only one succeeds.
+func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, ownerKey bool, at time.Time, ev events.Pending) (*Key, error) {
+	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: ownerKey}}
+	var k Key
+	err := s.c(Keys).FindOne(ctx, filter).Decode(&k)
+	if mongox.IsNotFound(err) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store keys: %w", err)
+	}
+	r := Revocation{Digest: k.Digest, KeyID: k.KeyID, ObjectID: objectID, RevokedAt: at, Outbox: []events.Pending{ev}}
+	if _, err := s.c(Revocations).InsertOne(ctx, r); err != nil {
+		if mongox.IsDuplicateKey(err) {
+			return nil, ErrNotFound
+		}
+		return nil, fmt.Errorf("store revocations: %w", err)
 	}
 	return &k, nil
 }
@@ -353,6 +444,11 @@ func (s *Store) DeleteAssociation(ctx context.Context, objectID, id string) erro
 		return ErrNotFound
 	}
 	return nil
+}
+
+// ReleaseVoucher undoes UseVoucher when the claim it paid for failed.
+func (s *Store) ReleaseVoucher(ctx context.Context, voucherID, objectID string) {
+	_, _ = s.c(Vouchers).DeleteOne(ctx, bson.D{{Key: "_id", Value: voucherID}, {Key: "object_id", Value: objectID}})
 }
 
 // UseVoucher records a payment voucher as spent; ErrTaken if it already was.
