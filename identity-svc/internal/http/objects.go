@@ -84,15 +84,13 @@ func (h *Handler) createObject(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
+	// The object is stored before its owner key, and object.created travels in the key's
+	// document: a key document is never updated by anyone but the relay, and an object whose key
+	// could not be stored is removed again without an event ever naming it.
 	key, digest := apikey.Generate(apikey.OwnerPrefix)
 	ownerKey := &store.Key{
 		Digest: digest, KeyID: apikey.NewID("key"), ObjectID: objectID, Owner: true, Label: "owner",
 		Scopes: []string{authn.ScopeRead, authn.ScopeWrite, authn.ScopeMailbox}, Prefix: apikey.DisplayPrefix(key), CreatedAt: now,
-	}
-	if err := h.Store.InsertKey(ctx, ownerKey); err != nil {
-		h.Store.ReleaseHash(ctx, hash, objectID)
-		httpx.Abort(c, err)
-		return
 	}
 	obj := &store.Object{
 		ID: objectID, Hash: hash, Hashes: []string{hash}, Visibility: visibility, MailboxStatus: StatusUnclaimed,
@@ -102,16 +100,23 @@ func (h *Handler) createObject(c *gin.Context) {
 	ev, err := events.New(events.TopicIdentity, events.ObjectCreated, objectID, hash, httpx.RequestID(c),
 		contract.ObjectCreatedData{Object: internalView(obj)})
 	if err != nil {
+		h.Store.ReleaseHash(ctx, hash, objectID)
 		httpx.Abort(c, err)
 		return
 	}
-	obj.Outbox = []events.Pending{ev}
 	if err := h.Store.InsertObject(ctx, obj); err != nil {
 		h.Store.ReleaseHash(ctx, hash, objectID)
 		httpx.Abort(c, err)
 		return
 	}
-	h.Relay.Enqueue(store.Objects, objectID, ev)
+	ownerKey.Outbox = []events.Pending{ev}
+	if err := h.Store.InsertKey(ctx, ownerKey); err != nil {
+		h.Store.DeleteObject(ctx, objectID)
+		h.Store.ReleaseHash(ctx, hash, objectID)
+		httpx.Abort(c, err)
+		return
+	}
+	h.Relay.Enqueue(store.Keys, digest, ev)
 	c.JSON(http.StatusCreated, createObjectResponse{
 		Hash: hash, APIKey: key, MailboxStatus: obj.MailboxStatus, Visibility: visibility,
 		Version: obj.Version, CreatedAt: clock.Format(now),

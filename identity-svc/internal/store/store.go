@@ -49,25 +49,25 @@ var Indexes = []mongox.Index{
 }
 
 // OutboxCollections are the collections whose documents carry pending events.
-var OutboxCollections = []string{Objects, Hashes, Keys, Associations, Revocations}
+// Object documents carry none: other services' reports update them concurrently.
+var OutboxCollections = []string{Hashes, Keys, Associations, Revocations}
 
 // Object is the stored object.
 type Object struct {
-	ID            string           `bson:"_id"`
-	Hash          string           `bson:"hash"`
-	Hashes        []string         `bson:"hashes"`
-	Username      string           `bson:"username,omitempty"`
-	Visibility    string           `bson:"visibility"`
-	MailboxStatus string           `bson:"mailbox_status"`
-	Version       int              `bson:"version"`
-	Title         string           `bson:"title"`
-	InitialLLMTxt string           `bson:"initial_llm_txt"`
-	Rules         *contract.Rules  `bson:"rules"`
-	OwnerKeyID    string           `bson:"owner_key_id"`
-	SocialHandles []SocialHandle   `bson:"social_handles,omitempty"`
-	CreatedAt     time.Time        `bson:"created_at"`
-	UpdatedAt     time.Time        `bson:"updated_at"`
-	Outbox        []events.Pending `bson:"_outbox,omitempty"`
+	ID            string          `bson:"_id"`
+	Hash          string          `bson:"hash"`
+	Hashes        []string        `bson:"hashes"`
+	Username      string          `bson:"username,omitempty"`
+	Visibility    string          `bson:"visibility"`
+	MailboxStatus string          `bson:"mailbox_status"`
+	Version       int             `bson:"version"`
+	Title         string          `bson:"title"`
+	InitialLLMTxt string          `bson:"initial_llm_txt"`
+	Rules         *contract.Rules `bson:"rules"`
+	OwnerKeyID    string          `bson:"owner_key_id"`
+	SocialHandles []SocialHandle  `bson:"social_handles,omitempty"`
+	CreatedAt     time.Time       `bson:"created_at"`
+	UpdatedAt     time.Time       `bson:"updated_at"`
 }
 
 // SocialHandle is a verified claim of a social profile, learned from claims-svc's events.
@@ -168,6 +168,11 @@ func (s *Store) InsertObject(ctx context.Context, o *Object) error {
 	return nil
 }
 
+// DeleteObject removes an object whose creation failed half-way.
+func (s *Store) DeleteObject(ctx context.Context, id string) {
+	_, _ = s.c(Objects).DeleteOne(ctx, byID(id))
+}
+
 // Object returns an object by id.
 func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
 	var o Object
@@ -260,7 +265,7 @@ func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, erro
 		}})
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(q.Limit)).
-		SetProjection(bson.D{{Key: "initial_llm_txt", Value: 0}, {Key: events.OutboxField, Value: 0}})
+		SetProjection(bson.D{{Key: "initial_llm_txt", Value: 0}})
 	cur, err := s.c(Objects).Find(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("store directory: %w", err)
