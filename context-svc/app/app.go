@@ -5,7 +5,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/httpx"
-	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/service"
 )
@@ -50,8 +48,8 @@ type App struct{ base *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	if cfg.IdentityURL == "" {
-		return nil, errors.New("configuration: IDENTITY_URL is required")
+	if err := service.RequireIdentityURL(cfg.Service); err != nil {
+		return nil, err
 	}
 	fetcher, err := outbound.New(outboundOptions(cfg.Outbound, sourceTimeout, sourceBytes))
 	if err != nil {
@@ -71,7 +69,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	httpapi.Register(b.API, &httpapi.Handler{
 		Store:    st,
 		Relay:    b.Relay,
-		Identity: identity.NewClient(strings.TrimRight(cfg.IdentityURL, "/"), b.Client("identity-svc"), b.Redis),
+		Identity: b.Identity(),
 		Mailbox:  mailbox.NewClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,
 		Git: &gitsync.Syncer{

@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -42,8 +40,8 @@ type App struct{ base *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	if cfg.IdentityURL == "" {
-		return nil, errors.New("configuration: IDENTITY_URL is required")
+	if err := service.RequireIdentityURL(cfg.Service); err != nil {
+		return nil, err
 	}
 	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
 		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
@@ -55,7 +53,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	httpapi.Register(b.API, &httpapi.Handler{
 		Store:          st,
 		Relay:          b.Relay,
-		Identity:       identity.NewClient(cfg.IdentityURL, b.Client("identity-svc"), b.Redis),
+		Identity:       b.Identity(),
 		Rules:          rules.New(cfg.ContextURL, b.Client("context-svc"), cfg.RulesTimeout, b.Log),
 		IdempotencyTTL: cfg.IdempotencyTTL,
 		Log:            b.Log,

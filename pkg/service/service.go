@@ -5,10 +5,12 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -21,6 +23,7 @@ import (
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/server"
 )
@@ -126,6 +129,19 @@ func (b *Base) Consume(group string, topics []string, h events.Handler) {
 			Topics: topics, Processed: b.DB.Collection("processed_events"), Handler: h, Log: b.Log,
 		})
 	})
+}
+
+// Identity returns the client of identity-svc at IDENTITY_URL (Redis-cached resolution).
+func (b *Base) Identity() *identity.Client {
+	return identity.NewClient(strings.TrimRight(b.Config.IdentityURL, "/"), b.Client("identity-svc"), b.Redis)
+}
+
+// RequireIdentityURL fails fast when a service that calls identity-svc is not told where it is.
+func RequireIdentityURL(cfg config.Service) error {
+	if cfg.IdentityURL == "" {
+		return errors.New("configuration: IDENTITY_URL is required")
+	}
+	return nil
 }
 
 // Client returns an HTTP client that calls service audience with an internal token.
