@@ -3,6 +3,7 @@ package httpx
 import (
 	"encoding/base64"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 )
@@ -12,6 +13,23 @@ const (
 	DefaultLimit = 50
 	MaxLimit     = 200
 )
+
+// PageParams reads the limit and cursor query parameters of a list (see PageLimit and
+// PageCursor).
+func PageParams(c *gin.Context, valid func(string) bool) (limit int, cursor string, err error) {
+	if limit, err = PageLimit(c); err != nil {
+		return 0, "", err
+	}
+	if cursor, err = PageCursor(c, valid); err != nil {
+		return 0, "", err
+	}
+	return limit, cursor, nil
+}
+
+// IDWithPrefix is a cursor check for lists paged by ids of one kind (apikey.NewID(prefix)).
+func IDWithPrefix(prefix string) func(string) bool {
+	return func(s string) bool { return strings.HasPrefix(s, prefix+"_") }
+}
 
 // PageLimit reads the limit query parameter: 1 to MaxLimit, DefaultLimit when absent.
 func PageLimit(c *gin.Context) (int, error) {

@@ -236,12 +236,7 @@ func (h *Handler) versions(c *gin.Context) {
 // listVersions pages through an object's versions (or those that changed decision memory),
 // newest first, and answers with what render makes of a page.
 func (h *Handler) listVersions(c *gin.Context, objectID string, memoryOnly bool, render func([]store.Profile, *string) any) {
-	limit, err := httpx.PageLimit(c)
-	if err != nil {
-		httpx.Abort(c, err)
-		return
-	}
-	raw, err := httpx.PageCursor(c, func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n > 0 })
+	limit, raw, err := httpx.PageParams(c, func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n > 0 })
 	if err != nil {
 		httpx.Abort(c, err)
 		return

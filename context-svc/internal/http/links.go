@@ -116,12 +116,7 @@ func (h *Handler) listLinks(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, err := httpx.PageLimit(c)
-	if err != nil {
-		httpx.Abort(c, err)
-		return
-	}
-	before, err := httpx.PageCursor(c, func(s string) bool { return strings.HasPrefix(s, "lnk_") })
+	limit, before, err := httpx.PageParams(c, httpx.IDWithPrefix("lnk"))
 	if err != nil {
 		httpx.Abort(c, err)
 		return

@@ -169,12 +169,7 @@ func (h *Handler) listSources(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, err := httpx.PageLimit(c)
-	if err != nil {
-		httpx.Abort(c, err)
-		return
-	}
-	after, err := httpx.PageCursor(c, func(s string) bool { return strings.HasPrefix(s, "src_") })
+	limit, after, err := httpx.PageParams(c, httpx.IDWithPrefix("src"))
 	if err != nil {
 		httpx.Abort(c, err)
 		return

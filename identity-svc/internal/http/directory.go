@@ -22,12 +22,12 @@ type directoryEntry struct {
 }
 
 func (h *Handler) directory(c *gin.Context) {
-	limit, err := httpx.PageLimit(c)
+	limit, before, err := httpx.PageParams(c, httpx.IDWithPrefix("obj"))
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	q := store.DirectoryQuery{Limit: limit + 1, Match: strings.TrimSpace(c.Query("q"))}
+	q := store.DirectoryQuery{Limit: limit + 1, Before: before, Match: strings.TrimSpace(c.Query("q"))}
 	if len(q.Match) > maxQuery {
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "q is longer than %d characters", maxQuery))
 		return
@@ -40,10 +40,6 @@ func (h *Handler) directory(c *gin.Context) {
 		q.Status = StatusUnclaimed
 	default:
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be verified or unclaimed"))
-		return
-	}
-	if q.Before, err = httpx.PageCursor(c, func(s string) bool { return strings.HasPrefix(s, "obj_") }); err != nil {
-		httpx.Abort(c, err)
 		return
 	}
 	objs, err := h.Store.Directory(c.Request.Context(), q)

@@ -57,14 +57,12 @@ func (h *Handler) mailbox(c *gin.Context) {
 		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be open or archived"))
 		return
 	}
-	limit, err := httpx.PageLimit(c)
-	if err == nil {
-		q.After, err = mailboxCursor(c)
-	}
+	limit, raw, err := httpx.PageParams(c, func(s string) bool { return parseMailboxPosition(s) != nil })
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
+	q.After = parseMailboxPosition(raw)
 	q.Limit = limit + 1 // one more tells whether there is a next page
 	ctx := c.Request.Context()
 	threads, err := h.Store.Mailbox(ctx, q)
@@ -88,11 +86,7 @@ func (h *Handler) getThread(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, err := httpx.PageLimit(c)
-	var after string
-	if err == nil {
-		after, err = messageCursor(c)
-	}
+	limit, after, err := httpx.PageParams(c, httpx.IDWithPrefix("msg"))
 	if err != nil {
 		httpx.Abort(c, err)
 		return
