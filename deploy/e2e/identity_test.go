@@ -75,6 +75,7 @@ func TestErrorShape(t *testing.T) {
 		{"body too large", "POST", "/api/objects", `{"initial_llm_txt":"` + strings.Repeat("a", 1<<20) + `"}`, 413, "PAYLOAD_TOO_LARGE", ""},
 		{"bad directory limit", "GET", "/api/directory?limit=0", "", 400, "INVALID_REQUEST", "limit"},
 		{"bad directory cursor", "GET", "/api/directory?cursor=!!!", "", 400, "INVALID_REQUEST", "cursor"},
+		{"malformed query string", "GET", "/api/directory?cursor=%zz", "", 400, "INVALID_REQUEST", "query"},
 		{"bad directory status", "GET", "/api/directory?status=gold", "", 400, "INVALID_REQUEST", "status"},
 	}
 	for _, c := range cases {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"time"
@@ -75,13 +76,23 @@ func NewEngine(log *slog.Logger, metrics *Metrics) *gin.Engine {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	e.Use(requestIDMiddleware, accessLog(log, metrics), recovery(log))
+	e.Use(requestIDMiddleware, accessLog(log, metrics), recovery(log), wellFormedQuery)
 	e.NoRoute(func(c *gin.Context) { Abort(c, NotFound("route")) })
 	e.NoMethod(func(c *gin.Context) {
 		Abort(c, Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
 			"method %s is not allowed on this route", c.Request.Method))
 	})
 	return e
+}
+
+// wellFormedQuery refuses a query string that does not parse: Go drops malformed pairs
+// silently, which would turn "cursor=%zz" into "no cursor" instead of an error.
+func wellFormedQuery(c *gin.Context) {
+	if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
+		Abort(c, BadRequest(CodeInvalidRequest, "the query string is malformed"))
+		return
+	}
+	c.Next()
 }
 
 func requestIDMiddleware(c *gin.Context) {
