@@ -6,7 +6,6 @@ package app
 import (
 	"context"
 	"log/slog"
-	"net"
 	"strings"
 	"time"
 
@@ -43,8 +42,9 @@ type Config struct {
 	SourceRefresh time.Duration `env:"SOURCE_REFRESH, default=15m"`
 }
 
-// App is a running context-svc.
-type App struct{ base *service.Base }
+// App is a running context-svc: the shared service base (Serve, Run, Close) with its routes and
+// consumers.
+type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
@@ -81,7 +81,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	projections := &ctxevents.Projections{Store: st}
 	b.Consume("projections", ctxevents.Topics, projections.Handle)
-	return &App{base: b}, nil
+	return &App{Base: b}, nil
 }
 
 func outboundOptions(c config.Outbound, timeout time.Duration, maxBytes int64) outbound.Options {
@@ -89,12 +89,3 @@ func outboundOptions(c config.Outbound, timeout time.Duration, maxBytes int64) o
 	o.Timeout, o.MaxBytes = timeout, maxBytes
 	return o
 }
-
-// Serve serves on ln until ctx ends.
-func (a *App) Serve(ctx context.Context, ln net.Listener) error { return a.base.Serve(ctx, ln) }
-
-// Run listens on the configured address and serves until ctx ends.
-func (a *App) Run(ctx context.Context) error { return a.base.Run(ctx) }
-
-// Close releases the connections.
-func (a *App) Close() { a.base.Close() }

@@ -123,9 +123,6 @@ var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
 // GinPath turns /a/{b} into Gin's /a/:b.
 func GinPath(p string) string { return pathParam.ReplaceAllString(p, ":$1") }
 
-// Handler is the gateway's HTTP handler.
-func (a *App) Handler() http.Handler { return a.engine }
-
 // Serve serves on ln until ctx ends.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	a.log.Info("serving", "addr", ln.Addr().String())

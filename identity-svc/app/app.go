@@ -5,7 +5,6 @@ package app
 import (
 	"context"
 	"log/slog"
-	"net"
 
 	claimevents "github.com/svcdev/svc/identity-svc/internal/events"
 	httpapi "github.com/svcdev/svc/identity-svc/internal/http"
@@ -26,8 +25,9 @@ type Config struct {
 	PaymentVoucherSecret string `env:"PAYMENT_VOUCHER_SECRET"`
 }
 
-// App is a running identity-svc.
-type App struct{ base *service.Base }
+// App is a running identity-svc: the shared service base (Serve, Run, Close) with its routes and
+// consumers.
+type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
@@ -43,14 +43,5 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	claims := &claimevents.Claims{Store: st, Redis: b.Redis}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
-	return &App{base: b}, nil
+	return &App{Base: b}, nil
 }
-
-// Serve serves on ln until ctx ends.
-func (a *App) Serve(ctx context.Context, ln net.Listener) error { return a.base.Serve(ctx, ln) }
-
-// Run listens on the configured address and serves until ctx ends.
-func (a *App) Run(ctx context.Context) error { return a.base.Run(ctx) }
-
-// Close releases the connections.
-func (a *App) Close() { a.base.Close() }

@@ -5,7 +5,6 @@ package app
 import (
 	"context"
 	"log/slog"
-	"net"
 	"time"
 
 	hashevents "github.com/svcdev/svc/mailbox-svc/internal/events"
@@ -35,8 +34,9 @@ type Config struct {
 	SweepInterval time.Duration `env:"IDEMPOTENCY_SWEEP_INTERVAL, default=10m"`
 }
 
-// App is a running mailbox-svc.
-type App struct{ base *service.Base }
+// App is a running mailbox-svc: the shared service base (Serve, Run, Close) with its routes and
+// consumers.
+type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
@@ -60,7 +60,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&hashevents.Hashes{Store: st}).Handle)
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg.SweepInterval, b.Log) })
-	return &App{base: b}, nil
+	return &App{Base: b}, nil
 }
 
 // sweep deletes expired idempotency keys until ctx ends (FerretDB has no TTL indexes). Every
@@ -79,12 +79,3 @@ func sweep(ctx context.Context, st *store.Store, every time.Duration, log *slog.
 		}
 	}
 }
-
-// Serve serves on ln until ctx ends.
-func (a *App) Serve(ctx context.Context, ln net.Listener) error { return a.base.Serve(ctx, ln) }
-
-// Run listens on the configured address and serves until ctx ends.
-func (a *App) Run(ctx context.Context) error { return a.base.Run(ctx) }
-
-// Close releases the connections.
-func (a *App) Close() { a.base.Close() }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -68,31 +67,4 @@ func Ping(ctx context.Context, brokers []string) error {
 		last = err
 	}
 	return fmt.Errorf("kafka: no broker answers: %w", last)
-}
-
-// EnsureTopics creates topics (with the prefix) that do not exist yet. Real clusters usually
-// manage topics themselves; the call is harmless there.
-func EnsureTopics(ctx context.Context, brokers []string, prefix string, partitions int, topics ...string) error {
-	conn, err := kafka.DialContext(ctx, "tcp", brokers[0])
-	if err != nil {
-		return fmt.Errorf("kafka dial: %w", err)
-	}
-	defer conn.Close()
-	controller, err := conn.Controller()
-	if err != nil {
-		return fmt.Errorf("kafka controller: %w", err)
-	}
-	cc, err := kafka.DialContext(ctx, "tcp", net.JoinHostPort(controller.Host, strconv.Itoa(controller.Port)))
-	if err != nil {
-		return fmt.Errorf("kafka dial controller: %w", err)
-	}
-	defer cc.Close()
-	cfgs := make([]kafka.TopicConfig, len(topics))
-	for i, t := range topics {
-		cfgs[i] = kafka.TopicConfig{Topic: prefix + t, NumPartitions: partitions, ReplicationFactor: 1}
-	}
-	if err := cc.CreateTopics(cfgs...); err != nil {
-		return fmt.Errorf("kafka create topics: %w", err)
-	}
-	return nil
 }

@@ -148,9 +148,6 @@ func certPool(file string) (*x509.CertPool, error) {
 // webhook sender). Every request through it is checked; bodies are capped at MaxBytes.
 func (c *Client) HTTPClient() *http.Client { return c.http }
 
-// AllowPrivate reports whether loopback and private addresses are admitted.
-func (c *Client) AllowPrivate() bool { return c.opts.AllowPrivate }
-
 // CheckURL refuses a URL that is not absolute http(s) (https only when HTTPSOnly), carries
 // credentials, or names a literal address that would be refused. Host names are checked when
 // dialled.

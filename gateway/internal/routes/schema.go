@@ -21,9 +21,6 @@ func DateTime() Schema {
 // Int is an integer schema.
 func Int() Schema { return Schema{"type": "integer"} }
 
-// Num is a number schema.
-func Num() Schema { return Schema{"type": "number"} }
-
 // Bool is a boolean schema.
 func Bool() Schema { return Schema{"type": "boolean"} }
 
