@@ -8,7 +8,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -18,21 +17,21 @@ const MaxBlockedSenders = 10_000
 // SenderBlock says that a recipient refuses messages from a sender. Its id is
 // BlockID(recipient, sender), so that a send checks it with one point read.
 type SenderBlock struct {
-	ID          string           `bson:"_id"`
-	RecipientID string           `bson:"recipient_id"`
-	SenderID    string           `bson:"sender_id"`
-	CreatedAt   time.Time        `bson:"created_at"`
-	Outbox      []events.Pending `bson:"_outbox,omitempty"`
+	ID          string    `bson:"_id"`
+	RecipientID string    `bson:"recipient_id"`
+	SenderID    string    `bson:"sender_id"`
+	CreatedAt   time.Time `bson:"created_at"`
+	Events      []string  `bson:"_events,omitempty"`
 }
 
 // Unblock records that a block was lifted; it carries the event of that change, since the block
 // itself is deleted.
 type Unblock struct {
-	ID          string           `bson:"_id"`
-	RecipientID string           `bson:"recipient_id"`
-	SenderID    string           `bson:"sender_id"`
-	UnblockedAt time.Time        `bson:"unblocked_at"`
-	Outbox      []events.Pending `bson:"_outbox,omitempty"`
+	ID          string    `bson:"_id"`
+	RecipientID string    `bson:"recipient_id"`
+	SenderID    string    `bson:"sender_id"`
+	UnblockedAt time.Time `bson:"unblocked_at"`
+	Events      []string  `bson:"_events,omitempty"`
 }
 
 // BlockID is the id of the block of sender by recipient.
