@@ -32,10 +32,12 @@ func IDs(evs ...Pending) []string {
 	return out
 }
 
-// Stager records events before the write that produces them. Stores that choose a document's id
-// themselves take one, so that they stage under the id they write.
+// Stager is the outbox as a store sees it: Stage before a write that records event ids, Keep
+// before deleting a document that records them. Stores that choose a document's id themselves
+// take one, so that they stage under the id they write.
 type Stager interface {
 	Stage(ctx context.Context, collection string, id any, evs ...Pending) error
+	Keep(ctx context.Context, ids ...string) error
 }
 
 // Publisher is what the relay needs of a producer.
@@ -237,12 +239,23 @@ func (o *Outbox) ack(ctx context.Context, batch []Pending) {
 }
 
 func (o *Outbox) markConfirmed(ctx context.Context, batch []Pending) {
-	_, err := o.coll.UpdateMany(context.WithoutCancel(ctx),
-		bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: IDs(batch...)}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "confirmed", Value: true}}}})
-	if err != nil {
+	if err := o.Keep(context.WithoutCancel(ctx), IDs(batch...)...); err != nil {
 		o.log.Warn("outbox: marking events confirmed failed", "error", err, "events", len(batch))
 	}
+}
+
+// Keep marks the events ids, if still pending, as written: call it before deleting a document
+// that records them, so that the sweep publishes them without finding the document.
+func (o *Outbox) Keep(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := o.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "confirmed", Value: true}}}})
+	if err != nil {
+		return fmt.Errorf("keep events: %w", err)
+	}
+	return nil
 }
 
 // sweep publishes the pending entries older than RecoverAfter whose write happened, and drops

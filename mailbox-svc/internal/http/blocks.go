@@ -97,7 +97,7 @@ func (h *Handler) unblockSender(c *gin.Context) {
 		Events: events.IDs(ev)}
 	err = h.Outbox.Stage(ctx, store.Unblocks, u.ID, ev)
 	if err == nil {
-		err = h.Store.DeleteBlock(ctx, u)
+		err = h.Store.DeleteBlock(ctx, u, h.Outbox)
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {

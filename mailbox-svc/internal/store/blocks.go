@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -56,9 +57,22 @@ func (s *Store) IsBlocked(ctx context.Context, recipientID, senderID string) (bo
 }
 
 // DeleteBlock lifts a block and records the lifting with its event; ErrNotFound if there was
-// no block.
-func (s *Store) DeleteBlock(ctx context.Context, u *Unblock) error {
-	res, err := s.c(SenderBlocks).DeleteOne(ctx, byID(BlockID(u.RecipientID, u.SenderID)))
+// no block. The block's own events, if still pending, are kept in outbox first: the sweep can no
+// longer find the block to learn that they were written.
+func (s *Store) DeleteBlock(ctx context.Context, u *Unblock, outbox events.Stager) error {
+	id := BlockID(u.RecipientID, u.SenderID)
+	var b SenderBlock
+	err := s.c(SenderBlocks).FindOne(ctx, byID(id), options.FindOne().SetProjection(bson.D{{Key: events.EventsField, Value: 1}})).Decode(&b)
+	if mongox.IsNotFound(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("store sender blocks: %w", err)
+	}
+	if err := outbox.Keep(ctx, b.Events...); err != nil {
+		return err
+	}
+	res, err := s.c(SenderBlocks).DeleteOne(ctx, byID(id))
 	if err != nil {
 		return fmt.Errorf("store sender blocks: %w", err)
 	}
