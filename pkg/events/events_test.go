@@ -275,3 +275,20 @@ func TestOutboxStageIsIdempotent(t *testing.T) {
 		t.Errorf("outbox holds %d entries, want 1", n)
 	}
 }
+
+// TestOutboxKeepsEventsOfDeletedDocuments plays a writer that died after its write, and a
+// later request that deletes the document: kept first, the event is still published.
+func TestOutboxKeepsEventsOfDeletedDocuments(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, events.OutboxOptions{SweepInterval: 100 * time.Millisecond, RecoverAfter: 200 * time.Millisecond, DiscardAfter: time.Second})
+	ev := f.write(t, "block")
+	if err := f.outbox.Keep(context.Background(), ev.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.Collection("things").DeleteOne(context.Background(), bson.M{"_id": "block"}); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t)
+	f.log.waitFor(t, ev.ID)
+	f.waitEmpty(t)
+}
