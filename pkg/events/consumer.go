@@ -112,7 +112,7 @@ type consumer struct{ cfg ConsumerConfig }
 func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic string, p kafka.PartitionAssignment) {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: c.cfg.Brokers, Topic: topic, Partition: p.ID,
-		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: 200 * time.Millisecond, ReadBatchTimeout: 200 * time.Millisecond,
+		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: time.Second,
 	})
 	defer r.Close()
 	if err := r.SetOffset(p.Offset); err != nil {

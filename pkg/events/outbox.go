@@ -110,13 +110,16 @@ type Outbox struct {
 	log   *slog.Logger
 	opts  OutboxOptions
 	queue chan Pending
+	// acks carries the ids of published events to the goroutine that deletes them, so that the
+	// next batch is published while the last one is acknowledged.
+	acks chan []string
 }
 
 // NewOutbox returns the outbox of db, publishing through pub.
 func NewOutbox(db *mongo.Database, pub Publisher, log *slog.Logger, opts OutboxOptions) *Outbox {
 	opts.defaults()
 	return &Outbox{db: db, coll: db.Collection(OutboxCollection), pub: pub, log: log, opts: opts,
-		queue: make(chan Pending, opts.Queue)}
+		queue: make(chan Pending, opts.Queue), acks: make(chan []string, 64)}
 }
 
 // Stage records evs as pending, before the write of document id of collection, which must list
@@ -156,6 +159,9 @@ func (o *Outbox) Confirm(evs ...Pending) {
 func (o *Outbox) Run(ctx context.Context) error {
 	ticker := time.NewTicker(o.opts.SweepInterval)
 	defer ticker.Stop()
+	acked := make(chan struct{})
+	go func() { defer close(acked); o.acknowledge() }()
+	defer func() { o.acks <- nil; <-acked }()
 	o.sweep(ctx)
 	for {
 		select {
@@ -229,12 +235,32 @@ func (o *Outbox) drain() {
 	}
 }
 
-// ack deletes published entries, with one command per batch.
-func (o *Outbox) ack(ctx context.Context, batch []Pending) {
-	ids := IDs(batch...)
-	_, err := o.coll.DeleteMany(context.WithoutCancel(ctx), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
-	if err != nil {
-		o.log.Warn("outbox ack failed; events may be published again", "error", err, "events", len(ids))
+// ack hands published entries to acknowledge, which deletes them.
+func (o *Outbox) ack(_ context.Context, batch []Pending) { o.acks <- IDs(batch...) }
+
+// acknowledge deletes published entries, with one command for all that are waiting, until it
+// receives nil (Run's end).
+func (o *Outbox) acknowledge() {
+	for ids := range o.acks {
+		last := ids == nil
+		for more := true; more && !last && len(ids) < 4*o.opts.Batch; {
+			select {
+			case next := <-o.acks:
+				last = next == nil
+				ids = append(ids, next...)
+			default:
+				more = false
+			}
+		}
+		if len(ids) > 0 {
+			_, err := o.coll.DeleteMany(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+			if err != nil {
+				o.log.Warn("outbox ack failed; events may be published again", "error", err, "events", len(ids))
+			}
+		}
+		if last {
+			return
+		}
 	}
 }
 
