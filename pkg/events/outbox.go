@@ -285,7 +285,7 @@ func (o *Outbox) Keep(ctx context.Context, ids ...string) error {
 }
 
 // sweep publishes the pending entries older than RecoverAfter whose write happened, and drops
-// those older than DiscardAfter whose write did not.
+// those whose write lost to another, or did not happen within DiscardAfter.
 func (o *Outbox) sweep(ctx context.Context) {
 	now := time.Now()
 	cur, err := o.coll.Find(ctx, bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: now.Add(-o.opts.RecoverAfter)}}}},
@@ -307,17 +307,17 @@ func (o *Outbox) sweep(ctx context.Context) {
 	var discard []string
 	for i := range entries {
 		e := &entries[i]
-		written := e.Confirmed
-		if !written {
-			if written, err = o.written(ctx, e); err != nil {
+		state := written
+		if !e.Confirmed {
+			if state, err = o.writeState(ctx, e); err != nil {
 				o.log.Warn("outbox sweep: reading a document failed", "collection", e.Collection, "error", err)
 				continue
 			}
 		}
 		switch {
-		case written:
+		case state == written:
 			publish = append(publish, e.pending())
-		case now.Sub(e.CreatedAt) > o.opts.DiscardAfter:
+		case state == lost, now.Sub(e.CreatedAt) > o.opts.DiscardAfter:
 			discard = append(discard, e.ID)
 		}
 	}
@@ -337,21 +337,34 @@ func (o *Outbox) sweep(ctx context.Context) {
 	}
 }
 
-// written reports whether the domain document of e was written with e among its events, by a
-// point read on its id.
-func (o *Outbox) written(ctx context.Context, e *entry) (bool, error) {
+// writeState is what a point read of an entry's domain document tells of its write.
+type writeState int
+
+const (
+	// notYet: no document; the write may still be under way, or it failed.
+	notYet writeState = iota
+	// written: the document records the event.
+	written
+	// lost: the document exists without the event. Documents that record event ids are inserted
+	// once, so another write of it won (a retried or concurrent one) and this one never will.
+	lost
+)
+
+func (o *Outbox) writeState(ctx context.Context, e *entry) (writeState, error) {
 	var doc struct {
 		Events []string `bson:"_events"`
 	}
 	err := o.db.Collection(e.Collection).FindOne(ctx, bson.D{{Key: "_id", Value: e.DocID}},
 		options.FindOne().SetProjection(bson.D{{Key: EventsField, Value: 1}})).Decode(&doc)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return false, nil
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return notYet, nil
+	case err != nil:
+		return notYet, err
+	case slices.Contains(doc.Events, e.ID):
+		return written, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	return slices.Contains(doc.Events, e.ID), nil
+	return lost, nil
 }
 
 // OutboxIndexes are the indexes MongoDB needs for the sweep.
