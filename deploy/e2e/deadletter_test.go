@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -41,6 +42,9 @@ func TestDeadLettersReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Eventually(t, func() bool { return len(deadEvents(t, e)) == 2 }, "both events are dead-lettered")
+	if metrics := string(e.internal(t, "identity-svc", "GET", "/metrics", false).Expect(t, 200).Body); !strings.Contains(metrics, "\nsvc_dead_events 2\n") {
+		t.Errorf("/metrics does not count 2 dead letters:\n%s", metrics)
+	}
 	redis.SetError("")
 	ids := map[string]string{}
 	for _, d := range deadEvents(t, e) {

@@ -99,7 +99,9 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 		SweepInterval: cfg.OutboxSweepInterval, RecoverAfter: cfg.OutboxRecoverAfter, DiscardAfter: cfg.OutboxDiscardAfter,
 	})
 	b.Go(b.Outbox.Run)
-	b.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	b.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectionSize(b.DB, events.OutboxCollection, "svc_outbox_pending", "Events staged by writes and not yet acknowledged by Kafka."),
+		collectionSize(b.DB, events.DeadLetterCollection, "svc_dead_events", "Events the consumers parked as dead letters."))
 	b.Engine = httpx.NewEngine(log, httpx.NewMetrics(b.Registry))
 	server.MountProbes(b.Engine, b.Registry, map[string]server.Check{
 		"mongo": func(ctx context.Context) error { return mongox.Ping(ctx, b.DB) },
@@ -109,6 +111,19 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	b.API = b.Engine.Group("/", authn.Require(keys, name))
 	mountDeadLetters(b.API, events.NewDeadLetters(b.DB, b.DB.Collection(processedEvents), b.handlers))
 	return b, nil
+}
+
+// collectionSize is a gauge of the number of documents in a collection, counted at each scrape.
+func collectionSize(db *mongo.Database, collection, name, help string) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := db.Collection(collection).EstimatedDocumentCount(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
 }
 
 // ConnectRedis opens and pings a Redis client.
