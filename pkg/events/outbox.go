@@ -101,8 +101,8 @@ func (e *entry) pending() Pending {
 // in-process relay, which publishes in batches and deletes the acknowledged entries with one
 // command. If the writer dies between its write and the publish, or Kafka is down, the entries
 // stay; the sweep looks only at the outbox collection, publishes an entry whose domain document
-// carries its id, and drops one whose document does not once it is older than DiscardAfter (its
-// write never happened). Delivery is at-least-once.
+// records its id, and drops one whose document records other ids (another write of it won) or
+// is still missing after DiscardAfter (its write never happened). Delivery is at-least-once.
 type Outbox struct {
 	db    *mongo.Database
 	coll  *mongo.Collection
