@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -187,7 +188,7 @@ func TestOutboxPublishesInBatches(t *testing.T) {
 	f := newFixture(t, events.OutboxOptions{SweepInterval: time.Hour})
 	var ids []string
 	for i := range 120 {
-		ev := f.write(t, "doc"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+		ev := f.write(t, fmt.Sprintf("doc%d", i))
 		f.outbox.Confirm(ev)
 		ids = append(ids, ev.ID)
 	}
@@ -291,4 +292,25 @@ func TestOutboxKeepsEventsOfDeletedDocuments(t *testing.T) {
 	f.run(t)
 	f.log.waitFor(t, ev.ID)
 	f.waitEmpty(t)
+}
+
+// TestOutboxSweepPagesThroughABacklog leaves a backlog larger than a sweep page behind entries
+// whose writes are still under way: one sweep publishes all of it.
+func TestOutboxSweepPagesThroughABacklog(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, events.OutboxOptions{Batch: 5, SweepInterval: time.Hour, RecoverAfter: time.Millisecond})
+	ctx := context.Background()
+	for i := range 30 { // writes under way: staged, no document yet
+		ev := events.MustNew(events.TopicIdentity, events.ObjectCreated, "obj", "svc_x", "req", map[string]int{"i": i})
+		if err := f.outbox.Stage(ctx, "things", fmt.Sprintf("later%d", i), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for i := range 50 { // writes whose writer died before confirming
+		ids = append(ids, f.write(t, fmt.Sprintf("doc%d", i)).ID)
+	}
+	f.run(t) // the first sweep runs at start; the next one only in an hour
+	f.log.waitFor(t, ids...)
+	eventually(t, 10*time.Second, "the backlog is acknowledged", func() bool { return f.pending(t) == 30 })
 }

@@ -285,23 +285,41 @@ func (o *Outbox) Keep(ctx context.Context, ids ...string) error {
 }
 
 // sweep publishes the pending entries older than RecoverAfter whose write happened, and drops
-// those whose write lost to another, or did not happen within DiscardAfter.
+// those whose write lost to another, or did not happen within DiscardAfter. It pages through
+// the entries, so that a backlog left by a long Kafka outage drains at publishing speed.
 func (o *Outbox) sweep(ctx context.Context) {
 	now := time.Now()
-	cur, err := o.coll.Find(ctx, bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: now.Add(-o.opts.RecoverAfter)}}}},
-		options.Find().SetSort(bson.D{{Key: "created_at", Value: 1}}).SetLimit(int64(4*o.opts.Batch)))
+	filter := bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: now.Add(-o.opts.RecoverAfter)}}}}
+	for {
+		entries, ok := o.sweepPage(ctx, now, filter)
+		if !ok || len(entries) < o.sweepLimit() {
+			return
+		}
+		last := entries[len(entries)-1]
+		filter = bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: now.Add(-o.opts.RecoverAfter)}}},
+			{Key: "$or", Value: bson.A{
+				bson.D{{Key: "created_at", Value: bson.D{{Key: "$gt", Value: last.CreatedAt}}}},
+				bson.D{{Key: "created_at", Value: last.CreatedAt}, {Key: "_id", Value: bson.D{{Key: "$gt", Value: last.ID}}}},
+			}}}
+	}
+}
+
+func (o *Outbox) sweepLimit() int { return 4 * o.opts.Batch }
+
+// sweepPage handles the first page of entries matching filter, in (created_at, _id) order. It
+// returns them, and false when it could not finish.
+func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([]entry, bool) {
+	cur, err := o.coll.Find(ctx, filter, options.Find().
+		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(o.sweepLimit())))
+	var entries []entry
+	if err == nil {
+		err = cur.All(ctx, &entries)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			o.log.Warn("outbox sweep failed", "error", err)
 		}
-		return
-	}
-	var entries []entry
-	if err := cur.All(ctx, &entries); err != nil {
-		if ctx.Err() == nil {
-			o.log.Warn("outbox sweep failed", "error", err)
-		}
-		return
+		return nil, false
 	}
 	var publish []Pending
 	var discard []string
@@ -311,7 +329,7 @@ func (o *Outbox) sweep(ctx context.Context) {
 		if !e.Confirmed {
 			if state, err = o.writeState(ctx, e); err != nil {
 				o.log.Warn("outbox sweep: reading a document failed", "collection", e.Collection, "error", err)
-				continue
+				return nil, false
 			}
 		}
 		switch {
@@ -325,7 +343,7 @@ func (o *Outbox) sweep(ctx context.Context) {
 		if err := o.pub.Publish(ctx, batch...); err != nil {
 			o.log.Warn("outbox sweep: publish failed; retrying at the next sweep", "error", err, "events", len(batch))
 			o.markConfirmed(ctx, batch)
-			return
+			return nil, false
 		}
 		o.ack(ctx, batch)
 	}
@@ -335,6 +353,7 @@ func (o *Outbox) sweep(ctx context.Context) {
 			o.log.Warn("outbox sweep: dropping events failed", "error", err)
 		}
 	}
+	return entries, true
 }
 
 // writeState is what a point read of an entry's domain document tells of its write.
