@@ -196,7 +196,8 @@ func (o *Outbox) collect(first Pending) []Pending {
 func (o *Outbox) deliver(ctx context.Context, batch []Pending) {
 	backoff := 100 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		err := o.pub.Publish(ctx, batch...)
+		// An attempt under way when the service stops is finished (the writer's timeout bounds it).
+		err := o.pub.Publish(context.WithoutCancel(ctx), batch...)
 		if err == nil {
 			o.ack(ctx, batch)
 			return
