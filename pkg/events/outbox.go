@@ -196,8 +196,7 @@ func (o *Outbox) collect(first Pending) []Pending {
 func (o *Outbox) deliver(ctx context.Context, batch []Pending) {
 	backoff := 100 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		// An attempt under way when the service stops is finished (the writer's timeout bounds it).
-		err := o.pub.Publish(context.WithoutCancel(ctx), batch...)
+		err := o.publishOnce(ctx, batch)
 		if err == nil {
 			o.ack(ctx, batch)
 			return
@@ -214,6 +213,14 @@ func (o *Outbox) deliver(ctx context.Context, batch []Pending) {
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// publishOnce makes one attempt. An attempt under way when the service stops is finished, within
+// a bound, rather than cancelled.
+func (o *Outbox) publishOnce(ctx context.Context, batch []Pending) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return o.pub.Publish(actx, batch...)
 }
 
 // drain publishes what is queued at shutdown, once; what fails stays for the sweep.
