@@ -121,6 +121,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require github.com/miekg/dns v1.1.73
+
 require (
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
@@ -199,6 +201,7 @@ require (
 	github.com/spf13/cast v1.7.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
+	github.com/svcdev/svc/claims-svc v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
@@ -237,3 +240,5 @@ replace github.com/svcdev/svc/identity-svc => ../identity-svc
 replace github.com/svcdev/svc/context-svc => ../context-svc
 
 replace github.com/svcdev/svc/mailbox-svc => ../mailbox-svc
+
+replace github.com/svcdev/svc/claims-svc => ../claims-svc

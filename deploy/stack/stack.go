@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	claims "github.com/svcdev/svc/claims-svc/app"
 	contextsvc "github.com/svcdev/svc/context-svc/app"
 	gateway "github.com/svcdev/svc/gateway/app"
 	identity "github.com/svcdev/svc/identity-svc/app"
@@ -75,6 +76,9 @@ var services = []component{
 	})},
 	{name: mailbox.Name, urlEnv: "MAILBOX_URL", build: build(func(ctx context.Context, c mailbox.Config, l *slog.Logger) (runner, error) {
 		return mailbox.New(ctx, c, l)
+	})},
+	{name: claims.Name, urlEnv: "CLAIMS_URL", build: build(func(ctx context.Context, c claims.Config, l *slog.Logger) (runner, error) {
+		return claims.New(ctx, c, l)
 	})},
 }
 

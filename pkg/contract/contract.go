@@ -157,3 +157,21 @@ type ClaimVerifiedData struct {
 	ClaimedTarget string `json:"claimed_target"`
 	VerifiedAt    string `json:"verified_at"`
 }
+
+// ClaimLapsedData is the data of a claim.lapsed event: a verified claim whose proof was missing
+// at three checks in a row. VerifiedClaimsRemain says whether the object still holds another
+// verified claim (its mailbox stays claimed) or none (it goes back to unclaimed).
+type ClaimLapsedData struct {
+	ClaimID              string `json:"claim_id"`
+	ProofType            string `json:"proof_type"`
+	ClaimedTarget        string `json:"claimed_target"`
+	LapsedAt             string `json:"lapsed_at"`
+	VerifiedClaimsRemain bool   `json:"verified_claims_remain"`
+}
+
+// SocialMatch is claims-svc's internal answer to whether an object holds a verified claim of a
+// major social network whose handle equals a username.
+type SocialMatch struct {
+	Match   bool   `json:"match"`
+	ClaimID string `json:"claim_id,omitempty"`
+}

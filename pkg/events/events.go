@@ -38,6 +38,7 @@ const (
 	SenderUnblocked       = "sender.unblocked"
 	DecisionRecorded      = "decision.recorded"
 	ClaimVerified         = "claim.verified"
+	ClaimLapsed           = "claim.lapsed"
 	FeedItemPublished     = "feed.item_published"
 	AssociationCreated    = "association.created"
 	AssociationDeleted    = "association.deleted"

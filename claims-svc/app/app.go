@@ -1,0 +1,97 @@
+// Package app wires claims-svc: configuration, storage, the verifier, events and routes. It is
+// public (not internal) so that the all-in-one mode can run the service in-process with the same
+// wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/svcdev/svc/claims-svc/internal/api"
+	"github.com/svcdev/svc/claims-svc/internal/claims"
+	"github.com/svcdev/svc/claims-svc/internal/store"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/service"
+)
+
+// Name is the service name: its audience for internal tokens and its default database.
+const Name = "claims-svc"
+
+// Config is claims-svc's configuration.
+type Config struct {
+	config.Service
+	config.Outbound
+	// DNSResolver is the DNS server (host:port) asked for the TXT records of domain proofs; empty
+	// takes the first nameserver of /etc/resolv.conf.
+	DNSResolver string `env:"CLAIMS_DNS_RESOLVER"`
+	// ChallengeTTL is how long a new claim may be verified.
+	ChallengeTTL time.Duration `env:"CLAIMS_CHALLENGE_TTL, default=168h"`
+	// RecheckInterval is how often each verified claim is looked at again; RecheckScan how often
+	// each replica looks for claims due.
+	RecheckInterval time.Duration `env:"CLAIMS_RECHECK_INTERVAL, default=24h"`
+	RecheckScan     time.Duration `env:"CLAIMS_RECHECK_SCAN, default=5m"`
+	// The profile pages of the social proofs: a handle is appended to these bases; Mastodon
+	// profiles are read at <scheme>://<instance>/@<handle>.
+	GitHubURL      string `env:"CLAIMS_GITHUB_URL, default=https://github.com"`
+	XURL           string `env:"CLAIMS_X_URL, default=https://x.com"`
+	LinkedInURL    string `env:"CLAIMS_LINKEDIN_URL, default=https://www.linkedin.com/in"`
+	MastodonScheme string `env:"CLAIMS_MASTODON_SCHEME, default=https"`
+}
+
+// App is a running claims-svc: the shared service base (Serve, Run, Close) with its routes and
+// its re-check loop.
+type App struct{ *service.Base }
+
+// New connects to the backends and builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if err := service.RequireIdentityURL(cfg.Service); err != nil {
+		return nil, err
+	}
+	if cfg.RecheckInterval <= 0 || cfg.RecheckScan <= 0 || cfg.ChallengeTTL <= 0 {
+		return nil, errors.New("configuration: CLAIMS_RECHECK_INTERVAL, CLAIMS_RECHECK_SCAN and CLAIMS_CHALLENGE_TTL must be positive")
+	}
+	resolver, err := dnsResolver(cfg.DNSResolver)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := outbound.New(outbound.FromConfig(cfg.Outbound))
+	if err != nil {
+		return nil, err
+	}
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
+	if err != nil {
+		return nil, err
+	}
+	svc := &claims.Service{
+		Store: store.New(b.DB), Identity: b.Identity(), Outbox: b.Outbox, ChallengeTTL: cfg.ChallengeTTL, Log: b.Log,
+		Checker: &claims.Verifier{
+			Resolver: resolver, Pages: pages, MastodonScheme: cfg.MastodonScheme, BaseURL: cfg.BaseURL,
+			Profiles: map[string]string{claims.GitHub: cfg.GitHubURL, claims.X: cfg.XURL, claims.LinkedIn: cfg.LinkedInURL},
+		},
+	}
+	api.Register(b.API, &api.Handler{Claims: svc})
+	b.Go(func(ctx context.Context) error { return svc.Recheck(ctx, cfg.RecheckInterval, cfg.RecheckScan) })
+	return &App{Base: b}, nil
+}
+
+// dnsResolver returns addr, or the system's first nameserver (127.0.0.1:53 when it names none).
+func dnsResolver(addr string) (string, error) {
+	if addr != "" {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return "", fmt.Errorf("configuration: CLAIMS_DNS_RESOLVER must be host:port: %w", err)
+		}
+		return addr, nil
+	}
+	conf, err := dns.ClientConfigFromFile("/etc/resolv.conf")
+	if err != nil || len(conf.Servers) == 0 {
+		return "127.0.0.1:53", nil
+	}
+	return net.JoinHostPort(conf.Servers[0], conf.Port), nil
+}

@@ -1,0 +1,392 @@
+// Package claims holds claims-svc's use cases: creating a claim and its challenge, verifying it,
+// re-checking verified claims, and answering whether an object holds a verified social claim of
+// a handle.
+package claims
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/svcdev/svc/claims-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/rpc"
+)
+
+// Claim statuses.
+const (
+	Pending  = "pending"
+	Verified = "verified"
+	Lapsed   = "lapsed"
+	Expired  = "expired"
+)
+
+// LapseAfter is the number of mismatches in a row that lapse a verified claim.
+const LapseAfter = 3
+
+// Resolver finds the object a hash names (identity-svc).
+type Resolver interface {
+	Resolve(ctx context.Context, hash string) (*identity.Object, error)
+}
+
+// Outbox stages events before the insert that records them and confirms them after it.
+type Outbox interface {
+	Stage(ctx context.Context, collection string, id any, evs ...events.Pending) error
+	Confirm(evs ...events.Pending)
+}
+
+// Checker looks at a claim's proof once.
+type Checker interface {
+	Check(ctx context.Context, c *store.Claim) Result
+}
+
+// Service holds the use cases.
+type Service struct {
+	Store    *store.Store
+	Identity Resolver
+	Outbox   Outbox
+	Checker  Checker
+	// ChallengeTTL is how long a pending claim may be verified (7 days).
+	ChallengeTTL time.Duration
+	Log          *slog.Logger
+}
+
+// View is a claim as its owner reads it.
+type View struct {
+	ID            string     `json:"id"`
+	ObjectHash    string     `json:"object_hash"`
+	ProofType     string     `json:"proof_type"`
+	ClaimedTarget string     `json:"claimed_target"`
+	Status        string     `json:"status"`
+	Challenge     Challenge  `json:"challenge"`
+	CreatedAt     string     `json:"created_at"`
+	VerifiedAt    *string    `json:"verified_at"`
+	LastCheckedAt *string    `json:"last_checked_at"`
+	LastCheck     *CheckView `json:"last_check"`
+}
+
+// Challenge is where to place the token.
+type Challenge struct {
+	Token        string `json:"token"`
+	Instructions string `json:"instructions"`
+	ExpiresAt    string `json:"expires_at"`
+}
+
+// CheckView is one look at the proof: its outcome, why it failed, and what it saw.
+type CheckView struct {
+	Outcome   string  `json:"outcome"`
+	Reason    *string `json:"reason"`
+	Evidence  *string `json:"evidence"`
+	CheckedAt string  `json:"checked_at"`
+}
+
+// Verification is the answer of a verify: Status is this check's result (verified or failed,
+// with a reason), ClaimStatus the claim's status after it.
+type Verification struct {
+	ID          string  `json:"id"`
+	Status      string  `json:"status"`
+	VerifiedAt  *string `json:"verified_at"`
+	Reason      *string `json:"reason"`
+	ClaimStatus string  `json:"claim_status"`
+	CheckedAt   *string `json:"checked_at"`
+	Evidence    *string `json:"evidence"`
+}
+
+// Create records a claim of the caller's object (objectID) over the object named by hash.
+func (s *Service) Create(ctx context.Context, objectID, hash, proofType, claimedTarget string) (*View, error) {
+	if !slices.Contains(ProofTypes, proofType) {
+		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "proof_type must be one of %s", strings.Join(ProofTypes, ", "))
+	}
+	t, err := parseTarget(proofType, claimedTarget)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.Identity.Resolve(ctx, hash)
+	if errors.Is(err, rpc.ErrNotFound) || err == nil && obj.ObjectID != objectID && obj.Visibility == "private" {
+		return nil, httpx.NotFound("object")
+	}
+	if err != nil {
+		return nil, httpx.Unavailable(fmt.Errorf("resolve the object: %w", err))
+	}
+	if obj.ObjectID != objectID {
+		return nil, httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
+	}
+	now := clock.Now()
+	c := &store.Claim{
+		ID: apikey.NewID("clm"), ObjectID: obj.ObjectID, ObjectHash: obj.Hash, ProofType: proofType,
+		ClaimedTarget: strings.TrimSpace(claimedTarget), Subject: t.Subject, Host: t.Host,
+		Token: newToken(), CreatedAt: now, ExpiresAt: now.Add(s.ChallengeTTL),
+	}
+	if err := s.Store.InsertClaim(ctx, c); err != nil {
+		return nil, err
+	}
+	return view(c, nil, nil, now), nil
+}
+
+// Get reads a claim of the caller's object; another object's claim is not found.
+func (s *Service) Get(ctx context.Context, objectID, claimID string) (*View, error) {
+	c, err := s.owned(ctx, objectID, claimID)
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.views(ctx, []store.Claim{*c})
+	if err != nil {
+		return nil, err
+	}
+	return &views[0], nil
+}
+
+// List lists an object's claims, oldest first.
+func (s *Service) List(ctx context.Context, objectID string) ([]View, error) {
+	cs, err := s.Store.ClaimsOf(ctx, objectID)
+	if err != nil {
+		return nil, err
+	}
+	return s.views(ctx, cs)
+}
+
+// Verify checks a claim's proof now, on the owner's demand: a pending claim becomes verified, a
+// verified one is re-checked.
+func (s *Service) Verify(ctx context.Context, requestID, objectID, claimID string) (*Verification, error) {
+	c, err := s.owned(ctx, objectID, claimID)
+	if err != nil {
+		return nil, err
+	}
+	states, err := s.Store.CurrentStates(ctx, []string{c.ID})
+	if err != nil {
+		return nil, err
+	}
+	cur, has := states[c.ID]
+	now := clock.Now()
+	if !has && !now.Before(c.ExpiresAt) {
+		reason := fmt.Sprintf("the challenge expired at %s: create a new claim", clock.Format(c.ExpiresAt))
+		return &Verification{ID: c.ID, Status: "failed", Reason: &reason, ClaimStatus: Expired}, nil
+	}
+	check, st, err := s.check(ctx, requestID, c, stateOrNil(cur, has), false)
+	if err != nil {
+		return nil, err
+	}
+	out := &Verification{ID: c.ID, Status: "failed", ClaimStatus: Pending, CheckedAt: clock.FormatPtr(&check.At),
+		Reason: optional(check.Reason), Evidence: optional(check.Evidence)}
+	if check.Outcome == store.Match {
+		out.Status = Verified
+	}
+	if st != nil {
+		out.ClaimStatus = st.Status
+		if st.Status == Verified {
+			out.VerifiedAt = clock.FormatPtr(&st.VerifiedAt)
+		}
+	}
+	return out, nil
+}
+
+// check looks at c's proof, records what it saw and applies it to the claim's status (cur: the
+// current state, nil while pending). It returns the check and the state after it.
+func (s *Service) check(ctx context.Context, requestID string, c *store.Claim, cur *store.State, scheduled bool) (*store.Check, *store.State, error) {
+	r := s.Checker.Check(ctx, c)
+	ch := &store.Check{ID: apikey.NewID("chk"), ClaimID: c.ID, At: clock.Now(), Outcome: r.Outcome, Reason: r.Reason,
+		Evidence: r.Evidence, Scheduled: scheduled}
+	if err := s.Store.InsertCheck(ctx, ch); err != nil {
+		return nil, nil, err
+	}
+	verified := cur != nil && cur.Status == Verified
+	switch {
+	case r.Outcome == store.Match && !verified:
+		st, err := s.transition(ctx, c, cur, Verified, ch.At, func(st *store.State) (events.Pending, error) {
+			return verifiedEvent(requestID, c, ch.At), nil
+		})
+		return ch, st, err
+	case r.Outcome == store.Mismatch && verified:
+		recent, err := s.Store.RecentChecks(ctx, c.ID, cur.At, 2*LapseAfter)
+		if err != nil {
+			return nil, nil, err
+		}
+		if mismatchesInARow(recent) < LapseAfter {
+			return ch, cur, nil
+		}
+		st, err := s.transition(ctx, c, cur, Lapsed, ch.At, func(*store.State) (events.Pending, error) {
+			remain, err := s.othersVerified(ctx, c)
+			return lapsedEvent(requestID, c, ch.At, remain), err
+		})
+		return ch, st, err
+	}
+	return ch, cur, nil
+}
+
+// transition records the claim's next state with its event. When another writer recorded that
+// state first, its state is returned and no second event is published.
+func (s *Service) transition(ctx context.Context, c *store.Claim, cur *store.State, status string, at time.Time,
+	event func(*store.State) (events.Pending, error)) (*store.State, error) {
+	gen := 1
+	st := &store.State{ClaimID: c.ID, ObjectID: c.ObjectID, Status: status, At: at, VerifiedAt: at}
+	if cur != nil {
+		gen = cur.Gen + 1
+		if status != Verified {
+			st.VerifiedAt = cur.VerifiedAt
+		}
+	}
+	st.Gen, st.ID = gen, store.StateID(c.ID, gen)
+	ev, err := event(st)
+	if err != nil {
+		return nil, err
+	}
+	st.Events = events.IDs(ev)
+	if err := s.Outbox.Stage(ctx, store.States, st.ID, ev); err != nil {
+		return nil, err
+	}
+	err = s.Store.InsertState(ctx, st)
+	if errors.Is(err, store.ErrTaken) {
+		states, err := s.Store.CurrentStates(ctx, []string{c.ID})
+		if err != nil {
+			return nil, err
+		}
+		won := states[c.ID]
+		return &won, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Outbox.Confirm(ev)
+	return st, nil
+}
+
+// mismatchesInARow counts the mismatches since the last match, newest first; an unreachable
+// target neither counts nor breaks the run.
+func mismatchesInARow(recent []store.Check) int {
+	n := 0
+	for _, ch := range recent {
+		switch ch.Outcome {
+		case store.Match:
+			return n
+		case store.Mismatch:
+			n++
+		}
+	}
+	return n
+}
+
+// othersVerified reports whether another claim of c's object is verified.
+func (s *Service) othersVerified(ctx context.Context, c *store.Claim) (bool, error) {
+	states, err := s.Store.CurrentStatesOf(ctx, c.ObjectID)
+	if err != nil {
+		return false, err
+	}
+	for id, st := range states {
+		if id != c.ID && st.Status == Verified {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// SocialMatch reports whether the object holds a verified claim of a major social network whose
+// handle equals username, and which.
+func (s *Service) SocialMatch(ctx context.Context, objectID, username string) (string, error) {
+	cs, err := s.Store.ClaimsOf(ctx, objectID)
+	if err != nil {
+		return "", err
+	}
+	states, err := s.Store.CurrentStatesOf(ctx, objectID)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cs {
+		if isSocial(c.ProofType) && c.Subject == strings.ToLower(username) && states[c.ID].Status == Verified {
+			return c.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// owned reads a claim of objectID's; another object's claim is not found, as an unknown one.
+func (s *Service) owned(ctx context.Context, objectID, claimID string) (*store.Claim, error) {
+	c, err := s.Store.Claim(ctx, claimID)
+	if errors.Is(err, mongox.ErrNotFound) || err == nil && c.ObjectID != objectID {
+		return nil, httpx.NotFound("claim")
+	}
+	return c, err
+}
+
+// views builds the owner's views of claims with their states and last checks.
+func (s *Service) views(ctx context.Context, cs []store.Claim) ([]View, error) {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	states, err := s.Store.CurrentStates(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	checks, err := s.Store.LastChecks(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Now()
+	out := make([]View, len(cs))
+	for i := range cs {
+		st, has := states[cs[i].ID]
+		ch, checked := checks[cs[i].ID]
+		out[i] = *view(&cs[i], stateOrNil(st, has), checkOrNil(ch, checked), now)
+	}
+	return out, nil
+}
+
+func view(c *store.Claim, st *store.State, ch *store.Check, now time.Time) *View {
+	v := &View{
+		ID: c.ID, ObjectHash: c.ObjectHash, ProofType: c.ProofType, ClaimedTarget: c.ClaimedTarget, Status: Pending,
+		Challenge: Challenge{Token: c.Token, Instructions: instructions(c.ProofType, target{Subject: c.Subject, Host: c.Host}, c.Token),
+			ExpiresAt: clock.Format(c.ExpiresAt)},
+		CreatedAt: clock.Format(c.CreatedAt),
+	}
+	switch {
+	case st != nil:
+		v.Status = st.Status
+		v.VerifiedAt = clock.FormatPtr(&st.VerifiedAt)
+	case !now.Before(c.ExpiresAt):
+		v.Status = Expired
+	}
+	if ch != nil {
+		v.LastCheckedAt = clock.FormatPtr(&ch.At)
+		v.LastCheck = &CheckView{Outcome: ch.Outcome, Reason: optional(ch.Reason), Evidence: optional(ch.Evidence), CheckedAt: clock.Format(ch.At)}
+	}
+	return v
+}
+
+func stateOrNil(st store.State, ok bool) *store.State {
+	if !ok {
+		return nil
+	}
+	return &st
+}
+
+func checkOrNil(ch store.Check, ok bool) *store.Check {
+	if !ok {
+		return nil
+	}
+	return &ch
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// newToken returns 160 random bits in lower-case base32.
+func newToken() string {
+	b := make([]byte, 20)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}

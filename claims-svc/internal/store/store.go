@@ -1,0 +1,75 @@
+// Package store is claims-svc's MongoDB repository: claims, their state changes, the checks of
+// their proofs, and the leases of scheduled re-checks.
+//
+// What concurrent requests or replicas may record at once is an insert with a natural _id, never
+// an update: FerretDB applies an update as read-document-then-write-document, so two updates of
+// one claim would lose one of them. A claim is inserted once and never changes; each change of
+// its status is a new state document numbered after the one it follows, so that two replicas
+// deciding the same change collide on the _id and only one event is published; every check is
+// its own document; a scheduled re-check first takes a lease for its claim and period.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Collection names.
+const (
+	Claims = "claims"
+	States = "claim_states"
+	Checks = "claim_checks"
+	Leases = "recheck_leases"
+)
+
+// ErrTaken says that a document with the same _id exists: another writer got there first.
+var ErrTaken = errors.New("already recorded")
+
+// Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
+// collections created at start-up).
+var Indexes = []mongox.Index{
+	{Collection: Claims, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "created_at", Value: 1}}},
+	{Collection: States, Keys: bson.D{{Key: "claim_id", Value: 1}, {Key: "gen", Value: 1}}},
+	{Collection: States, Keys: bson.D{{Key: "object_id", Value: 1}}},
+	{Collection: Checks, Keys: bson.D{{Key: "claim_id", Value: 1}, {Key: "at", Value: -1}}},
+	{Collection: Leases, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+}
+
+// Store is the repository.
+type Store struct{ db *mongo.Database }
+
+// New returns a store over db.
+func New(db *mongo.Database) *Store { return &Store{db: db} }
+
+func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
+
+// insert inserts doc into coll; ErrTaken when its _id exists.
+func (s *Store) insert(ctx context.Context, coll string, doc any) error {
+	_, err := s.c(coll).InsertOne(ctx, doc)
+	if mongox.IsDuplicateKey(err) {
+		return ErrTaken
+	}
+	if err != nil {
+		return fmt.Errorf("store %s: %w", coll, err)
+	}
+	return nil
+}
+
+// findAll decodes every document of coll matching filter into dst, in opts' order.
+func findAll[T any](ctx context.Context, coll *mongo.Collection, filter any, opts ...options) ([]T, error) {
+	cur, err := coll.Find(ctx, filter, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
+	}
+	out := []T{}
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
+	}
+	return out, nil
+}

@@ -1,0 +1,278 @@
+package e2e
+
+import (
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// dnsServer is a real DNS server on loopback (UDP) answering TXT queries from a table the test
+// changes; fail makes it answer SERVFAIL.
+type dnsServer struct {
+	Addr string
+	mu   sync.Mutex
+	txt  map[string][]string
+	fail bool
+}
+
+func startDNS(t *testing.T) *dnsServer {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dnsServer{Addr: pc.LocalAddr().String(), txt: map[string][]string{}}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(d.serve)}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return d
+}
+
+func (d *dnsServer) set(name string, values ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.txt[dns.Fqdn(name)] = values
+}
+
+func (d *dnsServer) setFail(fail bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.fail = fail
+}
+
+func (d *dnsServer) serve(w dns.ResponseWriter, r *dns.Msg) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m := new(dns.Msg)
+	m.SetReply(r)
+	q := r.Question[0]
+	values, ok := d.txt[strings.ToLower(q.Name)]
+	switch {
+	case d.fail:
+		m.Rcode = dns.RcodeServerFailure
+	case !ok:
+		m.Rcode = dns.RcodeNameError
+	case q.Qtype == dns.TypeTXT:
+		for _, v := range values {
+			m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{v}})
+		}
+	}
+	_ = w.WriteMsg(m)
+}
+
+// pages is a local HTTPS server whose pages the test sets, trusted through OUTBOUND_CA_FILE.
+type pages struct {
+	URL    string
+	CAFile string
+	mu     sync.Mutex
+	pages  map[string]string
+	down   atomic.Bool
+	hits   atomic.Int64
+}
+
+func startPages(t *testing.T) *pages {
+	t.Helper()
+	p := &pages{pages: map[string]string{}}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.hits.Add(1)
+		if p.down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		p.mu.Lock()
+		body, ok := p.pages[r.URL.Path]
+		p.mu.Unlock()
+		switch {
+		case !ok:
+			http.NotFound(w, r)
+		case strings.HasPrefix(body, "redirect:"):
+			http.Redirect(w, r, strings.TrimPrefix(body, "redirect:"), http.StatusFound)
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, body)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL
+	p.CAFile = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(p.CAFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *pages) set(path, body string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pages[path] = body
+}
+
+// claimsEnv starts a suite whose claims-svc asks d for DNS and may fetch p's pages.
+func claimsEnv(t *testing.T, d *dnsServer, p *pages, opts ...Option) *Env {
+	t.Helper()
+	host := strings.TrimPrefix(p.URL, "https://")
+	return Start(t, append([]Option{
+		WithEnv("CLAIMS_DNS_RESOLVER", d.Addr), WithEnv(allowPrivate, "true"), WithEnv("OUTBOUND_CA_FILE", p.CAFile),
+		WithEnv("CLAIMS_GITHUB_URL", "https://"+host+"/github"), WithEnv("CLAIMS_X_URL", "https://"+host+"/x"),
+		WithEnv("CLAIMS_LINKEDIN_URL", "https://"+host+"/in"),
+	}, opts...)...)
+}
+
+type claimBody struct {
+	ID            string `json:"id"`
+	ObjectHash    string `json:"object_hash"`
+	ProofType     string `json:"proof_type"`
+	ClaimedTarget string `json:"claimed_target"`
+	Status        string `json:"status"`
+	Challenge     struct {
+		Token        string `json:"token"`
+		Instructions string `json:"instructions"`
+		ExpiresAt    string `json:"expires_at"`
+	} `json:"challenge"`
+	VerifiedAt    *string `json:"verified_at"`
+	LastCheckedAt *string `json:"last_checked_at"`
+	LastCheck     *struct {
+		Outcome  string  `json:"outcome"`
+		Reason   *string `json:"reason"`
+		Evidence *string `json:"evidence"`
+	} `json:"last_check"`
+}
+
+type verification struct {
+	ID          string  `json:"id"`
+	Status      string  `json:"status"`
+	VerifiedAt  *string `json:"verified_at"`
+	Reason      *string `json:"reason"`
+	ClaimStatus string  `json:"claim_status"`
+	Evidence    *string `json:"evidence"`
+}
+
+func createClaim(t *testing.T, env *Env, key, hash, proof, target string) claimBody {
+	t.Helper()
+	var c claimBody
+	env.Do(t, "POST", "/api/claims", key, map[string]any{"object_hash": hash, "proof_type": proof, "claimed_target": target}).
+		Expect(t, 201).Decode(t, &c)
+	return c
+}
+
+func verifyClaim(t *testing.T, env *Env, key, id string) verification {
+	t.Helper()
+	var v verification
+	env.Do(t, "POST", "/api/claims/"+id+"/verify", key, nil).Expect(t, 200).Decode(t, &v)
+	return v
+}
+
+func reason(v verification) string {
+	if v.Reason == nil {
+		return ""
+	}
+	return *v.Reason
+}
+
+func mailboxStatus(t *testing.T, env *Env, hash string) string {
+	t.Helper()
+	return Str(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).Expect(t, 200).JSON(t), "mailbox_status")
+}
+
+// TestClaimsDomainProof creates, reads and lists a domain claim, fails with reasons a person can
+// act on, verifies through a real DNS server, and marks the mailbox claimed.
+func TestClaimsDomainProof(t *testing.T) {
+	t.Parallel()
+	d, p := startDNS(t), startPages(t)
+	env := claimsEnv(t, d, p)
+	hash, key := env.CreateObject(t, nil)
+	other, otherKey := env.CreateObject(t, nil)
+
+	c := createClaim(t, env, key, hash, "domain", "Example.TEST.")
+	if c.Status != "pending" || c.ObjectHash != hash || c.ProofType != "domain" || len(c.Challenge.Token) < 20 ||
+		!strings.Contains(c.Challenge.Instructions, "svc-verification="+c.Challenge.Token) {
+		t.Fatalf("created claim = %+v", c)
+	}
+	exp, err := time.Parse(time.RFC3339, c.Challenge.ExpiresAt)
+	if err != nil || exp.Sub(time.Now()) < 167*time.Hour || exp.Sub(time.Now()) > 169*time.Hour {
+		t.Errorf("challenge expires at %s, want in 7 days", c.Challenge.ExpiresAt)
+	}
+
+	// Refusals: another owner's object, unknown proof type, a target of the wrong kind.
+	env.Do(t, "POST", "/api/claims", otherKey, map[string]any{"object_hash": hash, "proof_type": "domain", "claimed_target": "example.test"}).
+		ExpectError(t, 403, "FORBIDDEN")
+	env.Do(t, "POST", "/api/claims", key, map[string]any{"object_hash": hash, "proof_type": "fax", "claimed_target": "example.test"}).
+		ExpectError(t, 400, "INVALID_KIND")
+	for proof, target := range map[string]string{"domain": "https://example.test/", "meta_tag": "example.test", "github": "not a handle", "mastodon": "alice"} {
+		env.Do(t, "POST", "/api/claims", key, map[string]any{"object_hash": hash, "proof_type": proof, "claimed_target": target}).Expect(t, 400)
+	}
+	env.Do(t, "POST", "/api/claims", key, map[string]any{"object_hash": hash, "proof_type": "domain"}).ExpectError(t, 400, "MISSING_FIELD")
+	env.Do(t, "GET", "/api/claims/"+c.ID, otherKey, nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "POST", "/api/claims/"+c.ID+"/verify", otherKey, nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "GET", "/api/objects/"+hash+"/claims", otherKey, nil).Expect(t, 403)
+
+	// No record, then a record with another token: failed with the reason, still pending.
+	v := verifyClaim(t, env, key, c.ID)
+	if v.Status != "failed" || v.ClaimStatus != "pending" || !strings.Contains(reason(v), "no DNS record found") {
+		t.Fatalf("verify without a record = %+v %q", v, reason(v))
+	}
+	d.set("example.test", "v=spf1 -all", "svc-verification=someoneelse")
+	v = verifyClaim(t, env, key, c.ID)
+	if v.Status != "failed" || !strings.Contains(reason(v), "different token") || !strings.Contains(reason(v), c.Challenge.Token) {
+		t.Fatalf("verify with another token = %+v %q", v, reason(v))
+	}
+	if mailboxStatus(t, env, hash) != "unclaimed" {
+		t.Fatal("a failed verification claimed the mailbox")
+	}
+	// A failed verification does not use the challenge up.
+	d.set("example.test", "v=spf1 -all", "svc-verification="+c.Challenge.Token)
+	v = verifyClaim(t, env, key, c.ID)
+	if v.Status != "verified" || v.ClaimStatus != "verified" || v.VerifiedAt == nil || v.Reason != nil {
+		t.Fatalf("verify with the record = %+v %q", v, reason(v))
+	}
+
+	var got claimBody
+	env.Do(t, "GET", "/api/claims/"+c.ID, key, nil).Expect(t, 200).Decode(t, &got)
+	if got.Status != "verified" || got.LastCheckedAt == nil || got.LastCheck == nil || got.LastCheck.Outcome != "match" ||
+		got.LastCheck.Evidence == nil || !strings.Contains(*got.LastCheck.Evidence, c.Challenge.Token) {
+		t.Fatalf("claim after verification = %+v", got)
+	}
+	var list struct{ Claims []claimBody }
+	env.Do(t, "GET", "/api/objects/"+hash+"/claims", key, nil).Expect(t, 200).Decode(t, &list)
+	if len(list.Claims) != 1 || list.Claims[0].ID != c.ID || list.Claims[0].Status != "verified" {
+		t.Fatalf("claims of the object = %+v", list.Claims)
+	}
+	env.Do(t, "GET", "/api/objects/"+other+"/claims", otherKey, nil).Expect(t, 200).Decode(t, &list)
+	if len(list.Claims) != 0 {
+		t.Fatalf("another object lists %+v", list.Claims)
+	}
+
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox becomes claimed")
+	var dir struct {
+		Objects []struct {
+			Hash          string `json:"hash"`
+			MailboxStatus string `json:"mailbox_status"`
+		} `json:"objects"`
+	}
+	env.Do(t, "GET", "/api/directory?status=verified", "", nil).Expect(t, 200).Decode(t, &dir)
+	if len(dir.Objects) != 1 || dir.Objects[0].Hash != hash {
+		t.Errorf("directory of verified objects = %+v, want only %s", dir.Objects, hash)
+	}
+	env.Do(t, "GET", "/api/directory?status=unclaimed", "", nil).Expect(t, 200).Decode(t, &dir)
+	if len(dir.Objects) != 1 || dir.Objects[0].Hash != other {
+		t.Errorf("directory of unclaimed objects = %+v, want only %s", dir.Objects, other)
+	}
+
+	// A DNS server that fails is reported as unreachable, not as a missing record.
+	c2 := createClaim(t, env, key, hash, "domain", "down.test")
+	d.setFail(true)
+	if v := verifyClaim(t, env, key, c2.ID); v.Status != "failed" || !strings.Contains(reason(v), "SERVFAIL") {
+		t.Errorf("verify with a failing DNS server = %+v %q", v, reason(v))
+	}
+}
