@@ -276,3 +276,136 @@ func TestClaimsDomainProof(t *testing.T) {
 		t.Errorf("verify with a failing DNS server = %+v %q", v, reason(v))
 	}
 }
+
+// TestClaimsPageProofs verifies every page proof against a local HTTPS server (private CA,
+// OUTBOUND_ALLOW_PRIVATE), with the reasons of pages that lack or differ from the token.
+func TestClaimsPageProofs(t *testing.T) {
+	t.Parallel()
+	d, p := startDNS(t), startPages(t)
+	env := claimsEnv(t, d, p)
+	hash, key := env.CreateObject(t, nil)
+	host := strings.TrimPrefix(p.URL, "https://")
+
+	// meta_tag: a page without the tag, a tag added by a script, another token, then the tag.
+	page := createClaim(t, env, key, hash, "meta_tag", p.URL+"/about")
+	tok := page.Challenge.Token
+	if v := verifyClaim(t, env, key, page.ID); v.Status != "failed" || !strings.Contains(reason(v), "not found (HTTP 404)") {
+		t.Errorf("verify of a missing page = %+v %q", v, reason(v))
+	}
+	p.set("/about", `<html><head><script>document.head.innerHTML += '<meta name="svc-verification" content="`+tok+`">'</script></head><body>hi</body></html>`)
+	if v := verifyClaim(t, env, key, page.ID); v.Status != "failed" || !strings.Contains(reason(v), "no <meta") {
+		t.Errorf("verify of a tag written by a script = %+v %q", v, reason(v))
+	}
+	p.set("/about", `<html><head><meta name="svc-verification" content="other"></head></html>`)
+	if v := verifyClaim(t, env, key, page.ID); v.Status != "failed" || !strings.Contains(reason(v), "different token") {
+		t.Errorf("verify of another token = %+v %q", v, reason(v))
+	}
+	// Lenient HTML: upper-case names, unquoted values, no head or closing tags.
+	p.set("/about", `<!doctype html><title>x</title><META NAME=SVC-Verification CONTENT=`+tok+`><p>unclosed`)
+	if v := verifyClaim(t, env, key, page.ID); v.Status != "verified" {
+		t.Errorf("verify of the tag = %+v %q", v, reason(v))
+	}
+
+	// A page over 1 MiB, and a server that is down.
+	big := createClaim(t, env, key, hash, "meta_tag", p.URL+"/big")
+	p.set("/big", "<html><body>"+strings.Repeat("x", 1<<20)+"</body></html>")
+	if v := verifyClaim(t, env, key, big.ID); v.Status != "failed" || !strings.Contains(reason(v), "too large") {
+		t.Errorf("verify of a large page = %+v %q", v, reason(v))
+	}
+	gone := createClaim(t, env, key, hash, "meta_tag", "https://127.0.0.1:1/page")
+	if v := verifyClaim(t, env, key, gone.ID); v.Status != "failed" || !strings.Contains(reason(v), "unreachable") {
+		t.Errorf("verify of an unreachable page = %+v %q", v, reason(v))
+	}
+
+	// website: /.well-known/svc.txt of the site given as a URL.
+	site := createClaim(t, env, key, hash, "website", p.URL+"/some/page")
+	if !strings.Contains(site.Challenge.Instructions, p.URL+"/.well-known/svc.txt") {
+		t.Errorf("website instructions: %s", site.Challenge.Instructions)
+	}
+	p.set("/.well-known/svc.txt", "# svc\nsvc-verification="+site.Challenge.Token+"\n")
+	if v := verifyClaim(t, env, key, site.ID); v.Status != "verified" {
+		t.Errorf("verify of the website = %+v %q", v, reason(v))
+	}
+
+	// The social profiles: the token in the bio, never in a script.
+	for _, s := range []struct{ proof, target, path string }{
+		{"github", "https://github.com/Octo-Cat", "/github/octo-cat"},
+		{"x", "@jack_x", "/x/jack_x"},
+		{"linkedin", "https://www.linkedin.com/in/jane-doe/", "/in/jane-doe"},
+		{"mastodon", "@alice@" + host, "/@alice"},
+	} {
+		c := createClaim(t, env, key, hash, s.proof, s.target)
+		p.set(s.path, `<html><body><script>var bio = "`+c.Challenge.Token+`"</script><div class="bio">hello</div></body></html>`)
+		if v := verifyClaim(t, env, key, c.ID); v.Status != "failed" || !strings.Contains(reason(v), "not on the") {
+			t.Errorf("%s: verify with the token only in a script = %+v %q", s.proof, v, reason(v))
+		}
+		p.set(s.path, `<html><body><div class="bio"><p>Building things. `+c.Challenge.Token+`</p></div></body></html>`)
+		if v := verifyClaim(t, env, key, c.ID); v.Status != "verified" {
+			t.Errorf("%s: verify with the token in the bio = %+v %q", s.proof, v, reason(v))
+		}
+	}
+
+	// Mastodon by a rel="me" link to the object's page, written as browsers accept it.
+	m := createClaim(t, env, key, hash, "mastodon", p.URL+"/@bob")
+	p.set("/@bob", `<html><body><a REL="nofollow noopener  Me" href="`+env.URL+"/"+hash+`/">my svc</a></body></html>`)
+	if v := verifyClaim(t, env, key, m.ID); v.Status != "verified" || v.Evidence == nil || !strings.Contains(*v.Evidence, "rel=\"me\"") {
+		t.Errorf("verify by a rel=me link = %+v %q", v, reason(v))
+	}
+}
+
+// TestClaimsChallengeExpiry: a pending claim can no longer be verified once its challenge expired.
+func TestClaimsChallengeExpiry(t *testing.T) {
+	t.Parallel()
+	d, p := startDNS(t), startPages(t)
+	env := claimsEnv(t, d, p, WithEnv("CLAIMS_CHALLENGE_TTL", "2s"))
+	hash, key := env.CreateObject(t, nil)
+	c := createClaim(t, env, key, hash, "domain", "late.test")
+	if v := verifyClaim(t, env, key, c.ID); v.Status != "failed" || v.ClaimStatus != "pending" {
+		t.Fatalf("verify before expiry = %+v", v)
+	}
+	time.Sleep(2 * time.Second)
+	d.set("late.test", "svc-verification="+c.Challenge.Token)
+	v := verifyClaim(t, env, key, c.ID)
+	if v.Status != "failed" || v.ClaimStatus != "expired" || !strings.Contains(reason(v), "expired") {
+		t.Fatalf("verify after expiry = %+v %q", v, reason(v))
+	}
+	var got claimBody
+	env.Do(t, "GET", "/api/claims/"+c.ID, key, nil).Expect(t, 200).Decode(t, &got)
+	if got.Status != "expired" {
+		t.Errorf("claim after expiry = %+v", got)
+	}
+	if mailboxStatus(t, env, hash) != "unclaimed" {
+		t.Error("an expired claim claimed the mailbox")
+	}
+}
+
+// TestClaimsRefusePrivateAddresses runs without OUTBOUND_ALLOW_PRIVATE: a claim page whose name
+// resolves to loopback, or that redirects to a private or metadata address, is never fetched.
+func TestClaimsRefusePrivateAddresses(t *testing.T) {
+	t.Parallel()
+	d, p := startDNS(t), startPages(t)
+	port := p.URL[strings.LastIndex(p.URL, ":"):]
+	env := Start(t, WithEnv("CLAIMS_DNS_RESOLVER", d.Addr), WithEnv("OUTBOUND_CA_FILE", p.CAFile))
+	hash, key := env.CreateObject(t, nil)
+	for _, target := range []string{"https://localhost" + port + "/page", "https://127.0.0.1" + port + "/page", "https://169.254.169.254/latest/meta-data/"} {
+		c := createClaim(t, env, key, hash, "meta_tag", target)
+		if v := verifyClaim(t, env, key, c.ID); v.Status != "failed" || !strings.Contains(reason(v), "private or local network address") {
+			t.Errorf("%s: verify = %+v %q", target, v, reason(v))
+		}
+	}
+	if n := p.hits.Load(); n != 0 {
+		t.Errorf("the loopback server was reached %d times", n)
+	}
+
+	// With loopback allowed (a test-only setting), a redirect to a private address is still refused.
+	env = claimsEnv(t, d, p)
+	hash, key = env.CreateObject(t, nil)
+	p.set("/meta", "redirect:http://169.254.169.254/latest/meta-data/")
+	c := createClaim(t, env, key, hash, "meta_tag", p.URL+"/meta")
+	if v := verifyClaim(t, env, key, c.ID); v.Status != "failed" || !strings.Contains(reason(v), "private or local network address") {
+		t.Errorf("verify of a page redirecting to the metadata address = %+v %q", v, reason(v))
+	}
+	if p.hits.Load() != 1 {
+		t.Errorf("the page server was hit %d times, want once (the redirect)", p.hits.Load())
+	}
+}
