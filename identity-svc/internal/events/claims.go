@@ -26,6 +26,9 @@ type Claims struct {
 
 // Handle implements events.Handler; it is idempotent.
 func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
+	if ev.Type == events.ClaimLapsed {
+		return h.lapsed(ctx, ev)
+	}
 	if ev.Type != events.ClaimVerified {
 		return nil
 	}
@@ -52,6 +55,37 @@ func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
 			return err
 		}
 	}
+	return h.forget(ctx, obj)
+}
+
+// lapsed marks the mailbox unclaimed when the object's last verified claim lapsed.
+func (h *Claims) lapsed(ctx context.Context, ev events.Event) error {
+	var d contract.ClaimLapsedData
+	if err := ev.Decode(&d); err != nil {
+		return events.Permanent(err)
+	}
+	if d.VerifiedClaimsRemain {
+		return nil
+	}
+	obj, err := h.Store.Object(ctx, ev.ObjectID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	at, err := time.Parse(clock.Layout, d.LapsedAt)
+	if err != nil {
+		at = clock.Now()
+	}
+	if err := h.Store.SetMailboxStatus(ctx, obj.ID, "unclaimed", at); err != nil {
+		return err
+	}
+	return h.forget(ctx, obj)
+}
+
+// forget drops the cached resolutions of the object's hashes, which carry its mailbox status.
+func (h *Claims) forget(ctx context.Context, obj *store.Object) error {
 	keys := make([]string, len(obj.Hashes))
 	for i, hash := range obj.Hashes {
 		keys[i] = identity.HashCacheKey(hash)
