@@ -409,3 +409,117 @@ func TestClaimsRefusePrivateAddresses(t *testing.T) {
 		t.Errorf("the page server was hit %d times, want once (the redirect)", p.hits.Load())
 	}
 }
+
+// TestClaimsRecheckOnDemand: re-checking a verified claim never holds an unreachable target
+// against it; three mismatches in a row lapse it and the mailbox goes back to unclaimed unless
+// another verified claim remains.
+func TestClaimsRecheckOnDemand(t *testing.T) {
+	t.Parallel()
+	d, p := startDNS(t), startPages(t)
+	env := claimsEnv(t, d, p)
+	hash, key := env.CreateObject(t, nil)
+	dom := createClaim(t, env, key, hash, "domain", "mine.test")
+	d.set("mine.test", "svc-verification="+dom.Challenge.Token)
+	site := createClaim(t, env, key, hash, "meta_tag", p.URL+"/home")
+	p.set("/home", `<meta name="svc-verification" content="`+site.Challenge.Token+`">`)
+	for _, id := range []string{dom.ID, site.ID} {
+		if v := verifyClaim(t, env, key, id); v.Status != "verified" {
+			t.Fatalf("verify %s = %+v %q", id, v, reason(v))
+		}
+	}
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox becomes claimed")
+
+	// The page server down many times, then two mismatches, a match, two more: still verified.
+	p.down.Store(true)
+	for range 4 {
+		if v := verifyClaim(t, env, key, site.ID); v.Status != "failed" || v.ClaimStatus != "verified" || !strings.Contains(reason(v), "unreachable") {
+			t.Fatalf("re-check of an unreachable page = %+v %q", v, reason(v))
+		}
+	}
+	p.down.Store(false)
+	p.set("/home", `<p>moved</p>`)
+	for range 2 {
+		verifyClaim(t, env, key, site.ID)
+	}
+	p.set("/home", `<meta name="svc-verification" content="`+site.Challenge.Token+`">`)
+	verifyClaim(t, env, key, site.ID)
+	p.set("/home", `<p>moved</p>`)
+	for range 2 {
+		if v := verifyClaim(t, env, key, site.ID); v.ClaimStatus != "verified" {
+			t.Fatalf("claim after two mismatches in a row = %+v", v)
+		}
+	}
+	p.down.Store(true)
+	verifyClaim(t, env, key, site.ID)
+	p.down.Store(false)
+	v := verifyClaim(t, env, key, site.ID)
+	if v.Status != "failed" || v.ClaimStatus != "lapsed" || !strings.Contains(reason(v), "no <meta") {
+		t.Fatalf("third mismatch in a row = %+v %q", v, reason(v))
+	}
+	var got claimBody
+	env.Do(t, "GET", "/api/claims/"+site.ID, key, nil).Expect(t, 200).Decode(t, &got)
+	if got.Status != "lapsed" || got.LastCheck == nil || got.LastCheck.Outcome != "mismatch" || got.LastCheck.Reason == nil {
+		t.Fatalf("lapsed claim = %+v", got)
+	}
+	// The domain claim is still verified: the mailbox stays claimed.
+	time.Sleep(time.Second)
+	if s := mailboxStatus(t, env, hash); s != "claimed" {
+		t.Fatalf("mailbox after a lapse with another verified claim = %s", s)
+	}
+
+	// The domain's record goes away: three mismatches lapse it and the mailbox is unclaimed.
+	d.set("mine.test")
+	for range 3 {
+		verifyClaim(t, env, key, dom.ID)
+	}
+	env.Do(t, "GET", "/api/claims/"+dom.ID, key, nil).Expect(t, 200).Decode(t, &got)
+	if got.Status != "lapsed" {
+		t.Fatalf("domain claim after three mismatches = %+v", got)
+	}
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "unclaimed" }, "the mailbox becomes unclaimed")
+
+	// A proof that comes back verifies the lapsed claim again.
+	d.set("mine.test", "svc-verification="+dom.Challenge.Token)
+	if v := verifyClaim(t, env, key, dom.ID); v.ClaimStatus != "verified" {
+		t.Fatalf("verify of a restored proof = %+v", v)
+	}
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox is claimed again")
+}
+
+// TestClaimsRecheckOnSchedule runs the scheduled re-check every second on two replicas of
+// claims-svc: an unreachable page never lapses a claim, a missing proof does after three periods,
+// and each period checks a claim once, not once per replica.
+func TestClaimsRecheckOnSchedule(t *testing.T) {
+	t.Parallel()
+	d, p := startDNS(t), startPages(t)
+	env := claimsEnv(t, d, p, WithEnv("CLAIMS_RECHECK_INTERVAL", "1s"), WithEnv("CLAIMS_RECHECK_SCAN", "100ms"),
+		WithReplicas("claims-svc", 2))
+	hash, key := env.CreateObject(t, nil)
+	c := createClaim(t, env, key, hash, "meta_tag", p.URL+"/p")
+	p.set("/p", `<meta name="svc-verification" content="`+c.Challenge.Token+`">`)
+	if v := verifyClaim(t, env, key, c.ID); v.Status != "verified" {
+		t.Fatalf("verify = %+v", v)
+	}
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox becomes claimed")
+
+	p.down.Store(true)
+	start := p.hits.Load()
+	time.Sleep(4500 * time.Millisecond)
+	var got claimBody
+	env.Do(t, "GET", "/api/claims/"+c.ID, key, nil).Expect(t, 200).Decode(t, &got)
+	if got.Status != "verified" || got.LastCheck == nil || got.LastCheck.Outcome != "unreachable" {
+		t.Fatalf("claim after scheduled checks of a down page = %+v", got)
+	}
+	// About one check per second over 4.5 s, whatever the number of replicas.
+	if n := p.hits.Load() - start; n < 2 || n > 6 {
+		t.Errorf("%d scheduled checks in 4.5 s at one per second on two replicas", n)
+	}
+
+	p.down.Store(false)
+	p.set("/p", "<p>gone</p>")
+	env.Eventually(t, func() bool {
+		env.Do(t, "GET", "/api/claims/"+c.ID, key, nil).Expect(t, 200).Decode(t, &got)
+		return got.Status == "lapsed"
+	}, "the claim lapses after three scheduled mismatches")
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "unclaimed" }, "the mailbox becomes unclaimed")
+}
