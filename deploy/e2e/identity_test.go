@@ -12,8 +12,6 @@ import (
 
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/authn"
-	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/service"
 )
@@ -291,32 +289,6 @@ func TestCustomHash(t *testing.T) {
 	// A sub-key may not claim.
 	sub := Str(t, env.Do(t, "POST", "/api/objects/svc_ada/keys", key, map[string]any{"scopes": []string{"read", "write"}}).Expect(t, 201).JSON(t), "key")
 	claim(sub, map[string]any{"username": "adb", "payment_reference": issueVoucher()}).ExpectError(t, 403, "INSUFFICIENT_SCOPE")
-}
-
-// TestCustomHashFreeWithSocialClaim publishes a verified github claim on Kafka, as claims-svc
-// does, and checks that a matching username is then free.
-func TestCustomHashFreeWithSocialClaim(t *testing.T) {
-	t.Parallel()
-	env := Start(t)
-	hash, key := env.CreateObject(t, nil)
-	obj := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+hash)
-	prod := events.NewProducer(env.Brokers, env.Name+".")
-	defer prod.Close()
-	ev := events.MustNew(events.TopicClaims, events.ClaimVerified, obj["object_id"].(string), hash, "req_test_claim",
-		contract.ClaimVerifiedData{ClaimID: "clm_1", ProofType: "github", ClaimedTarget: "https://github.com/Octo_Cat", VerifiedAt: "2026-01-01T00:00:00.000Z"})
-	if err := prod.Publish(context.Background(), ev); err != nil {
-		t.Fatal(err)
-	}
-	env.Eventually(t, func() bool {
-		return env.Do(t, "GET", "/api/objects/"+hash, "", nil).JSON(t)["mailbox_status"] == "claimed"
-	}, "the verified claim marks the mailbox claimed")
-	r := env.Do(t, "POST", "/api/objects/claim-custom-hash", key, map[string]any{"username": "octo_cat"}).Expect(t, 200).JSON(t)
-	if r["paid"] != false || r["hash"] != "svc_octo_cat" {
-		t.Fatalf("claim with a matching github claim answered %v", r)
-	}
-	if objs := env.Do(t, "GET", "/api/directory?status=verified", "", nil).Expect(t, 200).JSON(t)["objects"].([]any); len(objs) != 1 {
-		t.Fatalf("status=verified lists %v, want the claimed object", objs)
-	}
 }
 
 // Internal calls a service's internal API with an internal token, as another service would.

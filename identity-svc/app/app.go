@@ -12,6 +12,7 @@ import (
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -23,6 +24,9 @@ type Config struct {
 	config.Service
 	// PaymentVoucherSecret signs operator-issued vouchers for paid custom hashes.
 	PaymentVoucherSecret string `env:"PAYMENT_VOUCHER_SECRET"`
+	// ClaimsURL is the internal address of claims-svc, asked whether a verified social claim makes
+	// a custom hash free; without it every custom hash is paid.
+	ClaimsURL string `env:"CLAIMS_URL"`
 }
 
 // App is a running identity-svc: the shared service base (Serve, Run, Close) with its routes and
@@ -38,6 +42,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	st := store.New(b.DB)
 	httpapi.Register(b.API, &httpapi.Handler{
 		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+		Claims: rpc.NewClaimsClient(cfg.ClaimsURL, b.Client("claims-svc")),
 	})
 	claims := &claimevents.Claims{Store: st, Redis: b.Redis}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)

@@ -3,8 +3,6 @@ package http
 import (
 	"errors"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -16,10 +14,6 @@ import (
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 )
-
-// MajorSocialNetworks are the networks whose verified claim of a matching handle makes a
-// custom hash free.
-var MajorSocialNetworks = []string{"github", "x", "linkedin", "instagram"}
 
 type customHashRequest struct {
 	Username         *string `json:"username"`
@@ -62,11 +56,19 @@ func (h *Handler) claimCustomHash(c *gin.Context) {
 		httpx.Abort(c, httpx.Conflict(httpx.CodeHashTaken, "this object already has that hash"))
 		return
 	}
-	free := hasMatchingSocialClaim(obj, username)
-	if !free && (req.PaymentReference == nil || *req.PaymentReference == "") {
-		httpx.Abort(c, httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired,
-			"a custom hash costs 100 USD: send a payment_reference, or verify a matching github, x, linkedin or instagram claim first"))
-		return
+	// Without a payment reference, a verified github, x, linkedin or mastodon claim of the same
+	// handle (claims-svc) makes the hash free.
+	free := false
+	if req.PaymentReference == nil || *req.PaymentReference == "" {
+		if free, err = h.Claims.SocialMatch(ctx, obj.ID, username); err != nil {
+			httpx.Abort(c, httpx.Unavailable(err))
+			return
+		}
+		if !free {
+			httpx.Abort(c, httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired,
+				"a custom hash costs 100 USD: send a payment_reference, or verify a matching github, x, linkedin or mastodon claim first"))
+			return
+		}
 	}
 	// The voucher is spent before the name is claimed, and given back if the name is taken, so
 	// that a failed claim costs nothing and a voucher never pays twice.
@@ -114,14 +116,4 @@ func (h *Handler) redeem(c *gin.Context, ref, objectID string) (string, error) {
 		return "", httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired, "the payment reference was already used")
 	}
 	return id, err
-}
-
-func hasMatchingSocialClaim(obj *store.Object, username string) bool {
-	for _, s := range obj.SocialHandles {
-		handle := strings.ToLower(strings.TrimPrefix(s.Handle, "@"))
-		if slices.Contains(MajorSocialNetworks, s.Network) && handle == username {
-			return true
-		}
-	}
-	return false
 }

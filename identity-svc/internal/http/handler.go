@@ -15,6 +15,7 @@ import (
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/rpc"
 )
 
 // Handler holds what the routes need.
@@ -24,6 +25,8 @@ type Handler struct {
 	Redis    *redis.Client
 	Payments payment.Verifier
 	Log      *slog.Logger
+	// Claims answers whether a verified social claim makes a custom hash free.
+	Claims *rpc.ClaimsClient
 }
 
 // Register mounts the routes on api (a group that already requires an internal token).
