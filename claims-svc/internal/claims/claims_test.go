@@ -1,0 +1,217 @@
+package claims_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/svcdev/svc/claims-svc/internal/claims"
+	"github.com/svcdev/svc/claims-svc/internal/store"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/rpc"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// objects stands in for identity-svc's resolution of hashes.
+type objects map[string]identity.Object
+
+func (o objects) Resolve(_ context.Context, hash string) (*identity.Object, error) {
+	obj, ok := o[hash]
+	if !ok {
+		return nil, rpc.ErrNotFound
+	}
+	return &obj, nil
+}
+
+// proofs stands in for the outside world: the outcome every check sees, and how many looks.
+type proofs struct {
+	mu      sync.Mutex
+	outcome string
+	looks   atomic.Int64
+}
+
+func (p *proofs) set(outcome string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.outcome = outcome
+}
+
+func (p *proofs) Check(context.Context, *store.Claim) claims.Result {
+	p.looks.Add(1)
+	time.Sleep(5 * time.Millisecond) // a real look takes a while: replicas overlap
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return claims.Result{Outcome: p.outcome, Reason: "seen " + p.outcome}
+}
+
+// confirmed counts the events handed to the relay of the real outbox.
+type confirmed struct {
+	*events.Outbox
+	mu    sync.Mutex
+	types []string
+}
+
+func (c *confirmed) Confirm(evs ...events.Pending) {
+	c.mu.Lock()
+	for _, e := range evs {
+		c.types = append(c.types, e.Type)
+	}
+	c.mu.Unlock()
+	c.Outbox.Confirm(evs...)
+}
+
+func (c *confirmed) count(eventType string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.types {
+		if t == eventType {
+			n++
+		}
+	}
+	return n
+}
+
+type fixture struct {
+	svc    *claims.Service
+	st     *store.Store
+	proofs *proofs
+	outbox *confirmed
+}
+
+// newFixture returns n services sharing one database, as replicas do.
+func newFixture(t *testing.T, n int) []fixture {
+	t.Helper()
+	env := testkit.Backends(t)
+	db := testkit.Database(t, env, "claims")
+	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	p := &proofs{outcome: store.Match}
+	dir := objects{"svc_a": {ObjectID: "obj_a", Hash: "svc_a", Visibility: "public"}}
+	var out []fixture
+	for range n {
+		ob := &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(t), events.OutboxOptions{})}
+		st := store.New(db)
+		out = append(out, fixture{st: st, proofs: p, outbox: ob, svc: &claims.Service{
+			Store: st, Identity: dir, Outbox: ob, Checker: p, ChallengeTTL: time.Hour, Log: testkit.Logger(t),
+		}})
+	}
+	return out
+}
+
+func countStates(t *testing.T, st *store.Store, claimID string) int {
+	t.Helper()
+	states, err := st.CurrentStates(context.Background(), []string{claimID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return states[claimID].Gen
+}
+
+// TestConcurrentVerifyPublishesOnce: many verifications of one pending claim at once record one
+// change of status and confirm one claim.verified.
+func TestConcurrentVerifyPublishesOnce(t *testing.T) {
+	f := newFixture(t, 1)[0]
+	ctx := context.Background()
+	c, err := f.svc.Create(ctx, "obj_a", "svc_a", claims.Domain, "example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			v, err := f.svc.Verify(ctx, "req", "obj_a", c.ID)
+			if err != nil || v.ClaimStatus != claims.Verified {
+				t.Errorf("verify = %+v, %v", v, err)
+			}
+		})
+	}
+	wg.Wait()
+	if gen := countStates(t, f.st, c.ID); gen != 1 {
+		t.Errorf("the claim's status changed %d times, want once", gen)
+	}
+	if n := f.outbox.count(events.ClaimVerified); n != 1 {
+		t.Errorf("%d claim.verified confirmed, want 1", n)
+	}
+}
+
+// TestLapseAfterThreeMismatchesInARow: unreachable looks neither count nor break a run, a match
+// does; the third mismatch in a row lapses the claim once.
+func TestLapseAfterThreeMismatchesInARow(t *testing.T) {
+	f := newFixture(t, 1)[0]
+	ctx := context.Background()
+	c, err := f.svc.Create(ctx, "obj_a", "svc_a", claims.Domain, "example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(outcome string) string {
+		t.Helper()
+		f.proofs.set(outcome)
+		v, err := f.svc.Verify(ctx, "req", "obj_a", c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.ClaimStatus
+	}
+	verify(store.Match)
+	for i, o := range []string{store.Mismatch, store.Unreachable, store.Mismatch, store.Match, store.Mismatch, store.Unreachable, store.Unreachable, store.Mismatch} {
+		if s := verify(o); s != claims.Verified {
+			t.Fatalf("look %d (%s): claim is %s, want still verified", i, o, s)
+		}
+	}
+	if s := verify(store.Mismatch); s != claims.Lapsed {
+		t.Fatalf("third mismatch in a row: claim is %s, want lapsed", s)
+	}
+	if s := verify(store.Mismatch); s != claims.Lapsed || f.outbox.count(events.ClaimLapsed) != 1 {
+		t.Fatalf("after the lapse: %s with %d claim.lapsed", s, f.outbox.count(events.ClaimLapsed))
+	}
+	got, err := f.svc.Get(ctx, "obj_a", c.ID)
+	if err != nil || got.LastCheck == nil || got.LastCheck.Outcome != store.Mismatch || got.LastCheckedAt == nil {
+		t.Fatalf("claim = %+v, %v", got, err)
+	}
+}
+
+// TestRecheckOncePerPeriodAcrossReplicas runs the scheduled re-check on three replicas at once:
+// each verified claim is looked at once per period.
+func TestRecheckOncePerPeriodAcrossReplicas(t *testing.T) {
+	fs := newFixture(t, 3)
+	ctx := context.Background()
+	var ids []string
+	for _, target := range []string{"a.example.com", "b.example.com"} {
+		c, err := fs[0].svc.Create(ctx, "obj_a", "svc_a", claims.Domain, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fs[0].svc.Verify(ctx, "req", "obj_a", c.ID); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+	}
+	// A period that began after the verifications.
+	const period = 2 * time.Second
+	time.Sleep(time.Until(time.Now().Truncate(period).Add(period)) + 10*time.Millisecond)
+	before := fs[0].proofs.looks.Load()
+	var wg sync.WaitGroup
+	for _, f := range fs {
+		wg.Go(func() {
+			if err := f.svc.RecheckDue(ctx, period); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := fs[0].proofs.looks.Load() - before; n != int64(len(ids)) {
+		t.Errorf("%d looks by three replicas in one period, want %d", n, len(ids))
+	}
+	n, err := fs[0].st.RecentChecks(ctx, ids[0], time.Time{}, 100)
+	if err != nil || len(n) != 2 || !n[0].Scheduled {
+		t.Errorf("checks of a claim = %+v, %v; want the verification and one scheduled check", n, err)
+	}
+}
