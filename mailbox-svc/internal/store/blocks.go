@@ -40,12 +40,12 @@ func BlockID(recipientID, senderID string) string { return recipientID + ":" + s
 
 // InsertBlock stores a block; false if the sender was already blocked.
 func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock) (bool, error) {
-	return s.insertOnce(ctx, SenderBlocks, b)
+	return insertOnce(ctx, s.blocks, b)
 }
 
 // IsBlocked reports whether recipientID blocks senderID, with one point read on _id.
 func (s *Store) IsBlocked(ctx context.Context, recipientID, senderID string) (bool, error) {
-	err := s.c(SenderBlocks).FindOne(ctx, byID(BlockID(recipientID, senderID)),
+	err := s.blocks.FindOne(ctx, mongox.ByID(BlockID(recipientID, senderID)),
 		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 	if mongox.IsNotFound(err) {
 		return false, nil
@@ -56,17 +56,17 @@ func (s *Store) IsBlocked(ctx context.Context, recipientID, senderID string) (bo
 	return true, nil
 }
 
-// DeleteBlock lifts a block and records the lifting with its event; ErrNotFound if there was
+// DeleteBlock lifts a block and records the lifting with its event; mongox.ErrNotFound if there was
 // no block.
 func (s *Store) DeleteBlock(ctx context.Context, u *Unblock) error {
-	res, err := s.c(SenderBlocks).DeleteOne(ctx, byID(BlockID(u.RecipientID, u.SenderID)))
+	res, err := s.blocks.DeleteOne(ctx, mongox.ByID(BlockID(u.RecipientID, u.SenderID)))
 	if err != nil {
 		return fmt.Errorf("store sender blocks: %w", err)
 	}
 	if res.DeletedCount == 0 {
-		return ErrNotFound
+		return mongox.ErrNotFound
 	}
-	if _, err := s.c(Unblocks).InsertOne(ctx, u); err != nil {
+	if _, err := s.unblocks.InsertOne(ctx, u); err != nil {
 		return fmt.Errorf("store sender unblocks: %w", err)
 	}
 	return nil
@@ -74,7 +74,7 @@ func (s *Store) DeleteBlock(ctx context.Context, u *Unblock) error {
 
 // BlockedSenders returns the ids of the senders recipientID blocks, oldest block first.
 func (s *Store) BlockedSenders(ctx context.Context, recipientID string) ([]string, error) {
-	cur, err := s.c(SenderBlocks).Find(ctx, bson.D{{Key: "recipient_id", Value: recipientID}}, options.Find().
+	cur, err := s.blocks.Find(ctx, bson.D{{Key: "recipient_id", Value: recipientID}}, options.Find().
 		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(MaxBlockedSenders).
 		SetProjection(bson.D{{Key: "sender_id", Value: 1}}))
 	if err != nil {

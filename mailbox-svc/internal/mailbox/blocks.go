@@ -1,0 +1,99 @@
+package mailbox
+
+import (
+	"context"
+
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// BlockStore is what sender blocks read and write.
+type BlockStore interface {
+	HashStore
+	InsertBlock(ctx context.Context, b *store.SenderBlock) (bool, error)
+	DeleteBlock(ctx context.Context, u *store.Unblock) error
+	BlockedSenders(ctx context.Context, recipientID string) ([]string, error)
+}
+
+// Owner is the object whose mailbox a block protects, as the caller's token names it.
+type Owner struct{ ObjectID, Hash string }
+
+// Blocks keeps the senders an object's mailbox refuses.
+type Blocks struct {
+	Store  BlockStore
+	Names  *Names
+	Outbox Outbox
+}
+
+// Block makes owner's mailbox refuse messages from the object senderHash names, and returns the
+// sender's current hash. Blocking a blocked sender again changes nothing and answers the same.
+func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, senderHash string) (string, error) {
+	if !apikey.ValidHash(senderHash) {
+		return "", httpx.BadRequest(httpx.CodeInvalidRequest, "blocked_hash is not an object hash")
+	}
+	sender, err := b.Names.Resolve(ctx, senderHash, "object")
+	if err != nil {
+		return "", err
+	}
+	if sender.ObjectID == owner.ObjectID {
+		return "", httpx.BadRequest(httpx.CodeInvalidRequest, "an object cannot block itself")
+	}
+	if err := b.Store.RememberHash(ctx, sender.ObjectID, sender.Hash); err != nil {
+		return "", err
+	}
+	now := clock.Now()
+	ev := blockEvent(events.SenderBlocked, requestID, owner, sender, now)
+	doc := &store.SenderBlock{ID: store.BlockID(owner.ObjectID, sender.ObjectID), RecipientID: owner.ObjectID,
+		SenderID: sender.ObjectID, CreatedAt: now, Outbox: []events.Pending{ev}}
+	created, err := b.Store.InsertBlock(ctx, doc)
+	if err != nil {
+		return "", err
+	}
+	if created {
+		b.Outbox.Enqueue(store.SenderBlocks, doc.ID, ev)
+	}
+	return sender.Hash, nil
+}
+
+// Unblock lifts owner's block of the object senderHash names and returns the sender's current
+// hash; 404 when there is no such block.
+func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, senderHash string) (string, error) {
+	if !apikey.ValidHash(senderHash) {
+		return "", httpx.NotFound("sender block")
+	}
+	sender, err := b.Names.Resolve(ctx, senderHash, "sender block")
+	if err != nil {
+		return "", err
+	}
+	now := clock.Now()
+	ev := blockEvent(events.SenderUnblocked, requestID, owner, sender, now)
+	u := &store.Unblock{ID: apikey.NewID("unb"), RecipientID: owner.ObjectID, SenderID: sender.ObjectID,
+		UnblockedAt: now, Outbox: []events.Pending{ev}}
+	if err := b.Store.DeleteBlock(ctx, u); err != nil {
+		return "", notFound(err, "sender block")
+	}
+	b.Outbox.Enqueue(store.Unblocks, u.ID, ev)
+	return sender.Hash, nil
+}
+
+// BlockedHashes lists the current hashes of the senders objectID blocks, oldest block first.
+func (b *Blocks) BlockedHashes(ctx context.Context, objectID string) ([]string, error) {
+	ids, err := b.Store.BlockedSenders(ctx, objectID)
+	if err != nil {
+		return nil, err
+	}
+	hashes, err := b.Names.Hashes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if hash, ok := hashes[id]; ok {
+			out = append(out, hash)
+		}
+	}
+	return out, nil
+}
