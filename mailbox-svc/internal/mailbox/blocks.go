@@ -29,7 +29,7 @@ type Blocks struct {
 }
 
 // Block makes owner's mailbox refuse messages from the object senderHash names, and returns the
-// sender's current hash. Blocking a blocked sender again changes nothing and answers the same.
+// sender's hash as an answer shows it (see shownHash). Blocking a blocked sender again changes nothing and answers the same.
 func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, senderHash string) (string, error) {
 	if !apikey.ValidHash(senderHash) {
 		return "", httpx.BadRequest(httpx.CodeInvalidRequest, "blocked_hash is not an object hash")
@@ -55,11 +55,11 @@ func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, sende
 	if created {
 		b.Outbox.Enqueue(store.SenderBlocks, doc.ID, ev)
 	}
-	return sender.Hash, nil
+	return shownHash(sender, senderHash), nil
 }
 
-// Unblock lifts owner's block of the object senderHash names and returns the sender's current
-// hash; 404 when there is no such block.
+// Unblock lifts owner's block of the object senderHash names and returns the sender's hash as an
+// answer shows it; 404 when there is no such block.
 func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, senderHash string) (string, error) {
 	if !apikey.ValidHash(senderHash) {
 		return "", httpx.NotFound("sender block")
@@ -76,7 +76,7 @@ func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, sen
 		return "", notFound(err, "sender block")
 	}
 	b.Outbox.Enqueue(store.Unblocks, u.ID, ev)
-	return sender.Hash, nil
+	return shownHash(sender, senderHash), nil
 }
 
 // BlockedHashes lists the current hashes of the senders objectID blocks, oldest block first.

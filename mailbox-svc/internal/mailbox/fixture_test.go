@@ -75,8 +75,10 @@ type fixture struct {
 	blocks  *mailbox.Blocks
 }
 
-// The objects the directory knows: alice, bob and carol; bob was once svc_bobold.
+// The objects the directory knows: alice, bob and carol; bob was once svc_bobold; dana is
+// private and was once svc_danaold.
 var (
+	dana  = identity.Object{ObjectID: "obj_dana", Hash: "svc_dana", Visibility: "private"}
 	alice = identity.Object{ObjectID: "obj_alice", Hash: "svc_alice", Visibility: "public"}
 	bob   = identity.Object{ObjectID: "obj_bob", Hash: "svc_bob", Visibility: "public"}
 	carol = identity.Object{ObjectID: "obj_carol", Hash: "svc_carol", Visibility: "public"}
@@ -91,6 +93,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	dir := &directory{byHash: map[string]identity.Object{
 		"svc_alice": alice, "svc_bob": bob, "svc_bobold": bob, "svc_carol": carol,
+		"svc_dana": dana, "svc_danaold": dana,
 	}}
 	st := store.New(db)
 	log := testkit.Logger(t)

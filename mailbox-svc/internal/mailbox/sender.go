@@ -85,13 +85,27 @@ func (s *Sender) Send(ctx context.Context, requestID string, d Draft, key string
 		if err := s.write(ctx, w); err != nil {
 			return nil, err
 		}
-		return sent(w, false), nil
+		return sent(d, w, false), nil
 	}
 	return s.sendIdempotent(ctx, requestID, d, key, from, to)
 }
 
-func sent(w *send, replayed bool) *Sent {
-	return &Sent{Message: w.message, FromHash: w.from.Hash, ToHash: w.to.Hash, Replayed: replayed}
+// sent is the answer to the send d made by w. It shows a public object's current hash, and a
+// private object by the hash the sender used, so that a sender who knows an old hash of a private
+// object does not learn the current one.
+func sent(d Draft, w *send, replayed bool) *Sent {
+	return &Sent{Message: w.message, FromHash: shownHash(w.from, d.FromHash), ToHash: shownHash(w.to, d.ToHash), Replayed: replayed}
+}
+
+// visibilityPrivate is the visibility of an object hidden from everyone but its owner.
+const visibilityPrivate = "private"
+
+// shownHash is how an answer names o to a caller who named it by used.
+func shownHash(o *identity.Object, used string) string {
+	if o.Visibility == visibilityPrivate {
+		return used
+	}
+	return o.Hash
 }
 
 // addressees resolves the sender and the recipient.
@@ -201,7 +215,7 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 	prev, err := s.Store.Idempotency(ctx, id)
 	switch {
 	case err == nil && prev.ExpiresAt.After(now):
-		return s.resume(ctx, prev, fingerprint, from, to)
+		return s.resume(ctx, prev, d, fingerprint, from, to)
 	case err != nil && !errors.Is(err, mongox.ErrNotFound):
 		return nil, err
 	}
@@ -216,16 +230,19 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 		return nil, err
 	}
 	if held != rec {
-		return s.resume(ctx, held, fingerprint, from, to)
+		return s.resume(ctx, held, d, fingerprint, from, to)
 	}
 	if err := s.write(ctx, w); err != nil {
 		return nil, err
 	}
-	return sent(w, false), s.Store.FinishIdempotent(ctx, id)
+	if err := s.Store.FinishIdempotent(ctx, id); err != nil {
+		return nil, err
+	}
+	return sent(d, w, false), nil
 }
 
 // resume answers a send already recorded under the key, writing whatever of it is missing.
-func (s *Sender) resume(ctx context.Context, rec *store.Idempotency, fingerprint string, from, to *identity.Object) (*Sent, error) {
+func (s *Sender) resume(ctx context.Context, rec *store.Idempotency, d Draft, fingerprint string, from, to *identity.Object) (*Sent, error) {
 	if rec.Fingerprint != fingerprint {
 		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was already used for a different message")
 	}
@@ -238,5 +255,5 @@ func (s *Sender) resume(ctx context.Context, rec *store.Idempotency, fingerprint
 			return nil, err
 		}
 	}
-	return sent(w, true), nil
+	return sent(d, w, true), nil
 }

@@ -226,3 +226,33 @@ func TestConcurrentSendsToOneThread(t *testing.T) {
 		t.Fatalf("alice's mailbox = %+v, %v; want one thread with %d unread", summaries, err, n)
 	}
 }
+
+// TestSendNamesPrivateObjectsAsTheSenderDid: the answer never turns an old hash of a private
+// object into its current one; a public object is shown by its current hash.
+func TestSendNamesPrivateObjectsAsTheSenderDid(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, c := range []struct{ from, to, wantFrom, wantTo, key string }{
+		{"svc_alice", "svc_danaold", "svc_alice", "svc_danaold", ""},
+		{"svc_danaold", "svc_bobold", "svc_danaold", "svc_bob", ""},
+		{"svc_alice", "svc_danaold", "svc_alice", "svc_danaold", "k"},
+		{"svc_alice", "svc_danaold", "svc_alice", "svc_danaold", "k"}, // the replay
+		{"svc_alice", "svc_dana", "svc_alice", "svc_dana", "k"},       // the same send, through the current hash
+	} {
+		s, err := f.sender.Send(ctx, "req", note(c.from, c.to, "hi"), c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.FromHash != c.wantFrom || s.ToHash != c.wantTo {
+			t.Errorf("send %s → %s answered %s → %s; want %s → %s", c.from, c.to, s.FromHash, s.ToHash, c.wantFrom, c.wantTo)
+		}
+	}
+	owner := mailbox.Owner{ObjectID: alice.ObjectID, Hash: alice.Hash}
+	if got, err := f.blocks.Block(ctx, "req", owner, "svc_danaold"); err != nil || got != "svc_danaold" {
+		t.Errorf("blocking a private object by an old hash answered %q, %v", got, err)
+	}
+	if got, err := f.blocks.Unblock(ctx, "req", owner, "svc_danaold"); err != nil || got != "svc_danaold" {
+		t.Errorf("unblocking a private object by an old hash answered %q, %v", got, err)
+	}
+}
