@@ -68,6 +68,7 @@ func (o *outbox) types() []string {
 
 type fixture struct {
 	db      *mongo.Database
+	names   *mailbox.Names
 	store   *store.Store
 	outbox  *outbox
 	sender  *mailbox.Sender
@@ -100,7 +101,7 @@ func newFixture(t *testing.T) *fixture {
 	names := &mailbox.Names{Store: st, Identity: dir, Log: log}
 	out := &outbox{}
 	return &fixture{
-		db: db, store: st, outbox: out,
+		db: db, names: names, store: st, outbox: out,
 		sender:  &mailbox.Sender{Store: st, Names: names, Outbox: out, IdempotencyTTL: time.Hour, Log: log},
 		threads: &mailbox.Threads{Store: st, Names: names},
 		blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: out},

@@ -20,7 +20,7 @@ type ThreadStore interface {
 	Mailbox(ctx context.Context, q store.MailboxQuery) ([]store.Thread, error)
 	Counts(ctx context.Context, viewerID string, threadIDs []string) (map[string]store.Counts, error)
 	Messages(ctx context.Context, threadID, after string, limit int) ([]store.Message, error)
-	MarkRead(ctx context.Context, threadID, readerID string, at time.Time) error
+	MarkRead(ctx context.Context, threadID, readerID string, messageIDs []string, at time.Time) error
 	ReadTimes(ctx context.Context, messageIDs []string) (map[string]time.Time, error)
 	SetThreadStatus(ctx context.Context, id, status string) (*store.Thread, error)
 }
@@ -85,13 +85,10 @@ func (t *Threads) Mailbox(ctx context.Context, viewerID string, q MailboxQuery) 
 }
 
 // Read shows a page of a thread to one of its participants, oldest message first, and marks the
-// participant's inbound messages read.
+// participant's inbound messages of that page read. Its cost is bounded by the page size.
 func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, limit int) (*ThreadView, error) {
 	th, err := t.participantThread(ctx, threadID, viewerID)
 	if err != nil {
-		return nil, err
-	}
-	if err := t.Store.MarkRead(ctx, th.ID, viewerID, clock.Now()); err != nil {
 		return nil, err
 	}
 	msgs, err := t.Store.Messages(ctx, th.ID, after, limit+1)
@@ -100,19 +97,15 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, li
 	}
 	view := &ThreadView{Admission: th.Admission, Messages: []MessageView{}}
 	msgs, view.Next = httpx.Page(msgs, limit, func(m store.Message) string { return m.ID })
-	summaries, hashes, err := t.summaries(ctx, viewerID, []store.Thread{*th})
+	readAt, err := t.markRead(ctx, th.ID, viewerID, msgs)
+	if err != nil {
+		return nil, err
+	}
+	summaries, hashes, err := t.summaries(ctx, viewerID, []store.Thread{*th}) // counted after marking
 	if err != nil {
 		return nil, err
 	}
 	view.Summary = summaries[0]
-	ids := make([]string, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.ID
-	}
-	readAt, err := t.Store.ReadTimes(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	for _, m := range msgs {
 		mv := MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body, CreatedAt: m.CreatedAt}
 		if at, ok := readAt[m.ID]; ok {
@@ -121,6 +114,32 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, li
 		view.Messages = append(view.Messages, mv)
 	}
 	return view, nil
+}
+
+// markRead marks the messages of a page sent to readerID read, and returns the read time of every
+// read message of the page: the first reader's time, also when readers race.
+func (t *Threads) markRead(ctx context.Context, threadID, readerID string, page []store.Message) (map[string]time.Time, error) {
+	ids := make([]string, len(page))
+	for i, m := range page {
+		ids[i] = m.ID
+	}
+	readAt, err := t.Store.ReadTimes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var unread []string
+	for _, m := range page {
+		if _, ok := readAt[m.ID]; !ok && m.ToID == readerID {
+			unread = append(unread, m.ID)
+		}
+	}
+	if len(unread) == 0 {
+		return readAt, nil
+	}
+	if err := t.Store.MarkRead(ctx, threadID, readerID, unread, clock.Now()); err != nil {
+		return nil, err
+	}
+	return t.Store.ReadTimes(ctx, ids)
 }
 
 // SetStatus opens or archives a thread; either participant may.

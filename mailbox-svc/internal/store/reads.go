@@ -22,34 +22,18 @@ type Read struct {
 	ReadAt    time.Time `bson:"read_at"`
 }
 
-// MarkRead writes a read receipt, dated at, for every message of the thread sent to readerID
-// that has none yet.
-func (s *Store) MarkRead(ctx context.Context, threadID, readerID string, at time.Time) error {
-	inbound, err := ids(ctx, s.messages, bson.D{{Key: "thread_id", Value: threadID}, {Key: "to_id", Value: readerID}})
-	if err != nil {
-		return err
-	}
-	if len(inbound) == 0 {
+// MarkRead writes a read receipt by readerID, dated at, for each of the messages of the thread
+// that has none yet; a receipt that exists already (a concurrent reader) keeps its time. The cost
+// is bounded by len(messageIDs).
+func (s *Store) MarkRead(ctx context.Context, threadID, readerID string, messageIDs []string, at time.Time) error {
+	if len(messageIDs) == 0 {
 		return nil
 	}
-	read, err := ids(ctx, s.reads, bson.D{{Key: "thread_id", Value: threadID}, {Key: "reader_id", Value: readerID}})
-	if err != nil {
-		return err
+	receipts := make([]any, len(messageIDs))
+	for i, id := range messageIDs {
+		receipts[i] = Read{MessageID: id, ThreadID: threadID, ReaderID: readerID, ReadAt: at}
 	}
-	seen := make(map[string]bool, len(read))
-	for _, id := range read {
-		seen[id] = true
-	}
-	var receipts []any
-	for _, id := range inbound {
-		if !seen[id] {
-			receipts = append(receipts, Read{MessageID: id, ThreadID: threadID, ReaderID: readerID, ReadAt: at})
-		}
-	}
-	if len(receipts) == 0 {
-		return nil
-	}
-	_, err = s.reads.InsertMany(ctx, receipts, options.InsertMany().SetOrdered(false))
+	_, err := s.reads.InsertMany(ctx, receipts, options.InsertMany().SetOrdered(false))
 	if err != nil && !onlyDuplicates(err) {
 		return fmt.Errorf("store reads: %w", err)
 	}
@@ -72,25 +56,6 @@ func (s *Store) ReadTimes(ctx context.Context, messageIDs []string) (map[string]
 	}
 	for _, r := range reads {
 		out[r.MessageID] = r.ReadAt
-	}
-	return out, nil
-}
-
-// ids returns the _id of every document of coll matching filter.
-func ids(ctx context.Context, coll *mongo.Collection, filter bson.D) ([]string, error) {
-	cur, err := coll.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
-	}
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
-	}
-	out := make([]string, len(docs))
-	for i, d := range docs {
-		out[i] = d.ID
 	}
 	return out, nil
 }

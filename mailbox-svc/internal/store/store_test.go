@@ -103,11 +103,11 @@ func TestReadReceiptsAndCounts(t *testing.T) {
 		t.Fatalf("counts before reading = %+v, %v", counts, err)
 	}
 
-	// Concurrent readers write one receipt per message, at the first reader's time.
+	// Concurrent readers write one receipt per message; the first reader's time holds.
 	var wg sync.WaitGroup
 	for i := range 5 {
 		wg.Go(func() {
-			if err := s.MarkRead(ctx, th.ID, "obj_b", now.Add(time.Duration(i)*time.Second)); err != nil {
+			if err := s.MarkRead(ctx, th.ID, "obj_b", []string{"msg_1", "msg_2"}, now.Add(time.Duration(i)*time.Second)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -116,6 +116,13 @@ func TestReadReceiptsAndCounts(t *testing.T) {
 	read, err := s.ReadTimes(ctx, []string{"msg_1", "msg_2", "msg_3"})
 	if err != nil || len(read) != 2 {
 		t.Fatalf("read times = %v, %v; want msg_1 and msg_2", read, err)
+	}
+	if err := s.MarkRead(ctx, th.ID, "obj_b", []string{"msg_1"}, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.ReadTimes(ctx, []string{"msg_1"})
+	if err != nil || !again["msg_1"].Equal(read["msg_1"]) {
+		t.Fatalf("a later read moved read_at from %v to %v", read["msg_1"], again["msg_1"])
 	}
 	counts, err = s.Counts(ctx, "obj_b", []string{th.ID, "thr_none"})
 	if err != nil || counts[th.ID] != (store.Counts{Messages: 3, Unread: 0}) || counts["thr_none"] != (store.Counts{}) {
