@@ -14,7 +14,9 @@ import (
 type BlockStore interface {
 	HashStore
 	InsertBlock(ctx context.Context, b *store.SenderBlock) (bool, error)
-	DeleteBlock(ctx context.Context, u *store.Unblock) error
+	Block(ctx context.Context, recipientID, senderID string) (*store.SenderBlock, error)
+	InsertUnblock(ctx context.Context, u *store.Unblock) (bool, error)
+	DeleteBlock(ctx context.Context, b *store.SenderBlock) error
 	BlockedSenders(ctx context.Context, recipientID string) ([]string, error)
 }
 
@@ -47,7 +49,7 @@ func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, sende
 	now := clock.Now()
 	ev := blockEvent(events.SenderBlocked, requestID, owner, sender, now)
 	doc := &store.SenderBlock{ID: store.BlockID(owner.ObjectID, sender.ObjectID), RecipientID: owner.ObjectID,
-		SenderID: sender.ObjectID, CreatedAt: now, Outbox: []events.Pending{ev}}
+		SenderID: sender.ObjectID, CreatedAt: now, Instance: apikey.NewID("blk"), Outbox: []events.Pending{ev}}
 	created, err := b.Store.InsertBlock(ctx, doc)
 	if err != nil {
 		return "", err
@@ -59,7 +61,9 @@ func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, sende
 }
 
 // Unblock lifts owner's block of the object senderHash names and returns the sender's hash as an
-// answer shows it; 404 when there is no such block.
+// answer shows it; 404 when there is no such block. The lifting is one insert keyed by the block
+// (see store.SenderBlock), so concurrent and retried unblocks record one sender.unblocked, and a
+// failure after it loses nothing.
 func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, senderHash string) (string, error) {
 	if !apikey.ValidHash(senderHash) {
 		return "", httpx.NotFound("sender block")
@@ -68,14 +72,26 @@ func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, sen
 	if err != nil {
 		return "", err
 	}
-	now := clock.Now()
-	ev := blockEvent(events.SenderUnblocked, requestID, owner, sender, now)
-	u := &store.Unblock{ID: apikey.NewID("unb"), RecipientID: owner.ObjectID, SenderID: sender.ObjectID,
-		UnblockedAt: now, Outbox: []events.Pending{ev}}
-	if err := b.Store.DeleteBlock(ctx, u); err != nil {
+	block, err := b.Store.Block(ctx, owner.ObjectID, sender.ObjectID)
+	if err != nil {
 		return "", notFound(err, "sender block")
 	}
-	b.Outbox.Enqueue(store.Unblocks, u.ID, ev)
+	now := clock.Now()
+	ev := blockEvent(events.SenderUnblocked, requestID, owner, sender, now)
+	u := &store.Unblock{ID: block.UnblockID(), RecipientID: owner.ObjectID, SenderID: sender.ObjectID,
+		UnblockedAt: now, Outbox: []events.Pending{ev}}
+	// The insert lifts the block and carries the event; a concurrent or earlier unblock of the
+	// same block already did both. The deletion only tidies up, and a retry finishes it.
+	inserted, err := b.Store.InsertUnblock(ctx, u)
+	if err != nil {
+		return "", err
+	}
+	if inserted {
+		b.Outbox.Enqueue(store.Unblocks, u.ID, ev)
+	}
+	if err := b.Store.DeleteBlock(ctx, block); err != nil {
+		return "", err
+	}
 	return shownHash(sender, senderHash), nil
 }
 

@@ -160,3 +160,61 @@ func TestThreadStatusOfAMissingThread(t *testing.T) {
 		t.Fatalf("got %v, want mongox.ErrNotFound", err)
 	}
 }
+
+// TestLiftedBlocks: a block is lifted by its Unblock, before the block document is deleted; a new
+// block gives the lifted one way, and blocks stored before instances are lifted the same way.
+func TestLiftedBlocks(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := clock.Now()
+	blocked := func(want bool, senders ...string) {
+		t.Helper()
+		got, err := s.IsBlocked(ctx, "obj_r", "obj_s")
+		if err != nil || got != want {
+			t.Fatalf("IsBlocked = %v, %v; want %v", got, err, want)
+		}
+		list, err := s.BlockedSenders(ctx, "obj_r")
+		if err != nil || len(list) != len(senders) || (len(senders) > 0 && list[0] != senders[0]) {
+			t.Fatalf("BlockedSenders = %v, %v; want %v", list, err, senders)
+		}
+	}
+	first := &store.SenderBlock{ID: store.BlockID("obj_r", "obj_s"), RecipientID: "obj_r", SenderID: "obj_s", CreatedAt: now, Instance: "blk_1"}
+	if created, err := s.InsertBlock(ctx, first); err != nil || !created {
+		t.Fatalf("first block: %v, %v", created, err)
+	}
+	blocked(true, "obj_s")
+	if created, err := s.InsertUnblock(ctx, &store.Unblock{ID: first.UnblockID(), RecipientID: "obj_r", SenderID: "obj_s", UnblockedAt: now}); err != nil || !created {
+		t.Fatalf("lift: %v, %v", created, err)
+	}
+	blocked(false) // lifted, not yet deleted
+
+	second := &store.SenderBlock{ID: first.ID, RecipientID: "obj_r", SenderID: "obj_s", CreatedAt: now, Instance: "blk_2"}
+	if created, err := s.InsertBlock(ctx, second); err != nil || !created {
+		t.Fatalf("a block over a lifted one: %v, %v; want created", created, err)
+	}
+	blocked(true, "obj_s")
+	if err := s.DeleteBlock(ctx, first); err != nil { // a late tidy-up of the first block
+		t.Fatal(err)
+	}
+	blocked(true, "obj_s")
+	if created, err := s.InsertBlock(ctx, &store.SenderBlock{ID: first.ID, Instance: "blk_3", CreatedAt: now}); err != nil || created {
+		t.Fatalf("a block over a live one: %v, %v; want not created", created, err)
+	}
+
+	// A block without an instance (stored before instances existed).
+	legacy := &store.SenderBlock{ID: store.BlockID("obj_r", "obj_t"), RecipientID: "obj_r", SenderID: "obj_t", CreatedAt: now.Add(time.Second)}
+	if _, err := s.InsertBlock(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.InsertUnblock(ctx, &store.Unblock{ID: legacy.UnblockID()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBlock(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Block(ctx, "obj_r", "obj_t"); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("the legacy block after its deletion: %v", err)
+	}
+	blocked(true, "obj_s")
+}
