@@ -45,14 +45,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
+		Indexes: store.Indexes,
 	})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(b.DB)
 	names := &mailbox.Names{Store: st, Identity: b.Identity(), Log: b.Log}
-	sender := &mailbox.Sender{Store: st, Names: names, RulesTimeout: cfg.RulesTimeout, Outbox: b.Relay,
+	sender := &mailbox.Sender{Store: st, Names: names, RulesTimeout: cfg.RulesTimeout, Outbox: b.Outbox,
 		IdempotencyTTL: cfg.IdempotencyTTL, Log: b.Log}
 	if cfg.ContextURL != "" {
 		sender.Rules = contextRules{rpc: rpc.New("context-svc", cfg.ContextURL, b.Client("context-svc"), 0)}
@@ -60,7 +60,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	api.Register(b.API, &api.Handler{
 		Sender:  sender,
 		Threads: &mailbox.Threads{Store: st, Names: names},
-		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Relay},
+		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg.SweepInterval, b.Log) })

@@ -4,6 +4,7 @@ package consumers
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
@@ -26,7 +27,7 @@ func (h *Hashes) Handle(ctx context.Context, ev events.Event) error {
 	}
 	var d contract.HashChangedData
 	if err := ev.Decode(&d); err != nil || d.Hash == "" {
-		return nil // a malformed event cannot get better by retrying
+		return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
 	}
 	return h.Store.SetHash(ctx, ev.ObjectID, d.Hash)
 }

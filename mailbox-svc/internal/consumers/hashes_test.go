@@ -21,15 +21,17 @@ func TestHashChangesKeepHashesCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed := events.Event{Type: events.ObjectHashChanged, ObjectID: "obj_a", Data: []byte(`{"hash":"svc_new"}`)}
-	for _, ev := range []events.Event{
-		changed,
-		changed, // redelivered
-		{Type: events.ObjectHashChanged, ObjectID: "obj_a", Data: []byte(`{"hash":`)},         // malformed: dropped
-		{Type: events.ObjectHashChanged, ObjectID: "obj_a", Data: []byte(`{"hash":""}`)},      // no hash: dropped
-		{Type: events.ObjectCreated, ObjectID: "obj_a", Data: []byte(`{"hash":"svc_other"}`)}, // not ours
-	} {
+	other := events.Event{Type: events.ObjectCreated, ObjectID: "obj_a", Data: []byte(`{"hash":"svc_other"}`)}
+	for _, ev := range []events.Event{changed, changed /* redelivered */, other /* not ours */} {
 		if err := h.Handle(ctx, ev); err != nil {
 			t.Fatalf("Handle(%s): %v", ev.Type, err)
+		}
+	}
+	// A malformed event cannot get better by retrying: it is a permanent error (a dead letter).
+	for _, data := range []string{`{"hash":`, `{"hash":""}`} {
+		err := h.Handle(ctx, events.Event{Type: events.ObjectHashChanged, ObjectID: "obj_a", Data: []byte(data)})
+		if !events.IsPermanent(err) {
+			t.Fatalf("Handle(%s) = %v, want a permanent error", data, err)
 		}
 	}
 	got, err := st.Hashes(ctx, []string{"obj_a"})

@@ -13,10 +13,10 @@ import (
 // BlockStore is what sender blocks read and write.
 type BlockStore interface {
 	HashStore
-	InsertBlock(ctx context.Context, b *store.SenderBlock) (bool, error)
+	InsertBlock(ctx context.Context, b *store.SenderBlock, outbox events.Stager) (bool, error)
 	Block(ctx context.Context, recipientID, senderID string) (*store.SenderBlock, error)
 	InsertUnblock(ctx context.Context, u *store.Unblock) (bool, error)
-	DeleteBlock(ctx context.Context, b *store.SenderBlock) error
+	DeleteBlock(ctx context.Context, b *store.SenderBlock, outbox events.Stager) error
 	BlockedSenders(ctx context.Context, recipientID string) ([]string, error)
 }
 
@@ -49,13 +49,16 @@ func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, sende
 	now := clock.Now()
 	ev := blockEvent(events.SenderBlocked, requestID, owner, sender, now)
 	doc := &store.SenderBlock{ID: store.BlockID(owner.ObjectID, sender.ObjectID), RecipientID: owner.ObjectID,
-		SenderID: sender.ObjectID, CreatedAt: now, Instance: apikey.NewID("blk"), Outbox: []events.Pending{ev}}
-	created, err := b.Store.InsertBlock(ctx, doc)
+		SenderID: sender.ObjectID, CreatedAt: now, Instance: apikey.NewID("blk"), Events: events.IDs(ev)}
+	if err := b.Outbox.Stage(ctx, store.SenderBlocks, doc.ID, ev); err != nil {
+		return "", err
+	}
+	created, err := b.Store.InsertBlock(ctx, doc, b.Outbox)
 	if err != nil {
 		return "", err
 	}
 	if created {
-		b.Outbox.Enqueue(store.SenderBlocks, doc.ID, ev)
+		b.Outbox.Confirm(ev)
 	}
 	return shownHash(sender, senderHash), nil
 }
@@ -79,17 +82,20 @@ func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, sen
 	now := clock.Now()
 	ev := blockEvent(events.SenderUnblocked, requestID, owner, sender, now)
 	u := &store.Unblock{ID: block.UnblockID(), RecipientID: owner.ObjectID, SenderID: sender.ObjectID,
-		UnblockedAt: now, Outbox: []events.Pending{ev}}
-	// The insert lifts the block and carries the event; a concurrent or earlier unblock of the
+		UnblockedAt: now, Events: events.IDs(ev)}
+	// The insert lifts the block and records the event; a concurrent or earlier unblock of the
 	// same block already did both. The deletion only tidies up, and a retry finishes it.
+	if err := b.Outbox.Stage(ctx, store.Unblocks, u.ID, ev); err != nil {
+		return "", err
+	}
 	inserted, err := b.Store.InsertUnblock(ctx, u)
 	if err != nil {
 		return "", err
 	}
 	if inserted {
-		b.Outbox.Enqueue(store.Unblocks, u.ID, ev)
+		b.Outbox.Confirm(ev)
 	}
-	if err := b.Store.DeleteBlock(ctx, block); err != nil {
+	if err := b.Store.DeleteBlock(ctx, block, b.Outbox); err != nil {
 		return "", err
 	}
 	return shownHash(sender, senderHash), nil

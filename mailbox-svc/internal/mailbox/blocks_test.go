@@ -78,11 +78,11 @@ func (f *failingWrites) fail() error {
 	return nil
 }
 
-func (f *failingWrites) DeleteBlock(ctx context.Context, b *store.SenderBlock) error {
+func (f *failingWrites) DeleteBlock(ctx context.Context, b *store.SenderBlock, outbox events.Stager) error {
 	if err := f.fail(); err != nil {
 		return err
 	}
-	return f.Store.DeleteBlock(ctx, b)
+	return f.Store.DeleteBlock(ctx, b, outbox)
 }
 
 func (f *failingWrites) InsertUnblock(ctx context.Context, u *store.Unblock) (bool, error) {

@@ -10,16 +10,18 @@ import (
 	"github.com/svcdev/svc/pkg/identity"
 )
 
-// This file builds every event mailbox-svc publishes. Each event travels in the outbox of the
-// document whose insert it reports, and is handed to the Outbox once that insert succeeded.
+// This file builds every event mailbox-svc publishes. A use case stages the events of a write in
+// the Outbox before the insert that records their ids (events.EventsField), and confirms them once
+// that insert succeeded.
 
-// Outbox publishes the pending events of a stored document (the events.Relay).
+// Outbox stages and relays the events of writes (events.Outbox).
 type Outbox interface {
-	Enqueue(collection string, id any, evs ...events.Pending)
+	events.Stager
+	Confirm(evs ...events.Pending)
 }
 
-// sendEvents are the events of a send, kept in the message's own insert: thread.created when it
-// opens thread t (nil: it continues one), then message.created. Both belong to the recipient.
+// sendEvents are the events of a send, recorded by the message's own insert: thread.created when
+// it opens thread t (nil: it continues one), then message.created. Both belong to the recipient.
 func sendEvents(requestID string, from, to *identity.Object, t *store.Thread, m *store.Message) ([]events.Pending, error) {
 	var out []events.Pending
 	if t != nil {

@@ -43,13 +43,15 @@ func (d *directory) Object(_ context.Context, objectID string) (*contract.Object
 	return nil, identity.ErrNotFound
 }
 
-// outbox records what the use cases hand to the relay.
+// outbox is the real outbox (staging into the test's database, never run), recording what the
+// use cases confirm to the relay.
 type outbox struct {
+	*events.Outbox
 	mu     sync.Mutex
 	events []events.Pending
 }
 
-func (o *outbox) Enqueue(_ string, _ any, evs ...events.Pending) {
+func (o *outbox) Confirm(evs ...events.Pending) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.events = append(o.events, evs...)
@@ -99,7 +101,7 @@ func newFixture(t *testing.T) *fixture {
 	st := store.New(db)
 	log := testkit.Logger(t)
 	names := &mailbox.Names{Store: st, Identity: dir, Log: log}
-	out := &outbox{}
+	out := &outbox{Outbox: events.NewOutbox(db, nil, log, events.OutboxOptions{})}
 	return &fixture{
 		db: db, names: names, store: st, outbox: out,
 		sender:  &mailbox.Sender{Store: st, Names: names, Outbox: out, IdempotencyTTL: time.Hour, Log: log},

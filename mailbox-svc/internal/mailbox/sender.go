@@ -10,6 +10,7 @@ import (
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
@@ -64,6 +65,7 @@ type send struct {
 	from, to *identity.Object
 	thread   *store.Thread
 	message  store.Message
+	events   []events.Pending
 }
 
 // Send sends the message d. A non-empty key makes the send idempotent: the first request with
@@ -155,8 +157,11 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 		ID: apikey.NewID("msg"), ThreadID: threadID, FromID: from.ObjectID, ToID: to.ObjectID,
 		Kind: d.Kind, Body: d.Body, CreatedAt: now,
 	}
-	w.message.Outbox, err = sendEvents(requestID, from, to, w.thread, &w.message)
-	return w, err
+	if w.events, err = sendEvents(requestID, from, to, w.thread, &w.message); err != nil {
+		return nil, err
+	}
+	w.message.Events = events.IDs(w.events...)
+	return w, nil
 }
 
 // Admission returns the participant_admission mode of the recipient's rules, or the default
@@ -177,8 +182,8 @@ func (s *Sender) Admission(ctx context.Context, objectID string) string {
 	return r.ParticipantAdmission.Mode
 }
 
-// write stores a send: the hashes of a new thread's participants, the thread, the message with
-// its events, and then the thread's move up the mailbox. Every step may be repeated: a retry
+// write stores a send: the hashes of a new thread's participants, the thread, the message (its
+// events staged first and confirmed once it is in), and then the thread's move up the mailbox. Every step may be repeated: a retry
 // writes the same documents under the same ids, and only the first copy of each gets in.
 func (s *Sender) write(ctx context.Context, w *send) error {
 	m := &w.message
@@ -192,17 +197,20 @@ func (s *Sender) write(ctx context.Context, w *send) error {
 			return err
 		}
 	}
+	if err := s.Outbox.Stage(ctx, store.Messages, m.ID, w.events...); err != nil {
+		return err
+	}
 	inserted, err := s.Store.InsertMessage(ctx, m)
 	if err != nil {
 		return err
+	}
+	if inserted {
+		s.Outbox.Confirm(w.events...)
 	}
 	if w.thread == nil {
 		if err := s.Store.TouchThread(ctx, m.ThreadID, m.CreatedAt, StatusOpen); err != nil {
 			return err
 		}
-	}
-	if inserted {
-		s.Outbox.Enqueue(store.Messages, m.ID, m.Outbox...)
 	}
 	return nil
 }
@@ -223,7 +231,7 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 	if err != nil {
 		return nil, err // a refused send records nothing
 	}
-	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: w.thread, Message: w.message,
+	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: w.thread, Message: w.message, Events: w.events,
 		CreatedAt: now, ExpiresAt: now.Add(s.IdempotencyTTL)}
 	held, err := s.Store.BeginIdempotent(ctx, rec)
 	if err != nil {
@@ -246,7 +254,7 @@ func (s *Sender) resume(ctx context.Context, rec *store.Idempotency, d Draft, fi
 	if rec.Fingerprint != fingerprint {
 		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was already used for a different message")
 	}
-	w := &send{from: from, to: to, thread: rec.Thread, message: rec.Message}
+	w := &send{from: from, to: to, thread: rec.Thread, message: rec.Message, events: rec.Events}
 	if !rec.Done {
 		if err := s.write(ctx, w); err != nil {
 			return nil, err

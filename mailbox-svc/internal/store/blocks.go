@@ -29,8 +29,8 @@ type SenderBlock struct {
 	SenderID    string    `bson:"sender_id"`
 	CreatedAt   time.Time `bson:"created_at"`
 	// Instance tells this block apart from earlier blocks of the same sender that were lifted.
-	Instance string           `bson:"instance,omitempty"`
-	Outbox   []events.Pending `bson:"_outbox,omitempty"`
+	Instance string   `bson:"instance,omitempty"`
+	Events   []string `bson:"_events,omitempty"`
 }
 
 // UnblockID is the id of the Unblock that lifts this block: one per block, so that concurrent or
@@ -44,19 +44,19 @@ func (b *SenderBlock) UnblockID() string {
 
 // Unblock records that a block was lifted, with the event of that change.
 type Unblock struct {
-	ID          string           `bson:"_id"`
-	RecipientID string           `bson:"recipient_id"`
-	SenderID    string           `bson:"sender_id"`
-	UnblockedAt time.Time        `bson:"unblocked_at"`
-	Outbox      []events.Pending `bson:"_outbox,omitempty"`
+	ID          string    `bson:"_id"`
+	RecipientID string    `bson:"recipient_id"`
+	SenderID    string    `bson:"sender_id"`
+	UnblockedAt time.Time `bson:"unblocked_at"`
+	Events      []string  `bson:"_events,omitempty"`
 }
 
 // BlockID is the id of the block of sender by recipient.
 func BlockID(recipientID, senderID string) string { return recipientID + ":" + senderID }
 
 // InsertBlock stores a block; false if the sender is already blocked. A lifted block whose
-// deletion did not happen yet gives way.
-func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock) (bool, error) {
+// deletion did not happen yet gives way (its pending events kept in outbox).
+func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.Stager) (bool, error) {
 	for range 3 {
 		created, err := insertOnce(ctx, s.blocks, b)
 		if err != nil || created {
@@ -73,7 +73,7 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock) (bool, error) {
 		if err != nil || !lifted {
 			return false, err
 		}
-		if err := s.deleteBlock(ctx, prev); err != nil {
+		if err := s.DeleteBlock(ctx, prev, outbox); err != nil {
 			return false, err
 		}
 	}
@@ -88,8 +88,7 @@ func (s *Store) Block(ctx context.Context, recipientID, senderID string) (*Sende
 
 func (s *Store) block(ctx context.Context, id string) (*SenderBlock, error) {
 	var b SenderBlock
-	if err := mongox.FindOne(ctx, s.blocks, mongox.ByID(id), &b,
-		options.FindOne().SetProjection(withoutOutbox)); err != nil {
+	if err := mongox.FindOne(ctx, s.blocks, mongox.ByID(id), &b); err != nil {
 		return nil, err
 	}
 	return &b, nil
@@ -127,10 +126,13 @@ func (s *Store) InsertUnblock(ctx context.Context, u *Unblock) (bool, error) {
 	return insertOnce(ctx, s.unblocks, u)
 }
 
-// DeleteBlock deletes a lifted block, and no later block of the same sender.
-func (s *Store) DeleteBlock(ctx context.Context, b *SenderBlock) error { return s.deleteBlock(ctx, b) }
-
-func (s *Store) deleteBlock(ctx context.Context, b *SenderBlock) error {
+// DeleteBlock deletes a lifted block, and no later block of the same sender. The block's own
+// events, if still pending, are kept in outbox first: the sweep can no longer find the block to
+// learn that they were written.
+func (s *Store) DeleteBlock(ctx context.Context, b *SenderBlock, outbox events.Stager) error {
+	if err := outbox.Keep(ctx, b.Events...); err != nil {
+		return err
+	}
 	filter := bson.D{{Key: "_id", Value: b.ID}, {Key: "instance", Value: b.Instance}}
 	if b.Instance == "" {
 		filter = bson.D{{Key: "_id", Value: b.ID}, {Key: "created_at", Value: b.CreatedAt}} // stored before Instance

@@ -7,20 +7,18 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/svcdev/svc/pkg/events"
 )
 
-// Message is one message of a thread. It is written once, with its events in the same insert.
+// Message is one message of a thread. It is written once, with the ids of its events.
 type Message struct {
-	ID        string           `bson:"_id"`
-	ThreadID  string           `bson:"thread_id"`
-	FromID    string           `bson:"from_id"`
-	ToID      string           `bson:"to_id"`
-	Kind      string           `bson:"kind"`
-	Body      string           `bson:"body"`
-	CreatedAt time.Time        `bson:"created_at"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	ID        string    `bson:"_id"`
+	ThreadID  string    `bson:"thread_id"`
+	FromID    string    `bson:"from_id"`
+	ToID      string    `bson:"to_id"`
+	Kind      string    `bson:"kind"`
+	Body      string    `bson:"body"`
+	CreatedAt time.Time `bson:"created_at"`
+	Events    []string  `bson:"_events,omitempty"`
 }
 
 // InsertMessage stores a message; false if one with its id exists (a retried send).
@@ -36,7 +34,7 @@ func (s *Store) Messages(ctx context.Context, threadID, after string, limit int)
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
 	}
 	cur, err := s.messages.Find(ctx, filter, options.Find().
-		SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetProjection(withoutOutbox))
+		SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetProjection(withoutEvents))
 	if err != nil {
 		return nil, fmt.Errorf("store messages: %w", err)
 	}

@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -34,7 +32,7 @@ func (s *Store) MarkRead(ctx context.Context, threadID, readerID string, message
 		receipts[i] = Read{MessageID: id, ThreadID: threadID, ReaderID: readerID, ReadAt: at}
 	}
 	_, err := s.reads.InsertMany(ctx, receipts, options.InsertMany().SetOrdered(false))
-	if err != nil && !onlyDuplicates(err) {
+	if err != nil && !mongox.OnlyDuplicateKeys(err) {
 		return fmt.Errorf("store reads: %w", err)
 	}
 	return nil
@@ -58,22 +56,4 @@ func (s *Store) ReadTimes(ctx context.Context, messageIDs []string) (map[string]
 		out[r.MessageID] = r.ReadAt
 	}
 	return out, nil
-}
-
-// onlyDuplicates reports whether every failure of a bulk insert was a duplicate key: the
-// documents were there already, which is what the caller wanted.
-func onlyDuplicates(err error) bool {
-	var bwe mongo.BulkWriteException
-	if !errors.As(err, &bwe) {
-		return mongox.IsDuplicateKey(err)
-	}
-	if bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
-		return false
-	}
-	for _, we := range bwe.WriteErrors {
-		if we.Code != 11000 && !mongox.IsDuplicateKey(errors.New(we.Message)) {
-			return false
-		}
-	}
-	return true
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
 )
@@ -16,12 +17,19 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func newStore(t *testing.T) *store.Store {
+	s, _ := newStoreAndOutbox(t)
+	return s
+}
+
+// newStoreAndOutbox returns a store and the outbox its deletions keep events in (never run: the
+// tests look at what is staged).
+func newStoreAndOutbox(t *testing.T) (*store.Store, *events.Outbox) {
 	t.Helper()
 	db := testkit.Database(t, testkit.Backends(t), "mailbox")
 	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
 		t.Fatal(err)
 	}
-	return store.New(db)
+	return store.New(db), events.NewOutbox(db, nil, testkit.Logger(t), events.OutboxOptions{})
 }
 
 func TestIdempotencyRecords(t *testing.T) {
@@ -165,7 +173,7 @@ func TestThreadStatusOfAMissingThread(t *testing.T) {
 // block gives the lifted one way, and blocks stored before instances are lifted the same way.
 func TestLiftedBlocks(t *testing.T) {
 	t.Parallel()
-	s := newStore(t)
+	s, outbox := newStoreAndOutbox(t)
 	ctx := context.Background()
 	now := clock.Now()
 	blocked := func(want bool, senders ...string) {
@@ -180,7 +188,7 @@ func TestLiftedBlocks(t *testing.T) {
 		}
 	}
 	first := &store.SenderBlock{ID: store.BlockID("obj_r", "obj_s"), RecipientID: "obj_r", SenderID: "obj_s", CreatedAt: now, Instance: "blk_1"}
-	if created, err := s.InsertBlock(ctx, first); err != nil || !created {
+	if created, err := s.InsertBlock(ctx, first, outbox); err != nil || !created {
 		t.Fatalf("first block: %v, %v", created, err)
 	}
 	blocked(true, "obj_s")
@@ -190,27 +198,27 @@ func TestLiftedBlocks(t *testing.T) {
 	blocked(false) // lifted, not yet deleted
 
 	second := &store.SenderBlock{ID: first.ID, RecipientID: "obj_r", SenderID: "obj_s", CreatedAt: now, Instance: "blk_2"}
-	if created, err := s.InsertBlock(ctx, second); err != nil || !created {
+	if created, err := s.InsertBlock(ctx, second, outbox); err != nil || !created {
 		t.Fatalf("a block over a lifted one: %v, %v; want created", created, err)
 	}
 	blocked(true, "obj_s")
-	if err := s.DeleteBlock(ctx, first); err != nil { // a late tidy-up of the first block
+	if err := s.DeleteBlock(ctx, first, outbox); err != nil { // a late tidy-up of the first block
 		t.Fatal(err)
 	}
 	blocked(true, "obj_s")
-	if created, err := s.InsertBlock(ctx, &store.SenderBlock{ID: first.ID, Instance: "blk_3", CreatedAt: now}); err != nil || created {
+	if created, err := s.InsertBlock(ctx, &store.SenderBlock{ID: first.ID, Instance: "blk_3", CreatedAt: now}, outbox); err != nil || created {
 		t.Fatalf("a block over a live one: %v, %v; want not created", created, err)
 	}
 
 	// A block without an instance (stored before instances existed).
 	legacy := &store.SenderBlock{ID: store.BlockID("obj_r", "obj_t"), RecipientID: "obj_r", SenderID: "obj_t", CreatedAt: now.Add(time.Second)}
-	if _, err := s.InsertBlock(ctx, legacy); err != nil {
+	if _, err := s.InsertBlock(ctx, legacy, outbox); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.InsertUnblock(ctx, &store.Unblock{ID: legacy.UnblockID()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteBlock(ctx, legacy); err != nil {
+	if err := s.DeleteBlock(ctx, legacy, outbox); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Block(ctx, "obj_r", "obj_t"); !errors.Is(err, mongox.ErrNotFound) {
