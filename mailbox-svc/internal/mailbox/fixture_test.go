@@ -123,3 +123,15 @@ func (f *fixture) count(t *testing.T, coll string) int64 {
 func note(from, to, body string) mailbox.Draft {
 	return mailbox.Draft{FromHash: from, ToHash: to, Kind: "note", Body: body}
 }
+
+// send sends a note (threadID "" opens a thread) and fails the test if it is refused.
+func (f *fixture) send(t *testing.T, from, to, threadID, body string) *mailbox.Sent {
+	t.Helper()
+	d := note(from, to, body)
+	d.ThreadID = threadID
+	s, err := f.sender.Send(context.Background(), "req", d, "")
+	if err != nil {
+		t.Fatalf("send %s → %s: %v", from, to, err)
+	}
+	return s
+}

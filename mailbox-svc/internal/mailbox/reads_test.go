@@ -38,11 +38,7 @@ func TestThreadReadCostIsBoundedByThePage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	first, err := f.sender.Send(ctx, "req", note("svc_alice", "svc_bob", "start"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	thread := first.Message.ThreadID
+	thread := f.send(t, "svc_alice", "svc_bob", "", "start").Message.ThreadID
 	const inbound = 150
 	for range inbound - 1 {
 		m := &store.Message{ID: apikey.NewID("msg"), ThreadID: thread, FromID: alice.ObjectID, ToID: bob.ObjectID,

@@ -183,8 +183,9 @@ func (s *Sender) Admission(ctx context.Context, objectID string) string {
 }
 
 // write stores a send: the hashes of a new thread's participants, the thread, the message (its
-// events staged first and confirmed once it is in), and then the thread's move up the mailbox. Every step may be repeated: a retry
-// writes the same documents under the same ids, and only the first copy of each gets in.
+// events staged first and confirmed once it is in), and then the thread's move up the mailbox.
+// Every step may be repeated: a retry writes the same documents under the same ids, and only the
+// first copy of each gets in.
 func (s *Sender) write(ctx context.Context, w *send) error {
 	m := &w.message
 	if t := w.thread; t != nil {

@@ -191,10 +191,7 @@ func TestConcurrentSendsToOneThread(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	first, err := f.sender.Send(ctx, "req", note("svc_alice", "svc_bob", "start"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := f.send(t, "svc_alice", "svc_bob", "", "start")
 	const n = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, n)

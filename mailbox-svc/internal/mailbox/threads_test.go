@@ -13,17 +13,9 @@ func TestThreadReadsAndStatus(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	first, err := f.sender.Send(ctx, "req", note("svc_alice", "svc_bob", "one"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	thread := first.Message.ThreadID
+	thread := f.send(t, "svc_alice", "svc_bob", "", "one").Message.ThreadID
 	for _, body := range []string{"two", "three"} {
-		d := note("svc_alice", "svc_bob", body)
-		d.ThreadID = thread
-		if _, err := f.sender.Send(ctx, "req", d, ""); err != nil {
-			t.Fatal(err)
-		}
+		f.send(t, "svc_alice", "svc_bob", thread, body)
 	}
 
 	// The sender's read marks nothing: none of the messages is inbound to alice.
@@ -74,9 +66,7 @@ func TestMailboxPages(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	for _, from := range []string{"svc_alice", "svc_carol", "svc_alice"} {
-		if _, err := f.sender.Send(ctx, "req", note(from, "svc_bob", "hi"), ""); err != nil {
-			t.Fatal(err)
-		}
+		f.send(t, from, "svc_bob", "", "hi")
 	}
 	seen := map[string]bool{}
 	q := mailbox.MailboxQuery{Limit: 2}
