@@ -77,7 +77,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		},
 	}
 	api.Register(b.API, &api.Handler{Claims: svc})
-	b.Go(func(ctx context.Context) error { return svc.Recheck(ctx, cfg.RecheckInterval, cfg.RecheckScan) })
+	b.Every(cfg.RecheckScan, "re-checking claims", func(ctx context.Context) error { return svc.RecheckDue(ctx, cfg.RecheckInterval) })
 	return &App{Base: b}, nil
 }
 

@@ -63,23 +63,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
-	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg.SweepInterval, b.Log) })
+	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice
+	// is harmless.
+	b.Every(cfg.SweepInterval, "sweeping idempotency keys", func(ctx context.Context) error {
+		_, err := st.SweepIdempotency(ctx, clock.Now())
+		return err
+	})
 	return &App{Base: b}, nil
-}
-
-// sweep deletes expired idempotency keys until ctx ends (FerretDB has no TTL indexes). Every
-// replica sweeps; deleting twice is harmless.
-func sweep(ctx context.Context, st *store.Store, every time.Duration, log *slog.Logger) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if _, err := st.SweepIdempotency(ctx, clock.Now()); err != nil && ctx.Err() == nil {
-				log.Warn("sweeping idempotency keys failed", "error", err)
-			}
-		}
-	}
 }

@@ -143,6 +143,26 @@ func ConnectRedis(ctx context.Context, url string) (*redis.Client, error) {
 // Go registers a background loop that runs with the service and stops with it.
 func (b *Base) Go(loop func(context.Context) error) { b.loops = append(b.loops, loop) }
 
+// Every registers a background loop that calls fn every interval until the service stops; a
+// failure is logged as "<what> failed" and the loop goes on (every replica runs it, so fn must be
+// safe to run on several at once).
+func (b *Base) Every(interval time.Duration, what string, fn func(context.Context) error) {
+	b.Go(func(ctx context.Context) error {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				if err := fn(ctx); err != nil && ctx.Err() == nil {
+					b.Log.Warn(what+" failed", "error", err)
+				}
+			}
+		}
+	})
+}
+
 // Consume registers a consumer-group runner for topics, deduping through the service's own
 // processed_events collection and parking what cannot be handled in its dead letters.
 func (b *Base) Consume(group string, topics []string, h events.Handler) {

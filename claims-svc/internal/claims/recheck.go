@@ -8,28 +8,12 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 )
 
-// Recheck looks again at every verified claim once per period of every, for as long as ctx
-// lasts, waking every scan to find the claims whose period has begun.
+// RecheckDue checks each verified claim not yet checked in the current period of every. The
+// service runs it on every replica, every CLAIMS_RECHECK_SCAN.
 //
-// Every replica runs it. The check of one claim in one period is reserved by inserting a lease
-// whose _id names both: the replica whose insert succeeds checks, the others skip. A replica that
-// dies mid-check loses that period's check, which only delays a lapse by one period.
-func (s *Service) Recheck(ctx context.Context, every, scan time.Duration) error {
-	t := time.NewTicker(scan)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if err := s.RecheckDue(ctx, every); err != nil && ctx.Err() == nil {
-				s.Log.Warn("re-checking claims failed", "error", err)
-			}
-		}
-	}
-}
-
-// RecheckDue checks each verified claim not yet checked in the current period of every.
+// The check of one claim in one period is reserved by inserting a lease whose _id names both:
+// the replica whose insert succeeds checks, the others skip. A replica that dies mid-check loses
+// that period's check, which only delays a lapse by one period.
 func (s *Service) RecheckDue(ctx context.Context, every time.Duration) error {
 	now := clock.Now()
 	if err := s.Store.SweepLeases(ctx, now); err != nil {
