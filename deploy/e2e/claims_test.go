@@ -531,55 +531,60 @@ func TestClaimsFreeCustomHash(t *testing.T) {
 	t.Parallel()
 	d, p := startDNS(t), startPages(t)
 	env := claimsEnv(t, d, p)
-	hash, key := env.CreateObject(t, nil)
-	customHash := func(username string) *Response {
+	customHash := func(key, username string) *Response {
 		return env.Do(t, "POST", "/api/objects/claim-custom-hash", key, map[string]any{"username": username})
 	}
-	// A pending x claim, and a verified domain claim named like the username: not free.
-	gh := createClaim(t, env, key, hash, "x", "https://twitter.com/Octo_Cat")
-	dom := createClaim(t, env, key, hash, "domain", "octocat.test")
+
+	// A verified domain claim named like the username, and a pending x claim: not free.
+	h1, k1 := env.CreateObject(t, nil)
+	dom := createClaim(t, env, k1, h1, "domain", "octocat.test")
 	d.set("octocat.test", "svc-verification="+dom.Challenge.Token)
-	if v := verifyClaim(t, env, key, dom.ID); v.Status != "verified" {
+	if v := verifyClaim(t, env, k1, dom.ID); v.Status != "verified" {
 		t.Fatalf("verify the domain claim = %+v %q", v, reason(v))
 	}
-	customHash("octo_cat").ExpectError(t, 402, "PAYMENT_REQUIRED")
+	createClaim(t, env, k1, h1, "x", "https://twitter.com/octocat")
+	customHash(k1, "octocat").ExpectError(t, 402, "PAYMENT_REQUIRED")
 
-	p.set("/x/octo_cat", "<html><body><p>"+gh.Challenge.Token+"</p></body></html>")
-	if v := verifyClaim(t, env, key, gh.ID); v.Status != "verified" {
+	// A verified x claim: free for its handle only.
+	hash, key := env.CreateObject(t, nil)
+	x := createClaim(t, env, key, hash, "x", "https://twitter.com/Octo_Cat")
+	p.set("/x/octo_cat", "<html><body><p>"+x.Challenge.Token+"</p></body></html>")
+	if v := verifyClaim(t, env, key, x.ID); v.Status != "verified" {
 		t.Fatalf("verify the x claim = %+v %q", v, reason(v))
 	}
-	customHash("someone_else").ExpectError(t, 402, "PAYMENT_REQUIRED")
-	r := customHash("octo_cat").Expect(t, 200).JSON(t)
+	// identity-svc's mailbox update and its hash change both rewrite the object document; wait
+	// for the first before the second, as a client would see it.
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox becomes claimed")
+	customHash(key, "someone_else").ExpectError(t, 402, "PAYMENT_REQUIRED")
+	r := customHash(key, "octo_cat").Expect(t, 200).JSON(t)
 	if r["paid"] != false || r["hash"] != "svc_octo_cat" || r["previous_hash"] != hash {
 		t.Fatalf("custom hash with a matching x claim answered %v", r)
 	}
 
-	// The proof goes away and the claim lapses: the hash stays.
+	// The proof goes away and the claim lapses: the mailbox is unclaimed, the hash stays.
 	p.set("/x/octo_cat", "<html><body><p>no token</p></body></html>")
 	for range 3 {
-		verifyClaim(t, env, key, gh.ID)
+		verifyClaim(t, env, key, x.ID)
 	}
 	var got claimBody
-	env.Do(t, "GET", "/api/claims/"+gh.ID, key, nil).Expect(t, 200).Decode(t, &got)
+	env.Do(t, "GET", "/api/claims/"+x.ID, key, nil).Expect(t, 200).Decode(t, &got)
 	if got.Status != "lapsed" {
 		t.Fatalf("x claim after three mismatches = %+v", got)
 	}
-	if s := mailboxStatus(t, env, "svc_octo_cat"); s != "claimed" {
-		t.Errorf("mailbox with the domain claim still verified = %s", s)
-	}
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, "svc_octo_cat") == "unclaimed" }, "the mailbox becomes unclaimed")
 	if h := Str(t, env.Do(t, "GET", "/api/objects/svc_octo_cat", "", nil).Expect(t, 200).JSON(t), "hash"); h != "svc_octo_cat" {
 		t.Errorf("after the lapse the object's hash is %s", h)
 	}
 
-	// A verified mastodon claim on another object, for its own username.
+	// A verified mastodon claim (by a rel="me" link) on another object, for its own username.
 	h2, k2 := env.CreateObject(t, nil)
 	m := createClaim(t, env, k2, h2, "mastodon", "@ada_l@"+strings.TrimPrefix(p.URL, "https://"))
 	p.set("/@ada_l", `<a rel="me" href="`+env.URL+"/"+h2+`">svc</a>`)
 	if v := verifyClaim(t, env, k2, m.ID); v.Status != "verified" {
 		t.Fatalf("verify the mastodon claim = %+v %q", v, reason(v))
 	}
-	r = env.Do(t, "POST", "/api/objects/claim-custom-hash", k2, map[string]any{"username": "ada_l"}).Expect(t, 200).JSON(t)
-	if r["paid"] != false {
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, h2) == "claimed" }, "the mailbox becomes claimed")
+	if r := customHash(k2, "ada_l").Expect(t, 200).JSON(t); r["paid"] != false {
 		t.Fatalf("custom hash with a matching mastodon claim answered %v", r)
 	}
 }
