@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -85,7 +86,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer s.close(o.keepDataDir)
-	fmt.Fprintf(out, "benchstack: %s + %s + kfake, %d clients, %d object pairs, loopback\n", be.Store, be.Cache, o.workers, o.objects)
+	fmt.Fprintf(out, "benchstack: %s + %s + kfake, %d clients, %d object pairs, loopback; load average before: %s\n",
+		be.Store, be.Cache, o.workers, o.objects, loadAverage())
 	return s.bench(ctx, o, out)
 }
 
@@ -113,4 +115,14 @@ func ratio(a, b float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f %%", 100*a/b)
+}
+
+// loadAverage is the machine's 1-minute load average, to read the figures by: other work on the
+// machine slows every phase.
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(raw))[0]
 }

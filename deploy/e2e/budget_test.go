@@ -86,8 +86,9 @@ func TestStoreCommandBudget(t *testing.T) {
 		{name: "reply in an open thread", method: "POST", path: "/api/messages", want: 201, budget: 4,
 			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "reply", "thread_id": thread}},
 		// New thread: sender blocks, the recipient's rules from context-svc (its head and versions),
-		// the thread and message inserts, and the two participants' hash records.
-		{name: "new-thread send", method: "POST", path: "/api/messages", want: 201, budget: 8,
+		// the thread and message inserts. The participants' hash records are stored once per
+		// object, not once per thread.
+		{name: "new-thread send", method: "POST", path: "/api/messages", want: 201, budget: 6,
 			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "new"}},
 		// identity-svc: the hash record and the object.
 		{name: "public object read", method: "GET", path: "/api/objects/" + bob, want: 200, budget: 2},

@@ -46,6 +46,8 @@ func TestCacheablePublicReads(t *testing.T) {
 		if cmds := counter.of(rid); len(cmds) != 0 {
 			t.Errorf("GET %s revalidated: %d store commands (%v), want none", path, len(cmds), cmds)
 		}
+		// With a key the gateway passes the revalidation on, and the service answers it.
+		revalidate(t, env, path, key, etag, rid+"-owner").Expect(t, http.StatusNotModified)
 		// Another validator, or a list without the current one, gets the full answer.
 		revalidate(t, env, path, "", `"stale", W/"older"`, rid+"-other").Expect(t, http.StatusOK)
 	}
@@ -53,6 +55,7 @@ func TestCacheablePublicReads(t *testing.T) {
 	// A 2xx write, then every read with the ETag it had before: 200 with what the write changed.
 	env.Do(t, "PUT", base+"/llm.txt", key, map[string]any{"body": "# Ada L.\n\nSecond profile."}).Expect(t, 200)
 	for _, path := range reads {
+		revalidate(t, env, path, key, etags[path], "etag-after-write-owner").Expect(t, http.StatusOK)
 		r := revalidate(t, env, path, "", etags[path], "etag-after-write").Expect(t, http.StatusOK)
 		if r.Header.Get("ETag") == etags[path] {
 			t.Errorf("GET %s after a write kept ETag %s", path, etags[path])

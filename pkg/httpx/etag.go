@@ -88,15 +88,38 @@ func (e *ETags) Cacheable(objectID func(*gin.Context) string) gin.HandlerFunc {
 			return
 		}
 		etag := `"` + tok + `"`
-		if NoneMatch(c.GetHeader("If-None-Match"), etag) {
-			c.Writer = &etagWriter{ResponseWriter: c.Writer, etag: etag}
-			c.Next()
+		if !NoneMatch(c.GetHeader("If-None-Match"), etag) {
+			notModified(c, etag)
 			return
 		}
-		c.Header("ETag", etag)
-		c.Header("Cache-Control", CacheControlRevalidate)
-		c.AbortWithStatus(http.StatusNotModified)
+		c.Writer = &etagWriter{ResponseWriter: c.Writer, etag: etag}
+		c.Next()
 	}
+}
+
+// NotModified answers 304 when the request's If-None-Match holds the object's current validator,
+// and reports whether it did. It never makes a validator: without one, the read goes on.
+func (e *ETags) NotModified(c *gin.Context, objectID string) bool {
+	header := c.GetHeader("If-None-Match")
+	if header == "" {
+		return false
+	}
+	tok, err := e.rdb.Get(c.Request.Context(), etagKey(objectID)).Result()
+	if err != nil {
+		return false
+	}
+	etag := `"` + tok + `"`
+	if NoneMatch(header, etag) {
+		return false
+	}
+	notModified(c, etag)
+	return true
+}
+
+func notModified(c *gin.Context, etag string) {
+	c.Header("ETag", etag)
+	c.Header("Cache-Control", CacheControlRevalidate)
+	c.AbortWithStatus(http.StatusNotModified)
 }
 
 // NoneMatch reports whether an If-None-Match header value lets etag through (RFC 9110 §13.1.2,

@@ -51,10 +51,14 @@ var Indexes = []mongox.Index{
 var OutboxCollections = []string{Messages, SenderBlocks, Unblocks}
 
 // Store is the repository.
-type Store struct{ db *mongo.Database }
+type Store struct {
+	db *mongo.Database
+	// remembered are the objects whose hash record this process has seen stored.
+	remembered *seenSet
+}
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db} }
+func New(db *mongo.Database) *Store { return &Store{db: db, remembered: newSeenSet(100_000)} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 
