@@ -33,6 +33,12 @@ func startHandler(tb testing.TB, handler string) (*Mongo, *mongo.Client) {
 			tb.Skipf("%s is not set: the postgresql handler is not measured (make bench-embedded requires it)", postgresURLEnv)
 		}
 	}
+	return startMongo(tb, opts)
+}
+
+// startMongo starts FerretDB with opts and returns a client; both stop with the test.
+func startMongo(tb testing.TB, opts MongoOptions) (*Mongo, *mongo.Client) {
+	tb.Helper()
 	m, err := StartMongo(context.Background(), opts)
 	if err != nil {
 		tb.Fatal(err)
@@ -53,16 +59,7 @@ func TestIDIndexServesPointReadsOnSQLite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	m, err := StartMongo(ctx, MongoOptions{Dir: dir, IndexInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Stop)
-	c, err := mongo.Connect(options.Client().ApplyURI(m.URI))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Disconnect(ctx)
+	m, c := startMongo(t, MongoOptions{Dir: dir, IndexInterval: time.Hour})
 	if _, err := c.Database("app").Collection("things").InsertOne(ctx, bson.M{"_id": "a"}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,16 +150,7 @@ func TestCollectionsCreatedAfterStartAreIndexed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	m, err := StartMongo(ctx, MongoOptions{Dir: dir, IndexInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Stop)
-	c, err := mongo.Connect(options.Client().ApplyURI(m.URI))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Disconnect(ctx)
+	_, c := startMongo(t, MongoOptions{Dir: dir, IndexInterval: 50 * time.Millisecond})
 	if err := c.Database("late").CreateCollection(ctx, "later"); err != nil {
 		t.Fatal(err)
 	}
