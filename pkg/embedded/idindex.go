@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -61,6 +62,7 @@ func (s *sqliteIndexer) sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list sqlite files: %w", err)
 	}
+	s.forgetDropped(files)
 	var errs []error
 	for _, file := range files {
 		db, err := s.open(file)
@@ -73,6 +75,17 @@ func (s *sqliteIndexer) sync(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// forgetDropped closes the handles of database files that are gone (dropped databases), so
+// that they do not keep deleted files open.
+func (s *sqliteIndexer) forgetDropped(files []string) {
+	for file, db := range s.dbs {
+		if !slices.Contains(files, file) {
+			_ = db.Close()
+			delete(s.dbs, file)
+		}
+	}
 }
 
 func (s *sqliteIndexer) open(file string) (*sql.DB, error) {
