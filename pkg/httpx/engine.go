@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/svcdev/svc/pkg/apikey"
 )
 
 // HeaderRequestID carries the request id from the caller, through every service, to Kafka
@@ -45,7 +46,7 @@ func RequestIDFrom(ctx context.Context) string {
 func RequestID(c *gin.Context) string { return RequestIDFrom(c.Request.Context()) }
 
 // NewRequestID makes a fresh, sortable request id.
-func NewRequestID() string { return "req_" + ulid.Make().String() }
+func NewRequestID() string { return "req_" + apikey.NewULID().String() }
 
 // Metrics are the per-service HTTP metrics; each service registers its own in its own registry so
 // that several services can share one process.
