@@ -33,3 +33,22 @@ func TestOwnerRoutesAreRateLimitedPerKey(t *testing.T) {
 	// Another key has its own budget.
 	env.Do(t, "GET", "/api/objects/"+other+"/keys", otherKey, nil).Expect(t, 200)
 }
+
+// TestRecipientLimitCoversAliasesAndKeyCase checks that every hash of a recipient shares one
+// budget, and that a key spelled with another case ("To_Hash"), which encoding/json would match
+// to to_hash, is refused rather than let past the limit.
+func TestRecipientLimitCoversAliasesAndKeyCase(t *testing.T) {
+	t.Parallel()
+	env := Start(t, WithEnv("RATE_RECIPIENT_PER_MIN", "2"), WithEnv("RATE_RECIPIENT_BURST", "2"))
+	alice, _ := env.CreateObject(t, nil)
+	bob, bobKey := env.CreateObject(t, nil)
+	env.Do(t, "POST", "/api/objects/claim-custom-hash", bobKey, map[string]any{"username": "bob_alias", "payment_reference": issueVoucher()}).Expect(t, 200)
+	for range 2 {
+		sendMessage(t, env, alice, "svc_bob_alias", "", "hi")
+	}
+	env.Do(t, "POST", "/api/messages", "", map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "to the previous hash"}).
+		ExpectError(t, 429, "RATE_LIMITED")
+	env.Do(t, "POST", "/api/messages", "", map[string]any{"from_hash": alice, "To_Hash": "svc_bob_alias", "kind": "note", "body": "hi"}).
+		ExpectError(t, 400, "UNKNOWN_FIELD")
+	env.Do(t, "POST", "/api/objects", "", map[string]any{"Visibility": "public"}).ExpectError(t, 400, "UNKNOWN_FIELD")
+}
