@@ -124,6 +124,9 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) error {
 	header := c.GetHeader("Authorization")
 	c.Request.Header.Del("Authorization") // the key never travels past the gateway
 	if r.Auth != routes.Public || header != "" {
+		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "auth-ip", PerMin: g.limits.AuthIPPerMin, Burst: g.limits.AuthIPBurst}, ratelimit.ClientKey(c.ClientIP())); err != nil {
+			return err
+		}
 		var err error
 		if p, err = g.auth.Authenticate(ctx, header); err != nil {
 			return err
@@ -188,7 +191,7 @@ func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
 			lim = ratelimit.Limit{Name: "messages", PerMin: g.limits.MessagesPerMin, Burst: g.limits.MessagesBurst}
 		}
 	}
-	if err := g.limiter.Allow(ctx, lim, ip); err != nil {
+	if err := g.limiter.Allow(ctx, lim, ratelimit.ClientKey(ip)); err != nil {
 		return err
 	}
 	if r.Recipient == "" {
