@@ -20,7 +20,8 @@ const (
 )
 
 // Decode reads the request body as one JSON object into dst, refusing unknown fields, wrong types,
-// trailing data and bodies larger than MaxBodyBytes, each with a 4xx in the error shape.
+// trailing data and bodies larger than MaxBodyBytes, each with a 4xx in the error shape. Fields of
+// dst tagged `required:"true"` (pointers, slices or maps) must be present: MISSING_FIELD otherwise.
 func Decode(c *gin.Context, dst any) error {
 	return DecodeLimit(c, dst, MaxBodyBytes)
 }
@@ -60,7 +61,7 @@ func DecodeBytes(raw []byte, dst any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return BadRequest(CodeInvalidJSON, "the body must hold exactly one JSON object")
 	}
-	return nil
+	return checkRequired(dst)
 }
 
 var unmarshaler = reflect.TypeFor[json.Unmarshaler]()

@@ -60,3 +60,32 @@ func TestDecodeBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeRequiredFields(t *testing.T) {
+	t.Parallel()
+	type target struct {
+		Title *string  `json:"title" required:"true"`
+		IDs   []string `json:"source_ids,omitempty" required:"true"`
+		Note  *string  `json:"note"`
+	}
+	cases := []struct{ body, missing string }{
+		{`{"title":"","source_ids":[]}`, ""},
+		{`{"source_ids":["a"]}`, `"title"`},
+		{`{"title":null,"source_ids":["a"]}`, `"title"`},
+		{`{"title":"t"}`, `"source_ids"`},
+	}
+	for _, c := range cases {
+		var v target
+		err := DecodeBytes([]byte(c.body), &v)
+		if c.missing == "" {
+			if err != nil {
+				t.Errorf("%s: unexpected error %v", c.body, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeMissingField || !strings.Contains(e.Message, c.missing) {
+			t.Errorf("%s: got %v, want MISSING_FIELD naming %s", c.body, err, c.missing)
+		}
+	}
+}

@@ -4,12 +4,9 @@
 package identity
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -17,6 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/rpc"
 )
 
 // ErrNotFound says that no object or key matches.
@@ -55,14 +54,13 @@ type Object struct {
 
 // Client calls identity-svc.
 type Client struct {
-	base string
-	http *http.Client
-	rdb  *redis.Client
+	rpc *rpc.Client
+	rdb *redis.Client
 }
 
 // NewClient returns a client of identity-svc at base; httpClient must add internal tokens.
 func NewClient(base string, httpClient *http.Client, rdb *redis.Client) *Client {
-	return &Client{base: base, http: httpClient, rdb: rdb}
+	return &Client{rpc: rpc.New("identity-svc", base, httpClient, 0), rdb: rdb}
 }
 
 // Resolve returns the object a hash (current or previous) names.
@@ -103,40 +101,26 @@ func (c *Client) VerifyKey(ctx context.Context, digest string) (*authn.Principal
 	return &p, nil
 }
 
-// Call performs a request on identity-svc's internal API, decoding a 2xx JSON answer into out.
-func (c *Client) Call(ctx context.Context, method, path string, in, out any) error {
-	return c.call(ctx, method, path, in, out)
+// Object returns the internal view of an object by its object_id.
+func (c *Client) Object(ctx context.Context, objectID string) (*contract.Object, error) {
+	var obj contract.Object
+	if err := c.call(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID), nil, &obj); err != nil {
+		return nil, err
+	}
+	return &obj, nil
 }
 
+// ReportProfile tells identity-svc an object's new context version and profile title, so that
+// the object read reflects a context write at once (read-your-writes).
+func (c *Client) ReportProfile(ctx context.Context, objectID string, update contract.ProfileUpdate) error {
+	return c.call(ctx, http.MethodPost, "/internal/v1/objects/"+url.PathEscape(objectID)+"/profile", update, nil)
+}
+
+// call maps rpc's not-found to this package's ErrNotFound, which callers already test for.
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		raw, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("identity request: %w", err)
-		}
-		body = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return fmt.Errorf("identity request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("identity %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	err := c.rpc.Do(ctx, method, path, in, out)
+	if errors.Is(err, rpc.ErrNotFound) {
 		return ErrNotFound
-	case resp.StatusCode >= 300:
-		return fmt.Errorf("identity %s: status %d", path, resp.StatusCode)
-	case out == nil:
-		return nil
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
-		return fmt.Errorf("identity %s: decode: %w", path, err)
-	}
-	return nil
+	return err
 }

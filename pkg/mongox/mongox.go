@@ -84,5 +84,45 @@ func IsDuplicateKey(err error) bool {
 	return strings.Contains(err.Error(), "E11000")
 }
 
-// IsNotFound reports whether err says that no document matched.
-func IsNotFound(err error) bool { return errors.Is(err, mongo.ErrNoDocuments) }
+// OnlyDuplicateKeys reports whether every failure of an unordered bulk insert was a duplicate
+// key: the documents that were new got in, the others were there already.
+func OnlyDuplicateKeys(err error) bool {
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) {
+		return IsDuplicateKey(err)
+	}
+	if bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return false
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 && !IsDuplicateKey(errors.New(we.Message)) {
+			return false
+		}
+	}
+	return true
+}
+
+// IsNotFound reports whether err says that no document matched: the driver's ErrNoDocuments or
+// ErrNotFound.
+func IsNotFound(err error) bool {
+	return errors.Is(err, mongo.ErrNoDocuments) || errors.Is(err, ErrNotFound)
+}
+
+// ErrNotFound says that no document matched. Stores return it (wrapped or not) so that callers
+// test with errors.Is and never see driver errors.
+var ErrNotFound = errors.New("not found")
+
+// ByID is the filter of one document by _id.
+func ByID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
+
+// FindOne decodes the first document matching filter into dst; no match is ErrNotFound.
+func FindOne(ctx context.Context, coll *mongo.Collection, filter, dst any, opts ...options.Lister[options.FindOneOptions]) error {
+	err := coll.FindOne(ctx, filter, opts...).Decode(dst)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("find in %s: %w", coll.Name(), err)
+	}
+	return nil
+}

@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -26,7 +24,8 @@ import (
 
 // Identity is what the handlers need of identity-svc.
 type Identity interface {
-	Call(ctx context.Context, method, path string, in, out any) error
+	Object(ctx context.Context, objectID string) (*contract.Object, error)
+	ReportProfile(ctx context.Context, objectID string, update contract.ProfileUpdate) error
 }
 
 // Mailbox is what the rules read needs of mailbox-svc.
@@ -37,7 +36,7 @@ type Mailbox interface {
 // Handler holds what the routes need.
 type Handler struct {
 	Store    *store.Store
-	Relay    *events.Relay
+	Outbox   *events.Outbox
 	Identity Identity
 	Mailbox  Mailbox
 	// Fetcher fetches URL sources; Git pulls llm.txt from repositories.
@@ -91,15 +90,14 @@ func (h *Handler) profile(ctx context.Context, objectID string) (*store.Profile,
 	if !errors.Is(err, store.ErrNotFound) {
 		return p, err
 	}
-	var obj contract.Object
-	err = h.Identity.Call(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID), nil, &obj)
+	obj, err := h.Identity.Object(ctx, objectID)
 	switch {
 	case errors.Is(err, identity.ErrNotFound):
 		return nil, httpx.NotFound("object")
 	case err != nil:
 		return nil, httpx.Unavailable(err)
 	}
-	return h.Store.Materialise(ctx, obj)
+	return h.Store.Materialise(ctx, *obj)
 }
 
 // target returns the object named by the route's {hash}.
@@ -136,16 +134,17 @@ func readable(c *gin.Context) (*authn.Target, bool) {
 	return t, true
 }
 
-// write applies a context write as the object's next version, queues its events and tells
+// write applies a context write as the object's next version, relays its events and tells
 // identity-svc the new version before the caller answers, so that the object read shows it.
 func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply func(p *store.Profile) error,
 	extra ...func(p *store.Profile) []events.Pending) (*store.Profile, error) {
 	ctx := c.Request.Context()
 	rid := httpx.RequestID(c)
+	var evs []events.Pending // those of the last attempt, the one that was written
 	edit := store.Edit{
-		Change: change, Apply: apply, At: clock.Now(),
+		Change: change, Apply: apply, At: clock.Now(), Outbox: h.Outbox,
 		Events: func(p *store.Profile) []events.Pending {
-			evs := []events.Pending{events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, rid,
+			evs = []events.Pending{events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, rid,
 				contract.ContextUpdatedData{Version: p.Version, UpdatedAt: clock.Format(p.UpdatedAt), Title: p.Title, Change: change})}
 			for _, f := range extra {
 				evs = append(evs, f(p)...)
@@ -166,7 +165,7 @@ func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply fu
 	if err != nil {
 		return nil, err
 	}
-	h.Relay.Enqueue(store.Versions, p.ID, p.Outbox...)
+	h.Outbox.Confirm(evs...)
 	if err := h.reportVersion(ctx, p); err != nil {
 		return nil, httpx.Unavailable(err)
 	}
@@ -177,14 +176,13 @@ func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply fu
 // reports the current profile when a concurrent write has gone further, so that a report that
 // arrives late carries the newest version and title rather than an older one.
 func (h *Handler) reportVersion(ctx context.Context, p *store.Profile) error {
-	path := "/internal/v1/objects/" + url.PathEscape(p.ObjectID) + "/profile"
 	var err error
 	for attempt, wait := 0, 50*time.Millisecond; attempt < 3; attempt, wait = attempt+1, wait*4 {
 		if head, err := h.Store.Profile(ctx, p.ObjectID); err == nil && head.Version > p.Version {
 			p = head
 		}
 		update := contract.ProfileUpdate{Version: p.Version, UpdatedAt: clock.Format(p.UpdatedAt), Title: p.Title}
-		if err = h.Identity.Call(ctx, http.MethodPost, path, update, nil); err == nil {
+		if err = h.Identity.ReportProfile(ctx, p.ObjectID, update); err == nil {
 			return nil
 		}
 		select {

@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -25,7 +23,7 @@ import (
 // object read.
 type Identity interface {
 	Resolve(ctx context.Context, hash string) (*identity.Object, error)
-	Call(ctx context.Context, method, path string, in, out any) error
+	Object(ctx context.Context, objectID string) (*contract.Object, error)
 }
 
 // Admissions tells the participant_admission mode of an object's rules.
@@ -36,7 +34,7 @@ type Admissions interface {
 // Handler holds what the routes need.
 type Handler struct {
 	Store    *store.Store
-	Relay    *events.Relay
+	Outbox   *events.Outbox
 	Identity Identity
 	Rules    Admissions
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
@@ -81,8 +79,7 @@ func (h *Handler) hashes(ctx context.Context, objectIDs []string) (map[string]st
 		if _, ok := known[id]; ok {
 			continue
 		}
-		var obj contract.Object
-		err := h.Identity.Call(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(id), nil, &obj)
+		obj, err := h.Identity.Object(ctx, id)
 		if errors.Is(err, identity.ErrNotFound) {
 			continue
 		}
