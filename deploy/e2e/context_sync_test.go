@@ -31,10 +31,7 @@ func TestContextSyncRefusesAPackThatInflates(t *testing.T) {
 	pack, head := zeroBombPack(t, blobSize)
 	srv := httptest.NewTLSServer(rawSmartGit(head, pack))
 	defer srv.Close()
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	caFile := caFileOf(t, srv)
 	env := Start(t, WithEnv(allowPrivate, "true"), WithEnv("OUTBOUND_CA_FILE", caFile))
 	hash, key := env.CreateObject(t, nil)
 	base := "/api/objects/" + hash
@@ -146,4 +143,14 @@ func rawSmartGit(head plumbing.Hash, pack []byte) http.Handler {
 		_, _ = w.Write(pack)
 	})
 	return mux
+}
+
+// caFileOf writes the certificate of a TLS test server to a file, for OUTBOUND_CA_FILE.
+func caFileOf(t *testing.T, srv *httptest.Server) string {
+	t.Helper()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return caFile
 }
