@@ -126,9 +126,12 @@ func (v *Verifier) checkWellKnown(ctx context.Context, u, token string) Result {
 // checkPage fetches u and hands a successful body to look.
 func (v *Verifier) checkPage(ctx context.Context, u string, look func([]byte) Result) Result {
 	resp, err := v.Pages.Get(ctx, u)
+	var refused *outbound.RefusedError
 	switch {
 	case errors.Is(err, outbound.ErrTooLarge):
 		return mismatch("the page %s is too large: proofs are read from at most 1 MiB of HTML", u)
+	case errors.As(err, &refused) && refused.Reason == "port":
+		return mismatch("the page %s may not be fetched: it is, or redirects to, a port other than those of http and https", u)
 	case errors.Is(err, outbound.ErrRefused):
 		return mismatch("the page %s may not be fetched: it is, or redirects to, a private or local network address", u)
 	case err != nil:

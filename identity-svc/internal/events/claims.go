@@ -15,6 +15,7 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 )
 
@@ -22,6 +23,7 @@ import (
 type Claims struct {
 	Store *store.Store
 	Redis *redis.Client
+	ETags *httpx.ETags
 }
 
 // Handle implements events.Handler; it is idempotent.
@@ -84,8 +86,10 @@ func (h *Claims) lapsed(ctx context.Context, ev events.Event) error {
 	return h.forget(ctx, obj)
 }
 
-// forget drops the cached resolutions of the object's hashes, which carry its mailbox status.
+// forget replaces the object's ETag and drops the cached resolutions of its hashes: both carry
+// its mailbox status.
 func (h *Claims) forget(ctx context.Context, obj *store.Object) error {
+	h.ETags.Changed(ctx, obj.ID)
 	keys := make([]string, len(obj.Hashes))
 	for i, hash := range obj.Hashes {
 		keys[i] = identity.HashCacheKey(hash)
