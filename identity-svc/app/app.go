@@ -6,8 +6,9 @@ import (
 	"context"
 	"log/slog"
 
-	claimevents "github.com/svcdev/svc/identity-svc/internal/events"
-	httpapi "github.com/svcdev/svc/identity-svc/internal/http"
+	"github.com/svcdev/svc/identity-svc/internal/api"
+	"github.com/svcdev/svc/identity-svc/internal/consumers"
+	"github.com/svcdev/svc/identity-svc/internal/object"
 	"github.com/svcdev/svc/identity-svc/internal/payment"
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
@@ -37,11 +38,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(b.DB)
-	httpapi.Register(b.API, &httpapi.Handler{
-		Store: st, Relay: b.Relay, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
-	})
-	claims := &claimevents.Claims{Store: st, Redis: b.Redis}
+	objects := &object.Service{
+		Store: store.New(b.DB), Relay: b.Relay, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+	}
+	api.Register(b.API, objects)
+	claims := &consumers.Claims{Objects: objects}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
 	return &App{Base: b}, nil
 }

@@ -1,0 +1,64 @@
+package object
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/svcdev/svc/identity-svc/internal/payment"
+	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/service"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// sent records what the use cases hand to the relay.
+type sent struct {
+	mu  sync.Mutex
+	evs []events.Pending
+}
+
+func (r *sent) Enqueue(_ string, _ any, evs ...events.Pending) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, evs...)
+}
+
+func (r *sent) types() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.evs))
+	for i, ev := range r.evs {
+		out[i] = ev.Type
+	}
+	return out
+}
+
+const voucherSecret = "test-voucher-secret"
+
+// newService returns the use cases over a database of the test's own and a fresh Redis.
+func newService(t *testing.T) (*Service, *sent) {
+	t.Helper()
+	env := testkit.Backends(t)
+	db := testkit.Database(t, env, "identity")
+	ctx := context.Background()
+	indexes := store.Indexes
+	for _, c := range store.OutboxCollections {
+		coll, keys := events.OutboxIndex(c)
+		indexes = append(indexes, mongox.Index{Collection: coll, Keys: keys, Sparse: true})
+	}
+	if err := mongox.EnsureIndexes(ctx, db, indexes); err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := service.ConnectRedis(ctx, env.RedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	relay := &sent{}
+	return &Service{Store: store.New(db), Relay: relay, Redis: rdb, Payments: payment.NewVouchers(voucherSecret),
+		Log: testkit.Logger(t)}, relay
+}

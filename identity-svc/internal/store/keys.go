@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Key is a stored key: its digest is the document id; the key itself is never stored.
+type Key struct {
+	Digest    string           `bson:"_id"`
+	KeyID     string           `bson:"key_id"`
+	ObjectID  string           `bson:"object_id"`
+	Owner     bool             `bson:"owner"`
+	Label     string           `bson:"label"`
+	Scopes    []string         `bson:"scopes"`
+	Prefix    string           `bson:"prefix"`
+	CreatedAt time.Time        `bson:"created_at"`
+	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	// LastUsedAt is read from KeyUsage, never stored in the key document.
+	LastUsedAt *time.Time `bson:"-"`
+}
+
+// Revocation records that a key was revoked or rotated away; its id is the key digest.
+type Revocation struct {
+	Digest    string           `bson:"_id"`
+	KeyID     string           `bson:"key_id"`
+	ObjectID  string           `bson:"object_id"`
+	RevokedAt time.Time        `bson:"revoked_at"`
+	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+}
+
+// InsertKey stores a key by digest.
+func (s *Store) InsertKey(ctx context.Context, k *Key) error {
+	return s.insert(ctx, Keys, k)
+}
+
+// KeyByDigest returns an active (not revoked) key; mongox.ErrNotFound if none.
+func (s *Store) KeyByDigest(ctx context.Context, digest string) (*Key, error) {
+	var k Key
+	if err := s.one(ctx, Keys, mongox.ByID(digest), &k); err != nil {
+		return nil, err
+	}
+	revoked, err := s.revoked(ctx, digest)
+	if err != nil {
+		return nil, err
+	}
+	if revoked[digest] {
+		return nil, mongox.ErrNotFound
+	}
+	return &k, nil
+}
+
+// inDigests selects documents whose _id is one of digests.
+func inDigests(digests []string) bson.D {
+	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: digests}}}}
+}
+
+// revoked returns which of the digests have been revoked.
+func (s *Store) revoked(ctx context.Context, digests ...string) (map[string]bool, error) {
+	var docs []struct {
+		Digest string `bson:"_id"`
+	}
+	err := s.all(ctx, Revocations, inDigests(digests), &docs, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		out[d.Digest] = true
+	}
+	return out, nil
+}
+
+// TouchKey records a use of the key.
+func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) error {
+	_, err := s.db.Collection(KeyUsage).UpdateOne(ctx, mongox.ByID(digest),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "last_used_at", Value: at}}}}, options.UpdateOne().SetUpsert(true))
+	if err != nil && !mongox.IsDuplicateKey(err) { // two first uses at once: either time will do
+		return err
+	}
+	return nil
+}
+
+// SubKeys lists the active sub-keys of an object, oldest first, with their last use.
+func (s *Store) SubKeys(ctx context.Context, objectID string) ([]Key, error) {
+	filter := bson.D{{Key: "object_id", Value: objectID}, {Key: "owner", Value: false}}
+	var all []Key
+	if err := s.all(ctx, Keys, filter, &all, options.Find().SetSort(bson.D{{Key: "key_id", Value: 1}})); err != nil {
+		return nil, err
+	}
+	digests := make([]string, len(all))
+	for i, k := range all {
+		digests[i] = k.Digest
+	}
+	revoked, err := s.revoked(ctx, digests...)
+	if err != nil {
+		return nil, err
+	}
+	used, err := s.lastUses(ctx, digests)
+	if err != nil {
+		return nil, err
+	}
+	var out []Key
+	for _, k := range all {
+		if !revoked[k.Digest] {
+			k.LastUsedAt = used[k.Digest]
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) lastUses(ctx context.Context, digests []string) (map[string]*time.Time, error) {
+	var docs []struct {
+		Digest     string    `bson:"_id"`
+		LastUsedAt time.Time `bson:"last_used_at"`
+	}
+	if err := s.all(ctx, KeyUsage, inDigests(digests), &docs); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*time.Time, len(docs))
+	for _, d := range docs {
+		out[d.Digest] = &d.LastUsedAt
+	}
+	return out, nil
+}
+
+// RevokeKey revokes an active key of objectID by key id and returns it; mongox.ErrNotFound if
+// there is no such active key. ownerKey selects the owner key or a sub-key. The event travels in
+// the revocation, which is inserted once: of two concurrent revocations only one succeeds.
+func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, ownerKey bool, at time.Time, ev events.Pending) (*Key, error) {
+	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: ownerKey}}
+	var k Key
+	if err := s.one(ctx, Keys, filter, &k); err != nil {
+		return nil, err
+	}
+	r := Revocation{Digest: k.Digest, KeyID: k.KeyID, ObjectID: objectID, RevokedAt: at, Outbox: []events.Pending{ev}}
+	if err := s.insert(ctx, Revocations, r); err != nil {
+		if errors.Is(err, ErrTaken) {
+			return nil, mongox.ErrNotFound
+		}
+		return nil, err
+	}
+	return &k, nil
+}
