@@ -56,7 +56,11 @@ func (h *handlers) createObject(c *gin.Context) error {
 }
 
 func (h *handlers) getObject(c *gin.Context) error {
-	o, err := h.objects.ByHash(c.Request.Context(), c.Param("hash"))
+	var viewer string
+	if p := authn.PrincipalFrom(c); p != nil {
+		viewer = p.ObjectID
+	}
+	o, err := h.objects.Read(c.Request.Context(), c.Param("hash"), viewer)
 	if err != nil {
 		return err
 	}

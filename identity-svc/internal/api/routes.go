@@ -44,7 +44,14 @@ func owner(c *gin.Context, ownerKey bool) (object.Caller, error) {
 	if p == nil {
 		return object.Caller{}, httpx.Unauthorized("an API key is required")
 	}
-	if t == nil || t.ObjectID != p.ObjectID {
+	if t == nil {
+		return object.Caller{}, httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
+	}
+	if t.ObjectID != p.ObjectID {
+		// A private object's existence is its owner's to know (docs/api.md).
+		if t.Visibility == object.Private {
+			return object.Caller{}, httpx.NotFound("object")
+		}
 		return object.Caller{}, httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
 	}
 	if ownerKey && !p.Owner {

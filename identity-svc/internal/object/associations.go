@@ -27,7 +27,7 @@ func (s *Service) Associate(ctx context.Context, requestID string, c Caller, in 
 	if !apikey.ValidHash(in.PeerHash) {
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "peer_hash is not an object hash")
 	}
-	peer, err := s.Store.ObjectByHash(ctx, in.PeerHash)
+	peer, err := s.Read(ctx, in.PeerHash, c.ObjectID)
 	if err != nil {
 		return nil, notFound(err, "peer object")
 	}
@@ -48,5 +48,5 @@ func (s *Service) Associations(ctx context.Context, objectID string) ([]store.As
 
 // Dissociate deletes an association of the caller's object.
 func (s *Service) Dissociate(ctx context.Context, c Caller, id string) error {
-	return notFound(s.Store.DeleteAssociation(ctx, c.ObjectID, id), "association")
+	return notFound(s.Store.DeleteAssociation(ctx, c.ObjectID, id, clock.Now()), "association")
 }

@@ -59,18 +59,26 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 			return nil, err
 		}
 	}
-	ev := hashChanged(obj.ID, newHash, obj.Hash, in.Username, requestID)
-	if err := s.Store.ClaimHash(ctx, newHash, obj.ID, ev); err != nil {
+	if err := s.Store.ClaimHash(ctx, newHash, obj.ID); err != nil {
 		if errors.Is(err, store.ErrTaken) {
 			err = httpx.Conflict(httpx.CodeHashTaken, "that username is taken")
 		}
 		return nil, s.undo(ctx, err, s.releaseVoucher(ctx, voucherID, obj.ID))
 	}
-	if err := s.Store.ChangeHash(ctx, obj.ID, newHash, in.Username, clock.Now()); err != nil {
-		return nil, err
+	// The change is the object's next hash change, one unique insert: of two concurrent claims
+	// only one is recorded, and the other gives its name and voucher back.
+	ev := hashChanged(obj.ID, newHash, obj.Hash, in.Username, requestID)
+	factID, err := s.Store.ChangeHash(ctx, obj, newHash, in.Username, clock.Now(), ev)
+	if err != nil {
+		if errors.Is(err, store.ErrTaken) {
+			err = httpx.Conflict(httpx.CodeConflict, "the object's hash changed meanwhile, retry")
+		}
+		return nil, s.undo(ctx, err,
+			func() error { return s.Store.ReleaseHash(ctx, newHash, obj.ID) },
+			s.releaseVoucher(ctx, voucherID, obj.ID))
 	}
 	s.forgetHashes(ctx, append(obj.Hashes, newHash)...)
-	s.Relay.Enqueue(store.Hashes, newHash, ev)
+	s.Relay.Enqueue(store.Facts, factID, ev)
 	return &ClaimedHash{Hash: newHash, PreviousHash: obj.Hash, Username: in.Username, Paid: !free}, nil
 }
 

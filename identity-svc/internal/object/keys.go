@@ -2,7 +2,9 @@ package object
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"time"
 
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
@@ -31,28 +33,45 @@ type Rotated struct {
 	At     string
 }
 
-// Rotate replaces the caller's owner key by a new one.
+// Rotate replaces the caller's owner key by a new one. Of concurrent rotations one wins and the
+// others answer 409 with keys that never become live. Once the old key's revocation is stored
+// the rotation has happened and the new key is handed back, even if the tombstone that makes
+// gateways drop a cached copy of the old key could not be written (then the old key lives on in
+// those caches for at most identity.KeyTTL, which is logged).
 func (s *Service) Rotate(ctx context.Context, requestID string, c Caller) (*Rotated, error) {
 	now := clock.Now()
 	key, next := newOwnerKey(c.ObjectID, now)
-	if err := s.Store.InsertKey(ctx, next); err != nil {
-		return nil, err
-	}
 	ev := keyEvent(events.KeyRotated, c.ObjectID, c.Hash, requestID, contract.KeyEventData{KeyID: c.KeyID, NewKeyID: next.KeyID})
-	old, err := s.Store.RevokeKey(ctx, c.ObjectID, c.KeyID, true, now, ev)
+	old, err := s.Store.Rotate(ctx, c.ObjectID, c.KeyID, next, now, ev)
+	if errors.Is(err, store.ErrTaken) {
+		err = s.undo(ctx, httpx.Conflict(httpx.CodeConflict, "the key was rotated or revoked meanwhile"),
+			func() error { return s.Store.DeleteKey(ctx, next.Digest) })
+	}
 	if err != nil {
 		return nil, notFound(err, "key")
 	}
-	if err := identity.Revoke(ctx, s.Redis, old.Digest); err != nil {
-		// The key is revoked in the store; without the tombstone a gateway could accept it for
-		// the cache lifetime, so the caller must learn that the rotation is not yet effective.
-		return nil, httpx.Unavailable(err)
-	}
-	if err := s.Store.SetOwnerKey(ctx, c.ObjectID, next.KeyID, now); err != nil {
-		return nil, err
-	}
 	s.Relay.Enqueue(store.Revocations, old.Digest, ev)
+	if err := s.tombstone(ctx, old.Digest); err != nil {
+		s.Log.ErrorContext(ctx, "rotated key not tombstoned: gateways may accept it until their cache expires",
+			"key_id", old.KeyID, "cache_ttl", identity.KeyTTL, "error", err)
+	}
 	return &Rotated{APIKey: key, KeyID: next.KeyID, At: clock.Format(now)}, nil
+}
+
+// tombstone writes the revocation tombstone of a key digest, retrying briefly.
+func (s *Service) tombstone(ctx context.Context, digest string) error {
+	var err error
+	for attempt := range 3 {
+		if err = identity.Revoke(ctx, s.Redis, digest); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
+		}
+	}
+	return err
 }
 
 // NewKey is what a sub-key creation asks for.
@@ -112,7 +131,7 @@ func (s *Service) SubKeys(ctx context.Context, objectID string) ([]store.Key, er
 // RevokeKey revokes a sub-key of the caller's object.
 func (s *Service) RevokeKey(ctx context.Context, requestID string, c Caller, keyID string) error {
 	ev := keyEvent(events.KeyRevoked, c.ObjectID, c.Hash, requestID, contract.KeyEventData{KeyID: keyID})
-	k, err := s.Store.RevokeKey(ctx, c.ObjectID, keyID, false, clock.Now(), ev)
+	k, err := s.Store.RevokeKey(ctx, c.ObjectID, keyID, clock.Now(), ev)
 	if err != nil {
 		return notFound(err, "key")
 	}

@@ -28,10 +28,10 @@ import (
 
 // Mailbox statuses and visibilities of the spec.
 const (
-	StatusUnclaimed = "unclaimed"
-	StatusClaimed   = "claimed"
+	StatusUnclaimed = store.StatusUnclaimed
+	StatusClaimed   = store.StatusClaimed
 	Public          = "public"
-	Private         = "private"
+	Private         = identity.Private
 )
 
 // Relay publishes the events a write stored in a document's outbox.
@@ -91,7 +91,7 @@ func (s *Service) Create(ctx context.Context, requestID string, in NewObject) (*
 	obj := &store.Object{
 		ID: objectID, Hash: hash, Hashes: []string{hash}, Visibility: visibility, MailboxStatus: StatusUnclaimed,
 		Version: 1, Title: contract.ProfileTitle(in.InitialLLMTxt), InitialLLMTxt: in.InitialLLMTxt, Rules: rules,
-		OwnerKeyID: ownerKey.KeyID, CreatedAt: now, UpdatedAt: now,
+		CreatedAt: now, UpdatedAt: now,
 	}
 	ev, err := objectCreated(obj, requestID)
 	if err != nil {
@@ -152,6 +152,19 @@ func (s *Service) reserveNewHash(ctx context.Context, objectID string) (string, 
 func (s *Service) ByHash(ctx context.Context, hash string) (*store.Object, error) {
 	obj, err := s.Store.ObjectByHash(ctx, hash)
 	return obj, notFound(err, "object")
+}
+
+// Read returns the object a hash names as viewer (an object id, or "" for an anonymous caller)
+// may see it: a private object is not found for anyone but itself.
+func (s *Service) Read(ctx context.Context, hash, viewer string) (*store.Object, error) {
+	obj, err := s.ByHash(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	if obj.Visibility == Private && obj.ID != viewer {
+		return nil, httpx.NotFound("object")
+	}
+	return obj, nil
 }
 
 // ByID returns an object by id.

@@ -282,3 +282,20 @@ func TestDirectory(t *testing.T) {
 	_, _, err = s.Directory(ctx, DirectoryQuery{Limit: 1, Status: "gone"})
 	wantStatus(t, err, 400, httpx.CodeInvalidRequest)
 }
+
+func TestPrivateObjectIsReadOnlyByItsOwner(t *testing.T) {
+	t.Parallel()
+	s, _ := newService(t)
+	ctx := context.Background()
+	c, owner := create(t, s, NewObject{Visibility: ptr(Private)})
+	_, other := create(t, s, NewObject{})
+	for _, viewer := range []string{"", other.ObjectID} {
+		_, err := s.Read(ctx, c.Object.Hash, viewer)
+		wantStatus(t, err, 404, httpx.CodeNotFound)
+	}
+	if _, err := s.Read(ctx, c.Object.Hash, owner.ObjectID); err != nil {
+		t.Fatalf("the owner cannot read its private object: %v", err)
+	}
+	_, err := s.Associate(ctx, "req_test", other, NewAssociation{PeerHash: c.Object.Hash})
+	wantStatus(t, err, 404, httpx.CodeNotFound)
+}

@@ -33,14 +33,9 @@ func (s *Service) RecordClaim(ctx context.Context, objectID string, c VerifiedCl
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	if err := s.Store.SetMailboxStatus(ctx, obj.ID, StatusClaimed, c.At); err != nil {
+	h := store.SocialHandle{Network: c.Network, Handle: c.Handle, ClaimID: c.ClaimID}
+	if err := s.Store.RecordClaim(ctx, obj.ID, h, c.At); err != nil {
 		return err
-	}
-	if c.Handle != "" {
-		h := store.SocialHandle{Network: c.Network, Handle: c.Handle, ClaimID: c.ClaimID}
-		if err := s.Store.AddSocialHandle(ctx, obj.ID, h); err != nil {
-			return err
-		}
 	}
 	s.forgetHashes(ctx, obj.Hashes...)
 	return nil

@@ -5,19 +5,13 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// ClaimHash reserves hash for objectID, with the events of the change; ErrTaken if another
-// object holds it. Hash documents are never updated, so their outbox is safe from concurrent
-// rewrites.
-func (s *Store) ClaimHash(ctx context.Context, hash, objectID string, evs ...events.Pending) error {
-	doc := bson.D{{Key: "_id", Value: hash}, {Key: "object_id", Value: objectID}}
-	if len(evs) > 0 {
-		doc = append(doc, bson.E{Key: events.OutboxField, Value: evs})
-	}
-	return s.insert(ctx, Hashes, doc)
+// ClaimHash reserves hash for objectID; ErrTaken if another object holds it. A hash becomes
+// the object's current one by the hash-change fact (ChangeHash).
+func (s *Store) ClaimHash(ctx context.Context, hash, objectID string) error {
+	return s.insert(ctx, Hashes, bson.D{{Key: "_id", Value: hash}, {Key: "object_id", Value: objectID}})
 }
 
 // ReleaseHash undoes ClaimHash when the step after it failed.

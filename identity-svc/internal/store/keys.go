@@ -14,25 +14,30 @@ import (
 
 // Key is a stored key: its digest is the document id; the key itself is never stored.
 type Key struct {
-	Digest    string           `bson:"_id"`
-	KeyID     string           `bson:"key_id"`
-	ObjectID  string           `bson:"object_id"`
-	Owner     bool             `bson:"owner"`
-	Label     string           `bson:"label"`
-	Scopes    []string         `bson:"scopes"`
-	Prefix    string           `bson:"prefix"`
-	CreatedAt time.Time        `bson:"created_at"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	Digest    string    `bson:"_id"`
+	KeyID     string    `bson:"key_id"`
+	ObjectID  string    `bson:"object_id"`
+	Owner     bool      `bson:"owner"`
+	Label     string    `bson:"label"`
+	Scopes    []string  `bson:"scopes"`
+	Prefix    string    `bson:"prefix"`
+	CreatedAt time.Time `bson:"created_at"`
+	// Replaces is, for an owner key made by a rotation, the digest of the key it replaces: the
+	// key is live only once that key's revocation names it as the successor.
+	Replaces string           `bson:"replaces,omitempty"`
+	Outbox   []events.Pending `bson:"_outbox,omitempty"`
 	// LastUsedAt is read from KeyUsage, never stored in the key document.
 	LastUsedAt *time.Time `bson:"-"`
 }
 
 // Revocation records that a key was revoked or rotated away; its id is the key digest.
 type Revocation struct {
-	Digest    string           `bson:"_id"`
-	KeyID     string           `bson:"key_id"`
-	ObjectID  string           `bson:"object_id"`
-	RevokedAt time.Time        `bson:"revoked_at"`
+	Digest    string    `bson:"_id"`
+	KeyID     string    `bson:"key_id"`
+	ObjectID  string    `bson:"object_id"`
+	RevokedAt time.Time `bson:"revoked_at"`
+	// Successor is the digest of the owner key a rotation made live.
+	Successor string           `bson:"successor,omitempty"`
 	Outbox    []events.Pending `bson:"_outbox,omitempty"`
 }
 
@@ -47,12 +52,19 @@ func (s *Store) KeyByDigest(ctx context.Context, digest string) (*Key, error) {
 	if err := s.one(ctx, Keys, mongox.ByID(digest), &k); err != nil {
 		return nil, err
 	}
-	revoked, err := s.revoked(ctx, digest)
+	digests := []string{digest}
+	if k.Replaces != "" {
+		digests = append(digests, k.Replaces)
+	}
+	revoked, err := s.revocations(ctx, digests...)
 	if err != nil {
 		return nil, err
 	}
-	if revoked[digest] {
+	if _, ok := revoked[digest]; ok {
 		return nil, mongox.ErrNotFound
+	}
+	if r, ok := revoked[k.Replaces]; k.Replaces != "" && (!ok || r.Successor != digest) {
+		return nil, mongox.ErrNotFound // a rotation that did not happen, or lost to another
 	}
 	return &k, nil
 }
@@ -62,18 +74,16 @@ func inDigests(digests []string) bson.D {
 	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: digests}}}}
 }
 
-// revoked returns which of the digests have been revoked.
-func (s *Store) revoked(ctx context.Context, digests ...string) (map[string]bool, error) {
-	var docs []struct {
-		Digest string `bson:"_id"`
-	}
-	err := s.all(ctx, Revocations, inDigests(digests), &docs, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+// revocations returns the revocations of those of the digests that have been revoked.
+func (s *Store) revocations(ctx context.Context, digests ...string) (map[string]Revocation, error) {
+	var docs []Revocation
+	err := s.all(ctx, Revocations, inDigests(digests), &docs, options.Find().SetProjection(bson.D{{Key: events.OutboxField, Value: 0}}))
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]bool, len(docs))
+	out := make(map[string]Revocation, len(docs))
 	for _, d := range docs {
-		out[d.Digest] = true
+		out[d.Digest] = d
 	}
 	return out, nil
 }
@@ -99,7 +109,7 @@ func (s *Store) SubKeys(ctx context.Context, objectID string) ([]Key, error) {
 	for i, k := range all {
 		digests[i] = k.Digest
 	}
-	revoked, err := s.revoked(ctx, digests...)
+	revoked, err := s.revocations(ctx, digests...)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +119,7 @@ func (s *Store) SubKeys(ctx context.Context, objectID string) ([]Key, error) {
 	}
 	var out []Key
 	for _, k := range all {
-		if !revoked[k.Digest] {
+		if _, gone := revoked[k.Digest]; !gone {
 			k.LastUsedAt = used[k.Digest]
 			out = append(out, k)
 		}
@@ -132,13 +142,12 @@ func (s *Store) lastUses(ctx context.Context, digests []string) (map[string]*tim
 	return out, nil
 }
 
-// RevokeKey revokes an active key of objectID by key id and returns it; mongox.ErrNotFound if
-// there is no such active key. ownerKey selects the owner key or a sub-key. The event travels in
-// the revocation, which is inserted once: of two concurrent revocations only one succeeds.
-func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, ownerKey bool, at time.Time, ev events.Pending) (*Key, error) {
-	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: ownerKey}}
-	var k Key
-	if err := s.one(ctx, Keys, filter, &k); err != nil {
+// RevokeKey revokes an active sub-key of objectID by key id and returns it; mongox.ErrNotFound if
+// there is no such active key. The event travels in the revocation, which is inserted once: of
+// two concurrent revocations only one succeeds.
+func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, at time.Time, ev events.Pending) (*Key, error) {
+	k, err := s.activeKey(ctx, objectID, keyID, false)
+	if err != nil {
 		return nil, err
 	}
 	r := Revocation{Digest: k.Digest, KeyID: k.KeyID, ObjectID: objectID, RevokedAt: at, Outbox: []events.Pending{ev}}
@@ -148,5 +157,43 @@ func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, ownerKey 
 		}
 		return nil, err
 	}
+	return k, nil
+}
+
+// activeKey returns the key of objectID with keyID, the owner key or a sub-key.
+func (s *Store) activeKey(ctx context.Context, objectID, keyID string, owner bool) (*Key, error) {
+	var k Key
+	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: owner}}
+	if err := s.one(ctx, Keys, filter, &k); err != nil {
+		return nil, err
+	}
 	return &k, nil
+}
+
+// Rotate replaces the owner key keyID of objectID by next and returns the old key. next is stored
+// first but is live only once the old key's revocation names it (KeyByDigest); that revocation is
+// one insert, carrying the event, so of concurrent rotations exactly one makes its key live and
+// the others get ErrTaken, with keys that never verify. If the revocation cannot be stored, the
+// rotation did not happen and the old key stays live.
+func (s *Store) Rotate(ctx context.Context, objectID, keyID string, next *Key, at time.Time, ev events.Pending) (*Key, error) {
+	old, err := s.activeKey(ctx, objectID, keyID, true)
+	if err != nil {
+		return nil, err
+	}
+	next.Replaces = old.Digest
+	if err := s.InsertKey(ctx, next); err != nil {
+		return nil, err
+	}
+	r := Revocation{Digest: old.Digest, KeyID: old.KeyID, ObjectID: objectID, RevokedAt: at, Successor: next.Digest,
+		Outbox: []events.Pending{ev}}
+	if err := s.insert(ctx, Revocations, r); err != nil {
+		return nil, err
+	}
+	return old, nil
+}
+
+// DeleteKey removes a key that never became live (the loser of a concurrent rotation).
+func (s *Store) DeleteKey(ctx context.Context, digest string) error {
+	_, err := s.deleteOne(ctx, Keys, mongox.ByID(digest))
+	return err
 }

@@ -40,11 +40,13 @@ var Indexes = []mongox.Index{
 	{Collection: Keys, Keys: bson.D{{Key: "key_id", Value: 1}}, Unique: true},
 	{Collection: Keys, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "key_id", Value: 1}}},
 	{Collection: Associations, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
+	{Collection: Facts, Keys: bson.D{{Key: "object_id", Value: 1}}},
+	{Collection: AssociationDeletions, Keys: bson.D{{Key: "object_id", Value: 1}}},
 }
 
-// OutboxCollections are the collections whose documents carry pending events.
-// Object documents carry none: other services' reports update them concurrently.
-var OutboxCollections = []string{Hashes, Keys, Associations, Revocations}
+// OutboxCollections are the collections whose documents carry pending events. Every one of them
+// is written by inserts only (the relay alone updates an outbox), so no write can drop an event.
+var OutboxCollections = []string{Facts, Keys, Associations, Revocations}
 
 // Store is the repository.
 type Store struct{ db *mongo.Database }
@@ -77,8 +79,8 @@ func (s *Store) all(ctx context.Context, coll string, filter any, out any, opts 
 }
 
 // one decodes the document matching filter; mongox.ErrNotFound if none.
-func (s *Store) one(ctx context.Context, coll string, filter, dst any) error {
-	return mongox.FindOne(ctx, s.db.Collection(coll), filter, dst)
+func (s *Store) one(ctx context.Context, coll string, filter, dst any, opts ...options.Lister[options.FindOneOptions]) error {
+	return mongox.FindOne(ctx, s.db.Collection(coll), filter, dst, opts...)
 }
 
 // deleteOne removes the document matching filter and reports whether there was one.
