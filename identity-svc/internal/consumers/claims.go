@@ -24,7 +24,7 @@ func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
 	}
 	var d contract.ClaimVerifiedData
 	if err := ev.Decode(&d); err != nil {
-		return nil // a malformed event cannot get better by retrying
+		return events.Permanent(err) // a malformed event cannot get better by retrying
 	}
 	at, err := time.Parse(clock.Layout, d.VerifiedAt)
 	if err != nil {

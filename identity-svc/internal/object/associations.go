@@ -6,6 +6,7 @@ import (
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -33,11 +34,14 @@ func (s *Service) Associate(ctx context.Context, requestID string, c Caller, in 
 	}
 	a := &store.Association{ID: apikey.NewID("asc"), ObjectID: c.ObjectID, PeerHash: peer.Hash, Role: in.Role, Label: in.Label, CreatedAt: clock.Now()}
 	ev := associationCreated(a, c.Hash, requestID)
-	a.Outbox = append(a.Outbox, ev)
+	a.Events = events.IDs(ev)
+	if err := s.Outbox.Stage(ctx, store.Associations, a.ID, ev); err != nil {
+		return nil, err
+	}
 	if err := s.Store.InsertAssociation(ctx, a); err != nil {
 		return nil, err
 	}
-	s.Relay.Enqueue(store.Associations, a.ID, ev)
+	s.Outbox.Confirm(ev)
 	return a, nil
 }
 

@@ -68,8 +68,7 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 	// The change is the object's next hash change, one unique insert: of two concurrent claims
 	// only one is recorded, and the other gives its name and voucher back.
 	ev := hashChanged(obj.ID, newHash, obj.Hash, in.Username, requestID)
-	factID, err := s.Store.ChangeHash(ctx, obj, newHash, in.Username, clock.Now(), ev)
-	if err != nil {
+	if err := s.Store.ChangeHash(ctx, obj, newHash, in.Username, clock.Now(), s.Outbox, ev); err != nil {
 		if errors.Is(err, store.ErrTaken) {
 			err = httpx.Conflict(httpx.CodeConflict, "the object's hash changed meanwhile, retry")
 		}
@@ -78,7 +77,7 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 			s.releaseVoucher(ctx, voucherID, obj.ID))
 	}
 	s.forgetHashes(ctx, append(obj.Hashes, newHash)...)
-	s.Relay.Enqueue(store.Facts, factID, ev)
+	s.Outbox.Confirm(ev)
 	return &ClaimedHash{Hash: newHash, PreviousHash: obj.Hash, Username: in.Username, Paid: !free}, nil
 }
 

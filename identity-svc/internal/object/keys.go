@@ -42,7 +42,7 @@ func (s *Service) Rotate(ctx context.Context, requestID string, c Caller) (*Rota
 	now := clock.Now()
 	key, next := newOwnerKey(c.ObjectID, now)
 	ev := keyEvent(events.KeyRotated, c.ObjectID, c.Hash, requestID, contract.KeyEventData{KeyID: c.KeyID, NewKeyID: next.KeyID})
-	old, err := s.Store.Rotate(ctx, c.ObjectID, c.KeyID, next, now, ev)
+	old, err := s.Store.Rotate(ctx, c.ObjectID, c.KeyID, next, now, s.Outbox, ev)
 	if errors.Is(err, store.ErrTaken) {
 		err = s.undo(ctx, httpx.Conflict(httpx.CodeConflict, "the key was rotated or revoked meanwhile"),
 			func() error { return s.Store.DeleteKey(ctx, next.Digest) })
@@ -50,7 +50,7 @@ func (s *Service) Rotate(ctx context.Context, requestID string, c Caller) (*Rota
 	if err != nil {
 		return nil, notFound(err, "key")
 	}
-	s.Relay.Enqueue(store.Revocations, old.Digest, ev)
+	s.Outbox.Confirm(ev)
 	if err := s.tombstone(ctx, old.Digest); err != nil {
 		s.Log.ErrorContext(ctx, "rotated key not tombstoned: gateways may accept it until their cache expires",
 			"key_id", old.KeyID, "cache_ttl", identity.KeyTTL, "error", err)
@@ -95,11 +95,14 @@ func (s *Service) CreateKey(ctx context.Context, requestID string, c Caller, in 
 		Prefix: apikey.DisplayPrefix(key), CreatedAt: clock.Now(),
 	}
 	ev := keyEvent(events.KeyCreated, c.ObjectID, c.Hash, requestID, contract.KeyEventData{KeyID: k.KeyID})
-	k.Outbox = []events.Pending{ev}
+	k.Events = events.IDs(ev)
+	if err := s.Outbox.Stage(ctx, store.Keys, digest, ev); err != nil {
+		return nil, "", err
+	}
 	if err := s.Store.InsertKey(ctx, k); err != nil {
 		return nil, "", err
 	}
-	s.Relay.Enqueue(store.Keys, digest, ev)
+	s.Outbox.Confirm(ev)
 	return k, key, nil
 }
 
@@ -131,14 +134,14 @@ func (s *Service) SubKeys(ctx context.Context, objectID string) ([]store.Key, er
 // RevokeKey revokes a sub-key of the caller's object.
 func (s *Service) RevokeKey(ctx context.Context, requestID string, c Caller, keyID string) error {
 	ev := keyEvent(events.KeyRevoked, c.ObjectID, c.Hash, requestID, contract.KeyEventData{KeyID: keyID})
-	k, err := s.Store.RevokeKey(ctx, c.ObjectID, keyID, clock.Now(), ev)
+	k, err := s.Store.RevokeKey(ctx, c.ObjectID, keyID, clock.Now(), s.Outbox, ev)
 	if err != nil {
 		return notFound(err, "key")
 	}
 	if err := identity.Revoke(ctx, s.Redis, k.Digest); err != nil {
 		return httpx.Unavailable(err)
 	}
-	s.Relay.Enqueue(store.Revocations, k.Digest, ev)
+	s.Outbox.Confirm(ev)
 	return nil
 }
 

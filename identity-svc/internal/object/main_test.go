@@ -15,13 +15,17 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-// sent records what the use cases hand to the relay.
+// sent is an outbox that records the events the use cases confirm. Tests that need the stored
+// outbox use events.Outbox itself.
 type sent struct {
 	mu  sync.Mutex
 	evs []events.Pending
 }
 
-func (r *sent) Enqueue(_ string, _ any, evs ...events.Pending) {
+func (r *sent) Stage(context.Context, string, any, ...events.Pending) error { return nil }
+func (r *sent) Keep(context.Context, ...string) error                       { return nil }
+
+func (r *sent) Confirm(evs ...events.Pending) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.evs = append(r.evs, evs...)
@@ -45,12 +49,7 @@ func newService(t *testing.T) (*Service, *sent) {
 	env := testkit.Backends(t)
 	db := testkit.Database(t, env, "identity")
 	ctx := context.Background()
-	indexes := store.Indexes
-	for _, c := range store.OutboxCollections {
-		coll, keys := events.OutboxIndex(c)
-		indexes = append(indexes, mongox.Index{Collection: coll, Keys: keys, Sparse: true})
-	}
-	if err := mongox.EnsureIndexes(ctx, db, indexes); err != nil {
+	if err := mongox.EnsureIndexes(ctx, db, append(store.Indexes, events.OutboxIndexes...)); err != nil {
 		t.Fatal(err)
 	}
 	rdb, err := service.ConnectRedis(ctx, env.RedisURL)
@@ -59,6 +58,6 @@ func newService(t *testing.T) (*Service, *sent) {
 	}
 	t.Cleanup(func() { _ = rdb.Close() })
 	relay := &sent{}
-	return &Service{Store: store.New(db), Relay: relay, Redis: rdb, Payments: payment.NewVouchers(voucherSecret),
+	return &Service{Store: store.New(db), Outbox: relay, Redis: rdb, Payments: payment.NewVouchers(voucherSecret),
 		Log: testkit.Logger(t)}, relay
 }

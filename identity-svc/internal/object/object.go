@@ -34,15 +34,16 @@ const (
 	Private         = identity.Private
 )
 
-// Relay publishes the events a write stored in a document's outbox.
-type Relay interface {
-	Enqueue(collection string, id any, evs ...events.Pending)
+// Outbox stages the events of a write before it and relays them once it succeeded.
+type Outbox interface {
+	events.Stager
+	Confirm(evs ...events.Pending)
 }
 
 // Service runs the use cases.
 type Service struct {
 	Store    *store.Store
-	Relay    Relay
+	Outbox   Outbox
 	Redis    *redis.Client
 	Payments payment.Verifier
 	Log      *slog.Logger
@@ -94,19 +95,22 @@ func (s *Service) Create(ctx context.Context, requestID string, in NewObject) (*
 		CreatedAt: now, UpdatedAt: now,
 	}
 	ev, err := objectCreated(obj, requestID)
+	if err == nil {
+		err = s.Outbox.Stage(ctx, store.Keys, ownerKey.Digest, ev)
+	}
 	if err != nil {
 		return nil, s.undo(ctx, err, func() error { return s.Store.ReleaseHash(ctx, hash, objectID) })
 	}
 	if err := s.Store.InsertObject(ctx, obj); err != nil {
 		return nil, s.undo(ctx, err, func() error { return s.Store.ReleaseHash(ctx, hash, objectID) })
 	}
-	ownerKey.Outbox = []events.Pending{ev}
+	ownerKey.Events = events.IDs(ev)
 	if err := s.Store.InsertKey(ctx, ownerKey); err != nil {
 		return nil, s.undo(ctx, err,
 			func() error { return s.Store.DeleteObject(ctx, objectID) },
 			func() error { return s.Store.ReleaseHash(ctx, hash, objectID) })
 	}
-	s.Relay.Enqueue(store.Keys, ownerKey.Digest, ev)
+	s.Outbox.Confirm(ev)
 	return &Created{Object: obj, APIKey: key}, nil
 }
 

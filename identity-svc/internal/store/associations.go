@@ -15,13 +15,13 @@ import (
 
 // Association is a related object.
 type Association struct {
-	ID        string           `bson:"_id"`
-	ObjectID  string           `bson:"object_id"`
-	PeerHash  string           `bson:"peer_hash"`
-	Role      string           `bson:"role"`
-	Label     string           `bson:"label"`
-	CreatedAt time.Time        `bson:"created_at"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	ID        string    `bson:"_id"`
+	ObjectID  string    `bson:"object_id"`
+	PeerHash  string    `bson:"peer_hash"`
+	Role      string    `bson:"role"`
+	Label     string    `bson:"label"`
+	CreatedAt time.Time `bson:"created_at"`
+	Events    []string  `bson:"_events,omitempty"`
 }
 
 // InsertAssociation stores an association.
@@ -38,7 +38,7 @@ const AssociationDeletions = "association_deletions"
 func (s *Store) Associations(ctx context.Context, objectID string) ([]Association, error) {
 	var all []Association
 	err := s.all(ctx, Associations, bson.D{{Key: "object_id", Value: objectID}}, &all,
-		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(1000).SetProjection(bson.D{{Key: events.OutboxField, Value: 0}}))
+		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(1000).SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
 	if err != nil || len(all) == 0 {
 		return nil, err
 	}

@@ -38,16 +38,16 @@ const (
 const keptProfiles = 16
 
 type fact struct {
-	ID       string           `bson:"_id"`
-	ObjectID string           `bson:"object_id"`
-	Kind     string           `bson:"kind"`
-	Seq      int              `bson:"seq"` // hash-change number or profile version
-	Hash     string           `bson:"hash,omitempty"`
-	Username string           `bson:"username,omitempty"`
-	Title    string           `bson:"title,omitempty"`
-	Claim    *SocialHandle    `bson:"claim,omitempty"`
-	At       time.Time        `bson:"at"`
-	Outbox   []events.Pending `bson:"_outbox,omitempty"`
+	ID       string        `bson:"_id"`
+	ObjectID string        `bson:"object_id"`
+	Kind     string        `bson:"kind"`
+	Seq      int           `bson:"seq"` // hash-change number or profile version
+	Hash     string        `bson:"hash,omitempty"`
+	Username string        `bson:"username,omitempty"`
+	Title    string        `bson:"title,omitempty"`
+	Claim    *SocialHandle `bson:"claim,omitempty"`
+	At       time.Time     `bson:"at"`
+	Events   []string      `bson:"_events,omitempty"`
 }
 
 func factID(objectID, kind string, key any) string {
@@ -56,13 +56,16 @@ func factID(objectID, kind string, key any) string {
 
 // ChangeHash records that hash (already claimed) is the object's current hash, as the change
 // after the one o was read at, with the change's event. ErrTaken if another change was recorded
-// since o was read: the caller lost a race and must give the hash back. It returns the id of the
-// document that carries the event.
-func (s *Store) ChangeHash(ctx context.Context, o *Object, hash, username string, at time.Time, ev events.Pending) (string, error) {
+// since o was read: the caller lost a race and must give the hash back. The fact is the
+// document that records the event, which is staged in outbox first.
+func (s *Store) ChangeHash(ctx context.Context, o *Object, hash, username string, at time.Time, outbox events.Stager, ev events.Pending) error {
 	seq := o.HashSeq + 1
 	f := fact{ID: factID(o.ID, factHash, seq), ObjectID: o.ID, Kind: factHash, Seq: seq,
-		Hash: hash, Username: username, At: at, Outbox: []events.Pending{ev}}
-	return f.ID, s.insert(ctx, Facts, f)
+		Hash: hash, Username: username, At: at, Events: events.IDs(ev)}
+	if err := outbox.Stage(ctx, Facts, f.ID, ev); err != nil {
+		return err
+	}
+	return s.insert(ctx, Facts, f)
 }
 
 // UpdateProfile records the context version and title that context-svc reports. The object's

@@ -24,8 +24,8 @@ type Key struct {
 	CreatedAt time.Time `bson:"created_at"`
 	// Replaces is, for an owner key made by a rotation, the digest of the key it replaces: the
 	// key is live only once that key's revocation names it as the successor.
-	Replaces string           `bson:"replaces,omitempty"`
-	Outbox   []events.Pending `bson:"_outbox,omitempty"`
+	Replaces string   `bson:"replaces,omitempty"`
+	Events   []string `bson:"_events,omitempty"`
 	// LastUsedAt is read from KeyUsage, never stored in the key document.
 	LastUsedAt *time.Time `bson:"-"`
 }
@@ -37,8 +37,8 @@ type Revocation struct {
 	ObjectID  string    `bson:"object_id"`
 	RevokedAt time.Time `bson:"revoked_at"`
 	// Successor is the digest of the owner key a rotation made live.
-	Successor string           `bson:"successor,omitempty"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	Successor string   `bson:"successor,omitempty"`
+	Events    []string `bson:"_events,omitempty"`
 }
 
 // InsertKey stores a key by digest.
@@ -77,7 +77,7 @@ func inDigests(digests []string) bson.D {
 // revocations returns the revocations of those of the digests that have been revoked.
 func (s *Store) revocations(ctx context.Context, digests ...string) (map[string]Revocation, error) {
 	var docs []Revocation
-	err := s.all(ctx, Revocations, inDigests(digests), &docs, options.Find().SetProjection(bson.D{{Key: events.OutboxField, Value: 0}}))
+	err := s.all(ctx, Revocations, inDigests(digests), &docs, options.Find().SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
 	if err != nil {
 		return nil, err
 	}
@@ -144,13 +144,16 @@ func (s *Store) lastUses(ctx context.Context, digests []string) (map[string]*tim
 
 // RevokeKey revokes an active sub-key of objectID by key id and returns it; mongox.ErrNotFound if
 // there is no such active key. The event travels in the revocation, which is inserted once: of
-// two concurrent revocations only one succeeds.
-func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, at time.Time, ev events.Pending) (*Key, error) {
+// two concurrent revocations only one succeeds (the loser's staged event is dropped).
+func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, at time.Time, outbox events.Stager, ev events.Pending) (*Key, error) {
 	k, err := s.activeKey(ctx, objectID, keyID, false)
 	if err != nil {
 		return nil, err
 	}
-	r := Revocation{Digest: k.Digest, KeyID: k.KeyID, ObjectID: objectID, RevokedAt: at, Outbox: []events.Pending{ev}}
+	if err := outbox.Stage(ctx, Revocations, k.Digest, ev); err != nil {
+		return nil, err
+	}
+	r := Revocation{Digest: k.Digest, KeyID: k.KeyID, ObjectID: objectID, RevokedAt: at, Events: events.IDs(ev)}
 	if err := s.insert(ctx, Revocations, r); err != nil {
 		if errors.Is(err, ErrTaken) {
 			return nil, mongox.ErrNotFound
@@ -174,10 +177,13 @@ func (s *Store) activeKey(ctx context.Context, objectID, keyID string, owner boo
 // first but is live only once the old key's revocation names it (KeyByDigest); that revocation is
 // one insert, carrying the event, so of concurrent rotations exactly one makes its key live and
 // the others get ErrTaken, with keys that never verify. If the revocation cannot be stored, the
-// rotation did not happen and the old key stays live.
-func (s *Store) Rotate(ctx context.Context, objectID, keyID string, next *Key, at time.Time, ev events.Pending) (*Key, error) {
+// rotation did not happen and the old key stays live. The event is recorded by the revocation.
+func (s *Store) Rotate(ctx context.Context, objectID, keyID string, next *Key, at time.Time, outbox events.Stager, ev events.Pending) (*Key, error) {
 	old, err := s.activeKey(ctx, objectID, keyID, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := outbox.Stage(ctx, Revocations, old.Digest, ev); err != nil {
 		return nil, err
 	}
 	next.Replaces = old.Digest
@@ -185,7 +191,7 @@ func (s *Store) Rotate(ctx context.Context, objectID, keyID string, next *Key, a
 		return nil, err
 	}
 	r := Revocation{Digest: old.Digest, KeyID: old.KeyID, ObjectID: objectID, RevokedAt: at, Successor: next.Digest,
-		Outbox: []events.Pending{ev}}
+		Events: events.IDs(ev)}
 	if err := s.insert(ctx, Revocations, r); err != nil {
 		return nil, err
 	}

@@ -44,10 +44,6 @@ var Indexes = []mongox.Index{
 	{Collection: AssociationDeletions, Keys: bson.D{{Key: "object_id", Value: 1}}},
 }
 
-// OutboxCollections are the collections whose documents carry pending events. Every one of them
-// is written by inserts only (the relay alone updates an outbox), so no write can drop an event.
-var OutboxCollections = []string{Facts, Keys, Associations, Revocations}
-
 // Store is the repository.
 type Store struct{ db *mongo.Database }
 
