@@ -11,6 +11,7 @@ import (
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
 )
 
 // MajorSocialNetworks are the networks whose verified claim of a matching handle makes a
@@ -76,7 +77,10 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 			func() error { return s.Store.ReleaseHash(ctx, newHash, obj.ID) },
 			s.releaseVoucher(ctx, voucherID, obj.ID))
 	}
-	s.forgetHashes(ctx, append(obj.Hashes, newHash)...)
+	if err := s.forgetHashes(ctx, append(obj.Hashes, newHash)...); err != nil {
+		// The change is stored; cached resolutions show the previous hash until they expire.
+		s.Log.WarnContext(ctx, "hash change not yet visible to cached resolutions", "ttl", identity.HashTTL, "error", err)
+	}
 	s.Outbox.Confirm(ev)
 	return &ClaimedHash{Hash: newHash, PreviousHash: obj.Hash, Username: in.Username, Paid: !free}, nil
 }

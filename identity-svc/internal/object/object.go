@@ -186,16 +186,16 @@ func notFound(err error, what string) error {
 }
 
 // forgetHashes drops cached resolutions of every hash of an object, so that no gateway or
-// service keeps routing with a stale current hash. It is best effort: the entries expire within
-// identity.HashTTL anyway.
-func (s *Service) forgetHashes(ctx context.Context, hashes ...string) {
+// service keeps routing with a stale current hash or mailbox status.
+func (s *Service) forgetHashes(ctx context.Context, hashes ...string) error {
 	keys := make([]string, len(hashes))
 	for i, hash := range hashes {
 		keys[i] = identity.HashCacheKey(hash)
 	}
 	if err := s.Redis.Del(ctx, keys...).Err(); err != nil {
-		s.Log.WarnContext(ctx, "hash cache invalidation failed", "error", err)
+		return fmt.Errorf("forget cached hashes: %w", err)
 	}
+	return nil
 }
 
 // InternalView is an object as the other services read it.

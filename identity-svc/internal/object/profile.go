@@ -37,6 +37,6 @@ func (s *Service) RecordClaim(ctx context.Context, objectID string, c VerifiedCl
 	if err := s.Store.RecordClaim(ctx, obj.ID, h, c.At); err != nil {
 		return err
 	}
-	s.forgetHashes(ctx, obj.Hashes...)
-	return nil
+	// A failure is returned, so that the event is retried until caches show the claimed mailbox.
+	return s.forgetHashes(ctx, obj.Hashes...)
 }
