@@ -42,7 +42,7 @@ type Outbox interface {
 
 // Service runs the use cases.
 type Service struct {
-	Store    *store.Store
+	Store    Store
 	Outbox   Outbox
 	Redis    *redis.Client
 	Payments payment.Verifier

@@ -99,7 +99,7 @@ func isStatus(err error, status int) bool {
 func liveOwnerKeys(t *testing.T, s *Service, objectID string) []string {
 	t.Helper()
 	ctx := context.Background()
-	cur, err := s.Store.DB().Collection(store.Keys).Find(ctx, bson.D{{Key: "object_id", Value: objectID}, {Key: "owner", Value: true}})
+	cur, err := s.Store.(*store.Store).DB().Collection(store.Keys).Find(ctx, bson.D{{Key: "object_id", Value: objectID}, {Key: "owner", Value: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestDeletedAssociationKeepsItsUnsentEvent(t *testing.T) {
 	_, caller := create(t, s, NewObject{})
 	peer, _ := create(t, s, NewObject{})
 	// The writer stages its event and dies before publishing it: its outbox never runs.
-	s.Outbox = events.NewOutbox(s.Store.DB(), &published{}, testkit.Logger(t), events.OutboxOptions{})
+	s.Outbox = events.NewOutbox(s.Store.(*store.Store).DB(), &published{}, testkit.Logger(t), events.OutboxOptions{})
 	a, err := s.Associate(ctx, "req_test", caller, NewAssociation{PeerHash: peer.Object.Hash})
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestDeletedAssociationKeepsItsUnsentEvent(t *testing.T) {
 	}
 	// Another replica's sweep finds the event its writer staged but never published.
 	pub := &published{}
-	relay := events.NewOutbox(s.Store.DB(), pub, testkit.Logger(t),
+	relay := events.NewOutbox(s.Store.(*store.Store).DB(), pub, testkit.Logger(t),
 		events.OutboxOptions{SweepInterval: 100 * time.Millisecond, RecoverAfter: time.Millisecond})
 	rctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
