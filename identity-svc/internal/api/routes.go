@@ -40,19 +40,13 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 // owner admits a principal that owns the route's object; with ownerKey, only its owner key (key
 // management is never delegated to a sub-key).
 func owner(c *gin.Context, ownerKey bool) (object.Caller, error) {
-	p, t := authn.PrincipalFrom(c), authn.TargetFrom(c)
-	if p == nil {
-		return object.Caller{}, httpx.Unauthorized("an API key is required")
-	}
-	if t == nil {
-		return object.Caller{}, httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
-	}
-	if t.ObjectID != p.ObjectID {
-		// A private object's existence is its owner's to know (docs/api.md).
-		if t.Visibility == object.Private {
+	p, t, err := authn.Owner(c)
+	if err != nil {
+		// Another object's key: a private object's existence is its owner's to know (docs/api.md).
+		if t := authn.TargetFrom(c); authn.PrincipalFrom(c) != nil && t != nil && t.Visibility == object.Private {
 			return object.Caller{}, httpx.NotFound("object")
 		}
-		return object.Caller{}, httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
+		return object.Caller{}, err
 	}
 	if ownerKey && !p.Owner {
 		return object.Caller{}, ownerKeyNeeded()
