@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/svcdev/svc/identity-svc/internal/api"
 	"github.com/svcdev/svc/identity-svc/internal/consumers"
@@ -13,6 +14,7 @@ import (
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -38,6 +40,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	objects := &object.Service{
 		Store: store.New(b.DB), Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+		ETags: httpx.NewETags(b.Redis, b.Log, time.Hour),
 	}
 	api.Register(b.API, objects)
 	claims := &consumers.Claims{Objects: objects}

@@ -17,7 +17,7 @@ type handlers struct{ objects *object.Service }
 func Register(api *gin.RouterGroup, objects *object.Service) {
 	h := &handlers{objects: objects}
 	api.POST("/api/objects", httpx.Handle(h.createObject))
-	api.GET("/api/objects/:hash", httpx.Handle(h.getObject))
+	api.GET("/api/objects/:hash", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.getObject))
 	api.POST("/api/objects/:hash/rotate-key", httpx.Handle(h.rotateKey))
 	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
 	api.GET("/api/directory", httpx.Handle(h.directory))

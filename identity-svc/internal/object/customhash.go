@@ -81,6 +81,7 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 		// The change is stored; cached resolutions show the previous hash until they expire.
 		s.Log.WarnContext(ctx, "hash change not yet visible to cached resolutions", "ttl", identity.HashTTL, "error", err)
 	}
+	s.ETags.Changed(ctx, obj.ID)
 	s.Outbox.Confirm(ev)
 	return &ClaimedHash{Hash: newHash, PreviousHash: obj.Hash, Username: in.Username, Paid: !free}, nil
 }

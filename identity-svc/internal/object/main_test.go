@@ -4,10 +4,12 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/svcdev/svc/identity-svc/internal/payment"
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/service"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -59,5 +61,5 @@ func newService(t *testing.T) (*Service, *sent) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	relay := &sent{}
 	return &Service{Store: store.New(db), Outbox: relay, Redis: rdb, Payments: payment.NewVouchers(voucherSecret),
-		Log: testkit.Logger(t)}, relay
+		Log: testkit.Logger(t), ETags: httpx.NewETags(rdb, testkit.Logger(t), time.Hour)}, relay
 }

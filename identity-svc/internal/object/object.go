@@ -47,6 +47,8 @@ type Service struct {
 	Redis    *redis.Client
 	Payments payment.Verifier
 	Log      *slog.Logger
+	// ETags validates public object reads; writes that change what they show replace it.
+	ETags *httpx.ETags
 }
 
 // NewObject is what a creation asks for.

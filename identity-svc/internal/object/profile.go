@@ -15,7 +15,11 @@ func (s *Service) ReportProfile(ctx context.Context, objectID string, in contrac
 	if err != nil {
 		at = clock.Now()
 	}
-	return s.Store.UpdateProfile(ctx, objectID, in.Version, in.Title, at)
+	if err := s.Store.UpdateProfile(ctx, objectID, in.Version, in.Title, at); err != nil {
+		return err
+	}
+	s.ETags.Changed(ctx, objectID)
+	return nil
 }
 
 // VerifiedClaim is a claim claims-svc verified for an object.
@@ -37,6 +41,7 @@ func (s *Service) RecordClaim(ctx context.Context, objectID string, c VerifiedCl
 	if err := s.Store.RecordClaim(ctx, obj.ID, h, c.At); err != nil {
 		return err
 	}
+	s.ETags.Changed(ctx, obj.ID)
 	// A failure is returned, so that the event is retried until caches show the claimed mailbox.
 	return s.forgetHashes(ctx, obj.Hashes...)
 }
