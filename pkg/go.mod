@@ -3,6 +3,7 @@ module github.com/svcdev/svc/pkg
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/FerretDB/FerretDB v1.24.0
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/gin-gonic/gin v1.12.0

@@ -29,6 +29,11 @@ const (
 	sourceBytes   = 1 << 20
 	gitTimeout    = 25 * time.Second // within the gateway's 30 s upstream timeout
 	gitBytes      = 32 << 20
+	// A sync holds its pack and the inflated objects in memory: these bound one sync, and
+	// gitConcurrent bounds how many run at once (about 4 × 40 MiB at worst).
+	gitPackBytes    = 8 << 20
+	gitInflateBytes = 32 << 20
+	gitConcurrent   = 4
 )
 
 // Config is context-svc's configuration.
@@ -70,9 +75,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Identity: b.Identity(),
 		Mailbox:  mailbox.NewClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,
-		Git: &gitsync.Syncer{
+		Git: gitsync.New(gitsync.Syncer{
 			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
-		},
+			MaxPack: gitPackBytes, MaxInflate: gitInflateBytes,
+		}, gitConcurrent),
 		BaseURL:       strings.TrimRight(cfg.BaseURL, "/"),
 		SourceRefresh: cfg.SourceRefresh,
 		Log:           b.Log,

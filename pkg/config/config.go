@@ -85,6 +85,8 @@ type InternalAuth struct {
 type Outbound struct {
 	AllowPrivate bool   `env:"OUTBOUND_ALLOW_PRIVATE, default=false"`
 	CAFile       string `env:"OUTBOUND_CA_FILE"`
+	// Ports may be dialled by outbound fetches (80 and 443 when empty), comma-separated.
+	Ports []int `env:"OUTBOUND_PORTS"`
 }
 
 // SetCommandMonitor attaches a command monitor; the all-in-one stack reaches it through any

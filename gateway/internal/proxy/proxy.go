@@ -133,6 +133,9 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 	header := c.GetHeader("Authorization")
 	c.Request.Header.Del("Authorization") // the key never travels past the gateway
 	if r.Auth != routes.Public || header != "" {
+		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "auth-ip", PerMin: g.limits.AuthIPPerMin, Burst: g.limits.AuthIPBurst}, ratelimit.ClientKey(c.ClientIP())); err != nil {
+			return nil, err
+		}
 		var err error
 		if p, err = g.auth.Authenticate(ctx, header); err != nil {
 			return nil, err
@@ -206,7 +209,7 @@ func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
 			lim = ratelimit.Limit{Name: "messages", PerMin: g.limits.MessagesPerMin, Burst: g.limits.MessagesBurst}
 		}
 	}
-	if err := g.limiter.Allow(ctx, lim, ip); err != nil {
+	if err := g.limiter.Allow(ctx, lim, ratelimit.ClientKey(ip)); err != nil {
 		return err
 	}
 	if r.Recipient == "" {
@@ -216,7 +219,12 @@ func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
 	if err != nil || recipient == "" {
 		return err // a body without the field is the service's to refuse
 	}
-	return g.limiter.Allow(ctx, ratelimit.Limit{Name: "recipient", PerMin: g.limits.RecipientPerMin, Burst: g.limits.RecipientBurst}, recipient)
+	// Every hash of an object (a previous one, a custom one) shares the object's budget.
+	obj, err := g.resolver.Resolve(ctx, recipient)
+	if err != nil {
+		return nil // an unknown recipient is the service's to refuse; an outage is no reason to
+	}
+	return g.limiter.Allow(ctx, ratelimit.Limit{Name: "recipient", PerMin: g.limits.RecipientPerMin, Burst: g.limits.RecipientBurst}, obj.ObjectID)
 }
 
 // peekField reads one string field of a JSON body and puts the body back for the service.
@@ -238,6 +246,13 @@ func peekField(c *gin.Context, field string) (string, error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil {
 		return "", nil
+	}
+	// The services decode keys as encoding/json does, case-insensitively, and refuse a key that
+	// differs from a field only by case: so does the gateway, which looks the field up exactly.
+	for key := range fields {
+		if key != field && strings.EqualFold(key, field) {
+			return "", httpx.BadRequest(httpx.CodeUnknownField, "unknown field %q: field names are case-sensitive", key)
+		}
 	}
 	var v string
 	if json.Unmarshal(fields[field], &v) != nil {
