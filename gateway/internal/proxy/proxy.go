@@ -158,7 +158,7 @@ func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
 	if r.Auth == routes.Public {
 		return nil
 	}
-	if t != nil && t.ObjectID != p.ObjectID {
+	if t != nil && t.ObjectID != p.ObjectID && r.Auth != routes.AnyKey {
 		return httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
 	}
 	if r.Auth == routes.OwnerKey && !p.Owner {
