@@ -18,6 +18,7 @@ import (
 
 // received is one POST that reached a receiver.
 type received struct {
+	Path   string
 	Header http.Header
 	Body   []byte
 	At     time.Time
@@ -45,7 +46,7 @@ func newReceiver(t *testing.T) *receiver {
 	r := &receiver{}
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		rec := received{Header: req.Header.Clone(), Body: body, At: time.Now()}
+		rec := received{Path: req.URL.Path, Header: req.Header.Clone(), Body: body, At: time.Now()}
 		_ = json.Unmarshal(body, &rec.Payload)
 		r.mu.Lock()
 		n := len(r.got)
