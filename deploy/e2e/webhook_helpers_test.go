@@ -41,7 +41,7 @@ type receiver struct {
 	answer func(n int, w http.ResponseWriter) int
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	t.Helper()
 	r := &receiver{}
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -100,7 +100,7 @@ func webhookEnv(t testing.TB, rcv *receiver, opts ...Option) *Env {
 	base := []Option{
 		WithEnv("OUTBOUND_ALLOW_PRIVATE", "true"), WithEnv("OUTBOUND_CA_FILE", rcv.CAFile),
 		WithEnv("WEBHOOK_RETRY_SCHEDULE", "300ms,300ms,300ms"), WithEnv("WEBHOOK_RETRY_JITTER", "0"),
-		WithEnv("WEBHOOK_TIMEOUT", "2s"), WithEnv("WEBHOOK_CLAIM_LEASE", "3s"), WithEnv("WEBHOOK_POLL_INTERVAL", "100ms"),
+		WithEnv("WEBHOOK_TIMEOUT", "2s"), WithEnv("WEBHOOK_CLAIM_LEASE", "3s"), WithEnv("WEBHOOK_POLL_INTERVAL", "200ms"),
 	}
 	return Start(t, append(base, opts...)...)
 }

@@ -2,9 +2,7 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"slices"
-	"sync"
 
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
@@ -36,21 +34,21 @@ func (f *Fanout) Handle(ctx context.Context, ev events.Event) error {
 	// Once an event is taken, its deliveries are recorded even if the replica is stopping: only
 	// the attempts stop with it, and the sender of another replica makes them.
 	rec := context.WithoutCancel(ctx)
-	subs, err := f.Store.SubscriptionsOf(rec, ev.ObjectID, "", "", 0)
+	all, err := f.Store.SubscriptionsOf(rec, ev.ObjectID, "", "", 0)
 	if err != nil {
 		return err
 	}
-	subs, err = f.matching(rec, subs, name, ev.ObjectID)
+	subs, err := f.matching(rec, all, name, ev.ObjectID)
 	if err != nil {
 		return err
 	}
-	var fresh []*store.Delivery
-	for _, sub := range subs {
+	var fresh []match
+	for _, m := range subs {
 		now := clock.Now()
 		// A first attempt not made within a lease (its replica stopped) is the sender's to make.
 		due := now.Add(f.Sender.Lease)
 		d := &store.Delivery{
-			ID: ev.ID + "." + sub.ID, SubscriptionID: sub.ID, EventID: ev.ID, Event: name, Body: string(body),
+			ID: ev.ID + "." + m.sub.ID, SubscriptionID: m.sub.ID, EventID: ev.ID, Event: name, Body: string(body),
 			CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &due, Attempts: []store.Attempt{},
 		}
 		inserted, err := f.Store.InsertDelivery(rec, d)
@@ -58,26 +56,27 @@ func (f *Fanout) Handle(ctx context.Context, ev events.Event) error {
 			return err
 		}
 		if inserted {
-			fresh = append(fresh, d)
+			m.delivery = d
+			fresh = append(fresh, m)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(fresh))
-	for i, d := range fresh {
-		wg.Go(func() { errs[i] = f.Sender.Attempt(ctx, d, 0) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil && ctx.Err() == nil {
-		// The deliveries are stored: the sender retries them when their lease has passed.
-		f.Sender.Log.Warn("first delivery attempt failed", "event_id", ev.ID, "error", err)
+	for _, m := range fresh {
+		f.Sender.First(ctx, &m.sub, m.health, m.delivery)
 	}
 	return nil
 }
 
+// match is a subscription that takes an event, with its health and the delivery made for it.
+type match struct {
+	sub      store.Subscription
+	health   *store.SubscriptionHealth
+	delivery *store.Delivery
+}
+
 // matching keeps the enabled subscriptions that selected the event. A context subscription of
 // another object to a box that is now private receives nothing.
-func (f *Fanout) matching(ctx context.Context, subs []store.Subscription, name, objectID string) ([]store.Subscription, error) {
-	var out []store.Subscription
+func (f *Fanout) matching(ctx context.Context, subs []store.Subscription, name, objectID string) ([]match, error) {
+	var out []match
 	var private *bool
 	for _, sub := range subs {
 		if !slices.Contains(sub.Events, name) {
@@ -103,7 +102,7 @@ func (f *Fanout) matching(ctx context.Context, subs []store.Subscription, name, 
 				continue
 			}
 		}
-		out = append(out, sub)
+		out = append(out, match{sub: sub, health: h})
 	}
 	return out, nil
 }

@@ -36,7 +36,15 @@ type Sender struct {
 	PollInterval time.Duration
 	Workers      int
 	Log          *slog.Logger
+
+	mu    sync.Mutex
+	lanes map[string]*lane
+	busy  sync.WaitGroup
 }
+
+// lane is the queue of first attempts of one subscription, made one after the other so that a
+// healthy endpoint receives a subscription's events in order.
+type lane struct{ queue []func() }
 
 // Attempt makes the next attempt of d when this replica wins its claim for slot. A context
 // ending mid-attempt leaves the delivery as it was: its claim lapses and another replica retries.
@@ -70,11 +78,56 @@ func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error
 	if h.DisabledAt != nil {
 		return s.finish(ctx, cur, store.StatusFailed, "subscription disabled")
 	}
-	res := s.post(ctx, sub, cur)
+	return s.deliver(ctx, sub, h, cur)
+}
+
+// First queues the first attempt of a delivery this replica has just inserted, behind the
+// subscription's earlier ones, and returns at once. It needs no claim: no other replica attempts
+// a delivery before its first lease has passed. An attempt that fails to complete is left to
+// that lease.
+func (s *Sender) First(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lanes == nil {
+		s.lanes = map[string]*lane{}
+	}
+	l, ok := s.lanes[sub.ID]
+	if !ok {
+		l = &lane{}
+		s.lanes[sub.ID] = l
+		s.busy.Add(1)
+		go s.drain(sub.ID, l)
+	}
+	l.queue = append(l.queue, func() {
+		if err := s.deliver(ctx, sub, h, d); err != nil && ctx.Err() == nil {
+			s.Log.Warn("first delivery attempt failed", "delivery_id", d.ID, "error", err)
+		}
+	})
+}
+
+// drain runs a lane's attempts until it is empty.
+func (s *Sender) drain(key string, l *lane) {
+	defer s.busy.Done()
+	for {
+		s.mu.Lock()
+		if len(l.queue) == 0 {
+			delete(s.lanes, key)
+			s.mu.Unlock()
+			return
+		}
+		job := l.queue[0]
+		l.queue = l.queue[1:]
+		s.mu.Unlock()
+		job()
+	}
+}
+
+func (s *Sender) deliver(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) error {
+	res := s.post(ctx, sub, d)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return s.record(ctx, cur, h, res)
+	return s.record(ctx, d, h, res)
 }
 
 // result is what one POST gave.
@@ -160,15 +213,25 @@ func (s *Sender) record(ctx context.Context, d *store.Delivery, h *store.Subscri
 	if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
 		return err
 	}
-	return s.Store.PutHealth(ctx, s.health(h, d.Status == store.StatusSucceeded, now))
+	if h, changed := s.health(h, d.Status == store.StatusSucceeded, now); changed {
+		return s.Store.PutHealth(ctx, h)
+	}
+	return nil
 }
 
-// health updates what is known of the endpoint; a subscription failing for DisableAfter is
-// disabled.
-func (s *Sender) health(h *store.SubscriptionHealth, ok bool, now time.Time) *store.SubscriptionHealth {
+// healthEvery bounds how stale last_success_at may be on a healthy endpoint: a success is written
+// when the endpoint was failing or when the last one written is older, not on every delivery.
+const healthEvery = time.Minute
+
+// health updates what is known of the endpoint and says whether it changed enough to write; a
+// subscription failing for DisableAfter is disabled.
+func (s *Sender) health(h *store.SubscriptionHealth, ok bool, now time.Time) (*store.SubscriptionHealth, bool) {
 	if ok {
+		if h.FailingSince == nil && h.LastSuccessAt != nil && now.Sub(*h.LastSuccessAt) < healthEvery {
+			return h, false
+		}
 		h.LastSuccessAt, h.FailingSince = &now, nil
-		return h
+		return h, true
 	}
 	h.LastFailureAt = &now
 	if h.FailingSince == nil {
@@ -177,7 +240,7 @@ func (s *Sender) health(h *store.SubscriptionHealth, ok bool, now time.Time) *st
 	if h.DisabledAt == nil && now.Sub(*h.FailingSince) >= s.DisableAfter {
 		h.DisabledAt, h.DisabledReason = &now, "the endpoint has been failing for "+s.DisableAfter.String()
 	}
-	return h
+	return h, true
 }
 
 func unauthorizedCount(as []store.Attempt) int {
@@ -202,6 +265,7 @@ func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason s
 func (s *Sender) Run(ctx context.Context) error {
 	t := time.NewTicker(s.PollInterval)
 	defer t.Stop()
+	defer s.busy.Wait() // first attempts queued by the consumer stop with the service too
 	for {
 		select {
 		case <-ctx.Done():
