@@ -59,16 +59,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
-	})
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(b.DB)
 	httpapi.Register(b.API, &httpapi.Handler{
 		Store:    st,
-		Relay:    b.Relay,
+		Outbox:   b.Outbox,
 		Identity: b.Identity(),
 		Mailbox:  mailbox.NewClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,

@@ -36,7 +36,7 @@ type Mailbox interface {
 // Handler holds what the routes need.
 type Handler struct {
 	Store    *store.Store
-	Relay    *events.Relay
+	Outbox   *events.Outbox
 	Identity Identity
 	Mailbox  Mailbox
 	// Fetcher fetches URL sources; Git pulls llm.txt from repositories.
@@ -134,16 +134,17 @@ func readable(c *gin.Context) (*authn.Target, bool) {
 	return t, true
 }
 
-// write applies a context write as the object's next version, queues its events and tells
+// write applies a context write as the object's next version, relays its events and tells
 // identity-svc the new version before the caller answers, so that the object read shows it.
 func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply func(p *store.Profile) error,
 	extra ...func(p *store.Profile) []events.Pending) (*store.Profile, error) {
 	ctx := c.Request.Context()
 	rid := httpx.RequestID(c)
+	var evs []events.Pending // those of the last attempt, the one that was written
 	edit := store.Edit{
-		Change: change, Apply: apply, At: clock.Now(),
+		Change: change, Apply: apply, At: clock.Now(), Outbox: h.Outbox,
 		Events: func(p *store.Profile) []events.Pending {
-			evs := []events.Pending{events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, rid,
+			evs = []events.Pending{events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, rid,
 				contract.ContextUpdatedData{Version: p.Version, UpdatedAt: clock.Format(p.UpdatedAt), Title: p.Title, Change: change})}
 			for _, f := range extra {
 				evs = append(evs, f(p)...)
@@ -164,7 +165,7 @@ func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply fu
 	if err != nil {
 		return nil, err
 	}
-	h.Relay.Enqueue(store.Versions, p.ID, p.Outbox...)
+	h.Outbox.Confirm(evs...)
 	if err := h.reportVersion(ctx, p); err != nil {
 		return nil, httpx.Unavailable(err)
 	}
