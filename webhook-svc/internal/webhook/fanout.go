@@ -28,8 +28,11 @@ type Fanout struct {
 // the event and the subscription, and an existing delivery is left to the sender's schedule.
 func (f *Fanout) Handle(ctx context.Context, ev events.Event) error {
 	name, body, err := NewPayload(ev)
-	if err != nil || name == "" {
-		return err
+	if err != nil {
+		return events.Permanent(err) // malformed data stays malformed
+	}
+	if name == "" {
+		return nil
 	}
 	// Once an event is taken, its deliveries are recorded even if the replica is stopping: only
 	// the attempts stop with it, and the sender of another replica makes them.
