@@ -88,13 +88,5 @@ func (s *Store) SubscriptionsOf(ctx context.Context, objectID, kind, after strin
 	if limit > 0 {
 		opts.SetLimit(int64(limit))
 	}
-	cur, err := s.c(Subscriptions).Find(ctx, filter, opts)
-	if err != nil {
-		return nil, fmt.Errorf("list subscriptions: %w", err)
-	}
-	var out []Subscription
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("list subscriptions: %w", err)
-	}
-	return out, nil
+	return findAll[Subscription](ctx, s.c(Subscriptions), filter, opts, "subscriptions")
 }
