@@ -76,6 +76,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		BaseURL:       strings.TrimRight(cfg.BaseURL, "/"),
 		SourceRefresh: cfg.SourceRefresh,
 		Log:           b.Log,
+		// A refreshed URL source changes llm.txt without a write: a validator lives no longer
+		// than a fetched source is reused.
+		ETags: httpx.NewETags(b.Redis, b.Log, cfg.SourceRefresh),
 	})
 	projections := &ctxevents.Projections{Store: st}
 	b.Consume("projections", ctxevents.Topics, projections.Handle)

@@ -19,6 +19,7 @@ import (
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
 	"github.com/svcdev/svc/pkg/config"
 	webhook "github.com/svcdev/svc/webhook-svc/app"
+	"go.mongodb.org/mongo-driver/v2/event"
 )
 
 // Options says where the backends are and how to name things on them.
@@ -39,6 +40,8 @@ type Options struct {
 	// one comma-separated upstream list.
 	Replicas map[string]int
 	Log      *slog.Logger
+	// CommandMonitor, when set, sees every store command of every service (tests count them).
+	CommandMonitor *event.CommandMonitor
 }
 
 // runner is a started service.
@@ -52,15 +55,19 @@ type runner interface {
 type component struct {
 	name   string
 	urlEnv string
-	build  func(ctx context.Context, env map[string]string, log *slog.Logger) (runner, error)
+	build  func(ctx context.Context, env map[string]string, log *slog.Logger, mon *event.CommandMonitor) (runner, error)
 }
 
-// build loads a service's typed configuration from env exactly as its own binary does.
-func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error)) func(context.Context, map[string]string, *slog.Logger) (runner, error) {
-	return func(ctx context.Context, env map[string]string, log *slog.Logger) (runner, error) {
+// build loads a service's typed configuration from env exactly as its own binary does, then
+// attaches the command monitor to the services that have a store.
+func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error)) func(context.Context, map[string]string, *slog.Logger, *event.CommandMonitor) (runner, error) {
+	return func(ctx context.Context, env map[string]string, log *slog.Logger, mon *event.CommandMonitor) (runner, error) {
 		var cfg C
 		if err := config.LoadMap(ctx, &cfg, env); err != nil {
 			return nil, err
+		}
+		if m, ok := any(&cfg).(interface{ SetCommandMonitor(*event.CommandMonitor) }); ok && mon != nil {
+			m.SetCommandMonitor(mon)
 		}
 		return newApp(ctx, cfg, log)
 	}
@@ -96,6 +103,7 @@ type Stack struct {
 	instances map[string][]*instance
 	runCtx    context.Context
 	log       *slog.Logger
+	monitor   *event.CommandMonitor
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	mu        sync.Mutex
@@ -111,7 +119,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		opts.GatewayAddr = "127.0.0.1:0"
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Stack{ServiceURLs: map[string]string{}, instances: map[string][]*instance{}, runCtx: runCtx, log: opts.Log, cancel: cancel}
+	s := &Stack{ServiceURLs: map[string]string{}, instances: map[string][]*instance{}, runCtx: runCtx, log: opts.Log, monitor: opts.CommandMonitor, cancel: cancel}
 	env := map[string]string{
 		"MONGO_URI": opts.MongoURI, "KAFKA_BROKERS": strings.Join(opts.Brokers, ","), "KAFKA_TOPIC_PREFIX": opts.TopicPrefix,
 		"REDIS_URL": opts.RedisURL, "INTERNAL_JWT_KEY": opts.JWTKey, "BASE_URL": opts.BaseURL,
@@ -197,7 +205,7 @@ func (s *Stack) start(ctx context.Context, c component, env map[string]string, l
 }
 
 func (s *Stack) run(ctx context.Context, c component, env map[string]string, ln net.Listener) (*instance, error) {
-	r, err := c.build(ctx, env, s.log.With("service", c.name))
+	r, err := c.build(ctx, env, s.log.With("service", c.name), s.monitor)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.name, err)
 	}

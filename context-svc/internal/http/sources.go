@@ -244,12 +244,16 @@ func (h *Handler) refresh(ctx context.Context, srcs []store.Source) {
 			if fetchErr != "" && ctx.Err() != nil {
 				return // out of budget (or the caller left): not the source's failure
 			}
+			before := s.Content
 			s.FetchedAt, s.FetchError = &now, fetchErr
 			if fetchErr == "" {
 				s.Content = content
 			}
 			if err := h.Store.RecordFetch(context.WithoutCancel(ctx), s.ID, content, fetchErr, now); err != nil {
 				h.Log.Warn("recording a source fetch failed", "source_id", s.ID, "error", err)
+			}
+			if s.Content != before {
+				h.ETags.Changed(context.WithoutCancel(ctx), s.ObjectID)
 			}
 		})
 	}
