@@ -170,7 +170,7 @@ func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
 	if r.Auth == routes.Public {
 		return nil
 	}
-	if t != nil && t.ObjectID != p.ObjectID {
+	if t != nil && t.ObjectID != p.ObjectID && r.Auth != routes.AnyKey {
 		return notOwner(t)
 	}
 	if r.Auth == routes.OwnerKey && !p.Owner {
