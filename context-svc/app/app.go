@@ -9,14 +9,15 @@ import (
 	"strings"
 	"time"
 
-	ctxevents "github.com/svcdev/svc/context-svc/internal/events"
+	"github.com/svcdev/svc/context-svc/internal/api"
+	"github.com/svcdev/svc/context-svc/internal/consumers"
 	"github.com/svcdev/svc/context-svc/internal/gitsync"
-	httpapi "github.com/svcdev/svc/context-svc/internal/http"
-	"github.com/svcdev/svc/context-svc/internal/mailbox"
+	"github.com/svcdev/svc/context-svc/internal/profile"
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -29,6 +30,8 @@ const (
 	sourceBytes   = 1 << 20
 	gitTimeout    = 25 * time.Second // within the gateway's 30 s upstream timeout
 	gitBytes      = 32 << 20
+	// blockedBytes caps mailbox-svc's answer of an object's blocked senders.
+	blockedBytes = 4 << 20
 )
 
 // Config is context-svc's configuration.
@@ -66,21 +69,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	st := store.New(b.DB)
-	httpapi.Register(b.API, &httpapi.Handler{
+	profiles := &profile.Service{
 		Store:    st,
 		Relay:    b.Relay,
 		Identity: b.Identity(),
-		Mailbox:  mailbox.NewClient(cfg.MailboxURL, b.Client("mailbox-svc")),
+		Mailbox:  mailboxClient{rpc: rpc.New("mailbox-svc", cfg.MailboxURL, b.Client("mailbox-svc"), blockedBytes)},
 		Fetcher:  fetcher,
 		Git: &gitsync.Syncer{
 			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
 		},
-		BaseURL:       strings.TrimRight(cfg.BaseURL, "/"),
 		SourceRefresh: cfg.SourceRefresh,
 		Log:           b.Log,
-	})
-	projections := &ctxevents.Projections{Store: st}
-	b.Consume("projections", ctxevents.Topics, projections.Handle)
+	}
+	api.Register(b.API, &api.Handler{Profiles: profiles, BaseURL: strings.TrimRight(cfg.BaseURL, "/")})
+	projections := &consumers.Projections{Store: st}
+	b.Consume("projections", consumers.Topics, projections.Handle)
 	return &App{Base: b}, nil
 }
 
