@@ -26,8 +26,7 @@ type Store interface {
 	VersionOf(ctx context.Context, objectID string, version int) (*store.Profile, error)
 	ListVersions(ctx context.Context, q store.VersionQuery) ([]store.Profile, error)
 
-	InsertSource(ctx context.Context, src *store.Source) error
-	CountSources(ctx context.Context, objectID string) (int64, error)
+	InsertSource(ctx context.Context, src *store.Source, limit int) error
 	ListSources(ctx context.Context, q store.SourcePage) ([]store.Source, error)
 	SourcesByID(ctx context.Context, objectID string, ids []string) ([]store.Source, error)
 	RecordFetch(ctx context.Context, id, content, fetchErr string, at time.Time) error

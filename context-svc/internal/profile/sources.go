@@ -104,17 +104,14 @@ func (s *Service) CreateSource(ctx context.Context, t Target, req *NewSource) (*
 		return nil, false, err
 	}
 	included := req.Included == nil || *req.Included
-	n, err := s.Store.CountSources(ctx, t.ObjectID)
-	if err != nil {
-		return nil, false, err
-	}
-	if n >= MaxSources {
-		return nil, false, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object has at most %d sources", MaxSources))
-	}
 	src.ID, src.ObjectID, src.CreatedAt = apikey.NewID("src"), t.ObjectID, clock.Now()
 	ev := sourceChanged(t, src, included, "created")
 	src.Outbox = []events.Pending{ev}
-	if err := s.Store.InsertSource(ctx, src); err != nil {
+	err = s.Store.InsertSource(ctx, src, MaxSources)
+	if errors.Is(err, store.ErrSourceLimit) {
+		return nil, false, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object has at most %d sources", MaxSources))
+	}
+	if err != nil {
 		return nil, false, err
 	}
 	s.Relay.Enqueue(store.Sources, src.ID, ev)
@@ -157,12 +154,11 @@ func (s *Service) Composable(ctx context.Context, objectID string, ids []string)
 	s.refresh(ctx, srcs)
 	out := make([]Source, len(srcs))
 	for i, src := range srcs {
-		text := src.Text
-		if Fetched(src.Kind) {
-			text = src.Content
+		out[i] = Source{ID: src.ID, Kind: src.Kind, Title: src.Title, URL: src.URL, Text: src.Text}
+		if Fetched(src.Kind) && src.Fetch != nil {
+			out[i].Text = src.Fetch.Content
+			out[i].Unavailable = src.Fetch.Content == "" && src.Fetch.Error != ""
 		}
-		out[i] = Source{ID: src.ID, Kind: src.Kind, Title: src.Title, URL: src.URL, Text: text,
-			Unavailable: Fetched(src.Kind) && src.Content == "" && src.FetchError != ""}
 	}
 	return out, nil
 }
@@ -177,7 +173,7 @@ func (s *Service) refresh(ctx context.Context, srcs []store.Source) {
 	slots := make(chan struct{}, fetchParallel)
 	for i := range srcs {
 		src := &srcs[i]
-		if !Fetched(src.Kind) || (src.FetchedAt != nil && now.Sub(*src.FetchedAt) < s.SourceRefresh) {
+		if !Fetched(src.Kind) || (src.Fetch != nil && now.Sub(src.Fetch.FetchedAt) < s.SourceRefresh) {
 			continue
 		}
 		wg.Go(func() {
@@ -190,10 +186,11 @@ func (s *Service) refresh(ctx context.Context, srcs []store.Source) {
 			if fetchErr != "" && ctx.Err() != nil {
 				return // out of budget (or the caller left): not the source's failure
 			}
-			src.FetchedAt, src.FetchError = &now, fetchErr
-			if fetchErr == "" {
-				src.Content = content
+			fetched := &store.Fetch{SourceID: src.ID, Content: content, FetchedAt: now, Error: fetchErr}
+			if fetchErr != "" && src.Fetch != nil {
+				fetched.Content = src.Fetch.Content
 			}
+			src.Fetch = fetched
 			// The content is served from memory this time; a failed record only means that the
 			// next read fetches again.
 			if err := s.Store.RecordFetch(context.WithoutCancel(ctx), src.ID, content, fetchErr, now); err != nil {

@@ -17,12 +17,16 @@ import (
 
 // Collection names.
 const (
-	Versions  = "versions"
-	Heads     = "heads"
-	Syncs     = "syncs"
-	Sources   = "sources"
-	Links     = "links"
-	Decisions = "decisions"
+	Versions = "versions"
+	Heads    = "heads"
+	Syncs    = "syncs"
+	Sources  = "sources"
+	// SourceSlots are the numbered places of an object's sources; Fetches what was last fetched
+	// from each URL source.
+	SourceSlots = "source_slots"
+	Fetches     = "fetches"
+	Links       = "links"
+	Decisions   = "decisions"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below.
@@ -39,7 +43,7 @@ var OutboxCollections = []string{Versions, Sources}
 
 // Store is the repository.
 type Store struct {
-	versions, heads, syncs, sources, links, decisions *mongo.Collection
+	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions *mongo.Collection
 	// MaxAttempts bounds the retries of a write that keeps losing the race for a version.
 	MaxAttempts int
 }
@@ -48,7 +52,8 @@ type Store struct {
 func New(db *mongo.Database) *Store {
 	return &Store{
 		versions: db.Collection(Versions), heads: db.Collection(Heads), syncs: db.Collection(Syncs),
-		sources: db.Collection(Sources), links: db.Collection(Links), decisions: db.Collection(Decisions),
+		sources: db.Collection(Sources), sourceSlots: db.Collection(SourceSlots), fetches: db.Collection(Fetches),
+		links: db.Collection(Links), decisions: db.Collection(Decisions),
 		MaxAttempts: 32,
 	}
 }

@@ -116,7 +116,7 @@ func TestSourcesByIDKeepsOrderAndOwner(t *testing.T) {
 		{ID: "src_2", ObjectID: "obj_s", Kind: "text", Text: "two"},
 		{ID: "src_3", ObjectID: "obj_other", Kind: "text", Text: "three"},
 	} {
-		if err := st.InsertSource(ctx, &s); err != nil {
+		if err := st.InsertSource(ctx, &s, 10); err != nil {
 			t.Fatal(err)
 		}
 	}
