@@ -68,7 +68,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(b.DB)
+	st := store.New(b.DB, b.Log)
 	profiles := &profile.Service{
 		Store:    st,
 		Relay:    b.Relay,

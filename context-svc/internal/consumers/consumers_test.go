@@ -25,7 +25,7 @@ func event(t *testing.T, typ, objectID string, data any) events.Event {
 
 func TestProjections(t *testing.T) {
 	t.Parallel()
-	st := store.New(testkit.Database(t, testkit.Backends(t), "context"))
+	st := store.New(testkit.Database(t, testkit.Backends(t), "context"), testkit.Logger(t))
 	h := &consumers.Projections{Store: st}
 	ctx := context.Background()
 

@@ -18,28 +18,49 @@ import (
 	"github.com/svcdev/svc/pkg/outbound"
 )
 
-// Store is the repository the use cases write through (store.Store).
-type Store interface {
+// Versions are the versions of objects' profiles (store.Store).
+type Versions interface {
 	Profile(ctx context.Context, objectID string) (*store.Profile, error)
 	Materialise(ctx context.Context, obj contract.Object) (*store.Profile, error)
 	Write(ctx context.Context, objectID string, e store.Edit) (*store.Profile, error)
 	VersionOf(ctx context.Context, objectID string, version int) (*store.Profile, error)
 	ListVersions(ctx context.Context, q store.VersionQuery) ([]store.Profile, error)
+}
 
+// Sources are objects' context sources and what was fetched from them (store.Store).
+type Sources interface {
 	InsertSource(ctx context.Context, src *store.Source, limit int) error
 	ListSources(ctx context.Context, q store.SourcePage) ([]store.Source, error)
 	SourcesByID(ctx context.Context, objectID string, ids []string) ([]store.Source, error)
 	RecordFetch(ctx context.Context, id, content, fetchErr string, at time.Time) error
+}
 
+// Links are context links (store.Store).
+type Links interface {
 	InsertLink(ctx context.Context, l *store.Link) error
 	Link(ctx context.Context, id string) (*store.Link, error)
 	ListLinks(ctx context.Context, q store.LinkPage) ([]store.Link, error)
+}
 
+// Syncs are repository sync configurations (store.Store).
+type Syncs interface {
 	Sync(ctx context.Context, objectID string) (*store.SyncConfig, error)
 	SetSync(ctx context.Context, cfg *store.SyncConfig) error
 	RecordSync(ctx context.Context, cfg *store.SyncConfig, commit string, at time.Time) error
+}
 
+// Decisions are the decisions learned from graph-svc (store.Store).
+type Decisions interface {
 	RecentDecisions(ctx context.Context, objectID string, limit int) ([]store.Decision, error)
+}
+
+// Store is the repository the use cases work on: store.Store.
+type Store interface {
+	Versions
+	Sources
+	Links
+	Syncs
+	Decisions
 }
 
 // Identity is what the use cases need of identity-svc.

@@ -87,7 +87,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	log := testkit.Logger(t)
 	svc := &profile.Service{
-		Store: store.New(db), Relay: events.NewRelay(db, nil, log), Identity: id, Fetcher: fetcher,
+		Store: store.New(db, testkit.Logger(t)), Relay: events.NewRelay(db, nil, log), Identity: id, Fetcher: fetcher,
 		SourceRefresh: time.Hour, Log: log,
 	}
 	return &fixture{svc: svc, db: db, id: id, t: profile.Target{ObjectID: "obj_a", Hash: "svc_a", RequestID: "req_test"}}
@@ -319,7 +319,7 @@ func TestRebuildMemoryKeepsMajorDecisions(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	low, high := 0.2, 0.9
-	st := store.New(f.db)
+	st := store.New(f.db, testkit.Logger(t))
 	for _, d := range []store.Decision{
 		{ObjectID: "obj_a", NodeID: "n1", Title: "Use Go", Confidence: &high, CreatedAt: time.Now()},
 		{ObjectID: "obj_a", NodeID: "n2", Title: "Maybe Rust", Confidence: &low, CreatedAt: time.Now()},

@@ -23,7 +23,7 @@ import (
 func TestRecordFetchNeverRewritesTheSourceDocument(t *testing.T) {
 	t.Parallel()
 	db := testkit.Database(t, testkit.Backends(t), "context")
-	st := store.New(db)
+	st := store.New(db, testkit.Logger(t))
 	ctx := context.Background()
 	const rounds = 40
 	for i := range rounds {

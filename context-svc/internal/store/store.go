@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -44,13 +45,14 @@ var OutboxCollections = []string{Versions, Sources}
 // Store is the repository.
 type Store struct {
 	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions *mongo.Collection
+	log                                                                     *slog.Logger
 	// MaxAttempts bounds the retries of a write that keeps losing the race for a version.
 	MaxAttempts int
 }
 
-// New returns a store over db.
-func New(db *mongo.Database) *Store {
-	return &Store{
+// New returns a store over db; log receives the failures of best-effort steps.
+func New(db *mongo.Database, log *slog.Logger) *Store {
+	return &Store{log: log,
 		versions: db.Collection(Versions), heads: db.Collection(Heads), syncs: db.Collection(Syncs),
 		sources: db.Collection(Sources), sourceSlots: db.Collection(SourceSlots), fetches: db.Collection(Fetches),
 		links: db.Collection(Links), decisions: db.Collection(Decisions),

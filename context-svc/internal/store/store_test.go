@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // newStore returns a store over a database of the test's own.
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	return store.New(testkit.Database(t, testkit.Backends(t), "context"))
+	return store.New(testkit.Database(t, testkit.Backends(t), "context"), testkit.Logger(t))
 }
 
 func materialise(t *testing.T, st *store.Store, objectID string) *store.Profile {

@@ -187,9 +187,11 @@ func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, e
 		if err != nil {
 			return nil, fmt.Errorf("store versions: %w", err)
 		}
-		// The version is written; the head hint only saves later reads a step, so a failure to
-		// move it does not fail the write.
-		_ = s.advanceHead(ctx, objectID, next.Version)
+		// The version is written; the head hint only saves later reads a step (they follow the
+		// versions past it), so a failure to move it does not fail the write.
+		if err := s.advanceHead(ctx, objectID, next.Version); err != nil {
+			s.log.Warn("moving a context head hint failed", "object_id", objectID, "version", next.Version, "error", err)
+		}
 		return &next, nil
 	}
 	return nil, ErrContention
