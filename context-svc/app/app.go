@@ -62,16 +62,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
-	})
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(b.DB, b.Log)
 	profiles := &profile.Service{
 		Store:    st,
-		Relay:    b.Relay,
+		Outbox:   b.Outbox,
 		Identity: b.Identity(),
 		Mailbox:  mailboxClient{rpc: rpc.New("mailbox-svc", cfg.MailboxURL, b.Client("mailbox-svc"), blockedBytes)},
 		Fetcher:  fetcher,

@@ -31,15 +31,13 @@ type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
-	})
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(b.DB)
 	httpapi.Register(b.API, &httpapi.Handler{
-		Store: st, Relay: b.Relay, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
 	})
 	claims := &claimevents.Claims{Store: st, Redis: b.Redis}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)

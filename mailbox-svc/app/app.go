@@ -44,7 +44,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
+		Indexes: store.Indexes,
 	})
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	st := store.New(b.DB)
 	httpapi.Register(b.API, &httpapi.Handler{
 		Store:          st,
-		Relay:          b.Relay,
+		Outbox:         b.Outbox,
 		Identity:       b.Identity(),
 		Rules:          rules.New(cfg.ContextURL, b.Client("context-svc"), cfg.RulesTimeout, b.Log),
 		IdempotencyTTL: cfg.IdempotencyTTL,

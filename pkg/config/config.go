@@ -49,6 +49,23 @@ type Kafka struct {
 	TopicPrefix string   `env:"KAFKA_TOPIC_PREFIX"`
 }
 
+// Events tunes the outbox relay and the event consumers.
+type Events struct {
+	// OutboxSweepInterval is how often the relay looks for pending events that no live writer
+	// handed to it (a crashed replica's, or ones published while Kafka was down).
+	OutboxSweepInterval time.Duration `env:"OUTBOX_SWEEP_INTERVAL, default=5s"`
+	// OutboxRecoverAfter is the age from which the sweep takes over a pending event.
+	OutboxRecoverAfter time.Duration `env:"OUTBOX_RECOVER_AFTER, default=10s"`
+	// OutboxDiscardAfter is the age from which a pending event whose write never happened is
+	// dropped; it must exceed the longest time a request takes from staging to its write.
+	OutboxDiscardAfter time.Duration `env:"OUTBOX_DISCARD_AFTER, default=5m"`
+	// ConsumerRetryMin and ConsumerRetryMax bound the backoff between attempts of a failing handler.
+	ConsumerRetryMin time.Duration `env:"CONSUMER_RETRY_MIN, default=200ms"`
+	ConsumerRetryMax time.Duration `env:"CONSUMER_RETRY_MAX, default=30s"`
+	// ConsumerRetryFor is how long a failing event is retried before it is dead-lettered.
+	ConsumerRetryFor time.Duration `env:"CONSUMER_RETRY_FOR, default=1h"`
+}
+
 // Redis locates the shared cache.
 type Redis struct {
 	URL string `env:"REDIS_URL, required"`
@@ -71,6 +88,7 @@ type Service struct {
 	Server
 	Mongo
 	Kafka
+	Events
 	Redis
 	InternalAuth
 	// IdentityURL is the internal address of identity-svc (unused by identity-svc itself).

@@ -84,6 +84,24 @@ func IsDuplicateKey(err error) bool {
 	return strings.Contains(err.Error(), "E11000")
 }
 
+// OnlyDuplicateKeys reports whether every failure of an unordered bulk insert was a duplicate
+// key: the documents that were new got in, the others were there already.
+func OnlyDuplicateKeys(err error) bool {
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) {
+		return IsDuplicateKey(err)
+	}
+	if bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return false
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 && !IsDuplicateKey(errors.New(we.Message)) {
+			return false
+		}
+	}
+	return true
+}
+
 // IsNotFound reports whether err says that no document matched: the driver's ErrNoDocuments or
 // ErrNotFound.
 func IsNotFound(err error) bool {

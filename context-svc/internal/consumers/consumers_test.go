@@ -55,7 +55,7 @@ func TestProjections(t *testing.T) {
 	}
 
 	malformed := events.Event{ID: "evt_bad", Type: events.ObjectCreated, Data: json.RawMessage(`"not an object"`)}
-	if err := h.Handle(ctx, malformed); err != nil {
-		t.Fatalf("a malformed event must be dropped, not retried: %v", err)
+	if err := h.Handle(ctx, malformed); !events.IsPermanent(err) {
+		t.Fatalf("a malformed event: got %v, want a permanent error (dead-lettered, not retried)", err)
 	}
 }

@@ -22,14 +22,14 @@ import (
 type Versions interface {
 	Profile(ctx context.Context, objectID string) (*store.Profile, error)
 	Materialise(ctx context.Context, obj contract.Object) (*store.Profile, error)
-	Write(ctx context.Context, objectID string, e store.Edit) (*store.Profile, error)
+	Write(ctx context.Context, objectID string, e store.Edit) (*store.Profile, []events.Pending, error)
 	VersionOf(ctx context.Context, objectID string, version int) (*store.Profile, error)
 	ListVersions(ctx context.Context, q store.VersionQuery) ([]store.Profile, error)
 }
 
 // Sources are objects' context sources and what was fetched from them (store.Store).
 type Sources interface {
-	InsertSource(ctx context.Context, src *store.Source, limit int) error
+	InsertSource(ctx context.Context, src *store.Source, limit int, outbox events.Stager, evs ...events.Pending) error
 	ListSources(ctx context.Context, q store.SourcePage) ([]store.Source, error)
 	SourcesByID(ctx context.Context, objectID string, ids []string) ([]store.Source, error)
 	RecordFetch(ctx context.Context, id, content, fetchErr string, at time.Time) error
@@ -74,9 +74,10 @@ type Mailbox interface {
 	BlockedHashes(ctx context.Context, objectID string) ([]string, error)
 }
 
-// Relay publishes the events a write stored with its document (events.Relay).
-type Relay interface {
-	Enqueue(collection string, id any, evs ...events.Pending)
+// Outbox stages the events of a write before it and relays them once it is done (events.Outbox).
+type Outbox interface {
+	events.Stager
+	Confirm(evs ...events.Pending)
 }
 
 // Fetcher fetches URL sources (outbound.Client).
@@ -94,7 +95,7 @@ type Git interface {
 // Service runs context-svc's use cases.
 type Service struct {
 	Store    Store
-	Relay    Relay
+	Outbox   Outbox
 	Identity Identity
 	Mailbox  Mailbox
 	Fetcher  Fetcher
@@ -128,13 +129,14 @@ func (s *Service) Profile(ctx context.Context, objectID string) (*store.Profile,
 	return s.Store.Materialise(ctx, *obj)
 }
 
-// write applies a context write as the object's next version, hands its events to the relay and
-// tells identity-svc the new version before the caller answers, so that the object read shows
-// it. extra adds events of the same write, built from the new version.
+// write applies a context write as the object's next version with its events (staged, then
+// confirmed once the version is written) and tells identity-svc the new version before the
+// caller answers, so that the object read shows it. extra adds events of the same write, built
+// from the new version.
 func (s *Service) write(ctx context.Context, t Target, change string, apply func(p *store.Profile) error,
 	extra ...func(p *store.Profile) []events.Pending) (*store.Profile, error) {
 	edit := store.Edit{
-		Change: change, Apply: apply, At: clock.Now(),
+		Change: change, Apply: apply, At: clock.Now(), Outbox: s.Outbox,
 		Events: func(p *store.Profile) []events.Pending {
 			evs := []events.Pending{contextUpdated(t, p)}
 			for _, f := range extra {
@@ -143,12 +145,12 @@ func (s *Service) write(ctx context.Context, t Target, change string, apply func
 			return evs
 		},
 	}
-	p, err := s.Store.Write(ctx, t.ObjectID, edit)
+	p, evs, err := s.Store.Write(ctx, t.ObjectID, edit)
 	if errors.Is(err, mongox.ErrNotFound) { // the first write of an object created just now
 		if _, err = s.Profile(ctx, t.ObjectID); err != nil {
 			return nil, err
 		}
-		p, err = s.Store.Write(ctx, t.ObjectID, edit)
+		p, evs, err = s.Store.Write(ctx, t.ObjectID, edit)
 	}
 	if errors.Is(err, store.ErrContention) {
 		return nil, httpx.Conflict(httpx.CodeConflict, "too many concurrent writes to this context, retry")
@@ -156,7 +158,7 @@ func (s *Service) write(ctx context.Context, t Target, change string, apply func
 	if err != nil {
 		return nil, err
 	}
-	s.Relay.Enqueue(store.Versions, p.ID, p.Outbox...)
+	s.Outbox.Confirm(evs...)
 	if err := s.reportVersion(ctx, p); err != nil {
 		return nil, httpx.Unavailable(err)
 	}

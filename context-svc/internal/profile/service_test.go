@@ -87,25 +87,42 @@ func newFixture(t *testing.T) *fixture {
 	}
 	log := testkit.Logger(t)
 	svc := &profile.Service{
-		Store: store.New(db, testkit.Logger(t)), Relay: events.NewRelay(db, nil, log), Identity: id, Fetcher: fetcher,
+		Store: store.New(db, log), Outbox: events.NewOutbox(db, nil, log, events.OutboxOptions{}), Identity: id, Fetcher: fetcher,
 		SourceRefresh: time.Hour, Log: log,
 	}
 	return &fixture{svc: svc, db: db, id: id, t: profile.Target{ObjectID: "obj_a", Hash: "svc_a", RequestID: "req_test"}}
 }
 
-// outbox returns the events stored with a document, as the relay will publish them.
-func (f *fixture) outbox(t *testing.T, collection, id string) []events.Pending {
-	t.Helper()
-	var doc struct {
-		Outbox []events.Pending `bson:"_outbox"`
-	}
-	if err := mongox.FindOne(context.Background(), f.db.Collection(collection), mongox.ByID(id), &doc); err != nil {
-		t.Fatalf("read %s %s: %v", collection, id, err)
-	}
-	return doc.Outbox
+// stagedEvent is an event staged in the outbox, as the relay will publish it.
+type stagedEvent struct {
+	ID        string `bson:"_id"`
+	Type      string `bson:"type"`
+	Key       string `bson:"key"`
+	RequestID string `bson:"request_id"`
+	Payload   string `bson:"payload"`
 }
 
-func types(evs []events.Pending) []string {
+// outbox returns the events a document's write staged and recorded, in order: those the outbox
+// publishes for it.
+func (f *fixture) outbox(t *testing.T, collection, id string) []stagedEvent {
+	t.Helper()
+	ctx := context.Background()
+	var doc struct {
+		Events []string `bson:"_events"`
+	}
+	if err := mongox.FindOne(ctx, f.db.Collection(collection), mongox.ByID(id), &doc); err != nil {
+		t.Fatalf("read %s %s: %v", collection, id, err)
+	}
+	out := make([]stagedEvent, len(doc.Events))
+	for i, evID := range doc.Events {
+		if err := mongox.FindOne(ctx, f.db.Collection(events.OutboxCollection), mongox.ByID(evID), &out[i]); err != nil {
+			t.Fatalf("event %s recorded by %s %s is not staged: %v", evID, collection, id, err)
+		}
+	}
+	return out
+}
+
+func types(evs []stagedEvent) []string {
 	var out []string
 	for _, e := range evs {
 		out = append(out, e.Type)

@@ -13,7 +13,6 @@ import (
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
 )
@@ -106,15 +105,14 @@ func (s *Service) CreateSource(ctx context.Context, t Target, req *NewSource) (*
 	included := req.Included == nil || *req.Included
 	src.ID, src.ObjectID, src.CreatedAt = apikey.NewID("src"), t.ObjectID, clock.Now()
 	ev := sourceChanged(t, src, included, "created")
-	src.Outbox = []events.Pending{ev}
-	err = s.Store.InsertSource(ctx, src, MaxSources)
+	err = s.Store.InsertSource(ctx, src, MaxSources, s.Outbox, ev)
 	if errors.Is(err, store.ErrSourceLimit) {
 		return nil, false, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object has at most %d sources", MaxSources))
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	s.Relay.Enqueue(store.Sources, src.ID, ev)
+	s.Outbox.Confirm(ev)
 	if included {
 		if _, err := s.write(ctx, t, store.ChangeSources, func(p *store.Profile) error {
 			p.Included = append(p.Included, src.ID)

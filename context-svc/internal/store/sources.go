@@ -17,25 +17,25 @@ import (
 // ErrSourceLimit says that every place for a source of the object is taken.
 var ErrSourceLimit = errors.New("the object has as many sources as it may")
 
-// Source is an object context source. Its document is written once, with the source's pending
-// event; nothing but the relay's acknowledgement updates it.
+// Source is an object context source. Its document is inserted once, recording the id of the
+// event staged with it, and never updated.
 type Source struct {
-	ID        string           `bson:"_id"`
-	ObjectID  string           `bson:"object_id"`
-	Kind      string           `bson:"kind"`
-	Title     string           `bson:"title"`
-	URL       string           `bson:"url,omitempty"`
-	Text      string           `bson:"text,omitempty"`
-	CreatedAt time.Time        `bson:"created_at"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	ID        string    `bson:"_id"`
+	ObjectID  string    `bson:"object_id"`
+	Kind      string    `bson:"kind"`
+	Title     string    `bson:"title"`
+	URL       string    `bson:"url,omitempty"`
+	Text      string    `bson:"text,omitempty"`
+	CreatedAt time.Time `bson:"created_at"`
+	// Events are the ids of the events staged with the source's insert.
+	Events []string `bson:"_events,omitempty"`
 	// Fetch is what was last fetched from a URL source (nil: never), as SourcesByID reads it.
 	Fetch *Fetch `bson:"-"`
 }
 
 // Fetch is the result of the last fetch of a URL source, in a document of its own (keyed by the
-// source id), so that recording a fetch never rewrites the source document: on FerretDB an update
-// is read-then-rewrite, and a fetch recorded into the source document while the relay
-// acknowledged its event would drop one of the two.
+// source id), so that recording a fetch never rewrites the source document, which records event
+// ids and, like every such document, is inserted once.
 type Fetch struct {
 	SourceID  string    `bson:"_id"`
 	Content   string    `bson:"content,omitempty"`
@@ -52,20 +52,29 @@ type sourceSlot struct {
 	SourceID string `bson:"source_id"`
 }
 
-// InsertSource stores a new source with its pending events, as one of at most limit sources of
-// its object. The source first claims a free numbered slot by inserting it: the unique _id
-// decides between concurrent creators on MongoDB and FerretDB alike, so that no more than limit
-// slots, and sources, ever exist (counting and then inserting would let every creator that
-// counted below the limit in). It returns ErrSourceLimit when every slot is taken.
-func (s *Store) InsertSource(ctx context.Context, src *Source, limit int) error {
+// InsertSource stores a new source, as one of at most limit sources of its object, with its
+// events staged in outbox. The source first claims a free numbered slot by inserting it: the
+// unique _id decides between concurrent creators on MongoDB and FerretDB alike, so that no more
+// than limit slots, and sources, ever exist (counting and then inserting would let every creator
+// that counted below the limit in). Only then are the events staged and the source inserted. It
+// returns ErrSourceLimit when every slot is taken.
+func (s *Store) InsertSource(ctx context.Context, src *Source, limit int, outbox events.Stager, evs ...events.Pending) error {
 	slot, err := s.claimSourceSlot(ctx, src, limit)
 	if err != nil {
 		return err
 	}
-	if _, err := s.sources.InsertOne(ctx, src); err != nil {
+	src.Events = events.IDs(evs...)
+	if err := outbox.Stage(ctx, Sources, src.ID, evs...); err != nil {
+		// Nothing was written: the slot is free again.
 		if _, derr := s.sourceSlots.DeleteOne(context.WithoutCancel(ctx), mongox.ByID(slot)); derr != nil {
 			return fmt.Errorf("store sources: %w (its slot %s stays taken: %v)", err, slot, derr)
 		}
+		return err
+	}
+	// A failed insert keeps its slot: the insert may have happened all the same (a timeout after
+	// the write), and a slot given back under a source that exists would let one source too many
+	// in.
+	if _, err := s.sources.InsertOne(ctx, src); err != nil {
 		return fmt.Errorf("store sources: %w", err)
 	}
 	return nil
@@ -114,7 +123,7 @@ func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, error)
 	if q.After != "" {
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: q.After}}})
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(q.Limit)).SetProjection(withoutOutbox)
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(q.Limit)).SetProjection(withoutEvents)
 	return findAll[Source](ctx, s.sources, filter, opts)
 }
 
@@ -125,7 +134,7 @@ func (s *Store) SourcesByID(ctx context.Context, objectID string, ids []string) 
 		return nil, nil
 	}
 	filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "object_id", Value: objectID}}
-	found, err := findAll[Source](ctx, s.sources, filter, options.Find().SetProjection(withoutOutbox))
+	found, err := findAll[Source](ctx, s.sources, filter, options.Find().SetProjection(withoutEvents))
 	if err != nil {
 		return nil, err
 	}

@@ -39,9 +39,6 @@ var Indexes = []mongox.Index{
 	{Collection: Decisions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "created_at", Value: -1}}},
 }
 
-// OutboxCollections are the collections whose documents carry pending events.
-var OutboxCollections = []string{Versions, Sources}
-
 // Store is the repository.
 type Store struct {
 	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions *mongo.Collection
@@ -60,7 +57,9 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 	}
 }
 
-var withoutOutbox = bson.D{{Key: events.OutboxField, Value: 0}}
+// withoutEvents leaves out the ids of the events a document's write staged, which only the
+// outbox reads.
+var withoutEvents = bson.D{{Key: events.EventsField, Value: 0}}
 
 // findAll runs a query and decodes every document it finds.
 func findAll[T any](ctx context.Context, coll *mongo.Collection, filter bson.D, opts *options.FindOptionsBuilder) ([]T, error) {

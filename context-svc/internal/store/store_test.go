@@ -8,19 +8,30 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-// newStore returns a store over a database of the test's own.
-func newStore(t *testing.T) *store.Store {
+// newStore returns a store over a database of the test's own, and the outbox of that database
+// (never run: the tests read what it staged).
+func newStore(t *testing.T) (*store.Store, *events.Outbox) {
 	t.Helper()
-	return store.New(testkit.Database(t, testkit.Backends(t), "context"), testkit.Logger(t))
+	st, outbox, _ := newStoreDB(t)
+	return st, outbox
+}
+
+func newStoreDB(t *testing.T) (*store.Store, *events.Outbox, *mongo.Database) {
+	t.Helper()
+	db := testkit.Database(t, testkit.Backends(t), "context")
+	return store.New(db, testkit.Logger(t)), events.NewOutbox(db, nil, testkit.Logger(t), events.OutboxOptions{}), db
 }
 
 func materialise(t *testing.T, st *store.Store, objectID string) *store.Profile {
@@ -34,7 +45,7 @@ func materialise(t *testing.T, st *store.Store, objectID string) *store.Profile 
 
 func TestMaterialiseIsIdempotent(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st, outbox := newStore(t)
 	ctx := context.Background()
 	if _, err := st.Profile(ctx, "obj_a"); !errors.Is(err, mongox.ErrNotFound) {
 		t.Fatalf("profile before materialising: got %v, want ErrNotFound", err)
@@ -43,7 +54,7 @@ func TestMaterialiseIsIdempotent(t *testing.T) {
 	if first.Version != 1 || first.Title != "Ada" || first.Change != store.ChangeCreated {
 		t.Fatalf("first version: got %+v, want version 1 titled Ada", first)
 	}
-	if _, err := st.Write(ctx, "obj_a", store.Edit{Change: store.ChangeLLMTxt, At: clock.Now(),
+	if _, _, err := st.Write(ctx, "obj_a", store.Edit{Change: store.ChangeLLMTxt, At: clock.Now(), Outbox: outbox,
 		Apply: func(p *store.Profile) error { p.LLMTxt = "# Grace\n"; return nil }}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +66,14 @@ func TestMaterialiseIsIdempotent(t *testing.T) {
 
 func TestConcurrentWritesEachGetTheirOwnVersion(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st, outbox := newStore(t)
 	materialise(t, st, "obj_w")
 	const writers = 12
 	got := make([]int, writers)
 	var wg sync.WaitGroup
 	for i := range writers {
 		wg.Go(func() {
-			p, err := st.Write(context.Background(), "obj_w", store.Edit{Change: store.ChangeDecisionMemory, At: clock.Now(),
+			p, _, err := st.Write(context.Background(), "obj_w", store.Edit{Change: store.ChangeDecisionMemory, At: clock.Now(), Outbox: outbox,
 				Apply: func(p *store.Profile) error { p.Memory += "x"; return nil }})
 			if err != nil {
 				t.Errorf("writer %d: %v", i, err)
@@ -94,10 +105,10 @@ func TestConcurrentWritesEachGetTheirOwnVersion(t *testing.T) {
 
 func TestWriteErrorLeavesNoVersion(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st, outbox := newStore(t)
 	materialise(t, st, "obj_e")
 	refused := errors.New("refused")
-	_, err := st.Write(context.Background(), "obj_e", store.Edit{Change: store.ChangeRules, At: clock.Now(),
+	_, _, err := st.Write(context.Background(), "obj_e", store.Edit{Change: store.ChangeRules, At: clock.Now(), Outbox: outbox,
 		Apply: func(*store.Profile) error { return refused }})
 	if !errors.Is(err, refused) {
 		t.Fatalf("write: got %v, want the edit's error", err)
@@ -109,14 +120,14 @@ func TestWriteErrorLeavesNoVersion(t *testing.T) {
 
 func TestSourcesByIDKeepsOrderAndOwner(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st, outbox := newStore(t)
 	ctx := context.Background()
 	for _, s := range []store.Source{
 		{ID: "src_1", ObjectID: "obj_s", Kind: "text", Text: "one"},
 		{ID: "src_2", ObjectID: "obj_s", Kind: "text", Text: "two"},
 		{ID: "src_3", ObjectID: "obj_other", Kind: "text", Text: "three"},
 	} {
-		if err := st.InsertSource(ctx, &s, 10); err != nil {
+		if err := st.InsertSource(ctx, &s, 10, outbox); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,7 +146,7 @@ func TestSourcesByIDKeepsOrderAndOwner(t *testing.T) {
 
 func TestRecordSyncKeepsAChangedConfiguration(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st, _ := newStore(t)
 	ctx := context.Background()
 	old := &store.SyncConfig{ObjectID: "obj_y", RepoURL: "https://git.example/a", Branch: "main", FilePath: "llm.txt"}
 	if err := st.SetSync(ctx, old); err != nil {

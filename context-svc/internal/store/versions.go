@@ -21,7 +21,8 @@ import (
 // A context write is the insert of the document of the next version, whose id
 // (object_id:version) is unique: the insert is the one atomic step that decides which of
 // concurrent writers gets a version, so none is lost even on FerretDB, whose conditional updates
-// are not atomic. The pending events of a write travel in the same document.
+// are not atomic. The events of a write are staged in the outbox right before the insert, and
+// the document records their ids.
 
 // ErrContention says that a write lost the race for the next version too many times.
 var ErrContention = errors.New("too many concurrent writes")
@@ -43,8 +44,9 @@ type Profile struct {
 	// MemoryVersion is the version of the last decision-memory write (0: never written).
 	MemoryVersion int `bson:"memory_version"`
 	// MemoryChanged marks the versions written by a decision-memory write.
-	MemoryChanged bool             `bson:"memory_changed"`
-	Outbox        []events.Pending `bson:"_outbox,omitempty"`
+	MemoryChanged bool `bson:"memory_changed"`
+	// Events are the ids of the events staged with this version's write.
+	Events []string `bson:"_events,omitempty"`
 }
 
 // VersionID is the id of an object's version document.
@@ -65,7 +67,7 @@ const (
 func (s *Store) VersionOf(ctx context.Context, objectID string, version int) (*Profile, error) {
 	var p Profile
 	err := mongox.FindOne(ctx, s.versions, mongox.ByID(VersionID(objectID, version)), &p,
-		options.FindOne().SetProjection(withoutOutbox))
+		options.FindOne().SetProjection(withoutEvents))
 	if err != nil {
 		return nil, fmt.Errorf("store versions: %w", err)
 	}
@@ -142,27 +144,31 @@ func (s *Store) Materialise(ctx context.Context, obj contract.Object) (*Profile,
 }
 
 // Edit is one context write: it changes a copy of the current profile and returns the events to
-// publish with it (they see the profile with its new version).
+// publish with it (they see the profile with its new version), staged in Outbox right before the
+// version is inserted.
 type Edit struct {
 	Change string
 	Apply  func(p *Profile) error
 	Events func(p *Profile) []events.Pending
+	Outbox events.Stager
 	At     time.Time
 }
 
 // Write applies an edit as the object's next version: it reads the current profile, applies the
-// edit and inserts the next version's document. When another writer took that version first, it
-// reads again and retries, so concurrent writes each get their own version and none is lost.
-func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, error) {
+// edit, stages its events and inserts the next version's document. When another writer took that
+// version first, it reads again and retries, so concurrent writes each get their own version and
+// none is lost; the events staged for a version lost to another writer are dropped by the outbox.
+// It returns the version written and the events staged with it.
+func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, []events.Pending, error) {
 	for attempt := range s.MaxAttempts {
 		cur, err := s.Profile(ctx, objectID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		next := *cur
 		next.Included = slices.Clone(cur.Included)
 		if err := e.Apply(&next); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		next.Version = cur.Version + 1
 		next.ID, next.Change, next.UpdatedAt = VersionID(objectID, next.Version), e.Change, e.At
@@ -170,31 +176,35 @@ func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, e
 		if next.MemoryChanged {
 			next.MemoryVersion = next.Version
 		}
-		next.Outbox = nil
+		var evs []events.Pending
 		if e.Events != nil {
-			next.Outbox = e.Events(&next)
+			evs = e.Events(&next)
 		}
+		if err := e.Outbox.Stage(ctx, Versions, next.ID, evs...); err != nil {
+			return nil, nil, err
+		}
+		next.Events = events.IDs(evs...)
 		_, err = s.versions.InsertOne(ctx, &next)
 		if mongox.IsDuplicateKey(err) {
 			// Another writer took this version: back off a little, more after each loss.
 			select {
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			case <-time.After(time.Duration(rand.IntN(2+attempt)) * time.Millisecond):
 			}
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("store versions: %w", err)
+			return nil, nil, fmt.Errorf("store versions: %w", err)
 		}
 		// The version is written; the head hint only saves later reads a step (they follow the
 		// versions past it), so a failure to move it does not fail the write.
 		if err := s.advanceHead(ctx, objectID, next.Version); err != nil {
 			s.log.Warn("moving a context head hint failed", "object_id", objectID, "version", next.Version, "error", err)
 		}
-		return &next, nil
+		return &next, evs, nil
 	}
-	return nil, ErrContention
+	return nil, nil, ErrContention
 }
 
 // VersionQuery pages through an object's versions, newest first.

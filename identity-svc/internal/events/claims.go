@@ -4,6 +4,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"time"
@@ -30,11 +31,14 @@ func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
 	}
 	var d contract.ClaimVerifiedData
 	if err := ev.Decode(&d); err != nil {
-		return nil // a malformed event cannot get better by retrying
+		return events.Permanent(err) // a malformed event cannot get better by retrying
 	}
 	obj, err := h.Store.Object(ctx, ev.ObjectID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the object is gone: nothing to mark
+	}
 	if err != nil {
-		return nil
+		return err
 	}
 	at, err := time.Parse(clock.Layout, d.VerifiedAt)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // Handler holds what the routes need.
 type Handler struct {
 	Store    *store.Store
-	Relay    *events.Relay
+	Outbox   *events.Outbox
 	Redis    *redis.Client
 	Payments payment.Verifier
 	Log      *slog.Logger

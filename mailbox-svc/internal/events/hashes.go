@@ -1,10 +1,10 @@
 // Package events holds what mailbox-svc consumes: identity-svc's hash changes, which keep the
-// hashes shown in threads current. What it publishes is written by the handlers, in the outbox
-// of the document each event reports.
+// hashes shown in threads current. What it publishes is staged by the handlers in the outbox.
 package events
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
@@ -23,7 +23,7 @@ func (h *Hashes) Handle(ctx context.Context, ev events.Event) error {
 	}
 	var d contract.HashChangedData
 	if err := ev.Decode(&d); err != nil || d.Hash == "" {
-		return nil // a malformed event cannot get better by retrying
+		return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
 	}
 	return h.Store.SetHash(ctx, ev.ObjectID, d.Hash)
 }

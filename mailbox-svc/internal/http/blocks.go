@@ -57,14 +57,18 @@ func (h *Handler) blockSender(c *gin.Context) {
 	ev := events.MustNew(events.TopicMailbox, events.SenderBlocked, p.ObjectID, t.Hash, httpx.RequestID(c),
 		contract.SenderBlockData{SenderObjectID: sender.ObjectID, SenderHash: sender.Hash, At: clock.Format(now)})
 	b := &store.SenderBlock{ID: store.BlockID(p.ObjectID, sender.ObjectID), RecipientID: p.ObjectID, SenderID: sender.ObjectID,
-		CreatedAt: now, Outbox: []events.Pending{ev}}
-	created, err := h.Store.InsertBlock(ctx, b)
+		CreatedAt: now, Events: events.IDs(ev)}
+	err = h.Outbox.Stage(ctx, store.SenderBlocks, b.ID, ev)
+	created := false
+	if err == nil {
+		created, err = h.Store.InsertBlock(ctx, b)
+	}
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
 	if created {
-		h.Relay.Enqueue(store.SenderBlocks, b.ID, ev)
+		h.Outbox.Confirm(ev)
 	}
 	c.JSON(http.StatusCreated, gin.H{"ok": true, "blocked_hash": sender.Hash})
 }
@@ -90,14 +94,18 @@ func (h *Handler) unblockSender(c *gin.Context) {
 	ev := events.MustNew(events.TopicMailbox, events.SenderUnblocked, p.ObjectID, t.Hash, httpx.RequestID(c),
 		contract.SenderBlockData{SenderObjectID: sender.ObjectID, SenderHash: sender.Hash, At: clock.Format(now)})
 	u := &store.Unblock{ID: apikey.NewID("unb"), RecipientID: p.ObjectID, SenderID: sender.ObjectID, UnblockedAt: now,
-		Outbox: []events.Pending{ev}}
-	if err := h.Store.DeleteBlock(ctx, u); err != nil {
+		Events: events.IDs(ev)}
+	err = h.Outbox.Stage(ctx, store.Unblocks, u.ID, ev)
+	if err == nil {
+		err = h.Store.DeleteBlock(ctx, u, h.Outbox)
+	}
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			err = httpx.NotFound("sender block")
 		}
 		httpx.Abort(c, err)
 		return
 	}
-	h.Relay.Enqueue(store.Unblocks, u.ID, ev)
+	h.Outbox.Confirm(ev)
 	c.JSON(http.StatusOK, gin.H{"ok": true, "unblocked": sender.Hash})
 }

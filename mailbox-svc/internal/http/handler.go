@@ -34,7 +34,7 @@ type Admissions interface {
 // Handler holds what the routes need.
 type Handler struct {
 	Store    *store.Store
-	Relay    *events.Relay
+	Outbox   *events.Outbox
 	Identity Identity
 	Rules    Admissions
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.

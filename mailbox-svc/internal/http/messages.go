@@ -45,6 +45,7 @@ type send struct {
 	from, to *identity.Object
 	thread   *store.Thread
 	message  store.Message
+	events   []events.Pending
 	// replayed marks the answer to a retry of an earlier send with the same Idempotency-Key.
 	replayed bool
 }
@@ -160,8 +161,11 @@ func (h *Handler) prepare(c *gin.Context, d mailbox.Draft, from, to *identity.Ob
 		ID: apikey.NewID("msg"), ThreadID: threadID, FromID: from.ObjectID, ToID: to.ObjectID,
 		Kind: d.Kind, Body: d.Body, CreatedAt: now,
 	}
-	s.message.Outbox, err = sendEvents(s, httpx.RequestID(c))
-	return s, err
+	if s.events, err = sendEvents(s, httpx.RequestID(c)); err != nil {
+		return nil, err
+	}
+	s.message.Events = events.IDs(s.events...)
+	return s, nil
 }
 
 // orNotFound turns "found, but not the thread between these two" into not found.
@@ -172,8 +176,8 @@ func orNotFound(err error) error {
 	return err
 }
 
-// sendEvents are the events of a send, kept in the message's own insert: thread.created when it
-// opens the thread, then message.created. Both belong to the recipient.
+// sendEvents are the events of a send, recorded by the message's own insert: thread.created when
+// it opens the thread, then message.created. Both belong to the recipient.
 func sendEvents(s *send, requestID string) ([]events.Pending, error) {
 	m := &s.message
 	var out []events.Pending
@@ -213,6 +217,9 @@ func (h *Handler) write(ctx context.Context, s *send) error {
 			return err
 		}
 	}
+	if err := h.Outbox.Stage(ctx, store.Messages, m.ID, s.events...); err != nil {
+		return err
+	}
 	inserted, err := h.Store.InsertMessage(ctx, m)
 	if err != nil {
 		return err
@@ -223,7 +230,7 @@ func (h *Handler) write(ctx context.Context, s *send) error {
 		}
 	}
 	if inserted {
-		h.Relay.Enqueue(store.Messages, m.ID, m.Outbox...)
+		h.Outbox.Confirm(s.events...)
 	}
 	return nil
 }
@@ -247,7 +254,7 @@ func (h *Handler) sendIdempotent(c *gin.Context, d mailbox.Draft, key string, fr
 	if err != nil {
 		return nil, err // a refused send records nothing
 	}
-	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: s.thread, Message: s.message,
+	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: s.thread, Message: s.message, Events: s.events,
 		CreatedAt: now, ExpiresAt: now.Add(h.IdempotencyTTL)}
 	held, err := h.Store.BeginIdempotent(ctx, rec)
 	if err != nil {
@@ -267,7 +274,7 @@ func (h *Handler) resume(ctx context.Context, rec *store.Idempotency, fingerprin
 	if rec.Fingerprint != fingerprint {
 		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was already used for a different message")
 	}
-	s := &send{from: from, to: to, thread: rec.Thread, message: rec.Message, replayed: true}
+	s := &send{from: from, to: to, thread: rec.Thread, message: rec.Message, events: rec.Events, replayed: true}
 	if rec.Done {
 		return s, nil
 	}

@@ -18,21 +18,21 @@ const MaxBlockedSenders = 10_000
 // SenderBlock says that a recipient refuses messages from a sender. Its id is
 // BlockID(recipient, sender), so that a send checks it with one point read.
 type SenderBlock struct {
-	ID          string           `bson:"_id"`
-	RecipientID string           `bson:"recipient_id"`
-	SenderID    string           `bson:"sender_id"`
-	CreatedAt   time.Time        `bson:"created_at"`
-	Outbox      []events.Pending `bson:"_outbox,omitempty"`
+	ID          string    `bson:"_id"`
+	RecipientID string    `bson:"recipient_id"`
+	SenderID    string    `bson:"sender_id"`
+	CreatedAt   time.Time `bson:"created_at"`
+	Events      []string  `bson:"_events,omitempty"`
 }
 
 // Unblock records that a block was lifted; it carries the event of that change, since the block
 // itself is deleted.
 type Unblock struct {
-	ID          string           `bson:"_id"`
-	RecipientID string           `bson:"recipient_id"`
-	SenderID    string           `bson:"sender_id"`
-	UnblockedAt time.Time        `bson:"unblocked_at"`
-	Outbox      []events.Pending `bson:"_outbox,omitempty"`
+	ID          string    `bson:"_id"`
+	RecipientID string    `bson:"recipient_id"`
+	SenderID    string    `bson:"sender_id"`
+	UnblockedAt time.Time `bson:"unblocked_at"`
+	Events      []string  `bson:"_events,omitempty"`
 }
 
 // BlockID is the id of the block of sender by recipient.
@@ -57,9 +57,22 @@ func (s *Store) IsBlocked(ctx context.Context, recipientID, senderID string) (bo
 }
 
 // DeleteBlock lifts a block and records the lifting with its event; ErrNotFound if there was
-// no block.
-func (s *Store) DeleteBlock(ctx context.Context, u *Unblock) error {
-	res, err := s.c(SenderBlocks).DeleteOne(ctx, byID(BlockID(u.RecipientID, u.SenderID)))
+// no block. The block's own events, if still pending, are kept in outbox first: the sweep can no
+// longer find the block to learn that they were written.
+func (s *Store) DeleteBlock(ctx context.Context, u *Unblock, outbox events.Stager) error {
+	id := BlockID(u.RecipientID, u.SenderID)
+	var b SenderBlock
+	err := s.c(SenderBlocks).FindOne(ctx, byID(id), options.FindOne().SetProjection(bson.D{{Key: events.EventsField, Value: 1}})).Decode(&b)
+	if mongox.IsNotFound(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("store sender blocks: %w", err)
+	}
+	if err := outbox.Keep(ctx, b.Events...); err != nil {
+		return err
+	}
+	res, err := s.c(SenderBlocks).DeleteOne(ctx, byID(id))
 	if err != nil {
 		return fmt.Errorf("store sender blocks: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/svcdev/svc/pkg/events"
 )
 
 // Idempotency is the record of a send made with an Idempotency-Key. It is written before the
@@ -16,6 +18,8 @@ type Idempotency struct {
 	Fingerprint string  `bson:"fingerprint"`
 	Thread      *Thread `bson:"thread,omitempty"` // the thread the send opens, if it opens one
 	Message     Message `bson:"message"`
+	// Events are the send's events, staged again by a resumed send.
+	Events []events.Pending `bson:"events,omitempty"`
 	// Done is set once every document is written; a replay then only answers.
 	Done      bool      `bson:"done"`
 	CreatedAt time.Time `bson:"created_at"`

@@ -2,28 +2,25 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// Message is one message of a thread. It is written once, with its events in the same insert.
+// Message is one message of a thread. It is written once, with the ids of its events.
 type Message struct {
-	ID        string           `bson:"_id"`
-	ThreadID  string           `bson:"thread_id"`
-	FromID    string           `bson:"from_id"`
-	ToID      string           `bson:"to_id"`
-	Kind      string           `bson:"kind"`
-	Body      string           `bson:"body"`
-	CreatedAt time.Time        `bson:"created_at"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	ID        string    `bson:"_id"`
+	ThreadID  string    `bson:"thread_id"`
+	FromID    string    `bson:"from_id"`
+	ToID      string    `bson:"to_id"`
+	Kind      string    `bson:"kind"`
+	Body      string    `bson:"body"`
+	CreatedAt time.Time `bson:"created_at"`
+	Events    []string  `bson:"_events,omitempty"`
 }
 
 // Read is the read receipt of one message, written when its recipient first reads its thread.
@@ -48,7 +45,7 @@ func (s *Store) Messages(ctx context.Context, threadID, after string, limit int)
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
 	}
 	cur, err := s.c(Messages).Find(ctx, filter, options.Find().
-		SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetProjection(withoutOutbox))
+		SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetProjection(withoutEvents))
 	if err != nil {
 		return nil, fmt.Errorf("store messages: %w", err)
 	}
@@ -87,7 +84,7 @@ func (s *Store) MarkRead(ctx context.Context, threadID, readerID string, at time
 		return nil
 	}
 	_, err = s.c(Reads).InsertMany(ctx, receipts, options.InsertMany().SetOrdered(false))
-	if err != nil && !onlyDuplicates(err) {
+	if err != nil && !mongox.OnlyDuplicateKeys(err) {
 		return fmt.Errorf("store reads: %w", err)
 	}
 	return nil
@@ -130,22 +127,4 @@ func (s *Store) ids(ctx context.Context, coll string, filter bson.D) ([]string, 
 		out[i] = d.ID
 	}
 	return out, nil
-}
-
-// onlyDuplicates reports whether every failure of a bulk insert was a duplicate key: the
-// documents were there already, which is what the caller wanted.
-func onlyDuplicates(err error) bool {
-	var bwe mongo.BulkWriteException
-	if !errors.As(err, &bwe) {
-		return mongox.IsDuplicateKey(err)
-	}
-	if bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
-		return false
-	}
-	for _, we := range bwe.WriteErrors {
-		if we.Code != 11000 && !mongox.IsDuplicateKey(errors.New(we.Message)) {
-			return false
-		}
-	}
-	return true
 }

@@ -6,8 +6,8 @@
 // idempotency record. Counts are then counted, never kept as counters. MongoDB would make an $inc
 // atomic, but FerretDB applies an update as read-document-then-write-document with no isolation,
 // so concurrent $inc on one document lose updates; a unique _id, by contrast, holds on both. For
-// the same reason no document that a request updates carries an outbox: the relay's
-// acknowledgement could write back a stale copy over the request's change.
+// the same reason the ids of a write's events (events.EventsField) are recorded only in documents
+// that are inserted once.
 package store
 
 import (
@@ -45,10 +45,6 @@ var Indexes = []mongox.Index{
 	{Collection: SenderBlocks, Keys: bson.D{{Key: "recipient_id", Value: 1}, {Key: "created_at", Value: 1}}},
 	{Collection: Idempotencies, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 }
-
-// OutboxCollections are the collections whose documents carry pending events. Their documents
-// are inserted once and then only acknowledged by the relay (or deleted).
-var OutboxCollections = []string{Messages, SenderBlocks, Unblocks}
 
 // Store is the repository.
 type Store struct{ db *mongo.Database }
@@ -107,5 +103,5 @@ func (s *Store) countBy(ctx context.Context, coll string, filter bson.D, field s
 	return out, nil
 }
 
-// withoutOutbox is the projection of reads that have no use for pending events.
-var withoutOutbox = bson.D{{Key: events.OutboxField, Value: 0}}
+// withoutEvents is the projection of reads that have no use for the ids of a write's events.
+var withoutEvents = bson.D{{Key: events.EventsField, Value: 0}}
