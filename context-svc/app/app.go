@@ -30,8 +30,6 @@ const (
 	sourceBytes   = 1 << 20
 	gitTimeout    = 25 * time.Second // within the gateway's 30 s upstream timeout
 	gitBytes      = 32 << 20
-	// blockedBytes caps mailbox-svc's answer of an object's blocked senders.
-	blockedBytes = 4 << 20
 )
 
 // Config is context-svc's configuration.
@@ -71,7 +69,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store:    st,
 		Outbox:   b.Outbox,
 		Identity: b.Identity(),
-		Mailbox:  mailboxClient{rpc: rpc.New("mailbox-svc", cfg.MailboxURL, b.Client("mailbox-svc"), blockedBytes)},
+		Mailbox:  rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,
 		Git: &gitsync.Syncer{
 			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,

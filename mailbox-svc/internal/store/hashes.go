@@ -6,6 +6,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // ObjectHash is the current hash of an object this service has seen. Threads and messages name
@@ -20,13 +22,13 @@ type ObjectHash struct {
 // change of hash is the event consumer's to record, so that a send holding a resolution from
 // before the change cannot undo it.
 func (s *Store) RememberHash(ctx context.Context, objectID, hash string) error {
-	_, err := s.insertOnce(ctx, ObjectHashes, ObjectHash{ObjectID: objectID, Hash: hash})
+	_, err := insertOnce(ctx, s.hashes, ObjectHash{ObjectID: objectID, Hash: hash})
 	return err
 }
 
 // SetHash records an object's new current hash.
 func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
-	_, err := s.c(ObjectHashes).UpdateOne(ctx, byID(objectID),
+	_, err := s.hashes.UpdateOne(ctx, mongox.ByID(objectID),
 		bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}}, options.UpdateOne().SetUpsert(true))
 	if err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
@@ -40,11 +42,11 @@ func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]stri
 	if len(objectIDs) == 0 {
 		return out, nil
 	}
-	filter := byID(objectIDs[0])
+	filter := mongox.ByID(objectIDs[0])
 	if len(objectIDs) > 1 {
 		filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}}
 	}
-	cur, err := s.c(ObjectHashes).Find(ctx, filter)
+	cur, err := s.hashes.Find(ctx, filter)
 	if err != nil {
 		return nil, fmt.Errorf("store object hashes: %w", err)
 	}

@@ -1,19 +1,23 @@
-// Package events holds what mailbox-svc consumes: identity-svc's hash changes, which keep the
-// hashes shown in threads current. What it publishes is staged by the handlers in the outbox.
-package events
+// Package consumers holds what mailbox-svc consumes: identity-svc's hash changes, which keep the
+// hashes shown in threads current. What it publishes is built in package mailbox (events.go).
+package consumers
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 )
 
+// HashStore records an object's new current hash.
+type HashStore interface {
+	SetHash(ctx context.Context, objectID, hash string) error
+}
+
 // Hashes handles identity-svc's events.
 type Hashes struct {
-	Store *store.Store
+	Store HashStore
 }
 
 // Handle implements events.Handler; it is idempotent.
