@@ -65,6 +65,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	st := store.New(b.DB, b.Log)
+	// A refreshed URL source changes llm.txt without a write: a validator lives no longer than a
+	// fetched source is reused.
+	etags := httpx.NewETags(b.Redis, b.Log, cfg.SourceRefresh)
 	profiles := &profile.Service{
 		Store:    st,
 		Outbox:   b.Outbox,
@@ -76,8 +79,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		},
 		SourceRefresh: cfg.SourceRefresh,
 		Log:           b.Log,
+		ETags:         etags,
 	}
-	api.Register(b.API, &api.Handler{Profiles: profiles, BaseURL: strings.TrimRight(cfg.BaseURL, "/")})
+	api.Register(b.API, &api.Handler{Profiles: profiles, ETags: etags, BaseURL: strings.TrimRight(cfg.BaseURL, "/")})
 	projections := &consumers.Projections{Store: st}
 	b.Consume("projections", consumers.Topics, projections.Handle)
 	return &App{Base: b}, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
+	"go.mongodb.org/mongo-driver/v2/event"
 )
 
 // VoucherSecret is the payment voucher secret of every test stack.
@@ -43,6 +44,7 @@ type Env struct {
 type options struct {
 	env      map[string]string
 	replicas map[string]int
+	monitor  *event.CommandMonitor
 }
 
 // Option configures Start.
@@ -53,6 +55,11 @@ func WithEnv(key, value string) Option { return func(o *options) { o.env[key] = 
 
 // WithReplicas runs n instances of a service sharing its database.
 func WithReplicas(service string, n int) Option { return func(o *options) { o.replicas[service] = n } }
+
+// WithCommandMonitor lets mon see every store command of every service.
+func WithCommandMonitor(mon *event.CommandMonitor) Option {
+	return func(o *options) { o.monitor = mon }
+}
 
 // generous limits keep tests that are not about rate limits from meeting them.
 var generous = map[string]string{
@@ -87,7 +94,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL,
 		DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".", JWTKey: jwtKey,
-		Env: o.env, Replicas: o.replicas, Log: log,
+		Env: o.env, Replicas: o.replicas, Log: log, CommandMonitor: o.monitor,
 	})
 	if err != nil {
 		t.Fatalf("start the suite: %v", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
+	"go.mongodb.org/mongo-driver/v2/event"
 )
 
 // Load fills cfg (a pointer to a struct with `env` tags) from the process environment.
@@ -41,6 +42,9 @@ type Server struct {
 type Mongo struct {
 	URI      string `env:"MONGO_URI, required"`
 	Database string `env:"MONGO_DATABASE"`
+	// CommandMonitor, when set by the code that starts the service (never by the environment),
+	// sees every command the service's client sends: tests count store commands per request.
+	CommandMonitor *event.CommandMonitor `env:",noinit"`
 }
 
 // Kafka locates the event broker.
@@ -82,6 +86,10 @@ type Outbound struct {
 	AllowPrivate bool   `env:"OUTBOUND_ALLOW_PRIVATE, default=false"`
 	CAFile       string `env:"OUTBOUND_CA_FILE"`
 }
+
+// SetCommandMonitor attaches a command monitor; the all-in-one stack reaches it through any
+// service configuration that embeds Mongo.
+func (m *Mongo) SetCommandMonitor(mon *event.CommandMonitor) { m.CommandMonitor = mon }
 
 // Service is the configuration shared by every backend service.
 type Service struct {

@@ -83,7 +83,7 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 			b.Close()
 		}
 	}()
-	b.Mongo, b.DB, err = mongox.Connect(ctx, cfg.URI, cfg.Database)
+	b.Mongo, b.DB, err = mongox.Connect(ctx, cfg.URI, cfg.Database, cfg.CommandMonitor)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,8 @@ import (
 // Handler holds what the routes need.
 type Handler struct {
 	Profiles *profile.Service
+	// ETags validates the public reads (llm.txt, agent card, rules, coach); every write replaces it.
+	ETags *httpx.ETags
 	// BaseURL is the public address of the API, for links and the messaging section.
 	BaseURL string
 }
@@ -25,12 +27,13 @@ type Handler struct {
 // Register mounts the routes on api (a group that already requires an internal token).
 func Register(api *gin.RouterGroup, h *Handler) {
 	o := api.Group("/api/objects/:hash")
-	o.GET("/llm.txt", httpx.Handle(h.getLLMTxt))
+	cacheable := h.ETags.Cacheable(authn.PublicTargetID)
+	o.GET("/llm.txt", cacheable, httpx.Handle(h.getLLMTxt))
 	o.PUT("/llm.txt", httpx.Handle(h.putLLMTxt))
 	o.GET("/context", httpx.Handle(h.getContext))
 	o.PUT("/context", httpx.Handle(h.putContext))
 	o.GET("/versions", httpx.Handle(h.versions))
-	o.GET("/rules", httpx.Handle(h.getRules))
+	o.GET("/rules", h.ETags.Cacheable(publicRules), httpx.Handle(h.getRules))
 	o.PUT("/rules", httpx.Handle(h.putRules))
 	o.GET("/sources", httpx.Handle(h.listSources))
 	o.POST("/sources", httpx.Handle(h.createSource))
@@ -38,11 +41,11 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	o.POST("/context-links", httpx.Handle(h.createLink))
 	o.PUT("/sync", httpx.Handle(h.configureSync))
 	o.POST("/sync", httpx.Handle(h.pullSync))
-	o.GET("/context-coach.txt", httpx.Handle(h.coach))
+	o.GET("/context-coach.txt", cacheable, httpx.Handle(h.coach))
 	o.GET("/decision-memory", httpx.Handle(h.getMemory))
 	o.PUT("/decision-memory", httpx.Handle(h.putMemory))
 	o.POST("/decision-memory", httpx.Handle(h.rebuildMemory))
-	o.GET("/agent-card.json", httpx.Handle(h.agentCard))
+	o.GET("/agent-card.json", cacheable, httpx.Handle(h.agentCard))
 
 	api.GET("/api/context-links/:linkId", httpx.Handle(h.getLink))
 	api.GET("/context/:linkId", httpx.Handle(h.linkPage))
@@ -55,6 +58,15 @@ const (
 	textPlain    = "text/plain; charset=utf-8"
 	textMarkdown = "text/markdown; charset=utf-8"
 )
+
+// publicRules is the cache key of a rules read: the owner's blocked list lives in mailbox-svc,
+// whose writes do not replace context-svc's validator, so that read is never cached.
+func publicRules(c *gin.Context) string {
+	if c.Query("show_blocked_list") != "" {
+		return ""
+	}
+	return authn.PublicTargetID(c)
+}
 
 // owner returns the use-case target of an owner route, or the error that refuses the caller.
 func owner(c *gin.Context) (profile.Target, error) {

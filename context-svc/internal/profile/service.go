@@ -92,6 +92,12 @@ type Git interface {
 	Pull(ctx context.Context, r gitsync.Remote) (*gitsync.Result, error)
 }
 
+// ETags replaces the validator of an object's public reads when what they show changes
+// (httpx.ETags).
+type ETags interface {
+	Changed(ctx context.Context, objectID string)
+}
+
 // Service runs context-svc's use cases.
 type Service struct {
 	Store    Store
@@ -103,6 +109,7 @@ type Service struct {
 	// SourceRefresh is how long fetched source content is reused before it is fetched again.
 	SourceRefresh time.Duration
 	Log           *slog.Logger
+	ETags         ETags
 }
 
 // Target is the object a use case acts on, with the request that asks.
@@ -158,6 +165,7 @@ func (s *Service) write(ctx context.Context, t Target, change string, apply func
 	if err != nil {
 		return nil, err
 	}
+	s.ETags.Changed(ctx, t.ObjectID)
 	s.Outbox.Confirm(evs...)
 	if err := s.reportVersion(ctx, p); err != nil {
 		return nil, httpx.Unavailable(err)

@@ -66,6 +66,11 @@ func (f *identitySvc) lastReport() contract.ProfileUpdate {
 	return f.reports[len(f.reports)-1]
 }
 
+// validators stands in for the ETags of public reads, which live in Redis.
+type validators struct{ changed atomic.Int32 }
+
+func (v *validators) Changed(context.Context, string) { v.changed.Add(1) }
+
 type fixture struct {
 	svc *profile.Service
 	db  *mongo.Database
@@ -88,7 +93,7 @@ func newFixture(t *testing.T) *fixture {
 	log := testkit.Logger(t)
 	svc := &profile.Service{
 		Store: store.New(db, log), Outbox: events.NewOutbox(db, nil, log, events.OutboxOptions{}), Identity: id, Fetcher: fetcher,
-		SourceRefresh: time.Hour, Log: log,
+		SourceRefresh: time.Hour, Log: log, ETags: &validators{},
 	}
 	return &fixture{svc: svc, db: db, id: id, t: profile.Target{ObjectID: "obj_a", Hash: "svc_a", RequestID: "req_test"}}
 }

@@ -184,6 +184,10 @@ func (s *Service) refresh(ctx context.Context, srcs []store.Source) {
 			if fetchErr != "" && ctx.Err() != nil {
 				return // out of budget (or the caller left): not the source's failure
 			}
+			before := ""
+			if src.Fetch != nil {
+				before = src.Fetch.Content
+			}
 			fetched := &store.Fetch{SourceID: src.ID, Content: content, FetchedAt: now, Error: fetchErr}
 			if fetchErr != "" && src.Fetch != nil {
 				fetched.Content = src.Fetch.Content
@@ -193,6 +197,9 @@ func (s *Service) refresh(ctx context.Context, srcs []store.Source) {
 			// next read fetches again.
 			if err := s.Store.RecordFetch(context.WithoutCancel(ctx), src.ID, content, fetchErr, now); err != nil {
 				s.Log.Warn("recording a source fetch failed", "source_id", src.ID, "error", err)
+			}
+			if fetched.Content != before {
+				s.ETags.Changed(context.WithoutCancel(ctx), src.ObjectID)
 			}
 		})
 	}

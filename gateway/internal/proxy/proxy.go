@@ -45,6 +45,9 @@ type Gateway struct {
 	keys      *authn.Keys
 	upstreams map[string]*httputil.ReverseProxy
 	log       *slog.Logger
+	// ETags, when set, lets the gateway answer an anonymous revalidation of a cacheable route
+	// with 304 itself, from the validator the services keep (see httpx.ETags).
+	ETags *httpx.ETags
 }
 
 // New returns a gateway forwarding to the services at upstreams (service name → base URL, or
@@ -106,8 +109,14 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 	upstream := g.upstreams[r.Service]
 	return func(c *gin.Context) {
-		if err := g.admit(c, r); err != nil {
+		anonymous := c.GetHeader("Authorization") == ""
+		t, err := g.admit(c, r)
+		if err != nil {
 			httpx.Abort(c, err)
+			return
+		}
+		if r.Cacheable && anonymous && t != nil && t.Visibility == "public" && g.ETags != nil &&
+			g.ETags.NotModified(c, t.ObjectID) {
 			return
 		}
 		upstream.ServeHTTP(c.Writer, c.Request)
@@ -115,10 +124,10 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 }
 
 // admit runs every check of the route and, on success, leaves the request ready to forward.
-func (g *Gateway) admit(c *gin.Context, r routes.Route) error {
+func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 	ctx := c.Request.Context()
 	if err := g.limitPublic(c, r); err != nil {
-		return err
+		return nil, err
 	}
 	var p *authn.Principal
 	header := c.GetHeader("Authorization")
@@ -126,10 +135,10 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) error {
 	if r.Auth != routes.Public || header != "" {
 		var err error
 		if p, err = g.auth.Authenticate(ctx, header); err != nil {
-			return err
+			return nil, err
 		}
 		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, p.KeyID); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var t *authn.Target
@@ -137,21 +146,21 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) error {
 		obj, err := g.resolver.Resolve(ctx, hash)
 		switch {
 		case errors.Is(err, identity.ErrNotFound):
-			return httpx.NotFound("object")
+			return nil, httpx.NotFound("object")
 		case err != nil:
-			return httpx.Unavailable(err)
+			return nil, httpx.Unavailable(err)
 		}
 		t = &authn.Target{ObjectID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility}
 	}
 	if err := authorize(r, p, t); err != nil {
-		return err
+		return nil, err
 	}
 	tok, err := g.keys.Mint(Issuer, r.Service, p, t, httpx.RequestID(c))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.Request.Header.Set("Authorization", "Bearer "+tok)
-	return nil
+	return t, nil
 }
 
 func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {

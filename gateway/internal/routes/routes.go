@@ -34,6 +34,9 @@ type Route struct {
 	Recipient string
 	// Feed marks feed polling routes (limited per client and feed, with ETag and max-age=900).
 	Feed bool
+	// Cacheable marks public reads answered with ETag and Cache-Control, and 304 Not Modified to
+	// an If-None-Match that holds the current ETag.
+	Cacheable bool
 
 	Summary string
 	Tag     string

@@ -15,6 +15,7 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 )
 
@@ -22,6 +23,7 @@ import (
 type Claims struct {
 	Store *store.Store
 	Redis *redis.Client
+	ETags *httpx.ETags
 }
 
 // Handle implements events.Handler; it is idempotent.
@@ -47,6 +49,7 @@ func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
 	if err := h.Store.SetMailboxStatus(ctx, obj.ID, "claimed", at); err != nil {
 		return err
 	}
+	h.ETags.Changed(ctx, obj.ID)
 	if handle := socialHandle(d.ClaimedTarget); handle != "" {
 		if err := h.Store.AddSocialHandle(ctx, obj.ID, store.SocialHandle{Network: d.ProofType, Handle: handle, ClaimID: d.ClaimID}); err != nil {
 			return err

@@ -99,6 +99,7 @@ func (h *Handler) claimCustomHash(c *gin.Context) {
 		return
 	}
 	h.forgetHashes(ctx, append(obj.Hashes, newHash)...)
+	h.ETags.Changed(ctx, obj.ID)
 	h.Outbox.Confirm(ev)
 	c.JSON(http.StatusOK, gin.H{"hash": newHash, "previous_hash": obj.Hash, "username": username, "paid": !free})
 }

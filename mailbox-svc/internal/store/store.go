@@ -46,6 +46,8 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	threads, messages, reads, blocks, unblocks, hashes, idempotency *mongo.Collection
+	// remembered are the objects whose hash record this process has seen stored.
+	remembered *seenSet
 }
 
 // New returns a store over db.
@@ -54,6 +56,7 @@ func New(db *mongo.Database) *Store {
 		threads: db.Collection(Threads), messages: db.Collection(Messages), reads: db.Collection(Reads),
 		blocks: db.Collection(SenderBlocks), unblocks: db.Collection(Unblocks),
 		hashes: db.Collection(ObjectHashes), idempotency: db.Collection(Idempotencies),
+		remembered: newSeenSet(100_000),
 	}
 }
 
