@@ -1,18 +1,17 @@
-package http
+package profile
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gin-gonic/gin"
-
 	"github.com/svcdev/svc/context-svc/internal/gitsync"
 	"github.com/svcdev/svc/context-svc/internal/store"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/outbound"
 )
 
@@ -22,38 +21,17 @@ const (
 	DefaultFilePath = "llm.txt"
 )
 
-type syncRequest struct {
-	RepoURL  *string `json:"repo_url"`
+// SyncSettings is a sync configuration as the owner sends it.
+type SyncSettings struct {
+	RepoURL  *string `json:"repo_url" required:"true"`
 	Branch   *string `json:"branch"`
 	FilePath *string `json:"file_path"`
 }
 
-type syncConfigResponse struct {
-	OK       bool   `json:"ok"`
-	RepoURL  string `json:"repo_url"`
-	Branch   string `json:"branch"`
-	FilePath string `json:"file_path"`
-}
-
-type syncPullResponse struct {
-	OK      bool   `json:"ok"`
-	Version int    `json:"version"`
-	Commit  string `json:"commit"`
-}
-
-func (h *Handler) configureSync(c *gin.Context) {
-	_, t, ok := authn.RequireOwner(c)
-	if !ok {
-		return
-	}
-	var req syncRequest
-	if err := httpx.Decode(c, &req); err != nil {
-		httpx.Abort(c, err)
-		return
-	}
-	if req.RepoURL == nil || *req.RepoURL == "" {
-		httpx.Abort(c, httpx.MissingField("repo_url"))
-		return
+// ConfigureSync validates and stores the repository that llm.txt is pulled from.
+func (s *Service) ConfigureSync(ctx context.Context, t Target, req *SyncSettings) (*store.SyncConfig, error) {
+	if *req.RepoURL == "" {
+		return nil, httpx.MissingField("repo_url")
 	}
 	remote := gitsync.Remote{URL: *req.RepoURL, Branch: DefaultBranch, Path: DefaultFilePath}
 	if req.Branch != nil {
@@ -62,70 +40,54 @@ func (h *Handler) configureSync(c *gin.Context) {
 	if req.FilePath != nil {
 		remote.Path = *req.FilePath
 	}
-	remote, err := h.Git.Validate(remote)
+	remote, err := s.Git.Validate(remote)
 	if err != nil {
-		httpx.Abort(c, syncError(err))
-		return
+		return nil, syncError(err)
 	}
-	ctx := c.Request.Context()
 	cfg := &store.SyncConfig{ObjectID: t.ObjectID, RepoURL: remote.URL, Branch: remote.Branch, FilePath: remote.Path}
-	if err := h.Store.SetSync(ctx, cfg); err != nil {
-		httpx.Abort(c, err)
-		return
+	if err := s.Store.SetSync(ctx, cfg); err != nil {
+		return nil, err
 	}
-	c.JSON(http.StatusOK, syncConfigResponse{OK: true, RepoURL: cfg.RepoURL, Branch: cfg.Branch, FilePath: cfg.FilePath})
+	return cfg, nil
 }
 
-// pullSync fetches the configured file and makes it the owner's markdown. A file equal to the
-// current markdown makes no new version.
-func (h *Handler) pullSync(c *gin.Context) {
-	_, t, ok := authn.RequireOwner(c)
-	if !ok {
-		return
-	}
-	if err := decodeEmpty(c); err != nil {
-		httpx.Abort(c, err)
-		return
-	}
-	ctx := c.Request.Context()
-	p, err := h.profile(ctx, t.ObjectID)
+// PullSync fetches the configured file and makes it the owner's markdown; it returns the
+// current profile and the commit pulled. A file equal to the current markdown makes no new
+// version.
+func (s *Service) PullSync(ctx context.Context, t Target) (*store.Profile, string, error) {
+	p, err := s.Profile(ctx, t.ObjectID)
 	if err != nil {
-		httpx.Abort(c, err)
-		return
+		return nil, "", err
 	}
-	cfg, err := h.Store.Sync(ctx, t.ObjectID)
-	if errors.Is(err, store.ErrNotFound) {
-		httpx.Abort(c, httpx.Conflict(httpx.CodeConflict, "no repository is configured: PUT the sync configuration first"))
-		return
+	cfg, err := s.Store.Sync(ctx, t.ObjectID)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return nil, "", httpx.Conflict(httpx.CodeConflict, "no repository is configured: PUT the sync configuration first")
 	}
 	if err != nil {
-		httpx.Abort(c, err)
-		return
+		return nil, "", err
 	}
-	res, err := h.Git.Pull(ctx, gitsync.Remote{URL: cfg.RepoURL, Branch: cfg.Branch, Path: cfg.FilePath})
+	res, err := s.Git.Pull(ctx, gitsync.Remote{URL: cfg.RepoURL, Branch: cfg.Branch, Path: cfg.FilePath})
 	if err != nil {
-		h.Log.Info("sync pull failed", "request_id", httpx.RequestID(c), "object_id", t.ObjectID, "error", err)
-		httpx.Abort(c, syncError(err))
-		return
+		s.Log.Info("sync pull failed", "request_id", t.RequestID, "object_id", t.ObjectID, "error", err)
+		return nil, "", syncError(err)
 	}
 	if !utf8.Valid(res.Content) {
-		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "the file is not UTF-8 text"))
-		return
+		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "the file is not UTF-8 text")
 	}
 	content := string(res.Content)
 	if content != p.LLMTxt {
-		if p, err = h.write(c, t, store.ChangeSync, func(p *store.Profile) error {
+		if p, err = s.write(ctx, t, store.ChangeSync, func(p *store.Profile) error {
 			setLLMTxt(p, content)
 			return nil
 		}); err != nil {
-			httpx.Abort(c, err)
-			return
+			return nil, "", err
 		}
 	}
-	if err := h.Store.RecordSync(ctx, cfg, res.Commit, clock.Now()); err != nil {
-		h.Log.Warn("recording a sync failed", "object_id", t.ObjectID, "error", err)
+	// The pull is done and answered; the recorded commit is informational.
+	if err := s.Store.RecordSync(ctx, cfg, res.Commit, clock.Now()); err != nil {
+		s.Log.Warn("recording a sync failed", "object_id", t.ObjectID, "error", err)
 	}
-	c.JSON(http.StatusOK, syncPullResponse{OK: true, Version: p.Version, Commit: res.Commit})
+	return p, res.Commit, nil
 }
 
 // syncError maps a gitsync error to the public answer; messages never echo the remote's.

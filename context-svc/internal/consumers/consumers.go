@@ -1,7 +1,7 @@
-// Package events holds what context-svc consumes: object.created (identity-svc), which
+// Package consumers holds what context-svc consumes: object.created (identity-svc), which
 // materialises an object's profile as a backstop of the first read, and decision.recorded
 // (graph-svc), which feeds the decision-memory rebuild.
-package events
+package consumers
 
 import (
 	"context"

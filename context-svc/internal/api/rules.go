@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"encoding/json"
@@ -6,8 +6,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/svcdev/svc/context-svc/internal/store"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
@@ -27,33 +25,31 @@ type putRulesRequest struct {
 	Rules json.RawMessage `json:"rules"`
 }
 
-func (h *Handler) getRules(c *gin.Context) {
+func (h *Handler) getRules(c *gin.Context) error {
 	// Rules are public, also those of a private object: anyone may still write to its mailbox.
-	t, ok := target(c)
-	if !ok {
-		return
+	t, err := target(c)
+	if err != nil {
+		return err
 	}
 	showBlocked, err := flag(c, "show_blocked_list")
 	if err != nil {
-		httpx.Abort(c, err)
-		return
+		return err
 	}
 	ctx := c.Request.Context()
-	p, err := h.profile(ctx, t.ObjectID)
+	p, err := h.Profiles.Profile(ctx, t.ObjectID)
 	if err != nil {
-		httpx.Abort(c, err)
-		return
+		return err
 	}
 	resp := rulesResponse{Rules: p.Rules}
 	if showBlocked && callerOwns(c, t) { // never shown to anyone else, whatever they ask
-		blocked, err := h.Mailbox.BlockedHashes(ctx, t.ObjectID)
+		blocked, err := h.Profiles.BlockedHashes(ctx, t.ObjectID)
 		if err != nil {
-			httpx.Abort(c, httpx.Unavailable(err))
-			return
+			return err
 		}
 		resp.BlockedHashes = &blocked
 	}
 	c.JSON(http.StatusOK, resp)
+	return nil
 }
 
 // flag reads a boolean query parameter: 1 or true, 0 or false, or absent.
@@ -67,57 +63,45 @@ func flag(c *gin.Context, name string) (bool, error) {
 	return false, httpx.BadRequest(httpx.CodeInvalidRequest, "%s must be 1 or 0", name)
 }
 
-func (h *Handler) putRules(c *gin.Context) {
-	_, t, ok := authn.RequireOwner(c)
-	if !ok {
-		return
-	}
+// decodeRules reads the rules of PUT rules, sent either as JSON text (body) or as an object.
+func decodeRules(c *gin.Context) (*contract.Rules, error) {
 	var req putRulesRequest
 	if err := httpx.Decode(c, &req); err != nil {
-		httpx.Abort(c, err)
-		return
+		return nil, err
 	}
 	raw := req.Rules
 	switch {
 	case req.Body != nil && len(req.Rules) > 0:
-		httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "send either body or rules, not both"))
-		return
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "send either body or rules, not both")
 	case req.Body != nil:
 		if len(*req.Body) > MaxRulesBody {
-			httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "body is longer than %d characters", MaxRulesBody))
-			return
+			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "body is longer than %d characters", MaxRulesBody)
 		}
 		raw = json.RawMessage(*req.Body)
 		if !json.Valid(raw) {
-			httpx.Abort(c, httpx.BadRequest(httpx.CodeInvalidRequest, "body must be the rules object as JSON text"))
-			return
+			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "body must be the rules object as JSON text")
 		}
 	case len(req.Rules) == 0:
-		httpx.Abort(c, httpx.MissingField("body"))
-		return
+		return nil, httpx.MissingField("body")
 	}
-	rules, err := contract.DecodeRules(raw)
+	return contract.DecodeRules(raw)
+}
+
+func (h *Handler) putRules(c *gin.Context) error {
+	p, err := ownerWrite(c, decodeRules, h.Profiles.PutRules)
 	if err != nil {
-		httpx.Abort(c, err)
-		return
-	}
-	p, err := h.write(c, t, store.ChangeRules, func(p *store.Profile) error {
-		p.Rules = rules
-		return nil
-	})
-	if err != nil {
-		httpx.Abort(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
+	return nil
 }
 
 // internalRules serves mailbox-svc's participant admission: the stored rules, or null.
-func (h *Handler) internalRules(c *gin.Context) {
-	p, err := h.profile(c.Request.Context(), c.Param("id"))
+func (h *Handler) internalRules(c *gin.Context) error {
+	p, err := h.Profiles.Profile(c.Request.Context(), c.Param("id"))
 	if err != nil {
-		httpx.Abort(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusOK, p.Rules)
+	return nil
 }
