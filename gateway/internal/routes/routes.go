@@ -17,6 +17,9 @@ const (
 	Owner
 	// OwnerKey needs the owner key itself, never a sub-key.
 	OwnerKey
+	// AnyKey needs a key of any object (sub-keys with the route's scope); {hash} names another
+	// object the caller acts on, and the service decides what the caller may do with it.
+	AnyKey
 )
 
 // Route is one row of the table.
@@ -82,13 +85,13 @@ func (r Route) SuccessStatus() int {
 
 // All is the whole table: every service's routes.
 func All() []Route {
-	return slices.Concat(Identity, Context, Mailbox, Claims)
+	return slices.Concat(Identity, Context, Mailbox, Claims, Webhook)
 }
 
 // Schemas is every named schema of the table.
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
-	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, ClaimsSchemas} {
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, ClaimsSchemas, WebhookSchemas} {
 		for k, v := range m {
 			out[k] = v
 		}
