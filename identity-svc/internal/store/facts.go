@@ -19,10 +19,11 @@ import (
 //
 //	<object>/hash/<n>      the n-th hash change; of two concurrent changes only one is stored
 //	<object>/profile/<v>   profile version v; a repeated report is a no-op
-//	<object>/claim/<id>    a verified claim; a redelivered event is a no-op
-//	<object>/lapse/<id>    the lapse of verified claim id; a redelivered event is a no-op
+//	<object>/claim/<id>/<t>  claim id verified at t; a redelivered event is a no-op
+//	<object>/lapse/<id>/<t>  claim id lapsed at t; a redelivered event is a no-op
 //
-// The mailbox status folds from the claims and lapses: claimed while a claim has no lapse.
+// A claim counts while its latest verification is later than its latest lapse (a lapsed claim
+// may be verified again), and the mailbox is claimed while a claim counts.
 //
 // The object is read as its document folded with its facts (fold), so no fact is lost and the
 // profile version is the highest reported.
@@ -95,7 +96,8 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, version int, title
 // RecordClaim records a verified claim: the mailbox is claimed, and a social handle (if any)
 // is the object's. It is idempotent per claim id.
 func (s *Store) RecordClaim(ctx context.Context, id string, h SocialHandle, at time.Time) error {
-	err := s.insert(ctx, Facts, fact{ID: factID(id, factClaim, h.ClaimID), ObjectID: id, Kind: factClaim, Claim: &h, At: at})
+	err := s.insert(ctx, Facts, fact{ID: factID(id, factClaim, h.ClaimID+"/"+at.UTC().Format(time.RFC3339Nano)),
+		ObjectID: id, Kind: factClaim, Claim: &h, At: at})
 	if errors.Is(err, ErrTaken) {
 		return nil
 	}
@@ -104,7 +106,8 @@ func (s *Store) RecordClaim(ctx context.Context, id string, h SocialHandle, at t
 
 // RecordLapse records that verified claim claimID lapsed. It is idempotent per claim id.
 func (s *Store) RecordLapse(ctx context.Context, id, claimID string, at time.Time) error {
-	err := s.insert(ctx, Facts, fact{ID: factID(id, factLapse, claimID), ObjectID: id, Kind: factLapse, ClaimID: claimID, At: at})
+	err := s.insert(ctx, Facts, fact{ID: factID(id, factLapse, claimID+"/"+at.UTC().Format(time.RFC3339Nano)),
+		ObjectID: id, Kind: factLapse, ClaimID: claimID, At: at})
 	if errors.Is(err, ErrTaken) {
 		return nil
 	}
@@ -128,21 +131,27 @@ func (s *Store) fold(ctx context.Context, objs []Object) error {
 		return err
 	}
 	slices.SortFunc(facts, func(a, b fact) int { return a.Seq - b.Seq })
-	lapsed := map[string]bool{} // <object>/<claim id>
+	// The latest verification and lapse of each claim, by <object>/<claim id>.
+	verified, lapsed := map[string]time.Time{}, map[string]time.Time{}
 	for _, f := range facts {
-		if f.Kind == factLapse {
-			lapsed[f.ObjectID+"/"+f.ClaimID] = true
+		switch {
+		case f.Kind == factLapse && f.At.After(lapsed[f.ObjectID+"/"+f.ClaimID]):
+			lapsed[f.ObjectID+"/"+f.ClaimID] = f.At
+		case f.Kind == factClaim && f.Claim != nil && !f.At.Before(verified[f.ObjectID+"/"+f.Claim.ClaimID]):
+			verified[f.ObjectID+"/"+f.Claim.ClaimID] = f.At
 		}
 	}
-	live := map[string]bool{} // objects holding a claim that has not lapsed
+	live := map[string]bool{} // objects holding a claim that counts
 	for _, f := range facts {
 		o := byID[f.ObjectID]
 		if o == nil {
 			continue
 		}
-		if f.Kind == factClaim {
-			if f.Claim != nil && lapsed[f.ObjectID+"/"+f.Claim.ClaimID] {
-				f.Kind = factLapse // a lapsed claim no longer counts
+		if f.Kind == factClaim && f.Claim != nil {
+			key := f.ObjectID + "/" + f.Claim.ClaimID
+			at, last := lapsed[key]
+			if !f.At.Equal(verified[key]) || (last && !f.At.After(at)) {
+				f.Kind = factLapse // an earlier verification, or one lapsed since: it no longer counts
 			} else {
 				live[f.ObjectID] = true
 			}

@@ -119,6 +119,19 @@ func TestMailboxIsUnclaimedOnceEveryClaimLapsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	status(StatusClaimed, 0)
+	// A lapsed claim verified again counts again.
+	if err := s.RecordClaim(ctx, o.ID, SocialHandle{Network: "github", Handle: "ada", ClaimID: "clm_b"}, t0.Add(4*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	status(StatusClaimed, 1)
+	if err := s.RecordLapse(ctx, o.ID, "clm_c", t0.Add(5*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	status(StatusClaimed, 1)
+	if err := s.RecordLapse(ctx, o.ID, "clm_b", t0.Add(6*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	status(StatusUnclaimed, 0)
 }
 
 func TestRotatedOwnerKeyIsLiveOnlyOnceNamedBySuccession(t *testing.T) {
