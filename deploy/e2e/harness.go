@@ -61,8 +61,9 @@ var generous = map[string]string{
 	"RATE_RECIPIENT_PER_MIN": "100000", "RATE_RECIPIENT_BURST": "100000",
 	"RATE_PUBLIC_PER_MIN": "100000", "RATE_PUBLIC_BURST": "100000",
 	"RATE_OWNER_PER_MIN": "100000", "RATE_OWNER_BURST": "100000",
-	"PAYMENT_VOUCHER_SECRET": VoucherSecret,
-	"LOG_LEVEL":              "debug",
+	"RATE_FEED_POLL_INTERVAL": "0",
+	"PAYMENT_VOUCHER_SECRET":  VoucherSecret,
+	"LOG_LEVEL":               "debug",
 }
 
 // Start starts a suite for the test and stops it when the test ends.

@@ -38,6 +38,8 @@ func LLMsTxt(baseURL string, served []routes.Route) string {
 			who = "owner key or sub-key"
 		case routes.OwnerKey:
 			who = "owner key"
+		case routes.AnyKey:
+			who = "any object's key"
 		}
 		fmt.Fprintf(&b, "- %s %s (%s): %s\n", r.Method, r.Path, who, r.Summary)
 	}

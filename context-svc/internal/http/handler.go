@@ -75,6 +75,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.GET("/context/:linkId", h.linkPage)
 
 	api.GET("/internal/v1/objects/:id/rules", h.internalRules)
+	api.GET("/internal/v1/objects/:id/profile", h.internalProfile)
 }
 
 // Content types of the text routes.

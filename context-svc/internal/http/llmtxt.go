@@ -70,6 +70,23 @@ func (h *Handler) getLLMTxt(c *gin.Context) {
 	c.Data(http.StatusOK, textPlain, []byte(profile.Compose(t.Hash, h.BaseURL, p.LLMTxt, sources)))
 }
 
+// internalProfile answers feed-svc's box page: the composed profile of the llm.txt read, for the
+// hash the caller names (links in it use that hash).
+func (h *Handler) internalProfile(c *gin.Context) {
+	ctx := c.Request.Context()
+	p, err := h.profile(ctx, c.Param("id"))
+	if err != nil {
+		httpx.Abort(c, err)
+		return
+	}
+	sources, err := h.composable(ctx, p.ObjectID, p.Included)
+	if err != nil {
+		httpx.Abort(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, contract.ComposedProfile{Markdown: profile.Compose(c.Query("hash"), h.BaseURL, p.LLMTxt, sources)})
+}
+
 func (h *Handler) putLLMTxt(c *gin.Context) {
 	_, t, ok := authn.RequireOwner(c)
 	if !ok {

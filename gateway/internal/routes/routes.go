@@ -17,6 +17,9 @@ const (
 	Owner
 	// OwnerKey needs the owner key itself, never a sub-key.
 	OwnerKey
+	// AnyKey needs a key of any object (with the route's scope); the caller acts as that object
+	// on the object named by {hash}, as an author publishing to another box's feed.
+	AnyKey
 )
 
 // Route is one row of the table.
@@ -32,7 +35,8 @@ type Route struct {
 	// /api/messages); Recipient names the body field limited per recipient.
 	Ingress   bool
 	Recipient string
-	// Feed marks feed polling routes (limited per client and feed, with ETag and max-age=900).
+	// Feed marks feed polling routes: a client reads a feed's first page at most once per poll
+	// interval; a 304 does not count (see ratelimit.Poller).
 	Feed bool
 
 	Summary string
@@ -79,13 +83,13 @@ func (r Route) SuccessStatus() int {
 
 // All is the whole table: every service's routes.
 func All() []Route {
-	return slices.Concat(Identity, Context, Mailbox)
+	return slices.Concat(Identity, Context, Mailbox, Feed)
 }
 
 // Schemas is every named schema of the table.
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
-	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas} {
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, FeedSchemas} {
 		for k, v := range m {
 			out[k] = v
 		}
