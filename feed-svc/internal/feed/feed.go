@@ -4,6 +4,7 @@ package feed
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -54,15 +55,31 @@ type Feeds struct {
 	Identity Identity
 }
 
-// Item is the public view of an item; a hidden item is a tombstone (Hidden true, no content).
+// Item is the public view of an item; a hidden item is a tombstone (Hidden true), which shows
+// nothing but its id and date.
 type Item struct {
 	ID       string   `json:"id"`
-	Title    string   `json:"title,omitempty"`
-	Body     string   `json:"body,omitempty"`
-	Who      *Who     `json:"who,omitempty"`
-	Tags     []string `json:"tags,omitempty"`
+	Title    string   `json:"title"`
+	Body     string   `json:"body"`
+	Who      *Who     `json:"who"`
+	Tags     []string `json:"tags"`
 	PostedAt string   `json:"posted_at"`
-	Hidden   bool     `json:"hidden,omitempty"`
+	Hidden   bool     `json:"-"`
+}
+
+type tombstone struct {
+	ID       string `json:"id"`
+	Hidden   bool   `json:"hidden"`
+	PostedAt string `json:"posted_at"`
+}
+
+// MarshalJSON renders a hidden item as its tombstone.
+func (it Item) MarshalJSON() ([]byte, error) {
+	if it.Hidden {
+		return json.Marshal(tombstone{ID: it.ID, Hidden: true, PostedAt: it.PostedAt})
+	}
+	type plain Item
+	return json.Marshal(plain(it))
 }
 
 // Who names an item's author: its current hash and its display name.
@@ -240,8 +257,12 @@ func view(it *store.Item, currentHash string) *Item {
 	if currentHash == "" {
 		currentHash = it.AuthorHash
 	}
+	tags := it.Tags
+	if tags == nil {
+		tags = []string{}
+	}
 	return &Item{ID: it.ID, Title: it.Title, Body: it.Body, Who: &Who{Svc: currentHash, Name: it.AuthorName},
-		Tags: it.Tags, PostedAt: clock.Format(it.PostedAt)}
+		Tags: tags, PostedAt: clock.Format(it.PostedAt)}
 }
 
 // Hide hides an item of the box's feed (owner only; the gateway and the handler checked).

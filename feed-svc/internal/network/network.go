@@ -29,9 +29,14 @@ type Network struct{ Store *store.Store }
 // Row is one row of the global feed: the fields of a feed item, with the row's kind and the
 // current hash of the box it is about.
 type Row struct {
-	feed.Item
-	Kind string `json:"kind"`
-	Hash string `json:"hash"`
+	ID       string    `json:"id"`
+	Kind     string    `json:"kind"`
+	Hash     string    `json:"hash"`
+	Title    string    `json:"title"`
+	Body     string    `json:"body"`
+	Who      *feed.Who `json:"who"`
+	Tags     []string  `json:"tags"`
+	PostedAt string    `json:"posted_at"`
 }
 
 // Query selects rows of the global feed.
@@ -130,10 +135,8 @@ func (v *view) row(e store.Event, hidden map[string]bool) (Row, bool) {
 		if name == "" {
 			name = box.Hash
 		}
-		return Row{Kind: KindNewSvc, Hash: box.Hash, Item: feed.Item{
-			ID: e.ID, Title: "New svc: " + name, Who: &feed.Who{Svc: box.Hash, Name: name},
-			Tags: []string{}, PostedAt: clock.Format(e.At),
-		}}, true
+		return Row{Kind: KindNewSvc, Hash: box.Hash, ID: e.ID, Title: "New svc: " + name,
+			Who: &feed.Who{Svc: box.Hash, Name: name}, Tags: []string{}, PostedAt: clock.Format(e.At)}, true
 	}
 	author, ok := v.public[e.AuthorID]
 	if !ok || hidden[e.ItemID] {
@@ -144,10 +147,8 @@ func (v *view) row(e store.Event, hidden map[string]bool) (Row, bool) {
 		tags = []string{}
 	}
 	// Item rows are keyed by their event id too, so one cursor orders both kinds.
-	return Row{Kind: KindItem, Hash: box.Hash, Item: feed.Item{
-		ID: e.ID, Title: e.Title, Body: e.Body, Who: &feed.Who{Svc: author.Hash, Name: e.AuthorName},
-		Tags: tags, PostedAt: clock.Format(e.At),
-	}}, true
+	return Row{Kind: KindItem, Hash: box.Hash, ID: e.ID, Title: e.Title, Body: e.Body,
+		Who: &feed.Who{Svc: author.Hash, Name: e.AuthorName}, Tags: tags, PostedAt: clock.Format(e.At)}, true
 }
 
 // ValidRowID is the cursor check of the global feed and activity.
