@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -82,4 +83,60 @@ func TestFeedPublishReadAndRules(t *testing.T) {
 	if len(items) != 2 || items[1]["hidden"] != true || items[1]["title"] != nil || items[1]["who"] != nil {
 		t.Fatalf("after hiding, feed = %v, want the second entry a tombstone without content", items)
 	}
+}
+
+// hostileProfile is a profile that tries every way to run code on the box page.
+const hostileProfile = "# Ada Lovelace\n\nAnalyst of **engines**.\n\n" +
+	"<script>window.__pwned = 1; console.error('pwned')</script>\n\n" +
+	"<img src=x onerror=\"window.__pwned = 2\">\n\n" +
+	"[click me](javascript:window.__pwned=3)\n\n" +
+	"<a href=\"#\" onclick=\"window.__pwned=4\">inline handler</a>\n"
+
+func TestBoxPage(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	box, key := env.CreateObject(t, map[string]any{"initial_llm_txt": hostileProfile})
+	enableFeed(t, env, box, key)
+	for i := range 12 {
+		publish(t, env, box, key, fmt.Sprintf("Update number %d <b>bold?</b>", i), "working")
+	}
+	hidden := publish(t, env, box, key, "Hidden update")
+	env.Do(t, "DELETE", "/api/feeds/"+box+"/items/"+Str(t, hidden, "id"), key, nil).Expect(t, 200)
+
+	page := env.Do(t, "GET", "/"+box, "", nil).Expect(t, http.StatusOK)
+	html := string(page.Body)
+	if ct := page.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Fatalf("Content-Type = %q, want text/html", ct)
+	}
+	for _, want := range []string{
+		"<title>Ada Lovelace · svc</title>", "<strong>engines</strong>", "Update number 11", "Update number 2",
+		"&lt;b&gt;bold?&lt;/b&gt;", "/api/objects/" + box + "/llm.txt", "/api/objects/" + box + "/agent-card.json",
+		"/api/messages", `"to_hash": "` + box + `"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the box page lacks %q", want)
+		}
+	}
+	for _, never := range []string{"<script", "onerror", "onclick", "javascript:", "Update number 1 &lt;", "Update number 0 ", "Hidden update"} {
+		if strings.Contains(html, never) {
+			t.Errorf("the box page holds %q", never)
+		}
+	}
+	if n := strings.Count(html, `class="item"`); n != 10 {
+		t.Errorf("the box page shows %d items, want the latest ten", n)
+	}
+	if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("Content-Security-Policy = %q, want scripts refused", csp)
+	}
+
+	secret, secretKey := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Secret\n", "visibility": "private"})
+	for _, path := range []string{"/" + secret, "/svc_nosuchboxatall"} {
+		r := env.Do(t, "GET", path, "", nil).Expect(t, http.StatusNotFound)
+		if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.Body), "No such box") ||
+			strings.Contains(string(r.Body), "Secret") {
+			t.Errorf("GET %s: %s %q, want the not-found page", path, r.Header.Get("Content-Type"), r.Body)
+		}
+	}
+	// Its owner sees a private box's page.
+	env.Do(t, "GET", "/"+secret, secretKey, nil).Expect(t, http.StatusOK)
 }
