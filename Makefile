@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test test-browser lint run bench build fmt-check
+.PHONY: test test-browser lint run bench build fmt-check bench-embedded bench-stack
 
 include deploy/deploy.mk
 
@@ -33,3 +33,14 @@ run:
 ## bench: benchmarks that print figures (gateway auth and proxy path, …)
 bench:
 	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
+
+## bench-embedded: FindOne({_id}) at 1,000 and 100,000 documents on both FerretDB handlers;
+## needs FERRETDB_POSTGRESQL_URL (see pkg/embedded/idindex_test.go)
+bench-embedded:
+	@test -n "$$FERRETDB_POSTGRESQL_URL" || { echo "bench-embedded: set FERRETDB_POSTGRESQL_URL (apt-get install postgresql; see pkg/embedded/idindex_test.go)"; exit 1; }
+	cd pkg && go test -count=1 -run '^$$' -bench FindOneByID ./embedded/
+
+## bench-stack: load the all-in-one and print its figures (README "Stack benchmark");
+## BENCH_STACK_FLAGS passes flags, e.g. "-send-phase 5s -phase 3s -idle 5s" for a short run
+bench-stack:
+	go run ./deploy/benchstack $(BENCH_STACK_FLAGS)

@@ -29,6 +29,11 @@ const (
 	sourceBytes   = 1 << 20
 	gitTimeout    = 25 * time.Second // within the gateway's 30 s upstream timeout
 	gitBytes      = 32 << 20
+	// A sync holds its pack and the inflated objects in memory: these bound one sync, and
+	// gitConcurrent bounds how many run at once (about 4 × 40 MiB at worst).
+	gitPackBytes    = 8 << 20
+	gitInflateBytes = 32 << 20
+	gitConcurrent   = 4
 )
 
 // Config is context-svc's configuration.
@@ -59,25 +64,27 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
-	})
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(b.DB)
 	httpapi.Register(b.API, &httpapi.Handler{
 		Store:    st,
-		Relay:    b.Relay,
+		Outbox:   b.Outbox,
 		Identity: b.Identity(),
 		Mailbox:  mailbox.NewClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,
-		Git: &gitsync.Syncer{
+		Git: gitsync.New(gitsync.Syncer{
 			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
-		},
+			MaxPack: gitPackBytes, MaxInflate: gitInflateBytes,
+		}, gitConcurrent),
 		BaseURL:       strings.TrimRight(cfg.BaseURL, "/"),
 		SourceRefresh: cfg.SourceRefresh,
 		Log:           b.Log,
+		// A refreshed URL source changes llm.txt without a write: a validator lives no longer
+		// than a fetched source is reused.
+		ETags: httpx.NewETags(b.Redis, b.Log, cfg.SourceRefresh),
 	})
 	projections := &ctxevents.Projections{Store: st}
 	b.Consume("projections", ctxevents.Topics, projections.Handle)

@@ -77,6 +77,22 @@ func TestOptInAutoscaling(t *testing.T) {
 	checkAutoscaling(t, m, workspaceServices(t), []string{gateway})
 }
 
+// TestIngressTrustedProxies sets the Ingress controller's CIDRs: the gateway, and only the
+// gateway, trusts them.
+func TestIngressTrustedProxies(t *testing.T) {
+	t.Parallel()
+	m := mustRender(t, withValues(secretValues(), map[string]any{"ingress.trustedProxies": []any{"10.0.0.0/8", "fd00::/8"}}))
+	for _, d := range m.deployments {
+		got, want := envValue(containerOf(t, d), "TRUSTED_PROXIES"), ""
+		if d.Name == releaseName+"-"+gateway {
+			want = "10.0.0.0/8,fd00::/8"
+		}
+		if got != want {
+			t.Errorf("%s: TRUSTED_PROXIES = %q, want %q", d.Name, got, want)
+		}
+	}
+}
+
 func TestExistingSecret(t *testing.T) {
 	t.Parallel()
 	m := mustRender(t, map[string]any{"secret": map[string]any{"existingSecret": "svc-credentials"}})

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -423,10 +422,7 @@ func TestContextSyncOverHTTPS(t *testing.T) {
 	}
 	srv := httptest.NewTLSServer(smartGit(t, repo))
 	defer srv.Close()
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	caFile := caFileOf(t, srv)
 
 	env := Start(t, WithEnv(allowPrivate, "true"), WithEnv("OUTBOUND_CA_FILE", caFile))
 	hash, key := env.CreateObject(t, nil)

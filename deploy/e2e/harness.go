@@ -19,6 +19,7 @@ import (
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
+	"go.mongodb.org/mongo-driver/v2/event"
 )
 
 // VoucherSecret is the payment voucher secret of every test stack.
@@ -43,6 +44,7 @@ type Env struct {
 type options struct {
 	env      map[string]string
 	replicas map[string]int
+	monitor  *event.CommandMonitor
 }
 
 // Option configures Start.
@@ -54,6 +56,11 @@ func WithEnv(key, value string) Option { return func(o *options) { o.env[key] = 
 // WithReplicas runs n instances of a service sharing its database.
 func WithReplicas(service string, n int) Option { return func(o *options) { o.replicas[service] = n } }
 
+// WithCommandMonitor lets mon see every store command of every service.
+func WithCommandMonitor(mon *event.CommandMonitor) Option {
+	return func(o *options) { o.monitor = mon }
+}
+
 // generous limits keep tests that are not about rate limits from meeting them.
 var generous = map[string]string{
 	"RATE_OBJECTS_PER_MIN": "100000", "RATE_OBJECTS_BURST": "100000",
@@ -62,8 +69,9 @@ var generous = map[string]string{
 	"RATE_PUBLIC_PER_MIN": "100000", "RATE_PUBLIC_BURST": "100000",
 	"RATE_OWNER_PER_MIN": "100000", "RATE_OWNER_BURST": "100000",
 	"RATE_FEED_POLL_INTERVAL": "0",
-	"PAYMENT_VOUCHER_SECRET":  VoucherSecret,
-	"LOG_LEVEL":               "debug",
+	"RATE_AUTH_IP_PER_MIN":    "100000", "RATE_AUTH_IP_BURST": "100000",
+	"PAYMENT_VOUCHER_SECRET": VoucherSecret,
+	"LOG_LEVEL":              "debug",
 }
 
 // Start starts a suite for the test and stops it when the test ends.
@@ -88,7 +96,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL,
 		DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".", JWTKey: jwtKey,
-		Env: o.env, Replicas: o.replicas, Log: log,
+		Env: o.env, Replicas: o.replicas, Log: log, CommandMonitor: o.monitor,
 	})
 	if err != nil {
 		t.Fatalf("start the suite: %v", err)

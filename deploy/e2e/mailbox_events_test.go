@@ -14,22 +14,32 @@ import (
 	"github.com/svcdev/svc/pkg/events"
 )
 
-// mailboxEvents collects the events mailbox-svc publishes, read from Kafka as a consumer would.
-type mailboxEvents struct {
+// eventWatch collects the events published on some topics, read from Kafka as a consumer would.
+type eventWatch struct {
 	mu  sync.Mutex
 	evs []events.Event
 }
 
-func watchMailboxEvents(t *testing.T, env *Env) *mailboxEvents {
+// watchMailboxEvents collects the events mailbox-svc publishes.
+func watchMailboxEvents(t *testing.T, env *Env) *eventWatch {
+	return watchTopics(t, env.Brokers, env.Name, events.TopicMailbox)
+}
+
+// watchTopics collects the events of topics, under the topic prefix name + ".".
+func watchTopics(t *testing.T, brokers []string, name string, topics ...string) *eventWatch {
 	t.Helper()
+	prefixed := make([]string, len(topics))
+	for i, topic := range topics {
+		prefixed[i] = name + "." + topic
+	}
 	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: env.Brokers, GroupID: env.Name + ".e2e-mailbox-watch",
-		GroupTopics: []string{env.Name + "." + events.TopicMailbox}, StartOffset: kafka.FirstOffset,
+		Brokers: brokers, GroupID: name + ".e2e-watch",
+		GroupTopics: prefixed, StartOffset: kafka.FirstOffset,
 		MaxWait: 100 * time.Millisecond, HeartbeatInterval: 500 * time.Millisecond,
 		SessionTimeout: 6 * time.Second, RebalanceTimeout: 6 * time.Second, JoinGroupBackoff: 250 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &mailboxEvents{}
+	l := &eventWatch{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -59,7 +69,7 @@ func watchMailboxEvents(t *testing.T, env *Env) *mailboxEvents {
 }
 
 // wait returns the first event of type typ whose data decodes into dst and satisfies match.
-func (l *mailboxEvents) wait(t *testing.T, env *Env, typ string, dst any, match func() bool) events.Event {
+func (l *eventWatch) wait(t *testing.T, env *Env, typ string, dst any, match func() bool) events.Event {
 	t.Helper()
 	var found events.Event
 	env.Eventually(t, func() bool {

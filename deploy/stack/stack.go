@@ -19,6 +19,7 @@ import (
 	identity "github.com/svcdev/svc/identity-svc/app"
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
 	"github.com/svcdev/svc/pkg/config"
+	"go.mongodb.org/mongo-driver/v2/event"
 )
 
 // Options says where the backends are and how to name things on them.
@@ -39,6 +40,8 @@ type Options struct {
 	// one comma-separated upstream list.
 	Replicas map[string]int
 	Log      *slog.Logger
+	// CommandMonitor, when set, sees every store command of every service (tests count them).
+	CommandMonitor *event.CommandMonitor
 }
 
 // runner is a started service.
@@ -52,15 +55,19 @@ type runner interface {
 type component struct {
 	name   string
 	urlEnv string
-	build  func(ctx context.Context, env map[string]string, log *slog.Logger) (runner, error)
+	build  func(ctx context.Context, env map[string]string, log *slog.Logger, mon *event.CommandMonitor) (runner, error)
 }
 
-// build loads a service's typed configuration from env exactly as its own binary does.
-func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error)) func(context.Context, map[string]string, *slog.Logger) (runner, error) {
-	return func(ctx context.Context, env map[string]string, log *slog.Logger) (runner, error) {
+// build loads a service's typed configuration from env exactly as its own binary does, then
+// attaches the command monitor to the services that have a store.
+func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error)) func(context.Context, map[string]string, *slog.Logger, *event.CommandMonitor) (runner, error) {
+	return func(ctx context.Context, env map[string]string, log *slog.Logger, mon *event.CommandMonitor) (runner, error) {
 		var cfg C
 		if err := config.LoadMap(ctx, &cfg, env); err != nil {
 			return nil, err
+		}
+		if m, ok := any(&cfg).(interface{ SetCommandMonitor(*event.CommandMonitor) }); ok && mon != nil {
+			m.SetCommandMonitor(mon)
 		}
 		return newApp(ctx, cfg, log)
 	}
@@ -157,14 +164,14 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			senv[other.urlEnv] = strings.Split(s.ServiceURLs[other.name], ",")[0]
 		}
 		for _, ln := range listeners[c.name] {
-			if err := s.start(ctx, runCtx, c, senv, ln, opts.Log); err != nil {
+			if err := s.start(ctx, runCtx, c, senv, ln, opts); err != nil {
 				closeAll()
 				s.Stop()
 				return nil, err
 			}
 		}
 	}
-	if err := s.start(ctx, runCtx, gatewayComponent, env, ln, opts.Log); err != nil {
+	if err := s.start(ctx, runCtx, gatewayComponent, env, ln, opts); err != nil {
 		_ = ln.Close()
 		s.Stop()
 		return nil, err
@@ -172,8 +179,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	return s, nil
 }
 
-func (s *Stack) start(ctx, runCtx context.Context, c component, env map[string]string, ln net.Listener, log *slog.Logger) error {
-	r, err := c.build(ctx, env, log.With("service", c.name))
+func (s *Stack) start(ctx, runCtx context.Context, c component, env map[string]string, ln net.Listener, opts Options) error {
+	r, err := c.build(ctx, env, opts.Log.With("service", c.name), opts.CommandMonitor)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", c.name, err)
 	}

@@ -55,16 +55,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
-	})
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(b.DB)
 	ident := b.Identity()
 	feeds := &feed.Feeds{
-		Store: st, Relay: b.Relay, Identity: ident,
+		Store: st, Outbox: b.Outbox, Identity: ident,
 		Mailbox: mailbox{rpc.New("mailbox-svc", cfg.MailboxURL, b.Client("mailbox-svc"), 0)},
 	}
 	api.Register(b.API, &api.Handler{

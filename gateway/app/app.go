@@ -93,6 +93,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		_ = rdb.Close()
 		return nil, err
 	}
+	gw.ETags = httpx.NewETags(rdb, log, 0)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := httpx.NewEngine(log, httpx.NewMetrics(reg))

@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	claimevents "github.com/svcdev/svc/identity-svc/internal/events"
 	httpapi "github.com/svcdev/svc/identity-svc/internal/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -31,17 +33,17 @@ type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
-	})
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(b.DB)
+	etags := httpx.NewETags(b.Redis, b.Log, time.Hour)
 	httpapi.Register(b.API, &httpapi.Handler{
-		Store: st, Relay: b.Relay, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+		ETags: etags,
 	})
-	claims := &claimevents.Claims{Store: st, Redis: b.Redis}
+	claims := &claimevents.Claims{Store: st, Redis: b.Redis, ETags: etags}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
 	return &App{Base: b}, nil
 }

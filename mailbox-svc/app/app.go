@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"time"
 
-	hashevents "github.com/svcdev/svc/mailbox-svc/internal/events"
-	httpapi "github.com/svcdev/svc/mailbox-svc/internal/http"
-	"github.com/svcdev/svc/mailbox-svc/internal/rules"
+	"github.com/svcdev/svc/mailbox-svc/internal/api"
+	"github.com/svcdev/svc/mailbox-svc/internal/consumers"
+	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -44,21 +45,24 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{
-		OutboxCollections: store.OutboxCollections, Indexes: store.Indexes,
+		Indexes: store.Indexes,
 	})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(b.DB)
-	httpapi.Register(b.API, &httpapi.Handler{
-		Store:          st,
-		Relay:          b.Relay,
-		Identity:       b.Identity(),
-		Rules:          rules.New(cfg.ContextURL, b.Client("context-svc"), cfg.RulesTimeout, b.Log),
-		IdempotencyTTL: cfg.IdempotencyTTL,
-		Log:            b.Log,
+	names := &mailbox.Names{Store: st, Identity: b.Identity(), Log: b.Log}
+	sender := &mailbox.Sender{Store: st, Names: names, RulesTimeout: cfg.RulesTimeout, Outbox: b.Outbox,
+		IdempotencyTTL: cfg.IdempotencyTTL, Log: b.Log}
+	if cfg.ContextURL != "" {
+		sender.Rules = contextRules{rpc: rpc.New("context-svc", cfg.ContextURL, b.Client("context-svc"), 0)}
+	}
+	api.Register(b.API, &api.Handler{
+		Sender:  sender,
+		Threads: &mailbox.Threads{Store: st, Names: names},
+		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox},
 	})
-	b.Consume("hashes", []string{events.TopicIdentity}, (&hashevents.Hashes{Store: st}).Handle)
+	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg.SweepInterval, b.Log) })
 	return &App{Base: b}, nil
 }

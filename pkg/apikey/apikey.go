@@ -10,11 +10,13 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"encoding/binary"
 	"encoding/hex"
 	"hash/crc32"
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/oklog/ulid/v2"
 )
@@ -119,8 +121,41 @@ func ValidUsername(s string) bool {
 	return usernamePattern.MatchString(s) && !strings.HasPrefix(s, "sk_")
 }
 
-// NewID returns a sortable resource id: prefix_ + a lowercase ULID. Ids sort by creation time, so
-// they serve as paging cursors.
+// NewID returns a sortable resource id: prefix_ + a lowercase ULID from NewULID. Ids sort by
+// creation time, so they serve as paging cursors.
 func NewID(prefix string) string {
-	return prefix + "_" + strings.ToLower(ulid.Make().String())
+	return prefix + "_" + strings.ToLower(NewULID().String())
+}
+
+// ulids is the process's ULID source: ids made in one millisecond must still sort in order.
+var ulids struct {
+	sync.Mutex
+	ms  uint64
+	seq uint16
+}
+
+// NewULID returns a ULID whose 80 bits of entropy are a 16-bit sequence within the millisecond
+// (so ids of one process sort in creation order) and 64 bits from crypto/rand. Ids are public,
+// some are capabilities (context links): knowing one id tells nothing of the next, unlike
+// ulid.Make, whose monotonic entropy makes the next id the previous plus a small math/rand step.
+func NewULID() ulid.ULID {
+	var entropy [10]byte
+	_, _ = rand.Read(entropy[2:])
+	ulids.Lock()
+	ms := max(ulid.Now(), ulids.ms)
+	if ms == ulids.ms {
+		ulids.seq++
+		if ulids.seq == 0 { // 65,536 ids in one millisecond: borrow the next one
+			ms++
+		}
+	} else {
+		ulids.seq = 0
+	}
+	ulids.ms = ms
+	binary.BigEndian.PutUint16(entropy[:2], ulids.seq)
+	ulids.Unlock()
+	var id ulid.ULID
+	_ = id.SetTime(ms)
+	copy(id[6:], entropy[:])
+	return id
 }

@@ -1,8 +1,11 @@
 package apikey
 
 import (
+	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/oklog/ulid/v2"
 )
 
 func TestGeneratedKeysAreValidAndDistinct(t *testing.T) {
@@ -61,5 +64,38 @@ func TestHashesAndUsernames(t *testing.T) {
 		if got := ValidUsername(name); got != want {
 			t.Errorf("ValidUsername(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestNewIDIsUnpredictable checks that ids made in one millisecond sort in creation order and
+// that each is far from the previous: the entropy of consecutive ids never differs by less
+// than 2^33, which a counter stepped by a small random increment would.
+func TestNewIDIsUnpredictable(t *testing.T) {
+	t.Parallel()
+	next := func() ulid.ULID {
+		id, err := ulid.ParseStrict(strings.ToUpper(strings.TrimPrefix(NewID("lnk"), "lnk_")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	prev := next()
+	sameMillisecond := 0
+	for range 20000 {
+		id := next()
+		if id.Compare(prev) <= 0 {
+			t.Fatalf("id %s does not sort after %s", id, prev)
+		}
+		if id.Time() == prev.Time() {
+			sameMillisecond++
+			a, b := new(big.Int).SetBytes(prev[6:]), new(big.Int).SetBytes(id[6:])
+			if d := new(big.Int).Sub(b, a); d.Cmp(new(big.Int).Lsh(big.NewInt(1), 33)) < 0 {
+				t.Fatalf("id %s is %s past %s: predictable from it", id, d, prev)
+			}
+		}
+		prev = id
+	}
+	if sameMillisecond == 0 {
+		t.Fatal("no two ids were made in one millisecond")
 	}
 }

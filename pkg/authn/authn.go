@@ -155,16 +155,26 @@ func PrincipalFrom(c *gin.Context) *Principal { return ClaimsFrom(c).Principal }
 // TargetFrom returns the object named by the route's {hash}, or nil.
 func TargetFrom(c *gin.Context) *Target { return ClaimsFrom(c).Target }
 
-// RequireOwner refuses a request whose principal does not own the resolved target. The gateway
-// already checks this; services check again so that no route depends on one layer alone.
-func RequireOwner(c *gin.Context) (*Principal, *Target, bool) {
+// Owner returns the caller and the resolved target when the caller owns it, and the error to
+// answer otherwise. The gateway already checks this; services check again so that no route
+// depends on one layer alone.
+func Owner(c *gin.Context) (*Principal, *Target, error) {
 	p, t := PrincipalFrom(c), TargetFrom(c)
 	if p == nil {
-		httpx.Abort(c, httpx.Unauthorized("an API key is required"))
-		return nil, nil, false
+		return nil, nil, httpx.Unauthorized("an API key is required")
 	}
 	if t == nil || t.ObjectID != p.ObjectID {
-		httpx.Abort(c, httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object"))
+		return nil, nil, httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
+	}
+	return p, t, nil
+}
+
+// RequireOwner is Owner for handlers that render their own errors: it aborts the request when
+// the caller does not own the target.
+func RequireOwner(c *gin.Context) (*Principal, *Target, bool) {
+	p, t, err := Owner(c)
+	if err != nil {
+		httpx.Abort(c, err)
 		return nil, nil, false
 	}
 	return p, t, true
@@ -195,4 +205,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	return base.RoundTrip(req)
+}
+
+// PublicTargetID returns the object id of the route's target when the object is public, else "":
+// the key under which a public read may be cached and revalidated.
+func PublicTargetID(c *gin.Context) string {
+	if t := TargetFrom(c); t != nil && t.Visibility == "public" {
+		return t.ObjectID
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
+	"go.mongodb.org/mongo-driver/v2/event"
 )
 
 // Load fills cfg (a pointer to a struct with `env` tags) from the process environment.
@@ -41,12 +42,32 @@ type Server struct {
 type Mongo struct {
 	URI      string `env:"MONGO_URI, required"`
 	Database string `env:"MONGO_DATABASE"`
+	// CommandMonitor, when set by the code that starts the service (never by the environment),
+	// sees every command the service's client sends: tests count store commands per request.
+	CommandMonitor *event.CommandMonitor `env:",noinit"`
 }
 
 // Kafka locates the event broker.
 type Kafka struct {
 	Brokers     []string `env:"KAFKA_BROKERS, required"`
 	TopicPrefix string   `env:"KAFKA_TOPIC_PREFIX"`
+}
+
+// Events tunes the outbox relay and the event consumers.
+type Events struct {
+	// OutboxSweepInterval is how often the relay looks for pending events that no live writer
+	// handed to it (a crashed replica's, or ones published while Kafka was down).
+	OutboxSweepInterval time.Duration `env:"OUTBOX_SWEEP_INTERVAL, default=5s"`
+	// OutboxRecoverAfter is the age from which the sweep takes over a pending event.
+	OutboxRecoverAfter time.Duration `env:"OUTBOX_RECOVER_AFTER, default=10s"`
+	// OutboxDiscardAfter is the age from which a pending event whose write never happened is
+	// dropped; it must exceed the longest time a request takes from staging to its write.
+	OutboxDiscardAfter time.Duration `env:"OUTBOX_DISCARD_AFTER, default=5m"`
+	// ConsumerRetryMin and ConsumerRetryMax bound the backoff between attempts of a failing handler.
+	ConsumerRetryMin time.Duration `env:"CONSUMER_RETRY_MIN, default=200ms"`
+	ConsumerRetryMax time.Duration `env:"CONSUMER_RETRY_MAX, default=30s"`
+	// ConsumerRetryFor is how long a failing event is retried before it is dead-lettered.
+	ConsumerRetryFor time.Duration `env:"CONSUMER_RETRY_FOR, default=1h"`
 }
 
 // Redis locates the shared cache.
@@ -64,13 +85,20 @@ type InternalAuth struct {
 type Outbound struct {
 	AllowPrivate bool   `env:"OUTBOUND_ALLOW_PRIVATE, default=false"`
 	CAFile       string `env:"OUTBOUND_CA_FILE"`
+	// Ports may be dialled by outbound fetches (80 and 443 when empty), comma-separated.
+	Ports []int `env:"OUTBOUND_PORTS"`
 }
+
+// SetCommandMonitor attaches a command monitor; the all-in-one stack reaches it through any
+// service configuration that embeds Mongo.
+func (m *Mongo) SetCommandMonitor(mon *event.CommandMonitor) { m.CommandMonitor = mon }
 
 // Service is the configuration shared by every backend service.
 type Service struct {
 	Server
 	Mongo
 	Kafka
+	Events
 	Redis
 	InternalAuth
 	// IdentityURL is the internal address of identity-svc (unused by identity-svc itself).

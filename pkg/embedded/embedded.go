@@ -4,6 +4,7 @@
 package embedded
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
@@ -20,9 +22,12 @@ import (
 
 // Mongo is an embedded FerretDB server.
 type Mongo struct {
-	URI    string
-	cancel context.CancelFunc
-	done   chan error
+	URI     string
+	cancel  context.CancelFunc
+	done    chan error
+	indexer idIndexer
+	log     *slog.Logger
+	indexed chan struct{}
 }
 
 // MongoOptions chooses FerretDB's storage: SQLite files under Dir, or a PostgreSQL server.
@@ -30,6 +35,9 @@ type MongoOptions struct {
 	Dir           string // SQLite directory (created if missing)
 	PostgreSQLURL string // when set, PostgreSQL backs FerretDB instead of SQLite
 	Log           *slog.Logger
+	// IndexInterval is how often collections created since the last look get their `_id`
+	// pushdown index (default 1 s; see idindex.go). SyncIndexes does it at once.
+	IndexInterval time.Duration
 }
 
 // StartMongo starts FerretDB on a free loopback port.
@@ -61,19 +69,52 @@ func StartMongo(ctx context.Context, opts MongoOptions) (*Mongo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start ferretdb: %w", err)
 	}
+	var indexer idIndexer
+	if opts.PostgreSQLURL != "" {
+		if indexer, err = newPostgresIndexer(ctx, opts.PostgreSQLURL); err != nil {
+			return nil, err
+		}
+	} else {
+		indexer = newSQLiteIndexer(strings.TrimPrefix(cfg.SQLiteURL, "file:"), cfg.Logger)
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m := &Mongo{URI: f.MongoDBURI(), cancel: cancel, done: make(chan error, 1)}
+	m := &Mongo{URI: f.MongoDBURI(), cancel: cancel, done: make(chan error, 1), indexer: indexer,
+		log: cfg.Logger, indexed: make(chan struct{})}
 	go func() { m.done <- f.Run(runCtx) }()
 	if err := waitTCP(ctx, cfg.Listener.TCP); err != nil {
+		close(m.indexed)
 		m.Stop()
 		return nil, fmt.Errorf("ferretdb did not start: %w", err)
 	}
+	go m.keepIndexed(runCtx, cmp.Or(opts.IndexInterval, time.Second))
 	return m, nil
+}
+
+// SyncIndexes gives every collection that lacks it the index its `_id` lookups need. A loop
+// does it every IndexInterval; call it after creating collections to not wait for the loop.
+func (m *Mongo) SyncIndexes(ctx context.Context) error { return m.indexer.sync(ctx) }
+
+func (m *Mongo) keepIndexed(ctx context.Context, every time.Duration) {
+	defer close(m.indexed)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := m.indexer.sync(ctx); err != nil && ctx.Err() == nil {
+				m.log.Warn("embedded mongo: _id index", "err", err)
+			}
+		}
+	}
 }
 
 // Stop shuts FerretDB down and waits for it.
 func (m *Mongo) Stop() {
 	m.cancel()
+	<-m.indexed
+	m.indexer.close()
 	<-m.done
 }
 

@@ -92,8 +92,8 @@ func (e *Event) Decode(dst any) error {
 	return nil
 }
 
-// Pending is an event waiting in a document's outbox to be relayed to Kafka. It is written in the
-// same document write as the change it reports, so that an acknowledged write never loses it.
+// Pending is an event built by a write, on its way to Kafka through the Outbox.
+// A write that may be resumed later (an idempotent send) can store it.
 type Pending struct {
 	ID        string    `bson:"id"`
 	Topic     string    `bson:"topic"`
@@ -103,9 +103,6 @@ type Pending struct {
 	Payload   string    `bson:"payload"`
 	CreatedAt time.Time `bson:"created_at"`
 }
-
-// OutboxField is the document field that holds pending events.
-const OutboxField = "_outbox"
 
 // New builds a pending event for topic (without the deployment's topic prefix).
 func New(topic, eventType, objectID, hash, requestID string, data any) (Pending, error) {

@@ -23,6 +23,7 @@ func NewProducer(brokers []string, prefix string) *Producer {
 		RequiredAcks:           kafka.RequireAll,
 		AllowAutoTopicCreation: true,
 		BatchTimeout:           5 * time.Millisecond,
+		BatchSize:              1000,
 		WriteTimeout:           10 * time.Second,
 		MaxAttempts:            3,
 	}}

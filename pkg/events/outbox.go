@@ -2,166 +2,397 @@ package events
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
+
+// OutboxCollection holds a service's pending events, and only those: an entry is deleted once
+// Kafka has acknowledged it, so the relay's cost follows the events in flight, not stored data.
+const OutboxCollection = "outbox"
+
+// EventsField is the field of a domain document that lists the ids of the events its write
+// produced. The sweep reads it to learn whether the write of a pending event happened.
+const EventsField = "_events"
+
+// IDs returns the ids of evs, for a domain document's EventsField.
+func IDs(evs ...Pending) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// Stager is the outbox as a store sees it: Stage before a write that records event ids, Keep
+// before deleting a document that records them. Stores that choose a document's id themselves
+// take one, so that they stage under the id they write.
+type Stager interface {
+	Stage(ctx context.Context, collection string, id any, evs ...Pending) error
+	Keep(ctx context.Context, ids ...string) error
+}
 
 // Publisher is what the relay needs of a producer.
 type Publisher interface {
 	Publish(ctx context.Context, evs ...Pending) error
 }
 
-// Relay moves pending events from documents' outboxes to Kafka. A write that returned 2xx has its
-// events in the document it wrote; the relay publishes them at once when told (Enqueue) and sweeps
-// every outbox collection on a schedule, so that events written while Kafka was down, or by a
-// replica that died, still go out. Delivery is at-least-once.
-type Relay struct {
-	db          *mongo.Database
-	collections []string
-	pub         Publisher
-	log         *slog.Logger
-	queue       chan ref
-	interval    time.Duration
+// OutboxOptions tunes the relay; zero values take the defaults.
+type OutboxOptions struct {
+	// SweepInterval is how often pending entries no live writer confirmed are looked at (5 s).
+	SweepInterval time.Duration
+	// RecoverAfter is the age from which the sweep takes an entry over from its writer (10 s).
+	RecoverAfter time.Duration
+	// DiscardAfter is the age from which an entry whose write never happened is dropped (5 min).
+	DiscardAfter time.Duration
+	// Batch bounds the events published and acknowledged together (500).
+	Batch int
+	// Queue bounds the confirmed events waiting in memory (16384); beyond it the sweep takes them.
+	Queue int
 }
 
-type ref struct {
-	collection string
-	id         any
-	events     []Pending
-	// stored holds the outbox entries exactly as stored, when read back by the sweep.
-	stored []bson.Raw
+func (o *OutboxOptions) defaults() {
+	o.SweepInterval = orDefault(o.SweepInterval, 5*time.Second)
+	o.RecoverAfter = orDefault(o.RecoverAfter, 10*time.Second)
+	o.DiscardAfter = orDefault(o.DiscardAfter, 5*time.Minute)
+	o.Batch = orDefault(o.Batch, 500)
+	o.Queue = orDefault(o.Queue, 16384)
 }
 
-// NewRelay returns a relay over the outboxes of the named collections.
-func NewRelay(db *mongo.Database, pub Publisher, log *slog.Logger, collections ...string) *Relay {
-	return &Relay{db: db, collections: collections, pub: pub, log: log,
-		queue: make(chan ref, 4096), interval: 2 * time.Second}
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
-// Enqueue asks the relay to publish the events just written to document id of collection. It
-// never blocks: if the queue is full, the sweep picks the events up.
-func (r *Relay) Enqueue(collection string, id any, evs ...Pending) {
+// entry is a pending event as stored in the outbox collection.
+type entry struct {
+	ID         string    `bson:"_id"`
+	Topic      string    `bson:"topic"`
+	Key        string    `bson:"key"`
+	Type       string    `bson:"type"`
+	RequestID  string    `bson:"request_id,omitempty"`
+	Payload    string    `bson:"payload"`
+	Collection string    `bson:"collection"`
+	DocID      any       `bson:"doc_id"`
+	CreatedAt  time.Time `bson:"created_at"`
+	// Confirmed says that the write is known to have happened: set when a first publish failed,
+	// so that a later sweep publishes without looking for the document (which may be gone).
+	Confirmed bool `bson:"confirmed,omitempty"`
+}
+
+func (e *entry) pending() Pending {
+	return Pending{ID: e.ID, Topic: e.Topic, Key: e.Key, Type: e.Type, RequestID: e.RequestID, Payload: e.Payload, CreatedAt: e.CreatedAt}
+}
+
+// Outbox makes events of acknowledged writes reach Kafka, on a store without transactions.
+//
+// A write stages its events first (Stage: one insert into the outbox collection), then writes its
+// domain document carrying the events' ids (EventsField), then confirms them (Confirm) to the
+// in-process relay, which publishes in batches and deletes the acknowledged entries with one
+// command. If the writer dies between its write and the publish, or Kafka is down, the entries
+// stay; the sweep looks only at the outbox collection, publishes an entry whose domain document
+// records its id, and drops one whose document records other ids (another write of it won) or
+// is still missing after DiscardAfter (its write never happened). Delivery is at-least-once.
+type Outbox struct {
+	db    *mongo.Database
+	coll  *mongo.Collection
+	pub   Publisher
+	log   *slog.Logger
+	opts  OutboxOptions
+	queue chan Pending
+	// acks carries the ids of published events to the goroutine that deletes them, so that the
+	// next batch is published while the last one is acknowledged.
+	acks chan []string
+}
+
+// NewOutbox returns the outbox of db, publishing through pub.
+func NewOutbox(db *mongo.Database, pub Publisher, log *slog.Logger, opts OutboxOptions) *Outbox {
+	opts.defaults()
+	return &Outbox{db: db, coll: db.Collection(OutboxCollection), pub: pub, log: log, opts: opts,
+		queue: make(chan Pending, opts.Queue), acks: make(chan []string, 64)}
+}
+
+// Stage records evs as pending, before the write of document id of collection, which must list
+// IDs(evs) in its EventsField. A write must not start when Stage fails.
+func (o *Outbox) Stage(ctx context.Context, collection string, id any, evs ...Pending) error {
 	if len(evs) == 0 {
-		return
+		return nil
 	}
-	select {
-	case r.queue <- ref{collection: collection, id: id, events: evs}:
-	default:
+	docs := make([]any, len(evs))
+	for i, e := range evs {
+		docs[i] = entry{ID: e.ID, Topic: e.Topic, Key: e.Key, Type: e.Type, RequestID: e.RequestID, Payload: e.Payload,
+			Collection: collection, DocID: id, CreatedAt: time.Now()}
 	}
+	// A resumed write stages the same events again: those already pending are left as they are.
+	_, err := o.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err != nil && !mongox.OnlyDuplicateKeys(err) {
+		return fmt.Errorf("stage events: %w", err)
+	}
+	return nil
 }
 
-// Run relays until ctx ends, then drains what is queued with a short grace period.
-func (r *Relay) Run(ctx context.Context) error {
-	ticker := time.NewTicker(r.interval)
-	defer ticker.Stop()
-	r.sweep(ctx)
-	for {
+// Confirm hands staged events whose write succeeded to the relay. It never blocks: when the
+// queue is full the sweep publishes them.
+func (o *Outbox) Confirm(evs ...Pending) {
+	for _, e := range evs {
 		select {
-		case <-ctx.Done():
-			r.drain()
-			return nil
-		case first := <-r.queue:
-			batch := []ref{first}
-			for len(batch) < 256 {
-				select {
-				case next := <-r.queue:
-					batch = append(batch, next)
-					continue
-				default:
-				}
-				break
-			}
-			r.publish(ctx, batch)
-		case <-ticker.C:
-			r.sweep(ctx)
-		}
-	}
-}
-
-func (r *Relay) drain() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for {
-		select {
-		case next := <-r.queue:
-			r.publish(ctx, []ref{next})
+		case o.queue <- e:
 		default:
 			return
 		}
 	}
 }
 
-func (r *Relay) publish(ctx context.Context, batch []ref) {
-	var all []Pending
-	for _, b := range batch {
-		all = append(all, b.events...)
-	}
-	if err := r.pub.Publish(ctx, all...); err != nil {
-		r.log.Warn("outbox publish failed; the sweep will retry", "error", err, "events", len(all))
-		return
-	}
-	for _, b := range batch {
-		r.ack(ctx, b)
+// Run relays until ctx ends, then publishes what is queued within a short grace period. It
+// waits on its queue and a ticker, so an idle relay costs one query of an empty collection per
+// sweep interval.
+func (o *Outbox) Run(ctx context.Context) error {
+	ticker := time.NewTicker(o.opts.SweepInterval)
+	defer ticker.Stop()
+	acked := make(chan struct{})
+	go func() { defer close(acked); o.acknowledge() }()
+	defer func() { o.acks <- nil; <-acked }()
+	o.sweep(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			o.drain()
+			return nil
+		case first := <-o.queue:
+			o.deliver(ctx, o.collect(first))
+		case <-ticker.C:
+			o.sweep(ctx)
+		}
 	}
 }
 
-// ack removes published events from the document's outbox. It uses $pullAll with the exact
-// entries (FerretDB ignores $pull with a condition), so an event added meanwhile stays pending.
-func (r *Relay) ack(ctx context.Context, b ref) {
-	values := make(bson.A, 0, len(b.events))
-	if b.stored != nil {
-		for _, raw := range b.stored {
-			values = append(values, raw)
-		}
-	} else {
-		for _, e := range b.events {
-			values = append(values, e)
+// collect takes first and whatever else is queued, up to a batch.
+func (o *Outbox) collect(first Pending) []Pending {
+	batch := []Pending{first}
+	for len(batch) < o.opts.Batch {
+		select {
+		case next := <-o.queue:
+			batch = append(batch, next)
+		default:
+			return batch
 		}
 	}
-	_, err := r.db.Collection(b.collection).UpdateOne(ctx, bson.D{{Key: "_id", Value: b.id}},
-		bson.D{{Key: "$pullAll", Value: bson.D{{Key: OutboxField, Value: values}}}})
+	return batch
+}
+
+// deliver publishes a batch, retrying with capped backoff until Kafka takes it or ctx ends.
+// After a first failure the entries are marked confirmed, so that they are published even if
+// this process stops and their documents are deleted before Kafka is back.
+func (o *Outbox) deliver(ctx context.Context, batch []Pending) {
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := o.publishOnce(ctx, batch)
+		if err == nil {
+			o.ack(ctx, batch)
+			return
+		}
+		if attempt == 0 {
+			o.markConfirmed(ctx, batch)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		o.log.Warn("outbox publish failed; retrying", "error", err, "events", len(batch), "attempt", attempt+1)
+		if !sleep(ctx, backoff) {
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// publishOnce makes one attempt. An attempt under way when the service stops is finished, within
+// a bound, rather than cancelled.
+func (o *Outbox) publishOnce(ctx context.Context, batch []Pending) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return o.pub.Publish(actx, batch...)
+}
+
+// drain publishes what is queued at shutdown, once; what fails stays for the sweep.
+func (o *Outbox) drain() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		select {
+		case first := <-o.queue:
+			batch := o.collect(first)
+			if err := o.pub.Publish(ctx, batch...); err != nil {
+				o.log.Warn("outbox publish at shutdown failed; the sweep will publish", "error", err, "events", len(batch))
+				o.markConfirmed(ctx, batch)
+				continue
+			}
+			o.ack(ctx, batch)
+		default:
+			return
+		}
+	}
+}
+
+// ack hands published entries to acknowledge, which deletes them.
+func (o *Outbox) ack(_ context.Context, batch []Pending) { o.acks <- IDs(batch...) }
+
+// acknowledge deletes published entries, with one command for all that are waiting, until it
+// receives nil (Run's end).
+func (o *Outbox) acknowledge() {
+	for ids := range o.acks {
+		last := ids == nil
+		for more := true; more && !last && len(ids) < 4*o.opts.Batch; {
+			select {
+			case next := <-o.acks:
+				last = next == nil
+				ids = append(ids, next...)
+			default:
+				more = false
+			}
+		}
+		if len(ids) > 0 {
+			_, err := o.coll.DeleteMany(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+			if err != nil {
+				o.log.Warn("outbox ack failed; events may be published again", "error", err, "events", len(ids))
+			}
+		}
+		if last {
+			return
+		}
+	}
+}
+
+func (o *Outbox) markConfirmed(ctx context.Context, batch []Pending) {
+	if err := o.Keep(context.WithoutCancel(ctx), IDs(batch...)...); err != nil {
+		o.log.Warn("outbox: marking events confirmed failed", "error", err, "events", len(batch))
+	}
+}
+
+// Keep marks the events ids, if still pending, as written: call it before deleting a document
+// that records them, so that the sweep publishes them without finding the document.
+func (o *Outbox) Keep(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := o.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "confirmed", Value: true}}}})
 	if err != nil {
-		r.log.Warn("outbox ack failed; events may be published again", "collection", b.collection, "error", err)
+		return fmt.Errorf("keep events: %w", err)
+	}
+	return nil
+}
+
+// sweep publishes the pending entries older than RecoverAfter whose write happened, and drops
+// those whose write lost to another, or did not happen within DiscardAfter. It pages through
+// the entries, so that a backlog left by a long Kafka outage drains at publishing speed.
+func (o *Outbox) sweep(ctx context.Context) {
+	now := time.Now()
+	filter := bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: now.Add(-o.opts.RecoverAfter)}}}}
+	for {
+		entries, ok := o.sweepPage(ctx, now, filter)
+		if !ok || len(entries) < o.sweepLimit() {
+			return
+		}
+		last := entries[len(entries)-1]
+		filter = bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: now.Add(-o.opts.RecoverAfter)}}},
+			{Key: "$or", Value: bson.A{
+				bson.D{{Key: "created_at", Value: bson.D{{Key: "$gt", Value: last.CreatedAt}}}},
+				bson.D{{Key: "created_at", Value: last.CreatedAt}, {Key: "_id", Value: bson.D{{Key: "$gt", Value: last.ID}}}},
+			}}}
 	}
 }
 
-// sweep publishes whatever is still pending in any outbox, oldest documents first.
-func (r *Relay) sweep(ctx context.Context) {
-	for _, coll := range r.collections {
-		filter := bson.D{{Key: OutboxField + ".0", Value: bson.D{{Key: "$exists", Value: true}}}}
-		cur, err := r.db.Collection(coll).Find(ctx, filter,
-			options.Find().SetLimit(200).SetProjection(bson.D{{Key: OutboxField, Value: 1}}))
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Warn("outbox sweep failed", "collection", coll, "error", err)
+func (o *Outbox) sweepLimit() int { return 4 * o.opts.Batch }
+
+// sweepPage handles the first page of entries matching filter, in (created_at, _id) order. It
+// returns them, and false when it could not finish.
+func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([]entry, bool) {
+	cur, err := o.coll.Find(ctx, filter, options.Find().
+		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(o.sweepLimit())))
+	var entries []entry
+	if err == nil {
+		err = cur.All(ctx, &entries)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			o.log.Warn("outbox sweep failed", "error", err)
+		}
+		return nil, false
+	}
+	var publish []Pending
+	var discard []string
+	for i := range entries {
+		e := &entries[i]
+		state := written
+		if !e.Confirmed {
+			if state, err = o.writeState(ctx, e); err != nil {
+				o.log.Warn("outbox sweep: reading a document failed", "collection", e.Collection, "error", err)
+				return nil, false
 			}
-			continue
 		}
-		var docs []struct {
-			ID     any        `bson:"_id"`
-			Outbox []bson.Raw `bson:"_outbox"`
-		}
-		if err := cur.All(ctx, &docs); err != nil {
-			continue
-		}
-		for _, d := range docs {
-			b := ref{collection: coll, id: d.ID, stored: d.Outbox}
-			for _, raw := range d.Outbox {
-				var p Pending
-				if err := bson.Unmarshal(raw, &p); err == nil {
-					b.events = append(b.events, p)
-				}
-			}
-			r.publish(ctx, []ref{b})
+		switch {
+		case state == written:
+			publish = append(publish, e.pending())
+		case state == lost, now.Sub(e.CreatedAt) > o.opts.DiscardAfter:
+			discard = append(discard, e.ID)
 		}
 	}
+	for batch := range slices.Chunk(publish, o.opts.Batch) {
+		if err := o.pub.Publish(ctx, batch...); err != nil {
+			o.log.Warn("outbox sweep: publish failed; retrying at the next sweep", "error", err, "events", len(batch))
+			o.markConfirmed(ctx, batch)
+			return nil, false
+		}
+		o.ack(ctx, batch)
+	}
+	if len(discard) > 0 {
+		o.log.Info("outbox sweep: dropping events whose write never happened", "events", len(discard))
+		if _, err := o.coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: discard}}}}); err != nil {
+			o.log.Warn("outbox sweep: dropping events failed", "error", err)
+		}
+	}
+	return entries, true
 }
 
-// OutboxIndex is the sparse index that keeps the sweep cheap on MongoDB.
-func OutboxIndex(collection string) (string, bson.D) {
-	return collection, bson.D{{Key: OutboxField + ".id", Value: 1}}
+// writeState is what a point read of an entry's domain document tells of its write.
+type writeState int
+
+const (
+	// notYet: no document; the write may still be under way, or it failed.
+	notYet writeState = iota
+	// written: the document records the event.
+	written
+	// lost: the document exists without the event. Documents that record event ids are inserted
+	// once, so another write of it won (a retried or concurrent one) and this one never will.
+	lost
+)
+
+func (o *Outbox) writeState(ctx context.Context, e *entry) (writeState, error) {
+	var doc struct {
+		Events []string `bson:"_events"`
+	}
+	err := o.db.Collection(e.Collection).FindOne(ctx, bson.D{{Key: "_id", Value: e.DocID}},
+		options.FindOne().SetProjection(bson.D{{Key: EventsField, Value: 1}})).Decode(&doc)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return notYet, nil
+	case err != nil:
+		return notYet, err
+	case slices.Contains(doc.Events, e.ID):
+		return written, nil
+	}
+	return lost, nil
 }
+
+// OutboxIndexes are the indexes MongoDB needs for the sweep.
+var OutboxIndexes = []mongox.Index{{Collection: OutboxCollection, Keys: bson.D{{Key: "created_at", Value: 1}}}}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -46,6 +47,9 @@ func DecodeBytes(raw []byte, dst any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return BadRequest(CodeInvalidJSON, "a JSON object body is required")
 	}
+	if key := caseVariant(raw, reflect.TypeOf(dst)); key != "" {
+		return BadRequest(CodeUnknownField, "unknown field %q: field names are case-sensitive", key)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -58,6 +62,87 @@ func DecodeBytes(raw []byte, dst any) error {
 		return BadRequest(CodeInvalidJSON, "the body must hold exactly one JSON object")
 	}
 	return checkRequired(dst)
+}
+
+var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// caseVariant returns a key of raw that differs from a field of t only by case, searching nested
+// objects and arrays too, or "" when there is none. encoding/json would match such a key to the
+// field, so a body could name one field twice ("to_hash" and "To_Hash") and every reader that
+// looks keys up exactly (the gateway's rate limits) would see another value than the service.
+// Bodies that are not valid JSON are left to the decoder to refuse.
+func caseVariant(raw []byte, t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || reflect.PointerTo(t).Implements(unmarshaler) {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return ""
+		}
+		fields := jsonFields(t, map[string]reflect.Type{})
+		for key, v := range obj {
+			if ft, ok := fields[key]; ok {
+				if bad := caseVariant(v, ft); bad != "" {
+					return bad
+				}
+				continue
+			}
+			for name := range fields {
+				if strings.EqualFold(name, key) {
+					return key
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) == nil {
+			for _, v := range items {
+				if bad := caseVariant(v, t.Elem()); bad != "" {
+					return bad
+				}
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) == nil {
+			for _, v := range obj {
+				if bad := caseVariant(v, t.Elem()); bad != "" {
+					return bad
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// jsonFields adds the JSON names of t's fields to out, those of embedded structs included.
+func jsonFields(t reflect.Type, out map[string]reflect.Type) map[string]reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-" || (!f.IsExported() && !f.Anonymous):
+		case f.Anonymous && tag == "" && indirect(f.Type).Kind() == reflect.Struct:
+			jsonFields(indirect(f.Type), out)
+		case tag != "":
+			out[tag] = f.Type
+		default:
+			out[f.Name] = f.Type
+		}
+	}
+	return out
+}
+
+func indirect(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
 }
 
 func tooLarge(limit int64) *Error {

@@ -36,6 +36,10 @@ func TestDecodeBytes(t *testing.T) {
 		{`{"tags":"x"}`, CodeInvalidRequest, `"tags" must be an array`},
 		{`{"name":7}`, CodeInvalidRequest, `"name" must be a string`},
 		{`{"nested":{"mode":1}}`, CodeInvalidRequest, `"nested.mode"`},
+		{`{"Name":"a"}`, CodeUnknownField, `"Name"`},
+		{`{"name":"a","NAME":"b"}`, CodeUnknownField, `"NAME"`},
+		{`{"nested":{"Mode":"m"}}`, CodeUnknownField, `"Mode"`},
+		{`{"coun\u0074":2}`, "", ""},
 	}
 	for _, c := range cases {
 		var v target

@@ -8,11 +8,14 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
-	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/svcdev/svc/pkg/apikey"
 )
 
 // HeaderRequestID carries the request id from the caller, through every service, to Kafka
@@ -45,7 +48,7 @@ func RequestIDFrom(ctx context.Context) string {
 func RequestID(c *gin.Context) string { return RequestIDFrom(c.Request.Context()) }
 
 // NewRequestID makes a fresh, sortable request id.
-func NewRequestID() string { return "req_" + ulid.Make().String() }
+func NewRequestID() string { return "req_" + apikey.NewULID().String() }
 
 // Metrics are the per-service HTTP metrics; each service registers its own in its own registry so
 // that several services can share one process.
@@ -85,14 +88,32 @@ func NewEngine(log *slog.Logger, metrics *Metrics) *gin.Engine {
 	return e
 }
 
-// wellFormedQuery refuses a query string that does not parse: Go drops malformed pairs
-// silently, which would turn "cursor=%zz" into "no cursor" instead of an error.
+// wellFormedQuery refuses a query string that does not parse (see CheckQuery).
 func wellFormedQuery(c *gin.Context) {
-	if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
-		Abort(c, BadRequest(CodeInvalidRequest, "the query string is malformed"))
+	if err := CheckQuery(c.Request.URL.RawQuery); err != nil {
+		Abort(c, err)
 		return
 	}
 	c.Next()
+}
+
+// CheckQuery refuses a query string that does not parse, and names or values that are not UTF-8
+// text or hold a NUL byte. Go drops malformed pairs silently, which would turn "cursor=%zz" into
+// "no cursor" instead of an error; invalid UTF-8 would reach a regular expression and a NUL a
+// BSON string, which answer with errors that are not the caller's to read.
+func CheckQuery(raw string) error {
+	values, err := url.ParseQuery(raw)
+	if err != nil {
+		return BadRequest(CodeInvalidRequest, "the query string is malformed")
+	}
+	for name, vs := range values {
+		for _, v := range append(vs, name) {
+			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+				return BadRequest(CodeInvalidRequest, "the query string must be UTF-8 text without NUL characters")
+			}
+		}
+	}
+	return nil
 }
 
 func requestIDMiddleware(c *gin.Context) {

@@ -10,16 +10,21 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
 // Connect opens a client and returns the named database. The caller disconnects the client.
-func Connect(ctx context.Context, uri, database string) (*mongo.Client, *mongo.Database, error) {
+// monitor, when given and not nil, sees every command the client sends.
+func Connect(ctx context.Context, uri, database string, monitor ...*event.CommandMonitor) (*mongo.Client, *mongo.Database, error) {
 	opts := options.Client().ApplyURI(uri).
 		SetServerSelectionTimeout(10 * time.Second).
 		SetTimeout(15 * time.Second)
+	if len(monitor) > 0 && monitor[0] != nil {
+		opts.SetMonitor(monitor[0])
+	}
 	client, err := mongo.Connect(opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mongo connect: %w", err)
@@ -82,6 +87,24 @@ func IsDuplicateKey(err error) bool {
 		return true
 	}
 	return strings.Contains(err.Error(), "E11000")
+}
+
+// OnlyDuplicateKeys reports whether every failure of an unordered bulk insert was a duplicate
+// key: the documents that were new got in, the others were there already.
+func OnlyDuplicateKeys(err error) bool {
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) {
+		return IsDuplicateKey(err)
+	}
+	if bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return false
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 && !IsDuplicateKey(errors.New(we.Message)) {
+			return false
+		}
+	}
+	return true
 }
 
 // IsNotFound reports whether err says that no document matched: the driver's ErrNoDocuments or

@@ -16,9 +16,12 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"code.dny.dev/ssrf"
 
 	"github.com/svcdev/svc/pkg/config"
 )
@@ -68,11 +71,17 @@ type Options struct {
 	HTTPSOnly bool
 	// UserAgent is sent with every request (default "svc").
 	UserAgent string
+	// Ports are the ports that may be dialled (DefaultPorts when empty).
+	Ports []int
 }
+
+// DefaultPorts are the ports of http and https: a URL naming another port is refused, so that
+// a fetch cannot probe or speak to other services (SMTP, Redis, …) of a public host.
+var DefaultPorts = []int{80, 443}
 
 // FromConfig starts Options from the shared environment settings.
 func FromConfig(c config.Outbound) Options {
-	return Options{AllowPrivate: c.AllowPrivate, CAFile: c.CAFile}
+	return Options{AllowPrivate: c.AllowPrivate, CAFile: c.CAFile, Ports: c.Ports}
 }
 
 // Client makes guarded requests.
@@ -95,6 +104,9 @@ func New(opts Options) (*Client, error) {
 	if opts.UserAgent == "" {
 		opts.UserAgent = "svc"
 	}
+	if len(opts.Ports) == 0 {
+		opts.Ports = DefaultPorts
+	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if opts.CAFile != "" {
 		pool, err := certPool(opts.CAFile)
@@ -106,7 +118,7 @@ func New(opts Options) (*Client, error) {
 	dialer := &net.Dialer{
 		Timeout:   5 * time.Second,
 		KeepAlive: 30 * time.Second,
-		Control:   control(opts.AllowPrivate),
+		Control:   control(opts.AllowPrivate, opts.Ports),
 	}
 	transport := &http.Transport{
 		Proxy:                 nil, // a proxy would be dialled instead of the checked address
@@ -276,7 +288,9 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 func (b *cappedBody) Close() error { return b.rc.Close() }
 
 // control runs after name resolution and before connecting, on the address actually dialled.
-func control(allowPrivate bool) func(network, address string, _ syscall.RawConn) error {
+// Only the allowed ports may be dialled, except on the private addresses AllowPrivate admits
+// (test servers and the all-in-one mode listen on any port).
+func control(allowPrivate bool, ports []int) func(network, address string, _ syscall.RawConn) error {
 	return func(network, address string, _ syscall.RawConn) error {
 		if network != "tcp4" && network != "tcp6" && network != "tcp" {
 			return &RefusedError{Addr: address, Reason: "non-TCP"}
@@ -287,6 +301,9 @@ func control(allowPrivate bool) func(network, address string, _ syscall.RawConn)
 		}
 		if reason := Refused(ap.Addr(), allowPrivate); reason != "" {
 			return &RefusedError{Addr: ap.Addr().String(), Reason: reason}
+		}
+		if (!allowPrivate || !privateOrLoopback(ap.Addr())) && !slices.Contains(ports, int(ap.Port())) {
+			return &RefusedError{Addr: ap.String(), Reason: "port"}
 		}
 		return nil
 	}
@@ -308,17 +325,9 @@ var (
 		netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
 		netip.MustParsePrefix("fc00::/7"),      // unique local
 	}
-	reservedPrefixes = []netip.Prefix{
-		netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-		netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-		netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-		netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-		netip.MustParsePrefix("198.51.100.0/24"), // documentation
-		netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-		netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-		netip.MustParsePrefix("100::/64"),        // discard
-		netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	}
+	// guardian refuses every special-purpose address of the IANA registries (code.dny.dev/ssrf
+	// keeps the list, generated from them): everything not refused above as another class.
+	guardian = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
 	// Prefixes that embed an IPv4 address in the last 32 bits (NAT64).
 	nat64Prefixes = []netip.Prefix{
 		netip.MustParsePrefix("64:ff9b::/96"),
@@ -359,11 +368,6 @@ func Refused(ip netip.Addr, allowPrivate bool) string {
 		}
 		return "loopback"
 	}
-	for _, p := range reservedPrefixes {
-		if p.Contains(ip) {
-			return "reserved"
-		}
-	}
 	for _, p := range privatePrefixes {
 		if p.Contains(ip) {
 			if allowPrivate {
@@ -372,5 +376,22 @@ func Refused(ip netip.Addr, allowPrivate bool) string {
 			return "private"
 		}
 	}
+	if guardian.SafeAddr(ip) != nil {
+		return "reserved"
+	}
 	return ""
+}
+
+// privateOrLoopback reports whether ip is one of the addresses AllowPrivate admits.
+func privateOrLoopback(ip netip.Addr) bool {
+	ip = ip.Unmap().WithZone("")
+	if ip.IsLoopback() {
+		return true
+	}
+	for _, p := range privatePrefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }

@@ -54,6 +54,14 @@ func TestRefusedAddressClasses(t *testing.T) {
 		{"64:ff9b::a9fe:a9fe", "metadata", "metadata"},
 		{"2002:a9fe:a9fe::1", "metadata", "metadata"},
 		{"2002:c0a8:0101::1", "private", ""},
+		{"::7f00:1", "reserved", "reserved"},
+		{"::ffff:0:7f00:1", "reserved", "reserved"},
+		{"fec0::1", "reserved", "reserved"},
+		{"2001::1", "reserved", "reserved"},
+		{"2001:1::1", "reserved", "reserved"},
+		{"192.88.99.1", "reserved", "reserved"},
+		{"3fff::1", "reserved", "reserved"},
+		{"192.31.196.1", "reserved", "reserved"},
 	}
 	for _, tc := range cases {
 		ip := netip.MustParseAddr(tc.addr)
@@ -220,5 +228,20 @@ func TestCAFile(t *testing.T) {
 	}
 	if got, err := with.Get(ctx, srv.URL); err != nil || string(got.Body) != "tls" {
 		t.Errorf("fetch trusting the CA file: %v %v", got, err)
+	}
+}
+
+// TestDialRefusesOtherPorts dials a public address on a port that is neither 80 nor 443: the
+// dial hook refuses it before connecting.
+func TestDialRefusesOtherPorts(t *testing.T) {
+	t.Parallel()
+	c, err := outbound.New(outbound.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Get(context.Background(), "https://93.184.216.34:8443/")
+	var refused *outbound.RefusedError
+	if !errors.As(err, &refused) || refused.Reason != "port" {
+		t.Fatalf("a fetch on port 8443 = %v, want refused for its port", err)
 	}
 }

@@ -57,8 +57,10 @@ func MountProbes(e *gin.Engine, reg *prometheus.Registry, checks map[string]Chec
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 }
 
-// Serve serves h on ln and runs the background loops until ctx ends or one of them fails; then it
-// stops accepting, drains in-flight requests for up to drain, and waits for the loops to stop.
+// Serve serves h on ln and runs the background loops until ctx ends or one of them fails. Then
+// it stops accepting, drains in-flight requests for up to drain, and only then stops the loops:
+// the outbox relay still publishes the events of the requests that finished during the drain.
+// The caller closes the producer after Serve returns, flushing what the relay handed it last.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, drain time.Duration, log *slog.Logger, loops ...func(context.Context) error) error {
 	srv := &http.Server{
 		Handler:           h,
@@ -68,6 +70,8 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, drain time.Dura
 		IdleTimeout:       120 * time.Second,
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLoops()
 	g.Go(func() error {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("http serve: %w", err)
@@ -81,10 +85,11 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, drain time.Dura
 		if err := srv.Shutdown(sctx); err != nil {
 			log.Warn("http drain incomplete", "error", err)
 		}
+		stopLoops()
 		return nil
 	})
 	for _, loop := range loops {
-		g.Go(func() error { return loop(gctx) })
+		g.Go(func() error { return loop(loopCtx) })
 	}
 	return g.Wait()
 }

@@ -1,6 +1,7 @@
 // Package service assembles what every backend service has in common: logger, MongoDB, Redis,
-// the event producer and outbox relay, the internal-token middleware, probes, metrics and a Run
-// with graceful shutdown. A service adds its routes, its consumers and its indexes.
+// the event producer and outbox relay, the consumers and their dead letters, the internal-token
+// middleware, probes, metrics and a Run with graceful shutdown. A service adds its routes, its
+// consumers and its indexes.
 package service
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/svcdev/svc/pkg/authn"
@@ -37,22 +39,31 @@ type Base struct {
 	DB       *mongo.Database
 	Redis    *redis.Client
 	Producer *events.Producer
-	Relay    *events.Relay
+	// Outbox stages and relays the events of the service's writes.
+	Outbox   *events.Outbox
 	Keys     *authn.Keys
 	Registry *prometheus.Registry
 	Engine   *gin.Engine
 	// API is the router group of every route reached through the gateway or another service: it
 	// requires a valid internal token addressed to this service.
-	API   *gin.RouterGroup
-	loops []func(context.Context) error
+	API      *gin.RouterGroup
+	loops    []func(context.Context) error
+	handlers map[string]events.Handler
 }
 
 // Options lists what a service adds to the base.
 type Options struct {
-	// OutboxCollections are the collections whose documents carry pending events.
-	OutboxCollections []string
-	Indexes           []mongox.Index
+	Indexes []mongox.Index
 }
+
+// eventIndexes create the event collections at start-up (FerretDB needs that) and index their
+// sweeps on MongoDB.
+var eventIndexes = append([]mongox.Index{
+	{Collection: processedEvents, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+	{Collection: events.DeadLetterCollection, Keys: bson.D{{Key: "parked_at", Value: 1}}},
+}, events.OutboxIndexes...)
+
+const processedEvents = "processed_events"
 
 // New connects to the backends and builds the engine. On error it releases what it opened.
 func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger, opts Options) (b *Base, err error) {
@@ -66,21 +77,17 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	if err != nil {
 		return nil, err
 	}
-	b = &Base{Name: name, Config: cfg, Log: log, Keys: keys, Registry: prometheus.NewRegistry()}
+	b = &Base{Name: name, Config: cfg, Log: log, Keys: keys, Registry: prometheus.NewRegistry(), handlers: map[string]events.Handler{}}
 	defer func() {
 		if err != nil {
 			b.Close()
 		}
 	}()
-	b.Mongo, b.DB, err = mongox.Connect(ctx, cfg.URI, cfg.Database)
+	b.Mongo, b.DB, err = mongox.Connect(ctx, cfg.URI, cfg.Database, cfg.CommandMonitor)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range opts.OutboxCollections {
-		coll, keys := events.OutboxIndex(c)
-		opts.Indexes = append(opts.Indexes, mongox.Index{Collection: coll, Keys: keys, Sparse: true})
-	}
-	if err = mongox.EnsureIndexes(ctx, b.DB, opts.Indexes); err != nil {
+	if err = mongox.EnsureIndexes(ctx, b.DB, append(opts.Indexes, eventIndexes...)); err != nil {
 		return nil, err
 	}
 	b.Redis, err = ConnectRedis(ctx, cfg.Redis.URL)
@@ -88,11 +95,13 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 		return nil, err
 	}
 	b.Producer = events.NewProducer(cfg.Brokers, cfg.TopicPrefix)
-	b.Relay = events.NewRelay(b.DB, b.Producer, log, opts.OutboxCollections...)
-	if len(opts.OutboxCollections) > 0 {
-		b.Go(b.Relay.Run)
-	}
-	b.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	b.Outbox = events.NewOutbox(b.DB, b.Producer, log, events.OutboxOptions{
+		SweepInterval: cfg.OutboxSweepInterval, RecoverAfter: cfg.OutboxRecoverAfter, DiscardAfter: cfg.OutboxDiscardAfter,
+	})
+	b.Go(b.Outbox.Run)
+	b.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectionSize(b.DB, events.OutboxCollection, "svc_outbox_pending", "Events staged by writes and not yet acknowledged by Kafka."),
+		collectionSize(b.DB, events.DeadLetterCollection, "svc_dead_events", "Events the consumers parked as dead letters."))
 	b.Engine = httpx.NewEngine(log, httpx.NewMetrics(b.Registry))
 	server.MountProbes(b.Engine, b.Registry, map[string]server.Check{
 		"mongo": func(ctx context.Context) error { return mongox.Ping(ctx, b.DB) },
@@ -100,7 +109,21 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 		"kafka": func(ctx context.Context) error { return events.Ping(ctx, cfg.Brokers) },
 	})
 	b.API = b.Engine.Group("/", authn.Require(keys, name))
+	mountDeadLetters(b.API, events.NewDeadLetters(b.DB, b.DB.Collection(processedEvents), b.handlers))
 	return b, nil
+}
+
+// collectionSize is a gauge of the number of documents in a collection, counted at each scrape.
+func collectionSize(db *mongo.Database, collection, name, help string) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := db.Collection(collection).EstimatedDocumentCount(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
 }
 
 // ConnectRedis opens and pings a Redis client.
@@ -121,12 +144,16 @@ func ConnectRedis(ctx context.Context, url string) (*redis.Client, error) {
 func (b *Base) Go(loop func(context.Context) error) { b.loops = append(b.loops, loop) }
 
 // Consume registers a consumer-group runner for topics, deduping through the service's own
-// processed_events collection.
+// processed_events collection and parking what cannot be handled in its dead letters.
 func (b *Base) Consume(group string, topics []string, h events.Handler) {
+	id := b.Name + "." + group
+	b.handlers[id] = h
 	b.Go(func(ctx context.Context) error {
 		return events.Consume(ctx, events.ConsumerConfig{
-			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: b.Name + "." + group,
-			Topics: topics, Processed: b.DB.Collection("processed_events"), Handler: h, Log: b.Log,
+			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: topics,
+			Processed: b.DB.Collection(processedEvents), Dead: b.DB.Collection(events.DeadLetterCollection),
+			Handler: h, Log: b.Log,
+			RetryMin: b.Config.ConsumerRetryMin, RetryMax: b.Config.ConsumerRetryMax, RetryFor: b.Config.ConsumerRetryFor,
 		})
 	})
 }
@@ -179,7 +206,8 @@ func (b *Base) Run(ctx context.Context) error {
 	return b.Serve(ctx, ln)
 }
 
-// Close flushes the producer and closes the connections.
+// Close flushes the producer and closes the connections. It runs after Serve, whose loops (the
+// relay among them) have stopped, so that the relay's last batch is flushed.
 func (b *Base) Close() {
 	if b.Producer != nil {
 		_ = b.Producer.Close()

@@ -5,6 +5,7 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/svcdev/svc/context-svc/internal/store"
@@ -27,14 +28,14 @@ func (h *Projections) Handle(ctx context.Context, ev events.Event) error {
 	case events.ObjectCreated:
 		var d contract.ObjectCreatedData
 		if err := ev.Decode(&d); err != nil || d.ObjectID == "" {
-			return nil // a malformed event cannot get better by retrying
+			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
 		}
 		_, err := h.Store.Materialise(ctx, d.Object)
 		return err
 	case events.DecisionRecorded:
 		var d contract.DecisionRecordedData
 		if err := ev.Decode(&d); err != nil || d.NodeID == "" || ev.ObjectID == "" {
-			return nil
+			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err))
 		}
 		at, err := time.Parse(clock.Layout, d.CreatedAt)
 		if err != nil {

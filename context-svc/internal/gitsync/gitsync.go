@@ -2,13 +2,21 @@
 // into memory, then a read of the file at the branch's head commit. https remotes go through the
 // SSRF-guarded HTTP client; file:// remotes (local repositories) are allowed only when private
 // addresses are, for tests and the all-in-one mode.
+//
+// A remote is untrusted: a small pack can declare a huge object that inflates from a few bytes of
+// zeros. So the pack is read up to MaxPack bytes, every object's inflated size (the pack header's,
+// and a delta's target size) is checked against MaxInflate before anything is inflated into
+// memory, and at most Concurrent pulls run at once.
 package gitsync
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path"
@@ -41,6 +49,10 @@ var (
 	ErrPrivate = errors.New("the repository needs credentials")
 	// ErrTooLarge says that the file is larger than the limit.
 	ErrTooLarge = errors.New("file too large")
+	// ErrRepoTooLarge says that the fetched pack, or what it would inflate to, is over the limits.
+	ErrRepoTooLarge = errors.New("repository too large")
+	// ErrBusy says that Concurrent pulls are already running.
+	ErrBusy = errors.New("too many syncs in progress")
 )
 
 // Limits of the sync configuration.
@@ -48,6 +60,13 @@ const (
 	MaxRepoURL  = 2000
 	MaxBranch   = 200
 	MaxFilePath = 500
+)
+
+// Defaults of the fetch bounds.
+const (
+	DefaultMaxPack    = 8 << 20
+	DefaultMaxInflate = 32 << 20
+	DefaultConcurrent = 4
 )
 
 // Remote is a file on a branch of a git remote.
@@ -63,7 +82,8 @@ type Result struct {
 	Content []byte
 }
 
-// Syncer pulls files.
+// Syncer pulls files. Build it with New when Concurrent matters: the zero value runs pulls
+// without a concurrency bound.
 type Syncer struct {
 	// HTTP is the guarded client for https remotes.
 	HTTP *http.Client
@@ -73,6 +93,22 @@ type Syncer struct {
 	MaxFile int64
 	// Timeout bounds a whole pull, every request to the remote included (none when zero).
 	Timeout time.Duration
+	// MaxPack bounds the bytes of the fetched pack (DefaultMaxPack when zero).
+	MaxPack int64
+	// MaxInflate bounds the sum of the inflated sizes of the pack's objects (DefaultMaxInflate
+	// when zero).
+	MaxInflate int64
+
+	slots chan struct{}
+}
+
+// New returns a Syncer running at most concurrent pulls at once (DefaultConcurrent when zero).
+func New(s Syncer, concurrent int) *Syncer {
+	if concurrent <= 0 {
+		concurrent = DefaultConcurrent
+	}
+	s.slots = make(chan struct{}, concurrent)
+	return &s
 }
 
 // Validate checks a remote's URL, branch and file path, and returns them normalised (the path
@@ -140,6 +176,14 @@ func (s *Syncer) Pull(ctx context.Context, r Remote) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		default:
+			return nil, ErrBusy
+		}
+	}
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
@@ -167,15 +211,16 @@ func (s *Syncer) Pull(ctx context.Context, r Remote) (*Result, error) {
 		return nil, fmt.Errorf("%w: branch %q", ErrNotFound, r.Branch)
 	}
 	st := memory.NewStorage()
-	if err := fetch(ctx, sess, adv, ref.Hash(), st); err != nil {
+	if err := s.fetch(ctx, sess, adv, ref.Hash(), st); err != nil {
 		return nil, err
 	}
 	return s.readFile(st, ref.Hash(), r.Path)
 }
 
-// fetch asks for the one commit (depth 1 where the server can shorten history) and stores the
-// packfile's objects.
-func fetch(ctx context.Context, sess transport.UploadPackSession, adv *packp.AdvRefs, want plumbing.Hash, st *memory.Storage) error {
+// fetch asks for the one commit (depth 1 where the server can shorten history, without blobs
+// over the file limit where it can filter) and stores the packfile's objects once the pack is
+// known to stay within the bounds.
+func (s *Syncer) fetch(ctx context.Context, sess transport.UploadPackSession, adv *packp.AdvRefs, want plumbing.Hash, st *memory.Storage) error {
 	req := packp.NewUploadPackRequestFromCapabilities(adv.Capabilities)
 	req.Wants = []plumbing.Hash{want}
 	if adv.Capabilities.Supports(capability.Shallow) {
@@ -186,6 +231,12 @@ func fetch(ctx context.Context, sess transport.UploadPackSession, adv *packp.Adv
 	}
 	if adv.Capabilities.Supports(capability.NoProgress) {
 		if err := req.Capabilities.Set(capability.NoProgress); err != nil {
+			return fmt.Errorf("git request: %w", err)
+		}
+	}
+	if s.MaxFile > 0 && adv.Capabilities.Supports(capability.Filter) {
+		req.Filter = packp.FilterBlobLimit(uint64(s.MaxFile), packp.BlobLimitPrefixNone)
+		if err := req.Capabilities.Set(capability.Filter); err != nil {
 			return fmt.Errorf("git request: %w", err)
 		}
 	}
@@ -201,10 +252,95 @@ func fetch(ctx context.Context, sess transport.UploadPackSession, adv *packp.Adv
 	case req.Capabilities.Supports(capability.Sideband):
 		pack = sideband.NewDemuxer(sideband.Sideband, resp)
 	}
-	if err := packfile.UpdateObjectStorage(st, pack); err != nil {
+	data, err := readPack(pack, orDefault(s.MaxPack, DefaultMaxPack))
+	if err != nil {
+		return err
+	}
+	if err := checkInflate(data, orDefault(s.MaxInflate, DefaultMaxInflate)); err != nil {
+		return err
+	}
+	if err := packfile.UpdateObjectStorage(st, bytes.NewReader(data)); err != nil {
 		return fmt.Errorf("git packfile: %w", err)
 	}
 	return nil
+}
+
+func orDefault(v, def int64) int64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// readPack reads the whole pack, refusing one over limit bytes.
+func readPack(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("git fetch: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: the pack is over %d bytes", ErrRepoTooLarge, limit)
+	}
+	return data, nil
+}
+
+// checkInflate scans the pack's object headers and refuses it when the inflated sizes they declare
+// add up to more than limit. A delta's header gives the delta's own size, so its target size is
+// read from the start of the delta (inflating at most the delta, itself within the limit). go-git
+// then refuses any object that inflates past its declared size.
+func checkInflate(data []byte, limit int64) error {
+	sc := packfile.NewScanner(bytes.NewReader(data))
+	_, objects, err := sc.Header()
+	if err != nil {
+		return fmt.Errorf("git packfile: %w", err)
+	}
+	var total int64
+	for range objects {
+		h, err := sc.NextObjectHeader()
+		if err != nil {
+			return fmt.Errorf("git packfile: %w", err)
+		}
+		size := h.Length
+		if h.Length <= limit && (h.Type == plumbing.OFSDeltaObject || h.Type == plumbing.REFDeltaObject) {
+			if size, err = deltaTarget(sc); err != nil {
+				return err
+			}
+		}
+		if total += max(size, h.Length); total > limit {
+			return fmt.Errorf("%w: its objects inflate to over %d bytes", ErrRepoTooLarge, limit)
+		}
+	}
+	return nil
+}
+
+// deltaTarget reads the target size from the header of the delta the scanner is at.
+func deltaTarget(sc *packfile.Scanner) (int64, error) {
+	head := &prefixWriter{max: 2 * binary.MaxVarintLen64}
+	if _, _, err := sc.NextObject(head); err != nil {
+		return 0, fmt.Errorf("git packfile: %w", err)
+	}
+	r := bytes.NewReader(head.buf)
+	if _, err := binary.ReadUvarint(r); err != nil { // the base's size
+		return 0, fmt.Errorf("git packfile: invalid delta: %w", err)
+	}
+	target, err := binary.ReadUvarint(r)
+	if err != nil || target > math.MaxInt64 {
+		return 0, fmt.Errorf("git packfile: invalid delta target size")
+	}
+	return int64(target), nil
+}
+
+// prefixWriter keeps the first max bytes written to it and discards the rest.
+type prefixWriter struct {
+	buf []byte
+	max int
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	if n := min(len(p), w.max-len(w.buf)); n > 0 {
+		w.buf = append(w.buf, p[:n]...)
+	}
+	return len(p), nil
 }
 
 func (s *Syncer) readFile(st *memory.Storage, commitHash plumbing.Hash, filePath string) (*Result, error) {
@@ -212,13 +348,27 @@ func (s *Syncer) readFile(st *memory.Storage, commitHash plumbing.Hash, filePath
 	if err != nil {
 		return nil, fmt.Errorf("git commit: %w", err)
 	}
-	f, err := commit.File(filePath)
-	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, plumbing.ErrObjectNotFound) {
+	tree, err := commit.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("git tree: %w", err)
+	}
+	entry, err := tree.FindEntry(filePath)
+	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) ||
+		errors.Is(err, plumbing.ErrObjectNotFound) || (err == nil && !entry.Mode.IsFile()) {
 		return nil, fmt.Errorf("%w: file %q", ErrNotFound, filePath)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("git file: %w", err)
 	}
+	blob, err := object.GetBlob(st, entry.Hash)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// The server filtered the blob out: it is over the file limit.
+		return nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, s.MaxFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("git file: %w", err)
+	}
+	f := object.NewFile(filePath, entry.Mode, blob)
 	if s.MaxFile > 0 && f.Size > s.MaxFile {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, f.Size, s.MaxFile)
 	}

@@ -36,7 +36,7 @@ type Mailbox interface {
 // Handler holds what the routes need.
 type Handler struct {
 	Store    *store.Store
-	Relay    *events.Relay
+	Outbox   *events.Outbox
 	Identity Identity
 	Mailbox  Mailbox
 	// Fetcher fetches URL sources; Git pulls llm.txt from repositories.
@@ -47,17 +47,20 @@ type Handler struct {
 	// SourceRefresh is how long fetched source content is reused before it is fetched again.
 	SourceRefresh time.Duration
 	Log           *slog.Logger
+	// ETags validates the public reads (llm.txt, agent card, rules, coach); every write replaces it.
+	ETags *httpx.ETags
 }
 
 // Register mounts the routes on api (a group that already requires an internal token).
 func Register(api *gin.RouterGroup, h *Handler) {
 	o := api.Group("/api/objects/:hash")
-	o.GET("/llm.txt", h.getLLMTxt)
+	cacheable := h.ETags.Cacheable(authn.PublicTargetID)
+	o.GET("/llm.txt", cacheable, h.getLLMTxt)
 	o.PUT("/llm.txt", h.putLLMTxt)
 	o.GET("/context", h.getContext)
 	o.PUT("/context", h.putContext)
 	o.GET("/versions", h.versions)
-	o.GET("/rules", h.getRules)
+	o.GET("/rules", h.ETags.Cacheable(publicRules), h.getRules)
 	o.PUT("/rules", h.putRules)
 	o.GET("/sources", h.listSources)
 	o.POST("/sources", h.createSource)
@@ -65,11 +68,11 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	o.POST("/context-links", h.createLink)
 	o.PUT("/sync", h.configureSync)
 	o.POST("/sync", h.pullSync)
-	o.GET("/context-coach.txt", h.coach)
+	o.GET("/context-coach.txt", cacheable, h.coach)
 	o.GET("/decision-memory", h.getMemory)
 	o.PUT("/decision-memory", h.putMemory)
 	o.POST("/decision-memory", h.rebuildMemory)
-	o.GET("/agent-card.json", h.agentCard)
+	o.GET("/agent-card.json", cacheable, h.agentCard)
 
 	api.GET("/api/context-links/:linkId", h.getLink)
 	api.GET("/context/:linkId", h.linkPage)
@@ -99,6 +102,15 @@ func (h *Handler) profile(ctx context.Context, objectID string) (*store.Profile,
 		return nil, httpx.Unavailable(err)
 	}
 	return h.Store.Materialise(ctx, *obj)
+}
+
+// publicRules is the cache key of a rules read: the owner's blocked list lives in mailbox-svc,
+// whose writes do not replace context-svc's validator, so that read is never cached.
+func publicRules(c *gin.Context) string {
+	if c.Query("show_blocked_list") != "" {
+		return ""
+	}
+	return authn.PublicTargetID(c)
 }
 
 // target returns the object named by the route's {hash}.
@@ -135,16 +147,17 @@ func readable(c *gin.Context) (*authn.Target, bool) {
 	return t, true
 }
 
-// write applies a context write as the object's next version, queues its events and tells
+// write applies a context write as the object's next version, relays its events and tells
 // identity-svc the new version before the caller answers, so that the object read shows it.
 func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply func(p *store.Profile) error,
 	extra ...func(p *store.Profile) []events.Pending) (*store.Profile, error) {
 	ctx := c.Request.Context()
 	rid := httpx.RequestID(c)
+	var evs []events.Pending // those of the last attempt, the one that was written
 	edit := store.Edit{
-		Change: change, Apply: apply, At: clock.Now(),
+		Change: change, Apply: apply, At: clock.Now(), Outbox: h.Outbox,
 		Events: func(p *store.Profile) []events.Pending {
-			evs := []events.Pending{events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, rid,
+			evs = []events.Pending{events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, rid,
 				contract.ContextUpdatedData{Version: p.Version, UpdatedAt: clock.Format(p.UpdatedAt), Title: p.Title, Change: change})}
 			for _, f := range extra {
 				evs = append(evs, f(p)...)
@@ -165,7 +178,8 @@ func (h *Handler) write(c *gin.Context, t *authn.Target, change string, apply fu
 	if err != nil {
 		return nil, err
 	}
-	h.Relay.Enqueue(store.Versions, p.ID, p.Outbox...)
+	h.ETags.Changed(ctx, t.ObjectID)
+	h.Outbox.Confirm(evs...)
 	if err := h.reportVersion(ctx, p); err != nil {
 		return nil, httpx.Unavailable(err)
 	}

@@ -138,12 +138,16 @@ func (h *Handler) createSource(c *gin.Context) {
 	}
 	src.ID, src.ObjectID, src.CreatedAt = apikey.NewID("src"), t.ObjectID, clock.Now()
 	ev := sourceChanged(c, t, src, included, "created")
-	src.Outbox = []events.Pending{ev}
+	src.Events = events.IDs(ev)
+	if err := h.Outbox.Stage(ctx, store.Sources, src.ID, ev); err != nil {
+		httpx.Abort(c, err)
+		return
+	}
 	if err := h.Store.InsertSource(ctx, src); err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	h.Relay.Enqueue(store.Sources, src.ID, ev)
+	h.Outbox.Confirm(ev)
 	if included {
 		_, err := h.write(c, t, store.ChangeSources, func(p *store.Profile) error {
 			p.Included = append(p.Included, src.ID)
@@ -240,12 +244,16 @@ func (h *Handler) refresh(ctx context.Context, srcs []store.Source) {
 			if fetchErr != "" && ctx.Err() != nil {
 				return // out of budget (or the caller left): not the source's failure
 			}
+			before := s.Content
 			s.FetchedAt, s.FetchError = &now, fetchErr
 			if fetchErr == "" {
 				s.Content = content
 			}
 			if err := h.Store.RecordFetch(context.WithoutCancel(ctx), s.ID, content, fetchErr, now); err != nil {
 				h.Log.Warn("recording a source fetch failed", "source_id", s.ID, "error", err)
+			}
+			if s.Content != before {
+				h.ETags.Changed(context.WithoutCancel(ctx), s.ObjectID)
 			}
 		})
 	}

@@ -141,6 +141,10 @@ func syncError(err error) error {
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository, the branch or the file was not found")
 	case errors.Is(err, gitsync.ErrPrivate):
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository needs credentials: only public repositories can be synced")
+	case errors.Is(err, gitsync.ErrRepoTooLarge):
+		return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository is too large to sync: fetch a branch of a smaller repository")
+	case errors.Is(err, gitsync.ErrBusy):
+		return httpx.New(http.StatusTooManyRequests, httpx.CodeRateLimited, "too many syncs are in progress: retry shortly")
 	case errors.Is(err, gitsync.ErrTooLarge):
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "the file is larger than %d bytes", httpx.MaxTextBytes)
 	}

@@ -8,7 +8,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -24,8 +23,8 @@ type Source struct {
 	Content   string     `bson:"content,omitempty"`
 	FetchedAt *time.Time `bson:"fetched_at,omitempty"`
 	// FetchError is why the last fetch failed ("" after a good one).
-	FetchError string           `bson:"fetch_error,omitempty"`
-	Outbox     []events.Pending `bson:"_outbox,omitempty"`
+	FetchError string   `bson:"fetch_error,omitempty"`
+	Events     []string `bson:"_events,omitempty"`
 }
 
 // InsertSource stores a new source with its pending events.
@@ -58,7 +57,7 @@ func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, error)
 	if q.After != "" {
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: q.After}}})
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(q.Limit)).SetProjection(withoutOutbox)
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(q.Limit)).SetProjection(withoutEvents)
 	return findAll[Source](ctx, s.c(Sources), filter, opts)
 }
 
@@ -69,7 +68,7 @@ func (s *Store) SourcesByID(ctx context.Context, objectID string, ids []string) 
 		return nil, nil
 	}
 	filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "object_id", Value: objectID}}
-	found, err := findAll[Source](ctx, s.c(Sources), filter, options.Find().SetProjection(withoutOutbox))
+	found, err := findAll[Source](ctx, s.c(Sources), filter, options.Find().SetProjection(withoutEvents))
 	if err != nil {
 		return nil, err
 	}

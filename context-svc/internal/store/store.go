@@ -53,9 +53,6 @@ var Indexes = []mongox.Index{
 	{Collection: Decisions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "created_at", Value: -1}}},
 }
 
-// OutboxCollections are the collections whose documents carry pending events.
-var OutboxCollections = []string{Versions, Sources}
-
 // Profile is an object's context as it stood after one write. The latest one is the object's
 // current profile; its version is the object's context version.
 type Profile struct {
@@ -73,8 +70,8 @@ type Profile struct {
 	// MemoryVersion is the version of the last decision-memory write (0: never written).
 	MemoryVersion int `bson:"memory_version"`
 	// MemoryChanged marks the versions written by a decision-memory write.
-	MemoryChanged bool             `bson:"memory_changed"`
-	Outbox        []events.Pending `bson:"_outbox,omitempty"`
+	MemoryChanged bool     `bson:"memory_changed"`
+	Events        []string `bson:"_events,omitempty"`
 }
 
 // VersionID is the id of an object's version document.
@@ -105,12 +102,12 @@ func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) 
 
 func byID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
 
-var withoutOutbox = bson.D{{Key: events.OutboxField, Value: 0}}
+var withoutEvents = bson.D{{Key: events.EventsField, Value: 0}}
 
 // version reads one version document.
 func (s *Store) version(ctx context.Context, objectID string, version int) (*Profile, error) {
 	var p Profile
-	err := s.c(Versions).FindOne(ctx, byID(VersionID(objectID, version)), options.FindOne().SetProjection(withoutOutbox)).Decode(&p)
+	err := s.c(Versions).FindOne(ctx, byID(VersionID(objectID, version)), options.FindOne().SetProjection(withoutEvents)).Decode(&p)
 	if mongox.IsNotFound(err) {
 		return nil, ErrNotFound
 	}
@@ -182,11 +179,13 @@ func (s *Store) Materialise(ctx context.Context, obj contract.Object) (*Profile,
 }
 
 // Edit is one context write: it changes a copy of the current profile and returns the events to
-// publish with it (they see the profile with its new version).
+// publish with it (they see the profile with its new version), staged in Outbox before the
+// version is written.
 type Edit struct {
 	Change string
 	Apply  func(p *Profile) error
 	Events func(p *Profile) []events.Pending
+	Outbox events.Stager
 	At     time.Time
 }
 
@@ -210,9 +209,13 @@ func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, e
 		if next.MemoryChanged {
 			next.MemoryVersion = next.Version
 		}
-		next.Outbox = nil
+		next.Events = nil
 		if e.Events != nil {
-			next.Outbox = e.Events(&next)
+			evs := e.Events(&next)
+			if err := e.Outbox.Stage(ctx, Versions, next.ID, evs...); err != nil {
+				return nil, err
+			}
+			next.Events = events.IDs(evs...)
 		}
 		_, err = s.c(Versions).InsertOne(ctx, &next)
 		if mongox.IsDuplicateKey(err) {

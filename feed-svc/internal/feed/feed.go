@@ -42,15 +42,16 @@ type Identity interface {
 	Object(ctx context.Context, objectID string) (*contract.Object, error)
 }
 
-// Relay publishes the events an item carries.
-type Relay interface {
-	Enqueue(collection string, id any, evs ...events.Pending)
+// Outbox stages the events of a write before it and relays them once it is done.
+type Outbox interface {
+	Stage(ctx context.Context, collection string, id any, evs ...events.Pending) error
+	Confirm(evs ...events.Pending)
 }
 
 // Feeds runs the use cases.
 type Feeds struct {
 	Store    *store.Store
-	Relay    Relay
+	Outbox   Outbox
 	Mailbox  Mailbox
 	Identity Identity
 }
@@ -132,11 +133,14 @@ func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Pr
 	if err != nil {
 		return nil, err
 	}
-	it.Outbox = []events.Pending{ev}
+	it.Events = events.IDs(ev)
+	if err := f.Outbox.Stage(ctx, store.Items, it.ID, ev); err != nil {
+		return nil, err
+	}
 	if err := f.Store.InsertItem(ctx, it); err != nil {
 		return nil, err
 	}
-	f.Relay.Enqueue(store.Items, it.ID, ev)
+	f.Outbox.Confirm(ev)
 	return view(it, who.Hash), nil
 }
 

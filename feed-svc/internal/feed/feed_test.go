@@ -31,12 +31,12 @@ func newFeeds(t *testing.T, blocked ...string) (*Feeds, *authn.Target) {
 	t.Helper()
 	env := testkit.Backends(t)
 	db := testkit.Database(t, env, "feed")
-	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
+	if err := mongox.EnsureIndexes(context.Background(), db, append(store.Indexes, events.OutboxIndexes...)); err != nil {
 		t.Fatal(err)
 	}
 	st := store.New(db)
-	relay := events.NewRelay(db, events.NewProducer(env.Brokers, env.Name+"."), testkit.Logger(t), store.OutboxCollections...)
-	f := &Feeds{Store: st, Relay: relay, Mailbox: directory{blocked}, Identity: directory{blocked}}
+	outbox := events.NewOutbox(db, events.NewProducer(env.Brokers, env.Name+"."), testkit.Logger(t), events.OutboxOptions{})
+	f := &Feeds{Store: st, Outbox: outbox, Mailbox: directory{blocked}, Identity: directory{blocked}}
 	box := &authn.Target{ObjectID: "box", Hash: "svc_box", Visibility: "public"}
 	if _, err := f.Enable(context.Background(), box); err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// Item is one feed item. Items are never updated (hiding inserts a Hide), so the item document
-// can carry its own event in its outbox.
+// Item is one feed item. Items are never updated (hiding inserts a Hide); an item lists the ids
+// of the events its insert produced (events.EventsField), staged in the outbox before it.
 type Item struct {
 	ID         string           `bson:"_id"`
 	FeedID     string           `bson:"feed_id"`
@@ -24,7 +24,7 @@ type Item struct {
 	AuthorHash string           `bson:"author_hash"`
 	AuthorName string           `bson:"author_name"`
 	PostedAt   time.Time        `bson:"posted_at"`
-	Outbox     []events.Pending `bson:"_outbox,omitempty"`
+	Events     []string         `bson:"_events,omitempty"`
 }
 
 // InsertItem stores a new item with its pending events.
@@ -55,7 +55,7 @@ func (s *Store) ItemsPage(ctx context.Context, feedID, before string, limit int)
 	}
 	cur, err := s.c(Items).Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)).
-		SetProjection(bson.D{{Key: events.OutboxField, Value: 0}}))
+		SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
 	if err != nil {
 		return nil, fmt.Errorf("store items: %w", err)
 	}

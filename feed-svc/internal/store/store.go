@@ -36,10 +36,6 @@ var Indexes = []mongox.Index{
 	{Collection: Hashes, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "at", Value: 1}}},
 }
 
-// OutboxCollections are the collections whose documents carry pending events: items are
-// inserted once and then only acknowledged by the relay.
-var OutboxCollections = []string{Items}
-
 // Store is the repository.
 type Store struct{ db *mongo.Database }
 

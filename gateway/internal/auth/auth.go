@@ -21,6 +21,11 @@ import (
 // in Redis are therefore seen by every replica within LocalTTL.
 const LocalTTL = 500 * time.Millisecond
 
+// MissTTL is how long a replica remembers that a key is unknown or revoked, so that a client
+// repeating a bad key costs identity-svc one lookup per MissTTL. A key is random and unknown
+// until it is created, and a revoked key never comes back, so a miss cannot turn into a hit.
+const MissTTL = 10 * time.Second
+
 // Verifier is what the authenticator needs of identity-svc's client.
 type Verifier interface {
 	VerifyKey(ctx context.Context, digest string) (*authn.Principal, error)
@@ -30,11 +35,13 @@ type Verifier interface {
 type Authenticator struct {
 	verifier Verifier
 	local    *expirable.LRU[string, *authn.Principal]
+	misses   *expirable.LRU[string, struct{}]
 }
 
 // New returns an authenticator over verifier.
 func New(verifier Verifier) *Authenticator {
-	return &Authenticator{verifier: verifier, local: expirable.NewLRU[string, *authn.Principal](100_000, nil, LocalTTL)}
+	return &Authenticator{verifier: verifier, local: expirable.NewLRU[string, *authn.Principal](100_000, nil, LocalTTL),
+		misses: expirable.NewLRU[string, struct{}](100_000, nil, MissTTL)}
 }
 
 // Bearer extracts the key of an Authorization header; ok is false when there is none.
@@ -59,9 +66,13 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*authn
 	if p, ok := a.local.Get(digest); ok {
 		return p, nil
 	}
+	if a.misses.Contains(digest) {
+		return nil, httpx.Unauthorized("the API key is not valid")
+	}
 	p, err := a.verifier.VerifyKey(ctx, digest)
 	switch {
 	case errors.Is(err, identity.ErrNotFound), errors.Is(err, identity.ErrRevoked):
+		a.misses.Add(digest, struct{}{})
 		return nil, httpx.Unauthorized("the API key is not valid")
 	case err != nil:
 		return nil, httpx.Unavailable(err)

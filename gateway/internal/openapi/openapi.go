@@ -4,6 +4,7 @@ package openapi
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,7 +62,7 @@ func operation(r routes.Route) map[string]any {
 	for _, group := range []struct {
 		in   string
 		list []routes.Param
-	}{{"query", r.Query}, {"header", r.Headers}} {
+	}{{"query", r.Query}, {"header", headers(r)}} {
 		for _, q := range group.list {
 			p := map[string]any{"name": q.Name, "in": group.in, "required": q.Required, "schema": q.Schema}
 			if q.Description != "" {
@@ -97,6 +98,9 @@ func operation(r routes.Route) map[string]any {
 			"application/json": map[string]any{"schema": routes.Ref("Error")},
 		}}
 	}
+	if r.Cacheable {
+		responses["304"] = map[string]any{"description": "not modified: If-None-Match holds the current ETag"}
+	}
 	if r.Feed {
 		responses["304"] = map[string]any{"description": "not modified: the If-None-Match ETag is current (not counted as a poll)"}
 		responses["429"].(map[string]any)["description"] = "polled again within the poll interval: wait Retry-After seconds"
@@ -107,6 +111,15 @@ func operation(r routes.Route) map[string]any {
 	}
 	op["responses"] = responses
 	return op
+}
+
+// headers are the request headers a route reads: its own, and If-None-Match on cacheable reads.
+func headers(r routes.Route) []routes.Param {
+	if !r.Cacheable {
+		return r.Headers
+	}
+	return append(slices.Clone(r.Headers), routes.Param{Name: "If-None-Match", Schema: routes.Str(),
+		Description: "the ETag of an earlier answer: 304 Not Modified while it is still current"})
 }
 
 func errorResponses(r routes.Route) map[string]string {

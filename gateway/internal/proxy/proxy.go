@@ -46,6 +46,9 @@ type Gateway struct {
 	keys      *authn.Keys
 	upstreams map[string]*httputil.ReverseProxy
 	log       *slog.Logger
+	// ETags, when set, lets the gateway answer an anonymous revalidation of a cacheable route
+	// with 304 itself, from the validator the services keep (see httpx.ETags).
+	ETags *httpx.ETags
 }
 
 // New returns a gateway forwarding to the services at upstreams (service name → base URL, or
@@ -108,7 +111,9 @@ func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 	upstream := g.upstreams[r.Service]
 	return func(c *gin.Context) {
-		if err := g.admit(c, r); err != nil {
+		anonymous := c.GetHeader("Authorization") == ""
+		t, err := g.admit(c, r)
+		if err != nil {
 			httpx.Abort(c, err)
 			return
 		}
@@ -116,26 +121,33 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 			httpx.Abort(c, err)
 			return
 		}
+		if r.Cacheable && anonymous && t != nil && t.Visibility == "public" && g.ETags != nil &&
+			g.ETags.NotModified(c, t.ObjectID) {
+			return
+		}
 		upstream.ServeHTTP(c.Writer, c.Request)
 	}
 }
 
 // admit runs every check of the route and, on success, leaves the request ready to forward.
-func (g *Gateway) admit(c *gin.Context, r routes.Route) error {
+func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 	ctx := c.Request.Context()
 	if err := g.limitPublic(c, r); err != nil {
-		return err
+		return nil, err
 	}
 	var p *authn.Principal
 	header := c.GetHeader("Authorization")
 	c.Request.Header.Del("Authorization") // the key never travels past the gateway
 	if r.Auth != routes.Public || header != "" {
+		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "auth-ip", PerMin: g.limits.AuthIPPerMin, Burst: g.limits.AuthIPBurst}, ratelimit.ClientKey(c.ClientIP())); err != nil {
+			return nil, err
+		}
 		var err error
 		if p, err = g.auth.Authenticate(ctx, header); err != nil {
-			return err
+			return nil, err
 		}
 		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, p.KeyID); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var t *authn.Target
@@ -143,21 +155,21 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) error {
 		obj, err := g.resolver.Resolve(ctx, hash)
 		switch {
 		case errors.Is(err, identity.ErrNotFound):
-			return httpx.NotFound("object")
+			return nil, httpx.NotFound("object")
 		case err != nil:
-			return httpx.Unavailable(err)
+			return nil, httpx.Unavailable(err)
 		}
 		t = &authn.Target{ObjectID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility}
 	}
 	if err := authorize(r, p, t); err != nil {
-		return err
+		return nil, err
 	}
 	tok, err := g.keys.Mint(Issuer, r.Service, p, t, httpx.RequestID(c))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.Request.Header.Set("Authorization", "Bearer "+tok)
-	return nil
+	return t, nil
 }
 
 func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
@@ -194,7 +206,7 @@ func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
 			lim = ratelimit.Limit{Name: "messages", PerMin: g.limits.MessagesPerMin, Burst: g.limits.MessagesBurst}
 		}
 	}
-	if err := g.limiter.Allow(ctx, lim, ip); err != nil {
+	if err := g.limiter.Allow(ctx, lim, ratelimit.ClientKey(ip)); err != nil {
 		return err
 	}
 	if r.Recipient == "" {
@@ -204,7 +216,12 @@ func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
 	if err != nil || recipient == "" {
 		return err // a body without the field is the service's to refuse
 	}
-	return g.limiter.Allow(ctx, ratelimit.Limit{Name: "recipient", PerMin: g.limits.RecipientPerMin, Burst: g.limits.RecipientBurst}, recipient)
+	// Every hash of an object (a previous one, a custom one) shares the object's budget.
+	obj, err := g.resolver.Resolve(ctx, recipient)
+	if err != nil {
+		return nil // an unknown recipient is the service's to refuse; an outage is no reason to
+	}
+	return g.limiter.Allow(ctx, ratelimit.Limit{Name: "recipient", PerMin: g.limits.RecipientPerMin, Burst: g.limits.RecipientBurst}, obj.ObjectID)
 }
 
 // peekField reads one string field of a JSON body and puts the body back for the service.
@@ -226,6 +243,13 @@ func peekField(c *gin.Context, field string) (string, error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil {
 		return "", nil
+	}
+	// The services decode keys as encoding/json does, case-insensitively, and refuse a key that
+	// differs from a field only by case: so does the gateway, which looks the field up exactly.
+	for key := range fields {
+		if key != field && strings.EqualFold(key, field) {
+			return "", httpx.BadRequest(httpx.CodeUnknownField, "unknown field %q: field names are case-sensitive", key)
+		}
 	}
 	var v string
 	if json.Unmarshal(fields[field], &v) != nil {

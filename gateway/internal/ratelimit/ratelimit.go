@@ -5,6 +5,7 @@ package ratelimit
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -28,6 +29,10 @@ type Config struct {
 	// FeedPollInterval is how often a client may read one feed with content (0: no limit). Keep
 	// it equal to feed-svc's FEED_POLL_INTERVAL, the max-age that feed answers announce.
 	FeedPollInterval time.Duration `env:"RATE_FEED_POLL_INTERVAL, default=15m"`
+	// AuthIP* limit, per client IP, the requests that carry a key, before the key is checked:
+	// checking an unknown key costs identity-svc a lookup.
+	AuthIPPerMin int `env:"RATE_AUTH_IP_PER_MIN, default=1200"`
+	AuthIPBurst  int `env:"RATE_AUTH_IP_BURST, default=200"`
 }
 
 // Limiter checks limits.
@@ -64,4 +69,19 @@ func (l *Limiter) Allow(ctx context.Context, lim Limit, key string) error {
 		return e
 	}
 	return nil
+}
+
+// ClientKey is the bucket of a client IP: an IPv4 address itself, an IPv6 address its /64, the
+// smallest block a single subscriber is usually given (one client holds all of its addresses).
+func ClientKey(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap()
+	if addr.Is4() {
+		return addr.String()
+	}
+	prefix, _ := addr.Prefix(64)
+	return prefix.String()
 }

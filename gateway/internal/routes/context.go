@@ -2,7 +2,7 @@ package routes
 
 // Context are context-svc's routes: the spec's public context, rules and decision memory.
 var Context = []Route{
-	{Method: "GET", Path: "/api/objects/{hash}/llm.txt", Service: "context-svc", Auth: Public,
+	{Method: "GET", Path: "/api/objects/{hash}/llm.txt", Service: "context-svc", Auth: Public, Cacheable: true,
 		Summary: "Read the composed public profile (markdown); a private object's only with its key", Tag: "context",
 		Response: "Text", ContentType: "text/plain; charset=utf-8"},
 	{Method: "PUT", Path: "/api/objects/{hash}/llm.txt", Service: "context-svc", Auth: Owner,
@@ -18,7 +18,7 @@ var Context = []Route{
 		Response: "Versions", Query: append([]Param{
 			{Name: "version", Schema: Schema{"type": "integer", "minimum": 1}, Description: "read this version with its content"},
 		}, Paging...)},
-	{Method: "GET", Path: "/api/objects/{hash}/rules", Service: "context-svc", Auth: Public,
+	{Method: "GET", Path: "/api/objects/{hash}/rules", Service: "context-svc", Auth: Public, Cacheable: true,
 		Summary: "Read the mailbox and response rules", Tag: "rules", Response: "ObjectRules",
 		Query: []Param{{Name: "show_blocked_list", Schema: Enum("0", "1", "false", "true"),
 			Description: "with the owner's key, add the blocked sender hashes"}}},
@@ -46,7 +46,7 @@ var Context = []Route{
 	{Method: "POST", Path: "/api/objects/{hash}/sync", Service: "context-svc", Auth: Owner,
 		Summary: "Pull llm.txt from the configured repository", Tag: "context",
 		Response: "SyncPulled", Errors: []int{409}},
-	{Method: "GET", Path: "/api/objects/{hash}/context-coach.txt", Service: "context-svc", Auth: Public,
+	{Method: "GET", Path: "/api/objects/{hash}/context-coach.txt", Service: "context-svc", Auth: Public, Cacheable: true,
 		Summary: "An interview scaffold built from what the profile lacks", Tag: "context",
 		Response: "Text", ContentType: "text/plain; charset=utf-8"},
 	{Method: "GET", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
@@ -58,7 +58,7 @@ var Context = []Route{
 	{Method: "POST", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
 		Summary: "Rebuild decision memory from the major thread decisions", Tag: "decisions",
 		Response: "DecisionMemoryRebuilt", Errors: []int{409}},
-	{Method: "GET", Path: "/api/objects/{hash}/agent-card.json", Service: "context-svc", Auth: Public,
+	{Method: "GET", Path: "/api/objects/{hash}/agent-card.json", Service: "context-svc", Auth: Public, Cacheable: true,
 		Summary: "An A2A agent card derived from the profile", Tag: "context", Response: "AgentCard"},
 }
 

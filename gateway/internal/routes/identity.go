@@ -5,7 +5,7 @@ var Identity = []Route{
 	{Method: "POST", Path: "/api/objects", Service: "identity-svc", Auth: Public, Ingress: true,
 		Summary: "Create an object; its owner API key is returned once", Tag: "objects",
 		Request: "CreateObject", Status: 201, Response: "CreatedObject", Errors: []int{409}},
-	{Method: "GET", Path: "/api/objects/{hash}", Service: "identity-svc", Auth: Public,
+	{Method: "GET", Path: "/api/objects/{hash}", Service: "identity-svc", Auth: Public, Cacheable: true,
 		Summary: "Read an object", Tag: "objects", Response: "Object"},
 	{Method: "POST", Path: "/api/objects/{hash}/rotate-key", Service: "identity-svc", Auth: OwnerKey,
 		Summary: "Rotate the owner key; the presented key stops working", Tag: "keys", Response: "RotatedKey"},

@@ -38,6 +38,9 @@ type Route struct {
 	// Feed marks feed polling routes: a client reads a feed's first page at most once per poll
 	// interval; a 304 does not count (see ratelimit.Poller).
 	Feed bool
+	// Cacheable marks public reads answered with ETag and Cache-Control, and 304 Not Modified to
+	// an If-None-Match that holds the current ETag.
+	Cacheable bool
 
 	Summary string
 	Tag     string

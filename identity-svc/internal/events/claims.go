@@ -4,6 +4,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 )
 
@@ -21,6 +23,7 @@ import (
 type Claims struct {
 	Store *store.Store
 	Redis *redis.Client
+	ETags *httpx.ETags
 }
 
 // Handle implements events.Handler; it is idempotent.
@@ -30,11 +33,14 @@ func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
 	}
 	var d contract.ClaimVerifiedData
 	if err := ev.Decode(&d); err != nil {
-		return nil // a malformed event cannot get better by retrying
+		return events.Permanent(err) // a malformed event cannot get better by retrying
 	}
 	obj, err := h.Store.Object(ctx, ev.ObjectID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the object is gone: nothing to mark
+	}
 	if err != nil {
-		return nil
+		return err
 	}
 	at, err := time.Parse(clock.Layout, d.VerifiedAt)
 	if err != nil {
@@ -43,6 +49,7 @@ func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
 	if err := h.Store.SetMailboxStatus(ctx, obj.ID, "claimed", at); err != nil {
 		return err
 	}
+	h.ETags.Changed(ctx, obj.ID)
 	if handle := socialHandle(d.ClaimedTarget); handle != "" {
 		if err := h.Store.AddSocialHandle(ctx, obj.ID, store.SocialHandle{Network: d.ProofType, Handle: handle, ClaimID: d.ClaimID}); err != nil {
 			return err

@@ -62,12 +62,16 @@ func (h *Handler) createAssociation(c *gin.Context) {
 	}
 	a := &store.Association{ID: apikey.NewID("asc"), ObjectID: p.ObjectID, PeerHash: peer.Hash, Role: role, Label: label, CreatedAt: clock.Now()}
 	ev := events.MustNew(events.TopicIdentity, events.AssociationCreated, p.ObjectID, t.Hash, httpx.RequestID(c), associationView(a))
-	a.Outbox = []events.Pending{ev}
+	a.Events = events.IDs(ev)
+	if err := h.Outbox.Stage(ctx, store.Associations, a.ID, ev); err != nil {
+		httpx.Abort(c, err)
+		return
+	}
 	if err := h.Store.InsertAssociation(ctx, a); err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	h.Relay.Enqueue(store.Associations, a.ID, ev)
+	h.Outbox.Confirm(ev)
 	c.JSON(http.StatusCreated, associationView(a))
 }
 

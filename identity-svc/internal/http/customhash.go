@@ -80,7 +80,11 @@ func (h *Handler) claimCustomHash(c *gin.Context) {
 	}
 	ev := events.MustNew(events.TopicIdentity, events.ObjectHashChanged, obj.ID, newHash, httpx.RequestID(c),
 		contract.HashChangedData{Hash: newHash, PreviousHash: obj.Hash, Username: username})
-	if err := h.Store.ClaimHash(ctx, newHash, obj.ID, ev); err != nil {
+	err = h.Outbox.Stage(ctx, store.Hashes, newHash, ev)
+	if err == nil {
+		err = h.Store.ClaimHash(ctx, newHash, obj.ID, ev)
+	}
+	if err != nil {
 		if voucherID != "" {
 			h.Store.ReleaseVoucher(ctx, voucherID, obj.ID)
 		}
@@ -95,7 +99,8 @@ func (h *Handler) claimCustomHash(c *gin.Context) {
 		return
 	}
 	h.forgetHashes(ctx, append(obj.Hashes, newHash)...)
-	h.Relay.Enqueue(store.Hashes, newHash, ev)
+	h.ETags.Changed(ctx, obj.ID)
+	h.Outbox.Confirm(ev)
 	c.JSON(http.StatusOK, gin.H{"hash": newHash, "previous_hash": obj.Hash, "username": username, "paid": !free})
 }
 

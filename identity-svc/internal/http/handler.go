@@ -12,6 +12,7 @@ import (
 
 	"github.com/svcdev/svc/identity-svc/internal/payment"
 	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
@@ -20,16 +21,18 @@ import (
 // Handler holds what the routes need.
 type Handler struct {
 	Store    *store.Store
-	Relay    *events.Relay
+	Outbox   *events.Outbox
 	Redis    *redis.Client
 	Payments payment.Verifier
 	Log      *slog.Logger
+	// ETags validates public object reads; writes that change what they show replace it.
+	ETags *httpx.ETags
 }
 
 // Register mounts the routes on api (a group that already requires an internal token).
 func Register(api *gin.RouterGroup, h *Handler) {
 	api.POST("/api/objects", h.createObject)
-	api.GET("/api/objects/:hash", h.getObject)
+	api.GET("/api/objects/:hash", h.ETags.Cacheable(authn.PublicTargetID), h.getObject)
 	api.POST("/api/objects/:hash/rotate-key", h.rotateKey)
 	api.POST("/api/objects/claim-custom-hash", h.claimCustomHash)
 	api.GET("/api/directory", h.directory)

@@ -73,5 +73,6 @@ func (h *Handler) updateProfile(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
+	h.ETags.Changed(c.Request.Context(), c.Param("id"))
 	c.JSON(http.StatusOK, gin.H{"ok": true})
 }

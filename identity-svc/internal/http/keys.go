@@ -63,7 +63,7 @@ func (h *Handler) rotateKey(c *gin.Context) {
 	}
 	ev := events.MustNew(events.TopicIdentity, events.KeyRotated, p.ObjectID, t.Hash, httpx.RequestID(c),
 		contract.KeyEventData{KeyID: p.KeyID, NewKeyID: next.KeyID})
-	old, err := h.Store.RevokeKey(ctx, p.ObjectID, p.KeyID, true, now, ev)
+	old, err := h.Store.RevokeKey(ctx, p.ObjectID, p.KeyID, true, now, h.Outbox, ev)
 	if err != nil {
 		httpx.Abort(c, storeError(err, "key"))
 		return
@@ -78,7 +78,7 @@ func (h *Handler) rotateKey(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	h.Relay.Enqueue(store.Revocations, old.Digest, ev)
+	h.Outbox.Confirm(ev)
 	c.JSON(http.StatusOK, gin.H{"hash": t.Hash, "api_key": key, "key_id": next.KeyID, "rotated_at": clock.Format(now)})
 }
 
@@ -113,12 +113,16 @@ func (h *Handler) createKey(c *gin.Context) {
 	}
 	ev := events.MustNew(events.TopicIdentity, events.KeyCreated, p.ObjectID, t.Hash, httpx.RequestID(c),
 		contract.KeyEventData{KeyID: k.KeyID})
-	k.Outbox = []events.Pending{ev}
+	k.Events = events.IDs(ev)
+	if err := h.Outbox.Stage(c.Request.Context(), store.Keys, digest, ev); err != nil {
+		httpx.Abort(c, err)
+		return
+	}
 	if err := h.Store.InsertKey(c.Request.Context(), k); err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	h.Relay.Enqueue(store.Keys, digest, ev)
+	h.Outbox.Confirm(ev)
 	resp := keyView(k)
 	resp.Key = key
 	c.JSON(http.StatusCreated, resp)
@@ -175,7 +179,7 @@ func (h *Handler) revokeKey(c *gin.Context) {
 	id := c.Param("keyId")
 	ev := events.MustNew(events.TopicIdentity, events.KeyRevoked, p.ObjectID, t.Hash, httpx.RequestID(c),
 		contract.KeyEventData{KeyID: id})
-	k, err := h.Store.RevokeKey(ctx, p.ObjectID, id, false, clock.Now(), ev)
+	k, err := h.Store.RevokeKey(ctx, p.ObjectID, id, false, clock.Now(), h.Outbox, ev)
 	if err != nil {
 		httpx.Abort(c, storeError(err, "key"))
 		return
@@ -184,6 +188,6 @@ func (h *Handler) revokeKey(c *gin.Context) {
 		httpx.Abort(c, httpx.Unavailable(err))
 		return
 	}
-	h.Relay.Enqueue(store.Revocations, k.Digest, ev)
+	h.Outbox.Confirm(ev)
 	c.JSON(http.StatusOK, gin.H{"ok": true, "revoked": id})
 }

@@ -99,6 +99,9 @@ func (h *Handler) createObject(c *gin.Context) {
 	}
 	ev, err := events.New(events.TopicIdentity, events.ObjectCreated, objectID, hash, httpx.RequestID(c),
 		contract.ObjectCreatedData{Object: internalView(obj)})
+	if err == nil {
+		err = h.Outbox.Stage(ctx, store.Keys, digest, ev)
+	}
 	if err != nil {
 		h.Store.ReleaseHash(ctx, hash, objectID)
 		httpx.Abort(c, err)
@@ -109,14 +112,14 @@ func (h *Handler) createObject(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	ownerKey.Outbox = []events.Pending{ev}
+	ownerKey.Events = events.IDs(ev)
 	if err := h.Store.InsertKey(ctx, ownerKey); err != nil {
 		h.Store.DeleteObject(ctx, objectID)
 		h.Store.ReleaseHash(ctx, hash, objectID)
 		httpx.Abort(c, err)
 		return
 	}
-	h.Relay.Enqueue(store.Keys, digest, ev)
+	h.Outbox.Confirm(ev)
 	c.JSON(http.StatusCreated, createObjectResponse{
 		Hash: hash, APIKey: key, MailboxStatus: obj.MailboxStatus, Visibility: visibility,
 		Version: obj.Version, CreatedAt: clock.Format(now),

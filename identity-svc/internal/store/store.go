@@ -48,10 +48,6 @@ var Indexes = []mongox.Index{
 	{Collection: Associations, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
 }
 
-// OutboxCollections are the collections whose documents carry pending events.
-// Object documents carry none: other services' reports update them concurrently.
-var OutboxCollections = []string{Hashes, Keys, Associations, Revocations}
-
 // Object is the stored object.
 type Object struct {
 	ID            string          `bson:"_id"`
@@ -79,37 +75,37 @@ type SocialHandle struct {
 
 // Key is a stored key: its digest is the document id; the key itself is never stored.
 type Key struct {
-	Digest    string           `bson:"_id"`
-	KeyID     string           `bson:"key_id"`
-	ObjectID  string           `bson:"object_id"`
-	Owner     bool             `bson:"owner"`
-	Label     string           `bson:"label"`
-	Scopes    []string         `bson:"scopes"`
-	Prefix    string           `bson:"prefix"`
-	CreatedAt time.Time        `bson:"created_at"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	Digest    string    `bson:"_id"`
+	KeyID     string    `bson:"key_id"`
+	ObjectID  string    `bson:"object_id"`
+	Owner     bool      `bson:"owner"`
+	Label     string    `bson:"label"`
+	Scopes    []string  `bson:"scopes"`
+	Prefix    string    `bson:"prefix"`
+	CreatedAt time.Time `bson:"created_at"`
+	Events    []string  `bson:"_events,omitempty"`
 	// LastUsedAt is read from KeyUsage, never stored in the key document.
 	LastUsedAt *time.Time `bson:"-"`
 }
 
 // Revocation records that a key was revoked or rotated away; its id is the key digest.
 type Revocation struct {
-	Digest    string           `bson:"_id"`
-	KeyID     string           `bson:"key_id"`
-	ObjectID  string           `bson:"object_id"`
-	RevokedAt time.Time        `bson:"revoked_at"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	Digest    string    `bson:"_id"`
+	KeyID     string    `bson:"key_id"`
+	ObjectID  string    `bson:"object_id"`
+	RevokedAt time.Time `bson:"revoked_at"`
+	Events    []string  `bson:"_events,omitempty"`
 }
 
 // Association is a related object.
 type Association struct {
-	ID        string           `bson:"_id"`
-	ObjectID  string           `bson:"object_id"`
-	PeerHash  string           `bson:"peer_hash"`
-	Role      string           `bson:"role"`
-	Label     string           `bson:"label"`
-	CreatedAt time.Time        `bson:"created_at"`
-	Outbox    []events.Pending `bson:"_outbox,omitempty"`
+	ID        string    `bson:"_id"`
+	ObjectID  string    `bson:"object_id"`
+	PeerHash  string    `bson:"peer_hash"`
+	Role      string    `bson:"role"`
+	Label     string    `bson:"label"`
+	CreatedAt time.Time `bson:"created_at"`
+	Events    []string  `bson:"_events,omitempty"`
 }
 
 // Store is the repository.
@@ -122,13 +118,12 @@ func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) 
 
 func byID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
 
-// ClaimHash reserves hash for objectID, with the events of the change; ErrTaken if another
-// object holds it. Hash documents are never updated, so their outbox is safe from concurrent
-// rewrites.
+// ClaimHash reserves hash for objectID, recording the staged events of the change; ErrTaken if
+// another object holds it.
 func (s *Store) ClaimHash(ctx context.Context, hash, objectID string, evs ...events.Pending) error {
 	doc := bson.D{{Key: "_id", Value: hash}, {Key: "object_id", Value: objectID}}
 	if len(evs) > 0 {
-		doc = append(doc, bson.E{Key: events.OutboxField, Value: evs})
+		doc = append(doc, bson.E{Key: events.EventsField, Value: events.IDs(evs...)})
 	}
 	_, err := s.c(Hashes).InsertOne(ctx, doc)
 	if mongox.IsDuplicateKey(err) {
@@ -384,9 +379,10 @@ func (s *Store) lastUses(ctx context.Context, digests []string) (map[string]*tim
 }
 
 // RevokeKey revokes an active key of objectID by key id and returns it; ErrNotFound if there is
-// no such active key. ownerKey selects the owner key or a sub-key. The event travels in the
-// revocation, which is inserted once: of two concurrent revocations only one succeeds.
-func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, ownerKey bool, at time.Time, ev events.Pending) (*Key, error) {
+// no such active key. ownerKey selects the owner key or a sub-key. The event is staged in outbox
+// and recorded by the revocation, which is inserted once: of two concurrent revocations only one
+// succeeds.
+func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, ownerKey bool, at time.Time, outbox events.Stager, ev events.Pending) (*Key, error) {
 	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: ownerKey}}
 	var k Key
 	err := s.c(Keys).FindOne(ctx, filter).Decode(&k)
@@ -396,7 +392,10 @@ func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, ownerKey 
 	if err != nil {
 		return nil, fmt.Errorf("store keys: %w", err)
 	}
-	r := Revocation{Digest: k.Digest, KeyID: k.KeyID, ObjectID: objectID, RevokedAt: at, Outbox: []events.Pending{ev}}
+	if err := outbox.Stage(ctx, Revocations, k.Digest, ev); err != nil {
+		return nil, err
+	}
+	r := Revocation{Digest: k.Digest, KeyID: k.KeyID, ObjectID: objectID, RevokedAt: at, Events: events.IDs(ev)}
 	if _, err := s.c(Revocations).InsertOne(ctx, r); err != nil {
 		if mongox.IsDuplicateKey(err) {
 			return nil, ErrNotFound

@@ -1,5 +1,9 @@
-// Package mailbox holds the rules of messages and threads: kinds, statuses, size limits, and the
-// fingerprint that ties an Idempotency-Key to one request. It does no I/O.
+// Package mailbox holds mailbox-svc's use cases and rules: sending messages (Sender), reading
+// threads and mailboxes (Threads), sender blocks (Blocks), and the rules of messages and threads
+// (kinds, statuses, size limits, the fingerprint that ties an Idempotency-Key to one request).
+// Use cases take a context and the request id and return values and errors; the storage they
+// need is declared here and satisfied by package store. Every event the service publishes is
+// built in events.go.
 package mailbox
 
 import (

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // ObjectHash is the current hash of an object this service has seen. Threads and messages name
@@ -18,15 +21,48 @@ type ObjectHash struct {
 
 // RememberHash records the hash of an object seen for the first time. It never overwrites: a
 // change of hash is the event consumer's to record, so that a send holding a resolution from
-// before the change cannot undo it.
+// before the change cannot undo it. Since a stored record is never removed, an object this
+// process has seen stored costs no store command.
 func (s *Store) RememberHash(ctx context.Context, objectID, hash string) error {
-	_, err := s.insertOnce(ctx, ObjectHashes, ObjectHash{ObjectID: objectID, Hash: hash})
-	return err
+	if s.remembered.has(objectID) {
+		return nil
+	}
+	if _, err := insertOnce(ctx, s.hashes, ObjectHash{ObjectID: objectID, Hash: hash}); err != nil {
+		return err
+	}
+	s.remembered.add(objectID)
+	return nil
+}
+
+// seenSet is a set of ids bounded in size: once full it starts again empty, which only costs
+// the next calls a store command each.
+type seenSet struct {
+	mu  sync.Mutex
+	max int
+	ids map[string]struct{}
+}
+
+func newSeenSet(max int) *seenSet { return &seenSet{max: max, ids: map[string]struct{}{}} }
+
+func (s *seenSet) has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.ids[id]
+	return ok
+}
+
+func (s *seenSet) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ids) >= s.max {
+		clear(s.ids)
+	}
+	s.ids[id] = struct{}{}
 }
 
 // SetHash records an object's new current hash.
 func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
-	_, err := s.c(ObjectHashes).UpdateOne(ctx, byID(objectID),
+	_, err := s.hashes.UpdateOne(ctx, mongox.ByID(objectID),
 		bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}}, options.UpdateOne().SetUpsert(true))
 	if err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
@@ -40,11 +76,11 @@ func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]stri
 	if len(objectIDs) == 0 {
 		return out, nil
 	}
-	filter := byID(objectIDs[0])
+	filter := mongox.ByID(objectIDs[0])
 	if len(objectIDs) > 1 {
 		filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}}
 	}
-	cur, err := s.c(ObjectHashes).Find(ctx, filter)
+	cur, err := s.hashes.Find(ctx, filter)
 	if err != nil {
 		return nil, fmt.Errorf("store object hashes: %w", err)
 	}

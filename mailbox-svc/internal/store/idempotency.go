@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Idempotency is the record of a send made with an Idempotency-Key. It is written before the
@@ -16,6 +20,8 @@ type Idempotency struct {
 	Fingerprint string  `bson:"fingerprint"`
 	Thread      *Thread `bson:"thread,omitempty"` // the thread the send opens, if it opens one
 	Message     Message `bson:"message"`
+	// Events are the send's events, staged again by a resumed send.
+	Events []events.Pending `bson:"events,omitempty"`
 	// Done is set once every document is written; a replay then only answers.
 	Done      bool      `bson:"done"`
 	CreatedAt time.Time `bson:"created_at"`
@@ -25,10 +31,10 @@ type Idempotency struct {
 // IdempotencyID scopes a key to its sender, so that two senders choosing the same key never meet.
 func IdempotencyID(senderID, key string) string { return senderID + ":" + key }
 
-// Idempotency returns the record of id.
+// Idempotency returns the record of id; mongox.ErrNotFound if there is none.
 func (s *Store) Idempotency(ctx context.Context, id string) (*Idempotency, error) {
 	var rec Idempotency
-	if err := s.findByID(ctx, Idempotencies, id, &rec); err != nil {
+	if err := mongox.FindOne(ctx, s.idempotency, mongox.ByID(id), &rec); err != nil {
 		return nil, err
 	}
 	return &rec, nil
@@ -38,18 +44,18 @@ func (s *Store) Idempotency(ctx context.Context, id string) (*Idempotency, error
 // holds: rec itself, or the one stored first. An expired record not yet swept gives way.
 func (s *Store) BeginIdempotent(ctx context.Context, rec *Idempotency) (*Idempotency, error) {
 	for range 2 {
-		created, err := s.insertOnce(ctx, Idempotencies, rec)
+		created, err := insertOnce(ctx, s.idempotency, rec)
 		if err != nil || created {
 			return rec, err
 		}
 		prev, err := s.Idempotency(ctx, rec.ID)
-		if err == ErrNotFound {
+		if errors.Is(err, mongox.ErrNotFound) {
 			continue // swept meanwhile
 		}
 		if err != nil || !prev.ExpiresAt.Before(rec.CreatedAt) {
 			return prev, err
 		}
-		_, err = s.c(Idempotencies).DeleteOne(ctx, bson.D{{Key: "_id", Value: rec.ID}, {Key: "expires_at", Value: prev.ExpiresAt}})
+		_, err = s.idempotency.DeleteOne(ctx, bson.D{{Key: "_id", Value: rec.ID}, {Key: "expires_at", Value: prev.ExpiresAt}})
 		if err != nil {
 			return nil, fmt.Errorf("store idempotency keys: %w", err)
 		}
@@ -59,7 +65,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, rec *Idempotency) (*Idempot
 
 // FinishIdempotent marks a record's send as completely written.
 func (s *Store) FinishIdempotent(ctx context.Context, id string) error {
-	_, err := s.c(Idempotencies).UpdateOne(ctx, byID(id), bson.D{{Key: "$set", Value: bson.D{{Key: "done", Value: true}}}})
+	_, err := s.idempotency.UpdateOne(ctx, mongox.ByID(id), bson.D{{Key: "$set", Value: bson.D{{Key: "done", Value: true}}}})
 	if err != nil {
 		return fmt.Errorf("store idempotency keys: %w", err)
 	}
@@ -68,7 +74,7 @@ func (s *Store) FinishIdempotent(ctx context.Context, id string) error {
 
 // SweepIdempotency deletes expired records (FerretDB has no TTL indexes).
 func (s *Store) SweepIdempotency(ctx context.Context, now time.Time) (int64, error) {
-	res, err := s.c(Idempotencies).DeleteMany(ctx, bson.D{{Key: "expires_at", Value: bson.D{{Key: "$lt", Value: now}}}})
+	res, err := s.idempotency.DeleteMany(ctx, bson.D{{Key: "expires_at", Value: bson.D{{Key: "$lt", Value: now}}}})
 	if err != nil {
 		return 0, fmt.Errorf("store idempotency keys: %w", err)
 	}

@@ -1,18 +1,18 @@
-// Package store is mailbox-svc's MongoDB repository: threads, messages, read receipts, sender
-// blocks, the current hashes of the objects it has seen, and idempotency records.
+// Package store is mailbox-svc's MongoDB repository, one file per collection: threads, messages,
+// read receipts, sender blocks and their lifting, the current hashes of the objects it has seen,
+// and idempotency records.
 //
 // Every fact that concurrent requests may record at once is its own insert-only document with a
 // natural _id: a message, a read receipt (one per message), a block (recipient:sender), an
 // idempotency record. Counts are then counted, never kept as counters. MongoDB would make an $inc
 // atomic, but FerretDB applies an update as read-document-then-write-document with no isolation,
 // so concurrent $inc on one document lose updates; a unique _id, by contrast, holds on both. For
-// the same reason no document that a request updates carries an outbox: the relay's
-// acknowledgement could write back a stale copy over the request's change.
+// the same reason the ids of a write's events (events.EventsField) are recorded only in documents
+// that are inserted once.
 package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -33,9 +33,6 @@ const (
 	Idempotencies = "idempotency_keys"
 )
 
-// ErrNotFound says that no document matches.
-var ErrNotFound = errors.New("not found")
-
 // Indexes are the indexes real MongoDB needs for the queries below.
 var Indexes = []mongox.Index{
 	{Collection: Threads, Keys: bson.D{{Key: "participants", Value: 1}, {Key: "last_message_at", Value: -1}, {Key: "_id", Value: -1}}},
@@ -46,59 +43,50 @@ var Indexes = []mongox.Index{
 	{Collection: Idempotencies, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 }
 
-// OutboxCollections are the collections whose documents carry pending events. Their documents
-// are inserted once and then only acknowledged by the relay (or deleted).
-var OutboxCollections = []string{Messages, SenderBlocks, Unblocks}
-
 // Store is the repository.
-type Store struct{ db *mongo.Database }
+type Store struct {
+	threads, messages, reads, blocks, unblocks, hashes, idempotency *mongo.Collection
+	// remembered are the objects whose hash record this process has seen stored.
+	remembered *seenSet
+}
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db} }
-
-func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
-
-func byID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
+func New(db *mongo.Database) *Store {
+	return &Store{
+		threads: db.Collection(Threads), messages: db.Collection(Messages), reads: db.Collection(Reads),
+		blocks: db.Collection(SenderBlocks), unblocks: db.Collection(Unblocks),
+		hashes: db.Collection(ObjectHashes), idempotency: db.Collection(Idempotencies),
+		remembered: newSeenSet(100_000),
+	}
+}
 
 // insertOnce inserts doc; it reports false, without error, when a document with its _id exists.
-func (s *Store) insertOnce(ctx context.Context, coll string, doc any) (bool, error) {
-	_, err := s.c(coll).InsertOne(ctx, doc)
+func insertOnce(ctx context.Context, coll *mongo.Collection, doc any) (bool, error) {
+	_, err := coll.InsertOne(ctx, doc)
 	if mongox.IsDuplicateKey(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("store %s: %w", coll, err)
+		return false, fmt.Errorf("store %s: %w", coll.Name(), err)
 	}
 	return true, nil
 }
 
-// findByID decodes the document with _id id into dst; ErrNotFound if there is none.
-func (s *Store) findByID(ctx context.Context, coll string, id any, dst any) error {
-	err := s.c(coll).FindOne(ctx, byID(id)).Decode(dst)
-	if mongox.IsNotFound(err) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("store %s: %w", coll, err)
-	}
-	return nil
-}
-
 // countBy counts the documents of coll matching filter, grouped by the value of field.
-func (s *Store) countBy(ctx context.Context, coll string, filter bson.D, field string) (map[string]int, error) {
-	cur, err := s.c(coll).Aggregate(ctx, bson.A{
+func countBy(ctx context.Context, coll *mongo.Collection, filter bson.D, field string) (map[string]int, error) {
+	cur, err := coll.Aggregate(ctx, bson.A{
 		bson.D{{Key: "$match", Value: filter}},
 		bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$" + field}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store %s: count: %w", coll, err)
+		return nil, fmt.Errorf("store %s: count: %w", coll.Name(), err)
 	}
 	var rows []struct {
 		Key string `bson:"_id"`
 		N   int    `bson:"n"`
 	}
 	if err := cur.All(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("store %s: count: %w", coll, err)
+		return nil, fmt.Errorf("store %s: count: %w", coll.Name(), err)
 	}
 	out := make(map[string]int, len(rows))
 	for _, r := range rows {
@@ -107,5 +95,5 @@ func (s *Store) countBy(ctx context.Context, coll string, filter bson.D, field s
 	return out, nil
 }
 
-// withoutOutbox is the projection of reads that have no use for pending events.
-var withoutOutbox = bson.D{{Key: events.OutboxField, Value: 0}}
+// withoutEvents is the projection of reads that have no use for the ids of a write's events.
+var withoutEvents = bson.D{{Key: events.EventsField, Value: 0}}

@@ -8,6 +8,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Thread is one relationship's conversation. Participants are object ids, the first sender
@@ -33,13 +35,13 @@ func (t *Thread) Between(a, b string) bool {
 
 // InsertThread stores a new thread; false if one with its id exists.
 func (s *Store) InsertThread(ctx context.Context, t *Thread) (bool, error) {
-	return s.insertOnce(ctx, Threads, t)
+	return insertOnce(ctx, s.threads, t)
 }
 
-// Thread returns a thread by id.
+// Thread returns a thread by id; mongox.ErrNotFound if there is none.
 func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
 	var t Thread
-	if err := s.findByID(ctx, Threads, id, &t); err != nil {
+	if err := mongox.FindOne(ctx, s.threads, mongox.ByID(id), &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -47,7 +49,7 @@ func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
 
 // TouchThread records a message sent at `at`: the thread moves up the mailbox and reopens.
 func (s *Store) TouchThread(ctx context.Context, id string, at time.Time, status string) error {
-	_, err := s.c(Threads).UpdateOne(ctx, byID(id), bson.D{
+	_, err := s.threads.UpdateOne(ctx, mongox.ByID(id), bson.D{
 		{Key: "$max", Value: bson.D{{Key: "last_message_at", Value: at}}},
 		{Key: "$set", Value: bson.D{{Key: "status", Value: status}}},
 	})
@@ -59,12 +61,12 @@ func (s *Store) TouchThread(ctx context.Context, id string, at time.Time, status
 
 // SetThreadStatus sets a thread's status and returns the thread as it now is.
 func (s *Store) SetThreadStatus(ctx context.Context, id, status string) (*Thread, error) {
-	res, err := s.c(Threads).UpdateOne(ctx, byID(id), bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: status}}}})
+	res, err := s.threads.UpdateOne(ctx, mongox.ByID(id), bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: status}}}})
 	if err != nil {
 		return nil, fmt.Errorf("store threads: %w", err)
 	}
 	if res.MatchedCount == 0 {
-		return nil, ErrNotFound
+		return nil, mongox.ErrNotFound
 	}
 	return s.Thread(ctx, id)
 }
@@ -97,7 +99,7 @@ func (s *Store) Mailbox(ctx context.Context, q MailboxQuery) ([]Thread, error) {
 		}})
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "last_message_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(int64(q.Limit))
-	cur, err := s.c(Threads).Find(ctx, filter, opts)
+	cur, err := s.threads.Find(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("store mailbox: %w", err)
 	}
@@ -123,15 +125,15 @@ func (s *Store) Counts(ctx context.Context, viewerID string, threadIDs []string)
 		return out, nil
 	}
 	in := bson.D{{Key: "$in", Value: threadIDs}}
-	total, err := s.countBy(ctx, Messages, bson.D{{Key: "thread_id", Value: in}}, "thread_id")
+	total, err := countBy(ctx, s.messages, bson.D{{Key: "thread_id", Value: in}}, "thread_id")
 	if err != nil {
 		return nil, err
 	}
-	inbound, err := s.countBy(ctx, Messages, bson.D{{Key: "thread_id", Value: in}, {Key: "to_id", Value: viewerID}}, "thread_id")
+	inbound, err := countBy(ctx, s.messages, bson.D{{Key: "thread_id", Value: in}, {Key: "to_id", Value: viewerID}}, "thread_id")
 	if err != nil {
 		return nil, err
 	}
-	read, err := s.countBy(ctx, Reads, bson.D{{Key: "thread_id", Value: in}, {Key: "reader_id", Value: viewerID}}, "thread_id")
+	read, err := countBy(ctx, s.reads, bson.D{{Key: "thread_id", Value: in}, {Key: "reader_id", Value: viewerID}}, "thread_id")
 	if err != nil {
 		return nil, err
 	}

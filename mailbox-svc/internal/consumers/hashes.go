@@ -1,19 +1,23 @@
-// Package events holds what mailbox-svc consumes: identity-svc's hash changes, which keep the
-// hashes shown in threads current. What it publishes is written by the handlers, in the outbox
-// of the document each event reports.
-package events
+// Package consumers holds what mailbox-svc consumes: identity-svc's hash changes, which keep the
+// hashes shown in threads current. What it publishes is built in package mailbox (events.go).
+package consumers
 
 import (
 	"context"
+	"fmt"
 
-	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 )
 
+// HashStore records an object's new current hash.
+type HashStore interface {
+	SetHash(ctx context.Context, objectID, hash string) error
+}
+
 // Hashes handles identity-svc's events.
 type Hashes struct {
-	Store *store.Store
+	Store HashStore
 }
 
 // Handle implements events.Handler; it is idempotent.
@@ -23,7 +27,7 @@ func (h *Hashes) Handle(ctx context.Context, ev events.Event) error {
 	}
 	var d contract.HashChangedData
 	if err := ev.Decode(&d); err != nil || d.Hash == "" {
-		return nil // a malformed event cannot get better by retrying
+		return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
 	}
 	return h.Store.SetHash(ctx, ev.ObjectID, d.Hash)
 }

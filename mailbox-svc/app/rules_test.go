@@ -1,15 +1,20 @@
-package rules
+package app
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
+	"github.com/svcdev/svc/pkg/rpc"
+	"github.com/svcdev/svc/pkg/testkit"
 )
 
-// TestAdmission runs the client against a stand-in for context-svc's internal rules route.
+// TestAdmission runs a new thread's admission lookup against a stand-in for context-svc's
+// internal rules route: any answer but a mode falls back to the default, and a slow context-svc
+// never holds a send longer than the timeout.
 func TestAdmission(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
@@ -31,8 +36,8 @@ func TestAdmission(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) }) // runs first: frees the slow handler so Close can return
-	log := slog.New(slog.DiscardHandler)
-	c := New(srv.URL, srv.Client(), 100*time.Millisecond, log)
+	s := &mailbox.Sender{Rules: contextRules{rpc: rpc.New("context-svc", srv.URL, srv.Client(), 0)},
+		RulesTimeout: 100 * time.Millisecond, Log: testkit.Logger(t)}
 	tests := map[string]string{
 		"obj_approval":  "approval",
 		"obj_norules":   "open",
@@ -43,14 +48,14 @@ func TestAdmission(t *testing.T) {
 	}
 	for id, want := range tests {
 		start := time.Now()
-		if got := c.Admission(context.Background(), id); got != want {
+		if got := s.Admission(context.Background(), id); got != want {
 			t.Errorf("Admission(%s) = %q, want %q", id, got, want)
 		}
 		if elapsed := time.Since(start); elapsed > 2*time.Second {
 			t.Errorf("Admission(%s) took %v: a slow context-svc must not hold a send", id, elapsed)
 		}
 	}
-	if got := New("", srv.Client(), time.Second, log).Admission(context.Background(), "obj_approval"); got != "open" {
+	if got := (&mailbox.Sender{}).Admission(context.Background(), "obj_approval"); got != "open" {
 		t.Errorf("without context-svc, Admission = %q, want the default", got)
 	}
 }

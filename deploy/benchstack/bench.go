@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/svcdev/svc/deploy/stack"
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+const (
+	topicPrefix = "bench."
+	// body is a typical agent note, about 0.5 KiB.
+	body = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore " +
+		"et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip " +
+		"ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu " +
+		"fugiat nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt " +
+		"mollit anim id est laborum. Sed ut perspiciatis unde omnis iste natus error sit voluptatem accusantium."
+)
+
+// unlimited turns the gateway's rate limits out of the way of the load.
+var unlimited = map[string]string{
+	"RATE_OBJECTS_PER_MIN": "100000000", "RATE_OBJECTS_BURST": "100000000",
+	"RATE_MESSAGES_PER_MIN": "100000000", "RATE_MESSAGES_BURST": "100000000",
+	"RATE_RECIPIENT_PER_MIN": "100000000", "RATE_RECIPIENT_BURST": "100000000",
+	"RATE_PUBLIC_PER_MIN": "100000000", "RATE_PUBLIC_BURST": "100000000",
+	"RATE_OWNER_PER_MIN": "100000000", "RATE_OWNER_BURST": "100000000",
+	"LOG_LEVEL": "warn",
+}
+
+// benchStack is the running stack with the clients the load needs.
+type benchStack struct {
+	// prefix names this run's databases, so that runs on one PostgreSQL database never meet.
+	prefix string
+	be     *backends
+	st     *stack.Stack
+	cmds   *commands
+	http   *http.Client
+	mongo  *mongo.Client
+}
+
+func startStack(ctx context.Context, be *backends, cmds *commands) (*benchStack, error) {
+	prefix := fmt.Sprintf("bench%d_", time.Now().Unix())
+	st, err := stack.Start(ctx, stack.Options{
+		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL, DatabasePrefix: prefix,
+		TopicPrefix: topicPrefix, JWTKey: authn.GenerateSeed(), Env: unlimited, Log: quiet(),
+		CommandMonitor: cmds.monitor(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	mc, _, err := mongox.Connect(ctx, be.MongoURI, "admin")
+	if err != nil {
+		_ = st.Stop()
+		return nil, err
+	}
+	return &benchStack{prefix: prefix, be: be, st: st, cmds: cmds, mongo: mc,
+		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}, nil
+}
+
+// close stops the stack and drops its databases (PostgreSQL would keep them).
+func (s *benchStack) close(keep bool) {
+	_ = s.st.Stop()
+	ctx := context.Background()
+	if names, err := s.mongo.ListDatabaseNames(ctx, bson.D{}); err == nil && !keep {
+		for _, db := range names {
+			if strings.HasPrefix(db, s.prefix) {
+				_ = s.mongo.Database(db).Drop(ctx)
+			}
+		}
+	}
+	_ = s.mongo.Disconnect(ctx)
+}
+
+// pair is a sender and a recipient with a thread between them.
+type pair struct {
+	from, to, toKey, thread, etag string
+}
+
+// do sends a request through the gateway and checks its status; it returns the answer's body.
+func (s *benchStack) do(ctx context.Context, method, path, key string, body any, headers map[string]string, want int) (*http.Response, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.st.GatewayURL+path, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != want {
+		return nil, nil, fmt.Errorf("%s %s: %d, want %d: %.200s", method, path, resp.StatusCode, want, raw)
+	}
+	return resp, raw, nil
+}
+
+func (s *benchStack) setup(ctx context.Context, n int) ([]pair, error) {
+	pairs := make([]pair, n)
+	for i := range pairs {
+		var a, b struct {
+			Hash   string `json:"hash"`
+			APIKey string `json:"api_key"`
+		}
+		for _, obj := range []any{&a, &b} {
+			_, raw, err := s.do(ctx, "POST", "/api/objects", "", map[string]any{"initial_llm_txt": "# Bench object\n\n" + body}, nil, 201)
+			if err != nil {
+				return nil, err
+			}
+			if err := json.Unmarshal(raw, obj); err != nil {
+				return nil, err
+			}
+		}
+		_, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": a.Hash, "to_hash": b.Hash, "kind": "note", "body": body}, nil, 201)
+		if err != nil {
+			return nil, err
+		}
+		var m struct {
+			ThreadID string `json:"thread_id"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, err
+		}
+		resp, _, err := s.do(ctx, "GET", "/api/objects/"+b.Hash+"/llm.txt", "", nil, nil, 200)
+		if err != nil {
+			return nil, err
+		}
+		pairs[i] = pair{from: a.Hash, to: b.Hash, toKey: b.APIKey, thread: m.ThreadID, etag: resp.Header.Get("ETag")}
+	}
+	return pairs, nil
+}
+
+func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error {
+	pairs, err := s.setup(ctx, o.objects)
+	if err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	lagCtx, stopLag := context.WithCancel(ctx)
+	lag, err := newLagWatcher(s.be.Brokers, topicPrefix+events.TopicMailbox)
+	if err != nil {
+		stopLag()
+		return err
+	}
+	go lag.run(lagCtx)
+	defer func() { stopLag(); lag.close() }()
+
+	send := func(thread bool) op {
+		return func(ctx context.Context, w, i int) error {
+			p := pairs[(w+i*o.workers)%len(pairs)]
+			msg := map[string]any{"from_hash": p.from, "to_hash": p.to, "kind": "note", "body": body}
+			if thread {
+				msg["thread_id"] = p.thread
+			}
+			rid := fmt.Sprintf("bench-%t-%d-%d", thread, w, i)
+			if _, _, err := s.do(ctx, "POST", "/api/messages", "", msg, map[string]string{httpx.HeaderRequestID: rid}, 201); err != nil {
+				return err
+			}
+			lag.acked(rid)
+			return nil
+		}
+	}
+	var rs []result
+	rs = append(rs, runPhase(ctx, "new-thread sends", o.sendPhase, o.workers, s.cmds, true, send(false)))
+	rs = append(rs, runPhase(ctx, "replies", o.sendPhase, o.workers, s.cmds, true, send(true)))
+	lag50, lag99, lagN := lag.quantiles()
+	backlog := lag.backlog()
+	drained, left := lag.drain(o.drainLimit)
+	all50, all99, allN := lag.quantiles()
+
+	raw := s.mongo.Database(s.prefix + "mailbox_svc").Collection("bench_raw_inserts")
+	rs = append(rs, runPhase(ctx, "raw insertOne (same store)", o.phase, o.workers, s.cmds, false, func(ctx context.Context, w, i int) error {
+		_, err := raw.InsertOne(ctx, bson.D{{Key: "_id", Value: apikey.NewID("msg")}, {Key: "thread_id", Value: pairs[0].thread},
+			{Key: "from_id", Value: "obj_a"}, {Key: "to_id", Value: "obj_b"}, {Key: "kind", Value: "note"},
+			{Key: "body", Value: body}, {Key: "created_at", Value: time.Now()}})
+		return err
+	}))
+	read := func(revalidate bool) op {
+		return func(ctx context.Context, w, i int) error {
+			p := pairs[(w+i*o.workers)%len(pairs)]
+			h, want := map[string]string{}, 200
+			if revalidate {
+				h["If-None-Match"], want = p.etag, 304
+			}
+			_, _, err := s.do(ctx, "GET", "/api/objects/"+p.to+"/llm.txt", "", nil, h, want)
+			return err
+		}
+	}
+	rs = append(rs, runPhase(ctx, "llm.txt read (full)", o.phase, o.workers, s.cmds, true, read(false)))
+	rs = append(rs, runPhase(ctx, "llm.txt read (304)", o.phase, o.workers, s.cmds, true, read(true)))
+	rs = append(rs, runPhase(ctx, "object read (full)", o.phase, o.workers, s.cmds, true, func(ctx context.Context, w, i int) error {
+		_, _, err := s.do(ctx, "GET", "/api/objects/"+pairs[(w+i*o.workers)%len(pairs)].to, "", nil, nil, 200)
+		return err
+	}))
+	rs = append(rs, runPhase(ctx, "owner GET …/keys", o.phase, o.workers, s.cmds, true, func(ctx context.Context, w, i int) error {
+		p := pairs[(w+i*o.workers)%len(pairs)]
+		_, _, err := s.do(ctx, "GET", "/api/objects/"+p.to+"/keys", p.toKey, nil, nil, 200)
+		return err
+	}))
+	printResults(out, rs)
+	fmt.Fprintf(out, "\nsends vs raw insertOne: new-thread %s, replies %s; llm.txt 304 vs full: %.1fx\n",
+		ratio(rs[0].rps(), rs[2].rps()), ratio(rs[1].rps(), rs[2].rps()), rs[4].rps()/max(rs[3].rps(), 1))
+	fmt.Fprintf(out, "background store commands (relay, consumers) during the sends: %d\n", rs[0].Background+rs[1].Background)
+	fmt.Fprintf(out, "event lag (2xx → event on Kafka) during the sends: p50 %s, p99 %s (%d events)\n",
+		lag50.Round(time.Millisecond), lag99.Round(time.Millisecond), lagN)
+	fmt.Fprintf(out, "backlog at the end of the sends: %d events; drained in %s", backlog, drained.Round(time.Millisecond))
+	if left > 0 {
+		fmt.Fprintf(out, " — NOT drained: %d events still missing after %s", left, o.drainLimit)
+	}
+	fmt.Fprintf(out, "\nevent lag including the drain: p50 %s, p99 %s (%d events)\n", all50.Round(time.Millisecond), all99.Round(time.Millisecond), allN)
+
+	docs, err := s.countDocuments(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "stored documents: %d\n", docs)
+	usage := measureIdle(ctx, o.idle, s.be.RedisPID)
+	fmt.Fprintf(out, "idle CPU over %s after the load: %s\n", o.idle, usage)
+	return nil
+}
+
+// countDocuments counts the documents of every database of the stack.
+func (s *benchStack) countDocuments(ctx context.Context) (int64, error) {
+	names, err := s.mongo.ListDatabaseNames(ctx, bson.D{})
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, db := range names {
+		if !strings.HasPrefix(db, s.prefix) {
+			continue
+		}
+		colls, err := s.mongo.Database(db).ListCollectionNames(ctx, bson.D{})
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range colls {
+			n, err := s.mongo.Database(db).Collection(c).EstimatedDocumentCount(ctx)
+			if err != nil {
+				return 0, err
+			}
+			total += n
+		}
+	}
+	return total, nil
+}
+
+// measureIdle reports the CPU that this process (services, gateway, FerretDB, kfake), the
+// redis-server and PostgreSQL's processes use over d, in percent of one core.
+func measureIdle(ctx context.Context, d time.Duration, redisPID int) string {
+	before := cpuTimes(redisPID)
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	after := cpuTimes(redisPID)
+	wall := time.Since(start).Seconds()
+	pct := func(k string) string { return fmt.Sprintf("%.1f %%", 100*(after[k]-before[k])/wall) }
+	return fmt.Sprintf("all-in-one process %s, redis-server %s, postgres %s", pct("self"), pct("redis"), pct("postgres"))
+}
+
+// cpuTimes reads the user+system CPU seconds of this process, the redis-server and every process
+// named postgres, from /proc (zero where it cannot tell).
+func cpuTimes(redisPID int) map[string]float64 {
+	out := map[string]float64{"self": procCPU("self")}
+	if redisPID > 0 {
+		out["redis"] = procCPU(strconv.Itoa(redisPID))
+	}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		if comm, err := os.ReadFile(filepath.Join(d, "comm")); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
+			out["postgres"] += procCPU(filepath.Base(d))
+		}
+	}
+	return out
+}
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
+func procCPU(pid string) float64 {
+	raw, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command (which may hold spaces) start after the last ')'.
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if errors.Join(err1, err2) != nil {
+		return 0
+	}
+	return (utime + stime) / clockTicks
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/event"
+
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// commands counts the store commands of every service: those sent for a request (their context
+// carries a request id) and the rest, the relay's and the consumers' background work.
+type commands struct {
+	request, background atomic.Int64
+}
+
+func (c *commands) monitor() *event.CommandMonitor {
+	return &event.CommandMonitor{Started: func(ctx context.Context, _ *event.CommandStartedEvent) {
+		if httpx.RequestIDFrom(ctx) != "" {
+			c.request.Add(1)
+		} else {
+			c.background.Add(1)
+		}
+	}}
+}
+
+// result is one load phase's figures.
+type result struct {
+	Name      string
+	Requests  int
+	Errors    int
+	Elapsed   time.Duration
+	Latencies []time.Duration
+	// Commands is the store commands sent for the phase's requests; -1 when not counted (a raw
+	// driver call outside the services).
+	Commands   int64
+	Background int64
+	FirstError string
+}
+
+func (r result) rps() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
+
+func (r result) quantile(q float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	return r.Latencies[min(len(r.Latencies)-1, int(q*float64(len(r.Latencies))))]
+}
+
+func (r result) perRequest() string {
+	if r.Commands < 0 || r.Requests == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(r.Commands)/float64(r.Requests))
+}
+
+// op is one request of a phase: worker w's i-th; it returns an error for a failed request.
+type op func(ctx context.Context, w, i int) error
+
+// runPhase runs op on workers goroutines until d has passed, and counts the store commands.
+func runPhase(ctx context.Context, name string, d time.Duration, workers int, cmds *commands, counted bool, fn op) result {
+	req0, bg0 := cmds.request.Load(), cmds.background.Load()
+	deadline := time.Now().Add(d)
+	var mu sync.Mutex
+	res := result{Name: name}
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			var lat []time.Duration
+			errs, first := 0, ""
+			for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				t := time.Now()
+				if err := fn(ctx, w, i); err != nil {
+					errs++
+					if first == "" {
+						first = err.Error()
+					}
+					continue
+				}
+				lat = append(lat, time.Since(t))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res.Latencies = append(res.Latencies, lat...)
+			res.Errors += errs
+			if res.FirstError == "" {
+				res.FirstError = first
+			}
+		})
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	res.Requests = len(res.Latencies)
+	slices.Sort(res.Latencies)
+	res.Commands, res.Background = cmds.request.Load()-req0, cmds.background.Load()-bg0
+	if !counted {
+		res.Commands = -1
+	}
+	return res
+}

@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/event"
+
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// commandCounter records the store commands each request causes, by the request id that every
+// service carries in the context of the work it does for a request (and forwards to the services
+// it calls). The outbox relay and the consumers work outside any request, so their commands carry
+// no request id and are counted apart, as background.
+type commandCounter struct {
+	mu         sync.Mutex
+	byRequest  map[string][]string
+	background int
+}
+
+func newCommandCounter() *commandCounter { return &commandCounter{byRequest: map[string][]string{}} }
+
+func (c *commandCounter) monitor() *event.CommandMonitor {
+	return &event.CommandMonitor{Started: func(ctx context.Context, e *event.CommandStartedEvent) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		rid := httpx.RequestIDFrom(ctx)
+		if rid == "" {
+			c.background++
+			return
+		}
+		c.byRequest[rid] = append(c.byRequest[rid], serviceOf(e.DatabaseName)+"."+e.CommandName+" "+collectionOf(e))
+	}}
+}
+
+// serviceOf shortens a test database name (<test>_mailbox_svc) to the service's (mailbox_svc).
+func serviceOf(db string) string {
+	parts := strings.Split(db, "_")
+	return strings.Join(parts[max(0, len(parts)-2):], "_")
+}
+
+// collectionOf names the collection a command addresses (its first element's value).
+func collectionOf(e *event.CommandStartedEvent) string {
+	el, err := e.Command.IndexErr(0)
+	if err != nil {
+		return ""
+	}
+	s, _ := el.Value().StringValueOK()
+	return s
+}
+
+func (c *commandCounter) of(rid string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.byRequest[rid]...)
+}
+
+// TestStoreCommandBudget runs each hot route once through the gateway and fails when it sends more
+// store commands than its budget. Each budget is written beside its route, with what the commands
+// are; a route that needs more must say why here.
+func TestStoreCommandBudget(t *testing.T) {
+	t.Parallel()
+	counter := newCommandCounter()
+	env := Start(t, WithCommandMonitor(counter.monitor()))
+	alice, _ := env.CreateObject(t, nil)
+	bob, bobKey := env.CreateObject(t, nil)
+	first := sendMessage(t, env, alice, bob, "", "hello")
+	thread := Str(t, first, "thread_id")
+	// Warm what a first request fills (hash resolution and key caches), as a busy stack has.
+	sendMessage(t, env, alice, bob, thread, "warm")
+	for _, p := range []string{"", "/llm.txt", "/agent-card.json"} {
+		env.Do(t, "GET", "/api/objects/"+bob+p, "", nil).Expect(t, 200)
+	}
+	env.Do(t, "GET", "/api/objects/"+bob+"/keys", bobKey, nil).Expect(t, 200)
+
+	cases := []struct {
+		name   string
+		method string
+		path   string
+		key    string
+		body   any
+		want   int
+		budget int
+	}{
+		// Hash resolution and the sender's key come from caches. Reply: sender blocks, the thread,
+		// the message's event staged in the outbox, the message insert, the thread's summary.
+		{name: "reply in an open thread", method: "POST", path: "/api/messages", want: 201, budget: 5,
+			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "reply", "thread_id": thread}},
+		// New thread: sender blocks, the recipient's rules from context-svc (its head and versions),
+		// the events staged in the outbox, the thread and message inserts. The participants' hash
+		// records are stored once per object, not once per thread.
+		{name: "new-thread send", method: "POST", path: "/api/messages", want: 201, budget: 7,
+			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "new"}},
+		// identity-svc: the hash record and the object.
+		{name: "public object read", method: "GET", path: "/api/objects/" + bob, want: 200, budget: 2},
+		// context-svc: the object's head and two reads of its versions (the current one and the
+		// profile it composes).
+		{name: "llm.txt read", method: "GET", path: "/api/objects/" + bob + "/llm.txt", want: 200, budget: 3},
+		{name: "agent card", method: "GET", path: "/api/objects/" + bob + "/agent-card.json", want: 200, budget: 3},
+		// Keys, their revocations and their last use; the owner's key is verified from caches.
+		{name: "owner keys", method: "GET", path: "/api/objects/" + bob + "/keys", key: bobKey, want: 200, budget: 3},
+		// The threads page, the owner's hash records, message counts (two) and unread counts.
+		{name: "mailbox list", method: "GET", path: "/api/objects/" + bob + "/mailbox", key: bobKey, want: 200, budget: 5},
+		// The thread, the hash records, the page's messages, their receipts (two reads), the counts
+		// (two of messages, one of receipts) and the reader's receipt insert.
+		{name: "thread read", method: "GET", path: "/api/threads/" + thread, key: bobKey, want: 200, budget: 9},
+	}
+	var report []string
+	for i, c := range cases {
+		rid := fmt.Sprintf("budget-%02d-%s", i, strings.ReplaceAll(c.name, " ", "-"))
+		env.Send(t, Request{Method: c.method, Path: c.path, Key: c.key, Body: c.body,
+			Headers: map[string]string{httpx.HeaderRequestID: rid}}).Expect(t, c.want)
+		cmds := counter.of(rid)
+		sort.Strings(cmds)
+		report = append(report, fmt.Sprintf("%-24s %2d (budget %2d): %s", c.name, len(cmds), c.budget, strings.Join(cmds, ", ")))
+		if len(cmds) > c.budget {
+			t.Errorf("%s: %d store commands, budget %d:\n  %s", c.name, len(cmds), c.budget, strings.Join(cmds, "\n  "))
+		}
+		if len(cmds) == 0 && c.method == "POST" {
+			t.Errorf("%s: no store command seen for a write; the counter does not see the services", c.name)
+		}
+	}
+	t.Logf("store commands per request:\n%s", strings.Join(report, "\n"))
+}

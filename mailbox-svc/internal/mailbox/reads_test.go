@@ -1,0 +1,83 @@
+package mailbox_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+// docCounter counts the documents the database hands back (find, getMore and aggregate batches).
+type docCounter struct{ n atomic.Int64 }
+
+func (c *docCounter) monitor() *event.CommandMonitor {
+	return &event.CommandMonitor{Succeeded: func(_ context.Context, e *event.CommandSucceededEvent) {
+		for _, batch := range []string{"firstBatch", "nextBatch"} {
+			if arr, ok := e.Reply.Lookup("cursor", batch).ArrayOK(); ok {
+				vals, _ := arr.Values()
+				c.n.Add(int64(len(vals)))
+			}
+		}
+	}}
+}
+
+// TestThreadReadCostIsBoundedByThePage reads one page of a long thread and counts what the
+// database hands back: a read loads the page, not every inbound message and receipt of the thread.
+// It marks read only the page it returns.
+func TestThreadReadCostIsBoundedByThePage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	thread := f.send(t, "svc_alice", "svc_bob", "", "start").Message.ThreadID
+	const inbound = 150
+	for range inbound - 1 {
+		m := &store.Message{ID: apikey.NewID("msg"), ThreadID: thread, FromID: alice.ObjectID, ToID: bob.ObjectID,
+			Kind: "note", Body: "more", CreatedAt: clock.Now()}
+		if _, err := f.store.InsertMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var counter docCounter
+	client, err := mongo.Connect(options.Client().ApplyURI(testkit.Backends(t).MongoURI).SetMonitor(counter.monitor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	st := store.New(client.Database(f.db.Name()))
+	threads := &mailbox.Threads{Store: st, Names: &mailbox.Names{Store: st, Identity: f.names.Identity, Log: f.names.Log}}
+
+	const limit = 5
+	for _, reader := range []string{"first read", "second read"} {
+		counter.n.Store(0)
+		v, err := threads.Read(ctx, bob.ObjectID, thread, "", limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loaded := counter.n.Load(); loaded > 4*limit+10 {
+			t.Errorf("%s of a page of %d loaded %d documents from a thread of %d inbound messages", reader, limit, loaded, inbound)
+		}
+		if len(v.Messages) != limit || v.UnreadCount != inbound-limit || v.MessageCount != inbound {
+			t.Fatalf("%s: %d messages shown, %d of %d unread; want %d shown, %d unread",
+				reader, len(v.Messages), v.UnreadCount, v.MessageCount, limit, inbound-limit)
+		}
+		for _, m := range v.Messages {
+			if m.ReadAt == nil {
+				t.Fatalf("%s: message %s of the page is not marked read", reader, m.ID)
+			}
+		}
+	}
+	if n, err := f.db.Collection(store.Reads).CountDocuments(ctx, bson.D{}); err != nil || n != limit {
+		t.Fatalf("%d read receipts, %v; want %d (the page only)", n, err, limit)
+	}
+}

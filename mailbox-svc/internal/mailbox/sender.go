@@ -1,0 +1,268 @@
+package mailbox
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/rpc"
+)
+
+// SendStore is what a send reads and writes.
+type SendStore interface {
+	HashStore
+	IsBlocked(ctx context.Context, recipientID, senderID string) (bool, error)
+	Thread(ctx context.Context, id string) (*store.Thread, error)
+	InsertThread(ctx context.Context, t *store.Thread) (bool, error)
+	InsertMessage(ctx context.Context, m *store.Message) (bool, error)
+	TouchThread(ctx context.Context, id string, at time.Time, status string) error
+	Idempotency(ctx context.Context, id string) (*store.Idempotency, error)
+	BeginIdempotent(ctx context.Context, rec *store.Idempotency) (*store.Idempotency, error)
+	FinishIdempotent(ctx context.Context, id string) error
+}
+
+// Rules reads the rules an object's owner set (context-svc's internal API): nil when there are
+// none, rpc.ErrNotFound when the object is unknown there.
+type Rules interface {
+	Rules(ctx context.Context, objectID string) (*contract.Rules, error)
+}
+
+// Sender sends messages: it checks that a send is admitted, opens or continues the thread, and
+// writes the send with its events, at most once per Idempotency-Key.
+type Sender struct {
+	Store SendStore
+	Names *Names
+	// Rules gives a new thread its participant_admission; nil gives every thread the default.
+	Rules Rules
+	// RulesTimeout bounds the rules lookup: a send never waits on context-svc for longer.
+	RulesTimeout time.Duration
+	Outbox       Outbox
+	// IdempotencyTTL is how long an Idempotency-Key is remembered.
+	IdempotencyTTL time.Duration
+	Log            *slog.Logger
+}
+
+// Sent is the answer to a send.
+type Sent struct {
+	Message store.Message
+	// FromHash and ToHash are the sender's and the recipient's hashes as the answer shows them.
+	FromHash, ToHash string
+	// Replayed marks the answer to a retry of an earlier send with the same Idempotency-Key.
+	Replayed bool
+}
+
+// send is what a message send writes: the message, and the thread when it opens one.
+type send struct {
+	from, to *identity.Object
+	thread   *store.Thread
+	message  store.Message
+	events   []events.Pending
+}
+
+// Send sends the message d. A non-empty key makes the send idempotent: the first request with
+// the key records the send it makes before writing it; any later one, concurrent or not,
+// finishes and answers that same send.
+func (s *Sender) Send(ctx context.Context, requestID string, d Draft, key string) (*Sent, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	from, to, err := s.addressees(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	if key == "" {
+		w, err := s.prepare(ctx, requestID, d, from, to)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.write(ctx, w); err != nil {
+			return nil, err
+		}
+		return sent(d, w, false), nil
+	}
+	return s.sendIdempotent(ctx, requestID, d, key, from, to)
+}
+
+// sent is the answer to the send d made by w. It shows a public object's current hash, and a
+// private object by the hash the sender used, so that a sender who knows an old hash of a private
+// object does not learn the current one.
+func sent(d Draft, w *send, replayed bool) *Sent {
+	return &Sent{Message: w.message, FromHash: shownHash(w.from, d.FromHash), ToHash: shownHash(w.to, d.ToHash), Replayed: replayed}
+}
+
+// visibilityPrivate is the visibility of an object hidden from everyone but its owner.
+const visibilityPrivate = "private"
+
+// shownHash is how an answer names o to a caller who named it by used.
+func shownHash(o *identity.Object, used string) string {
+	if o.Visibility == visibilityPrivate {
+		return used
+	}
+	return o.Hash
+}
+
+// addressees resolves the sender and the recipient.
+func (s *Sender) addressees(ctx context.Context, d Draft) (from, to *identity.Object, err error) {
+	if to, err = s.Names.Resolve(ctx, d.ToHash, "recipient object"); err != nil {
+		return nil, nil, err
+	}
+	if from, err = s.Names.Resolve(ctx, d.FromHash, "sender object"); err != nil {
+		return nil, nil, err
+	}
+	if from.ObjectID == to.ObjectID {
+		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "from_hash and to_hash name the same object")
+	}
+	return from, to, nil
+}
+
+// prepare checks that the send is admitted and builds what it writes, events included.
+func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, to *identity.Object) (*send, error) {
+	blocked, err := s.Store.IsBlocked(ctx, to.ObjectID, from.ObjectID)
+	if err != nil {
+		return nil, err
+	}
+	if blocked {
+		return nil, httpx.Forbidden(httpx.CodeSenderBlocked, "the recipient does not accept messages from this sender")
+	}
+	now := clock.Now()
+	w := &send{from: from, to: to}
+	threadID := d.ThreadID
+	if threadID != "" {
+		t, err := s.Store.Thread(ctx, threadID)
+		switch {
+		case errors.Is(err, mongox.ErrNotFound):
+			return nil, httpx.NotFound("thread")
+		case err != nil:
+			return nil, err
+		case !t.Between(from.ObjectID, to.ObjectID):
+			return nil, httpx.NotFound("thread")
+		}
+	} else {
+		w.thread = &store.Thread{
+			ID: apikey.NewID("thr"), Participants: []string{from.ObjectID, to.ObjectID},
+			Admission: s.Admission(ctx, to.ObjectID), Status: StatusOpen, CreatedAt: now, LastMessageAt: now,
+		}
+		threadID = w.thread.ID
+	}
+	w.message = store.Message{
+		ID: apikey.NewID("msg"), ThreadID: threadID, FromID: from.ObjectID, ToID: to.ObjectID,
+		Kind: d.Kind, Body: d.Body, CreatedAt: now,
+	}
+	if w.events, err = sendEvents(requestID, from, to, w.thread, &w.message); err != nil {
+		return nil, err
+	}
+	w.message.Events = events.IDs(w.events...)
+	return w, nil
+}
+
+// Admission returns the participant_admission mode of the recipient's rules, or the default
+// when it has none or context-svc does not answer in time.
+func (s *Sender) Admission(ctx context.Context, objectID string) string {
+	if s.Rules == nil {
+		return DefaultAdmission
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.RulesTimeout)
+	defer cancel()
+	r, err := s.Rules.Rules(ctx, objectID)
+	if err != nil && !errors.Is(err, rpc.ErrNotFound) {
+		s.Log.Warn("rules lookup failed; using the default admission", "object_id", objectID, "error", err)
+	}
+	if err != nil || r == nil || r.ParticipantAdmission == nil || r.ParticipantAdmission.Mode == "" {
+		return DefaultAdmission
+	}
+	return r.ParticipantAdmission.Mode
+}
+
+// write stores a send: the hashes of a new thread's participants, the thread, the message (its
+// events staged first and confirmed once it is in), and then the thread's move up the mailbox.
+// Every step may be repeated: a retry writes the same documents under the same ids, and only the
+// first copy of each gets in.
+func (s *Sender) write(ctx context.Context, w *send) error {
+	m := &w.message
+	if t := w.thread; t != nil {
+		for _, o := range []*identity.Object{w.from, w.to} {
+			if err := s.Store.RememberHash(ctx, o.ObjectID, o.Hash); err != nil {
+				return err
+			}
+		}
+		if _, err := s.Store.InsertThread(ctx, t); err != nil {
+			return err
+		}
+	}
+	if err := s.Outbox.Stage(ctx, store.Messages, m.ID, w.events...); err != nil {
+		return err
+	}
+	inserted, err := s.Store.InsertMessage(ctx, m)
+	if err != nil {
+		return err
+	}
+	if inserted {
+		s.Outbox.Confirm(w.events...)
+	}
+	if w.thread == nil {
+		if err := s.Store.TouchThread(ctx, m.ThreadID, m.CreatedAt, StatusOpen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendIdempotent makes a send under an Idempotency-Key.
+func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, key string, from, to *identity.Object) (*Sent, error) {
+	now := clock.Now()
+	id := store.IdempotencyID(from.ObjectID, key)
+	fingerprint := Fingerprint(from.ObjectID, to.ObjectID, d)
+	prev, err := s.Store.Idempotency(ctx, id)
+	switch {
+	case err == nil && prev.ExpiresAt.After(now):
+		return s.resume(ctx, prev, d, fingerprint, from, to)
+	case err != nil && !errors.Is(err, mongox.ErrNotFound):
+		return nil, err
+	}
+	w, err := s.prepare(ctx, requestID, d, from, to)
+	if err != nil {
+		return nil, err // a refused send records nothing
+	}
+	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: w.thread, Message: w.message, Events: w.events,
+		CreatedAt: now, ExpiresAt: now.Add(s.IdempotencyTTL)}
+	held, err := s.Store.BeginIdempotent(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	if held != rec {
+		return s.resume(ctx, held, d, fingerprint, from, to)
+	}
+	if err := s.write(ctx, w); err != nil {
+		return nil, err
+	}
+	if err := s.Store.FinishIdempotent(ctx, id); err != nil {
+		return nil, err
+	}
+	return sent(d, w, false), nil
+}
+
+// resume answers a send already recorded under the key, writing whatever of it is missing.
+func (s *Sender) resume(ctx context.Context, rec *store.Idempotency, d Draft, fingerprint string, from, to *identity.Object) (*Sent, error) {
+	if rec.Fingerprint != fingerprint {
+		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was already used for a different message")
+	}
+	w := &send{from: from, to: to, thread: rec.Thread, message: rec.Message, events: rec.Events}
+	if !rec.Done {
+		if err := s.write(ctx, w); err != nil {
+			return nil, err
+		}
+		if err := s.Store.FinishIdempotent(ctx, rec.ID); err != nil {
+			return nil, err
+		}
+	}
+	return sent(d, w, true), nil
+}

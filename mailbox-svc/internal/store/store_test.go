@@ -1,0 +1,228 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func newStore(t *testing.T) *store.Store {
+	s, _ := newStoreAndOutbox(t)
+	return s
+}
+
+// newStoreAndOutbox returns a store and the outbox its deletions keep events in (never run: the
+// tests look at what is staged).
+func newStoreAndOutbox(t *testing.T) (*store.Store, *events.Outbox) {
+	t.Helper()
+	db := testkit.Database(t, testkit.Backends(t), "mailbox")
+	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	return store.New(db), events.NewOutbox(db, nil, testkit.Logger(t), events.OutboxOptions{})
+}
+
+func TestIdempotencyRecords(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := clock.Now()
+	if _, err := s.Idempotency(ctx, "obj_a:k"); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("a missing record: %v, want mongox.ErrNotFound", err)
+	}
+
+	// Of concurrent beginners, every one is handed the same record.
+	const n = 10
+	held := make([]*store.Idempotency, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			rec := &store.Idempotency{ID: "obj_a:k", Fingerprint: string(rune('a' + i)), CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+			got, err := s.BeginIdempotent(ctx, rec)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			held[i] = got
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if held[i] == nil || held[i].Fingerprint != held[0].Fingerprint {
+			t.Fatalf("beginner %d holds %+v, beginner 0 holds %+v", i, held[i], held[0])
+		}
+	}
+
+	// An expired record not yet swept gives way to a new one; a live one does not.
+	old := &store.Idempotency{ID: "obj_a:old", Fingerprint: "old", CreatedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(-time.Hour)}
+	if _, err := s.BeginIdempotent(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	fresh := &store.Idempotency{ID: "obj_a:old", Fingerprint: "new", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if got, err := s.BeginIdempotent(ctx, fresh); err != nil || got != fresh {
+		t.Fatalf("begin over an expired record = %+v, %v; want the new record", got, err)
+	}
+	if err := s.FinishIdempotent(ctx, "obj_a:old"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Idempotency(ctx, "obj_a:old"); err != nil || !got.Done || got.Fingerprint != "new" {
+		t.Fatalf("finished record = %+v, %v", got, err)
+	}
+	swept, err := s.SweepIdempotency(ctx, now.Add(2*time.Hour))
+	if err != nil || swept != 2 {
+		t.Fatalf("sweep = %d, %v; want both records gone", swept, err)
+	}
+}
+
+func TestReadReceiptsAndCounts(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := clock.Now()
+	th := &store.Thread{ID: "thr_1", Participants: []string{"obj_a", "obj_b"}, Status: "open", CreatedAt: now, LastMessageAt: now}
+	if _, err := s.InsertThread(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	for i, to := range []string{"obj_b", "obj_b", "obj_a"} {
+		from := "obj_a"
+		if to == "obj_a" {
+			from = "obj_b"
+		}
+		m := &store.Message{ID: "msg_" + string(rune('1'+i)), ThreadID: th.ID, FromID: from, ToID: to, Kind: "note", Body: "x", CreatedAt: now}
+		if created, err := s.InsertMessage(ctx, m); err != nil || !created {
+			t.Fatalf("insert %s: %v, %v", m.ID, created, err)
+		}
+		if created, err := s.InsertMessage(ctx, m); err != nil || created {
+			t.Fatalf("insert %s again: %v, %v; want false without error", m.ID, created, err)
+		}
+	}
+	counts, err := s.Counts(ctx, "obj_b", []string{th.ID})
+	if err != nil || counts[th.ID] != (store.Counts{Messages: 3, Unread: 2}) {
+		t.Fatalf("counts before reading = %+v, %v", counts, err)
+	}
+
+	// Concurrent readers write one receipt per message; the first reader's time holds.
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Go(func() {
+			if err := s.MarkRead(ctx, th.ID, "obj_b", []string{"msg_1", "msg_2"}, now.Add(time.Duration(i)*time.Second)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	read, err := s.ReadTimes(ctx, []string{"msg_1", "msg_2", "msg_3"})
+	if err != nil || len(read) != 2 {
+		t.Fatalf("read times = %v, %v; want msg_1 and msg_2", read, err)
+	}
+	if err := s.MarkRead(ctx, th.ID, "obj_b", []string{"msg_1"}, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.ReadTimes(ctx, []string{"msg_1"})
+	if err != nil || !again["msg_1"].Equal(read["msg_1"]) {
+		t.Fatalf("a later read moved read_at from %v to %v", read["msg_1"], again["msg_1"])
+	}
+	counts, err = s.Counts(ctx, "obj_b", []string{th.ID, "thr_none"})
+	if err != nil || counts[th.ID] != (store.Counts{Messages: 3, Unread: 0}) || counts["thr_none"] != (store.Counts{}) {
+		t.Fatalf("counts after reading = %+v, %v", counts, err)
+	}
+}
+
+func TestHashes(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	if err := s.RememberHash(ctx, "obj_a", "svc_first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetHash(ctx, "obj_a", "svc_second"); err != nil {
+		t.Fatal(err)
+	}
+	// A send holding a resolution from before the change cannot undo it.
+	if err := s.RememberHash(ctx, "obj_a", "svc_first"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Hashes(ctx, []string{"obj_a", "obj_unknown"})
+	if err != nil || len(got) != 1 || got["obj_a"] != "svc_second" {
+		t.Fatalf("hashes = %v, %v", got, err)
+	}
+}
+
+func TestThreadStatusOfAMissingThread(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	if _, err := s.SetThreadStatus(context.Background(), "thr_missing", "archived"); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("got %v, want mongox.ErrNotFound", err)
+	}
+	if _, err := s.Thread(context.Background(), "thr_missing"); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("got %v, want mongox.ErrNotFound", err)
+	}
+}
+
+// TestLiftedBlocks: a block is lifted by its Unblock, before the block document is deleted; a new
+// block gives the lifted one way, and blocks stored before instances are lifted the same way.
+func TestLiftedBlocks(t *testing.T) {
+	t.Parallel()
+	s, outbox := newStoreAndOutbox(t)
+	ctx := context.Background()
+	now := clock.Now()
+	blocked := func(want bool, senders ...string) {
+		t.Helper()
+		got, err := s.IsBlocked(ctx, "obj_r", "obj_s")
+		if err != nil || got != want {
+			t.Fatalf("IsBlocked = %v, %v; want %v", got, err, want)
+		}
+		list, err := s.BlockedSenders(ctx, "obj_r")
+		if err != nil || len(list) != len(senders) || (len(senders) > 0 && list[0] != senders[0]) {
+			t.Fatalf("BlockedSenders = %v, %v; want %v", list, err, senders)
+		}
+	}
+	first := &store.SenderBlock{ID: store.BlockID("obj_r", "obj_s"), RecipientID: "obj_r", SenderID: "obj_s", CreatedAt: now, Instance: "blk_1"}
+	if created, err := s.InsertBlock(ctx, first, outbox); err != nil || !created {
+		t.Fatalf("first block: %v, %v", created, err)
+	}
+	blocked(true, "obj_s")
+	if created, err := s.InsertUnblock(ctx, &store.Unblock{ID: first.UnblockID(), RecipientID: "obj_r", SenderID: "obj_s", UnblockedAt: now}); err != nil || !created {
+		t.Fatalf("lift: %v, %v", created, err)
+	}
+	blocked(false) // lifted, not yet deleted
+
+	second := &store.SenderBlock{ID: first.ID, RecipientID: "obj_r", SenderID: "obj_s", CreatedAt: now, Instance: "blk_2"}
+	if created, err := s.InsertBlock(ctx, second, outbox); err != nil || !created {
+		t.Fatalf("a block over a lifted one: %v, %v; want created", created, err)
+	}
+	blocked(true, "obj_s")
+	if err := s.DeleteBlock(ctx, first, outbox); err != nil { // a late tidy-up of the first block
+		t.Fatal(err)
+	}
+	blocked(true, "obj_s")
+	if created, err := s.InsertBlock(ctx, &store.SenderBlock{ID: first.ID, Instance: "blk_3", CreatedAt: now}, outbox); err != nil || created {
+		t.Fatalf("a block over a live one: %v, %v; want not created", created, err)
+	}
+
+	// A block without an instance (stored before instances existed).
+	legacy := &store.SenderBlock{ID: store.BlockID("obj_r", "obj_t"), RecipientID: "obj_r", SenderID: "obj_t", CreatedAt: now.Add(time.Second)}
+	if _, err := s.InsertBlock(ctx, legacy, outbox); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.InsertUnblock(ctx, &store.Unblock{ID: legacy.UnblockID()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBlock(ctx, legacy, outbox); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Block(ctx, "obj_r", "obj_t"); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("the legacy block after its deletion: %v", err)
+	}
+	blocked(true, "obj_s")
+}

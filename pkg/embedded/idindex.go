@@ -1,0 +1,238 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // the SQLite driver FerretDB itself uses
+)
+
+// FerretDB v1.24 pushes `_id` equality down to SQL, but neither handler's own index serves that
+// SQL, so a point read or update by `_id` scans the whole table:
+//
+//   - sqlite filters on `_ferretdb_sjson->'$._id' = ?` while its unique index is on
+//     `_ferretdb_sjson->"_id"`, a different expression to SQLite's planner;
+//   - postgresql filters on `_jsonb->'_id' @> $2`, a containment the btree cannot answer
+//     (FerretDB issue 4646); a GIN index on the same expression can.
+//
+// idIndexer adds, to every collection table FerretDB keeps, an index on exactly the expression the
+// pushdown uses. FerretDB does not know about these indexes (they are not in its metadata), so they
+// never show in listIndexes and disappear with their table. Collections are found in FerretDB's own
+// metadata tables: `_ferretdb_collections` in each `<database>.sqlite` file, and
+// `<schema>._ferretdb_database_metadata` rows `{_id: collection, table: table}` on PostgreSQL.
+type idIndexer interface {
+	// sync indexes every collection table that has no `_id` pushdown index yet.
+	sync(ctx context.Context) error
+	close()
+}
+
+// idIndexName names the index of table; hashed, because PostgreSQL cuts identifiers at 63 bytes.
+func idIndexName(table string) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(table))
+	return fmt.Sprintf("svc_id_%016x", h.Sum64())
+}
+
+// sqliteIndexer indexes the SQLite files of one FerretDB directory.
+type sqliteIndexer struct {
+	dir string
+	log *slog.Logger
+	mu  sync.Mutex
+	dbs map[string]*sql.DB // by file
+}
+
+func newSQLiteIndexer(dir string, log *slog.Logger) *sqliteIndexer {
+	return &sqliteIndexer{dir: dir, log: log, dbs: map[string]*sql.DB{}}
+}
+
+func (s *sqliteIndexer) sync(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	files, err := filepath.Glob(filepath.Join(s.dir, "*.sqlite"))
+	if err != nil {
+		return fmt.Errorf("list sqlite files: %w", err)
+	}
+	s.forgetDropped(files)
+	var errs []error
+	for _, file := range files {
+		db, err := s.open(file)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := s.syncFile(ctx, db); err != nil {
+			errs = append(errs, fmt.Errorf("index %s: %w", filepath.Base(file), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// forgetDropped closes the handles of database files that are gone (dropped databases), so
+// that they do not keep deleted files open.
+func (s *sqliteIndexer) forgetDropped(files []string) {
+	for file, db := range s.dbs {
+		if !slices.Contains(files, file) {
+			_ = db.Close()
+			delete(s.dbs, file)
+		}
+	}
+}
+
+func (s *sqliteIndexer) open(file string) (*sql.DB, error) {
+	if db, ok := s.dbs[file]; ok {
+		return db, nil
+	}
+	// The same pragmas as FerretDB's: wait for its writers rather than fail, and keep WAL.
+	db, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)")
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", file, err)
+	}
+	db.SetMaxOpenConns(1)
+	s.dbs[file] = db
+	return db, nil
+}
+
+func (s *sqliteIndexer) syncFile(ctx context.Context, db *sql.DB) error {
+	tables, err := queryStrings(ctx, db, `SELECT table_name FROM _ferretdb_collections`)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return nil // a database file FerretDB has only begun to create
+		}
+		return err
+	}
+	have, err := queryStrings(ctx, db, `SELECT name FROM sqlite_master WHERE type = 'index'`)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, table := range missing(tables, have) {
+		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (_ferretdb_sjson->'$._id')`, idIndexName(table), table)
+		if _, err := db.ExecContext(ctx, q); err != nil && !strings.Contains(err.Error(), "no such table") {
+			errs = append(errs, fmt.Errorf("index %s: %w", table, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *sqliteIndexer) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, db := range s.dbs {
+		_ = db.Close()
+	}
+	s.dbs = map[string]*sql.DB{}
+}
+
+// queryStrings runs q and returns its single text column.
+func queryStrings(ctx context.Context, db *sql.DB, q string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v sql.NullString
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v.String)
+	}
+	return out, rows.Err()
+}
+
+// missing returns the tables whose index name is not among have.
+func missing(tables, have []string) []string {
+	set := make(map[string]bool, len(have))
+	for _, h := range have {
+		set[h] = true
+	}
+	var out []string
+	for _, t := range tables {
+		if t != "" && !set[idIndexName(t)] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// postgresIndexer indexes every FerretDB schema of one PostgreSQL database.
+type postgresIndexer struct {
+	pool *pgxpool.Pool
+}
+
+func newPostgresIndexer(ctx context.Context, url string) (*postgresIndexer, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgresql url: %w", err)
+	}
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect postgresql: %w", err)
+	}
+	return &postgresIndexer{pool: pool}, nil
+}
+
+func (p *postgresIndexer) sync(ctx context.Context) error {
+	schemas, err := p.strings(ctx,
+		`SELECT table_schema FROM information_schema.tables WHERE table_name = '_ferretdb_database_metadata'`)
+	if err != nil {
+		return fmt.Errorf("list ferretdb schemas: %w", err)
+	}
+	var errs []error
+	for _, schema := range schemas {
+		if err := p.syncSchema(ctx, schema); err != nil {
+			errs = append(errs, fmt.Errorf("index schema %s: %w", schema, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *postgresIndexer) syncSchema(ctx context.Context, schema string) error {
+	meta := pgx.Identifier{schema, "_ferretdb_database_metadata"}.Sanitize()
+	tables, err := p.strings(ctx, `SELECT _jsonb->>'table' FROM `+meta)
+	if err != nil {
+		return err
+	}
+	have, err := p.strings(ctx, `SELECT indexname FROM pg_indexes WHERE schemaname = $1`, schema)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, table := range missing(tables, have) {
+		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING gin ((_jsonb->'_id'))`,
+			pgx.Identifier{idIndexName(table)}.Sanitize(), pgx.Identifier{schema, table}.Sanitize())
+		if _, err := p.pool.Exec(ctx, q); err != nil && !strings.Contains(err.Error(), "does not exist") {
+			errs = append(errs, fmt.Errorf("index %s: %w", table, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *postgresIndexer) strings(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := p.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var v *string
+		err := r.Scan(&v)
+		if v == nil {
+			return "", err
+		}
+		return *v, err
+	})
+}
+
+func (p *postgresIndexer) close() { p.pool.Close() }
