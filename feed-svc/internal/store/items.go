@@ -15,16 +15,16 @@ import (
 // Item is one feed item. Items are never updated (hiding inserts a Hide); an item lists the ids
 // of the events its insert produced (events.EventsField), staged in the outbox before it.
 type Item struct {
-	ID         string           `bson:"_id"`
-	FeedID     string           `bson:"feed_id"`
-	Title      string           `bson:"title"`
-	Body       string           `bson:"body"`
-	Tags       []string         `bson:"tags"`
-	AuthorID   string           `bson:"author_id"`
-	AuthorHash string           `bson:"author_hash"`
-	AuthorName string           `bson:"author_name"`
-	PostedAt   time.Time        `bson:"posted_at"`
-	Events     []string         `bson:"_events,omitempty"`
+	ID         string    `bson:"_id"`
+	FeedID     string    `bson:"feed_id"`
+	Title      string    `bson:"title"`
+	Body       string    `bson:"body"`
+	Tags       []string  `bson:"tags"`
+	AuthorID   string    `bson:"author_id"`
+	AuthorHash string    `bson:"author_hash"`
+	AuthorName string    `bson:"author_name"`
+	PostedAt   time.Time `bson:"posted_at"`
+	Events     []string  `bson:"_events,omitempty"`
 }
 
 // InsertItem stores a new item with its pending events.
