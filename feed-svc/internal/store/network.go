@@ -81,19 +81,18 @@ func (s *Store) Objects(ctx context.Context) (map[string]Object, error) {
 	for _, o := range list {
 		out[o.ID] = o
 	}
-	cur, err = s.c(Hashes).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "_id", Value: 1}}))
+	ids := make([]string, 0, len(out))
+	for id := range out {
+		ids = append(ids, id)
+	}
+	current, err := s.CurrentHashes(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("store network hashes: %w", err)
+		return nil, err
 	}
-	var hashes []HashName
-	if err := cur.All(ctx, &hashes); err != nil {
-		return nil, fmt.Errorf("store network hashes: %w", err)
-	}
-	for _, h := range hashes {
-		if o, ok := out[h.ObjectID]; ok {
-			o.Hash = h.Hash
-			out[h.ObjectID] = o
-		}
+	for id, hash := range current {
+		o := out[id]
+		o.Hash = hash
+		out[id] = o
 	}
 	return out, nil
 }
