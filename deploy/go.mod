@@ -10,6 +10,7 @@ require (
 	github.com/svcdev/svc/identity-svc v0.0.0
 	github.com/svcdev/svc/mailbox-svc v0.0.0
 	github.com/svcdev/svc/pkg v0.0.0
+	github.com/svcdev/svc/webhook-svc v0.0.0
 )
 
 require (
@@ -116,6 +117,7 @@ require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/go-git/go-git/v5 v5.19.3
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	golang.org/x/mod v0.41.0
 	helm.sh/helm/v3 v3.22.0
 	k8s.io/api v0.37.0
@@ -251,3 +253,4 @@ replace github.com/svcdev/svc/context-svc => ../context-svc
 replace github.com/svcdev/svc/mailbox-svc => ../mailbox-svc
 
 replace github.com/svcdev/svc/feed-svc => ../feed-svc
+replace github.com/svcdev/svc/webhook-svc => ../webhook-svc

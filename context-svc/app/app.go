@@ -9,14 +9,15 @@ import (
 	"strings"
 	"time"
 
-	ctxevents "github.com/svcdev/svc/context-svc/internal/events"
+	"github.com/svcdev/svc/context-svc/internal/api"
+	"github.com/svcdev/svc/context-svc/internal/consumers"
 	"github.com/svcdev/svc/context-svc/internal/gitsync"
-	httpapi "github.com/svcdev/svc/context-svc/internal/http"
-	"github.com/svcdev/svc/context-svc/internal/mailbox"
+	"github.com/svcdev/svc/context-svc/internal/profile"
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -68,26 +69,27 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(b.DB)
-	httpapi.Register(b.API, &httpapi.Handler{
+	st := store.New(b.DB, b.Log)
+	// A refreshed URL source changes llm.txt without a write: a validator lives no longer than a
+	// fetched source is reused.
+	etags := httpx.NewETags(b.Redis, b.Log, cfg.SourceRefresh)
+	profiles := &profile.Service{
 		Store:    st,
 		Outbox:   b.Outbox,
 		Identity: b.Identity(),
-		Mailbox:  mailbox.NewClient(cfg.MailboxURL, b.Client("mailbox-svc")),
+		Mailbox:  rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,
 		Git: gitsync.New(gitsync.Syncer{
 			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
 			MaxPack: gitPackBytes, MaxInflate: gitInflateBytes,
 		}, gitConcurrent),
-		BaseURL:       strings.TrimRight(cfg.BaseURL, "/"),
 		SourceRefresh: cfg.SourceRefresh,
 		Log:           b.Log,
-		// A refreshed URL source changes llm.txt without a write: a validator lives no longer
-		// than a fetched source is reused.
-		ETags: httpx.NewETags(b.Redis, b.Log, cfg.SourceRefresh),
-	})
-	projections := &ctxevents.Projections{Store: st}
-	b.Consume("projections", ctxevents.Topics, projections.Handle)
+		ETags:         etags,
+	}
+	api.Register(b.API, &api.Handler{Profiles: profiles, ETags: etags, BaseURL: strings.TrimRight(cfg.BaseURL, "/")})
+	projections := &consumers.Projections{Store: st}
+	b.Consume("projections", consumers.Topics, projections.Handle)
 	return &App{Base: b}, nil
 }
 

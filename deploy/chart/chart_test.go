@@ -40,7 +40,7 @@ func TestDefaultRelease(t *testing.T) {
 	m := mustRender(t, secretValues())
 	services := workspaceServices(t)
 	checkRelease(t, m, services, secretName(t, m))
-	checkAutoscaling(t, m, services, []string{"mailbox-svc"})
+	checkAutoscaling(t, m, services, []string{"mailbox-svc", "webhook-svc"})
 	if !strings.Contains(m.notes, "https://"+baseHost) {
 		t.Errorf("NOTES.txt does not tell where the API is:\n%s", m.notes)
 	}
@@ -73,6 +73,7 @@ func TestOptInAutoscaling(t *testing.T) {
 	m := mustRender(t, withValues(secretValues(), map[string]any{
 		"services.gateway.autoscaling.enabled":     true,
 		"services.mailbox-svc.autoscaling.enabled": false,
+		"services.webhook-svc.autoscaling.enabled": false,
 	}))
 	checkAutoscaling(t, m, workspaceServices(t), []string{gateway})
 }

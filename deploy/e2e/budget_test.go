@@ -96,8 +96,9 @@ func TestStoreCommandBudget(t *testing.T) {
 		// records are stored once per object, not once per thread.
 		{name: "new-thread send", method: "POST", path: "/api/messages", want: 201, budget: 7,
 			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "new"}},
-		// identity-svc: the hash record and the object.
-		{name: "public object read", method: "GET", path: "/api/objects/" + bob, want: 200, budget: 2},
+		// identity-svc: the hash record, the object document and its facts (hash changes, profile
+		// versions, claims: inserted apart so that concurrent writes cannot overwrite each other).
+		{name: "public object read", method: "GET", path: "/api/objects/" + bob, want: 200, budget: 3},
 		// context-svc: the object's head and two reads of its versions (the current one and the
 		// profile it composes).
 		{name: "llm.txt read", method: "GET", path: "/api/objects/" + bob + "/llm.txt", want: 200, budget: 3},

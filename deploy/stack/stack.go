@@ -19,6 +19,7 @@ import (
 	identity "github.com/svcdev/svc/identity-svc/app"
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
 	"github.com/svcdev/svc/pkg/config"
+	webhook "github.com/svcdev/svc/webhook-svc/app"
 	"go.mongodb.org/mongo-driver/v2/event"
 )
 
@@ -87,6 +88,9 @@ var services = []component{
 	{name: feed.Name, urlEnv: "FEED_URL", build: build(func(ctx context.Context, c feed.Config, l *slog.Logger) (runner, error) {
 		return feed.New(ctx, c, l)
 	})},
+	{name: webhook.Name, urlEnv: "WEBHOOK_URL", build: build(func(ctx context.Context, c webhook.Config, l *slog.Logger) (runner, error) {
+		return webhook.New(ctx, c, l)
+	})},
 }
 
 var gatewayComponent = component{name: gateway.Name, build: build(func(ctx context.Context, c gateway.Config, l *slog.Logger) (runner, error) {
@@ -99,10 +103,15 @@ type Stack struct {
 	GatewayURL string
 	// ServiceURLs are the services' internal addresses, by name (comma-separated for replicas).
 	ServiceURLs map[string]string
-	cancel      context.CancelFunc
-	wg          sync.WaitGroup
-	mu          sync.Mutex
-	errs        []error
+	// instances are each service's running instances, in start order.
+	instances map[string][]*instance
+	runCtx    context.Context
+	log       *slog.Logger
+	monitor   *event.CommandMonitor
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	errs      []error
 }
 
 // Start starts every service and the gateway; it returns once all of them accept connections.
@@ -114,7 +123,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		opts.GatewayAddr = "127.0.0.1:0"
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Stack{ServiceURLs: map[string]string{}, cancel: cancel}
+	s := &Stack{ServiceURLs: map[string]string{}, instances: map[string][]*instance{}, runCtx: runCtx, log: opts.Log, monitor: opts.CommandMonitor, cancel: cancel}
 	env := map[string]string{
 		"MONGO_URI": opts.MongoURI, "KAFKA_BROKERS": strings.Join(opts.Brokers, ","), "KAFKA_TOPIC_PREFIX": opts.TopicPrefix,
 		"REDIS_URL": opts.RedisURL, "INTERNAL_JWT_KEY": opts.JWTKey, "BASE_URL": opts.BaseURL,
@@ -164,14 +173,14 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			senv[other.urlEnv] = strings.Split(s.ServiceURLs[other.name], ",")[0]
 		}
 		for _, ln := range listeners[c.name] {
-			if err := s.start(ctx, runCtx, c, senv, ln, opts); err != nil {
+			if err := s.start(ctx, c, senv, ln); err != nil {
 				closeAll()
 				s.Stop()
 				return nil, err
 			}
 		}
 	}
-	if err := s.start(ctx, runCtx, gatewayComponent, env, ln, opts); err != nil {
+	if err := s.start(ctx, gatewayComponent, env, ln); err != nil {
 		_ = ln.Close()
 		s.Stop()
 		return nil, err
@@ -179,14 +188,37 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	return s, nil
 }
 
-func (s *Stack) start(ctx, runCtx context.Context, c component, env map[string]string, ln net.Listener, opts Options) error {
-	r, err := c.build(ctx, env, opts.Log.With("service", c.name), opts.CommandMonitor)
+// instance is one running instance of a service.
+type instance struct {
+	c    component
+	env  map[string]string
+	addr string
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func (s *Stack) start(ctx context.Context, c component, env map[string]string, ln net.Listener) error {
+	in, err := s.run(ctx, c, env, ln)
 	if err != nil {
-		return fmt.Errorf("start %s: %w", c.name, err)
+		return err
 	}
+	s.mu.Lock()
+	s.instances[c.name] = append(s.instances[c.name], in)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Stack) run(ctx context.Context, c component, env map[string]string, ln net.Listener) (*instance, error) {
+	r, err := c.build(ctx, env, s.log.With("service", c.name), s.monitor)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", c.name, err)
+	}
+	runCtx, stop := context.WithCancel(s.runCtx)
+	in := &instance{c: c, env: env, addr: ln.Addr().String(), stop: stop, done: make(chan struct{})}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer close(in.done)
 		defer r.Close()
 		if err := r.Serve(runCtx, ln); err != nil {
 			s.mu.Lock()
@@ -195,7 +227,51 @@ func (s *Stack) start(ctx, runCtx context.Context, c component, env map[string]s
 			s.cancel() // one service failing stops the suite, as a crash-looping pod would show
 		}
 	}()
+	return in, nil
+}
+
+// StopReplica stops instance i of a service, as a crashed or drained pod leaves the others
+// running, and returns at once: what the instance was doing is abandoned mid-flight.
+func (s *Stack) StopReplica(service string, i int) error {
+	in, err := s.instance(service, i)
+	if err != nil {
+		return err
+	}
+	in.stop()
 	return nil
+}
+
+// RestartReplica stops instance i of a service, waits until it has stopped, and starts it again
+// on the same address with the same environment, as a restarted pod would.
+func (s *Stack) RestartReplica(ctx context.Context, service string, i int) error {
+	in, err := s.instance(service, i)
+	if err != nil {
+		return err
+	}
+	in.stop()
+	<-in.done
+	ln, err := net.Listen("tcp", in.addr)
+	if err != nil {
+		return fmt.Errorf("listen again for %s: %w", service, err)
+	}
+	next, err := s.run(ctx, in.c, in.env, ln)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	s.mu.Lock()
+	s.instances[service][i] = next
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Stack) instance(service string, i int) (*instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i < 0 || i >= len(s.instances[service]) {
+		return nil, fmt.Errorf("%s has no instance %d", service, i)
+	}
+	return s.instances[service][i], nil
 }
 
 // Wait blocks until the stack has stopped, by Stop or because a service failed, and returns

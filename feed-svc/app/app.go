@@ -63,7 +63,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	ident := b.Identity()
 	feeds := &feed.Feeds{
 		Store: st, Outbox: b.Outbox, Identity: ident,
-		Mailbox: mailbox{rpc.New("mailbox-svc", cfg.MailboxURL, b.Client("mailbox-svc"), 0)},
+		Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 	}
 	api.Register(b.API, &api.Handler{
 		Feeds:   feeds,
@@ -75,20 +75,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	b.Consume("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
 	return &App{Base: b}, nil
-}
-
-// mailbox reads the sender blocks of mailbox-svc's internal API.
-type mailbox struct{ rpc *rpc.Client }
-
-// BlockedHashes lists the hashes an object blocks; an object mailbox-svc does not know blocks
-// nobody.
-func (m mailbox) BlockedHashes(ctx context.Context, objectID string) ([]string, error) {
-	var out contract.BlockedSenders
-	err := m.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/blocked", nil, &out)
-	if errors.Is(err, rpc.ErrNotFound) {
-		return nil, nil
-	}
-	return out.BlockedHashes, err
 }
 
 // profiles reads composed profiles from context-svc's internal API.

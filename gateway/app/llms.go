@@ -39,7 +39,7 @@ func LLMsTxt(baseURL string, served []routes.Route) string {
 		case routes.OwnerKey:
 			who = "owner key"
 		case routes.AnyKey:
-			who = "any object's key"
+			who = "key of any object"
 		}
 		fmt.Fprintf(&b, "- %s %s (%s): %s\n", r.Method, r.Path, who, r.Summary)
 	}

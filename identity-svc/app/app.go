@@ -7,8 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	claimevents "github.com/svcdev/svc/identity-svc/internal/events"
-	httpapi "github.com/svcdev/svc/identity-svc/internal/http"
+	"github.com/svcdev/svc/identity-svc/internal/api"
+	"github.com/svcdev/svc/identity-svc/internal/consumers"
+	"github.com/svcdev/svc/identity-svc/internal/object"
 	"github.com/svcdev/svc/identity-svc/internal/payment"
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
@@ -37,13 +38,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(b.DB)
-	etags := httpx.NewETags(b.Redis, b.Log, time.Hour)
-	httpapi.Register(b.API, &httpapi.Handler{
-		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
-		ETags: etags,
-	})
-	claims := &claimevents.Claims{Store: st, Redis: b.Redis, ETags: etags}
+	objects := &object.Service{
+		Store: store.New(b.DB), Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+		ETags: httpx.NewETags(b.Redis, b.Log, time.Hour),
+	}
+	api.Register(b.API, objects)
+	claims := &consumers.Claims{Objects: objects}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
 	return &App{Base: b}, nil
 }

@@ -55,7 +55,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	sender := &mailbox.Sender{Store: st, Names: names, RulesTimeout: cfg.RulesTimeout, Outbox: b.Outbox,
 		IdempotencyTTL: cfg.IdempotencyTTL, Log: b.Log}
 	if cfg.ContextURL != "" {
-		sender.Rules = contextRules{rpc: rpc.New("context-svc", cfg.ContextURL, b.Client("context-svc"), 0)}
+		sender.Rules = rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))
 	}
 	api.Register(b.API, &api.Handler{
 		Sender:  sender,

@@ -36,7 +36,7 @@ func TestAdmission(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) }) // runs first: frees the slow handler so Close can return
-	s := &mailbox.Sender{Rules: contextRules{rpc: rpc.New("context-svc", srv.URL, srv.Client(), 0)},
+	s := &mailbox.Sender{Rules: rpc.NewContextClient(srv.URL, srv.Client()),
 		RulesTimeout: 100 * time.Millisecond, Log: testkit.Logger(t)}
 	tests := map[string]string{
 		"obj_approval":  "approval",

@@ -44,6 +44,10 @@ func Revoke(ctx context.Context, rdb *redis.Client, digest string) error {
 	return rdb.Set(ctx, KeyCacheKey(digest), tombstone, TombstoneTTL).Err()
 }
 
+// Private is the visibility of an object whose existence only its owner may learn: non-owners
+// get 404 for it everywhere but message ingress.
+const Private = "private"
+
 // Object is a resolved object.
 type Object struct {
 	ObjectID      string `json:"object_id"`

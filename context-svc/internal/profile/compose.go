@@ -1,6 +1,8 @@
-// Package profile holds context-svc's domain rules, pure Go without I/O: composing the public
-// llm.txt from the owner's markdown and sources, the context coach, the agent card and decision
-// memory.
+// Package profile holds context-svc's use cases and domain rules: the writes of an object's
+// context (each one a new version reported to identity-svc), sources and their fetches, context
+// links, repository sync and decision memory, and, as pure functions, composing the public
+// llm.txt, the context coach and the agent card. It owns the write order and builds every event
+// the service publishes (events.go).
 package profile
 
 import (

@@ -176,8 +176,8 @@ func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
 	if r.Auth == routes.Public {
 		return nil
 	}
-	if r.Auth != routes.AnyKey && t != nil && t.ObjectID != p.ObjectID {
-		return httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
+	if t != nil && t.ObjectID != p.ObjectID && r.Auth != routes.AnyKey {
+		return notOwner(t)
 	}
 	if r.Auth == routes.OwnerKey && !p.Owner {
 		return httpx.Forbidden(httpx.CodeInsufficientScope, "this route needs the owner key, not a sub-key")
@@ -189,6 +189,15 @@ func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
 		return httpx.Forbidden(httpx.CodeInsufficientScope, "this key lacks the mailbox scope")
 	}
 	return nil
+}
+
+// notOwner refuses a key on another object's owner route: 404 for a private object, whose
+// existence only its owner may learn, 403 for a public one.
+func notOwner(t *authn.Target) error {
+	if t.Visibility == identity.Private {
+		return httpx.NotFound("object")
+	}
+	return httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
 }
 
 // limitPublic applies the per-IP limits of public routes and the per-recipient limit of ingress.

@@ -25,7 +25,8 @@ import (
 func TestAuthorize(t *testing.T) {
 	t.Parallel()
 	own := &authn.Target{ObjectID: "obj_a"}
-	other := &authn.Target{ObjectID: "obj_b"}
+	other := &authn.Target{ObjectID: "obj_b", Visibility: "public"}
+	private := &authn.Target{ObjectID: "obj_c", Visibility: "private"}
 	owner := &authn.Principal{ObjectID: "obj_a", Owner: true}
 	reader := &authn.Principal{ObjectID: "obj_a", Scopes: []string{"read"}}
 	mailReader := &authn.Principal{ObjectID: "obj_a", Scopes: []string{"read", "mailbox"}}
@@ -42,6 +43,8 @@ func TestAuthorize(t *testing.T) {
 	}{
 		{"owner reads own", get, owner, own, ""},
 		{"owner on another object", get, owner, other, httpx.CodeForbidden},
+		{"owner on another, private object", get, owner, private, httpx.CodeNotFound},
+		{"sub-key on another, private object", keys, mailReader, private, httpx.CodeNotFound},
 		{"reader reads", get, reader, own, ""},
 		{"reader writes", post, reader, own, httpx.CodeInsufficientScope},
 		{"reader without mailbox", mailbox, reader, own, httpx.CodeInsufficientScope},

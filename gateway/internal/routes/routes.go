@@ -17,8 +17,8 @@ const (
 	Owner
 	// OwnerKey needs the owner key itself, never a sub-key.
 	OwnerKey
-	// AnyKey needs a key of any object (with the route's scope); the caller acts as that object
-	// on the object named by {hash}, as an author publishing to another box's feed.
+	// AnyKey needs a key of any object (sub-keys with the route's scope); {hash} names another
+	// object the caller acts on, and the service decides what the caller may do with it.
 	AnyKey
 )
 
@@ -86,13 +86,13 @@ func (r Route) SuccessStatus() int {
 
 // All is the whole table: every service's routes.
 func All() []Route {
-	return slices.Concat(Identity, Context, Mailbox, Feed)
+	return slices.Concat(Identity, Context, Mailbox, Feed, Webhook)
 }
 
 // Schemas is every named schema of the table.
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
-	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, FeedSchemas} {
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, FeedSchemas, WebhookSchemas} {
 		for k, v := range m {
 			out[k] = v
 		}

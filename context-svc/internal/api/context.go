@@ -1,0 +1,159 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/context-svc/internal/profile"
+	"github.com/svcdev/svc/context-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+type section struct {
+	ID       string `json:"id"`
+	Kind     string `json:"kind"`
+	Title    string `json:"title"`
+	Included bool   `json:"included"`
+}
+
+type contextResponse struct {
+	Hash     string          `json:"hash"`
+	Version  int             `json:"version"`
+	LLMTxt   string          `json:"llm_txt"`
+	Rules    *contract.Rules `json:"rules"`
+	Sections []section       `json:"sections"`
+}
+
+type putContextRequest struct {
+	LLMTxt   *string                 `json:"llm_txt" required:"true"`
+	Rules    json.RawMessage         `json:"rules"`
+	Sections []profile.SectionChange `json:"sections"`
+}
+
+func (h *Handler) getContext(c *gin.Context) error {
+	t, err := owner(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.Profiles.Context(c.Request.Context(), t.ObjectID)
+	if err != nil {
+		return err
+	}
+	p := v.Profile
+	resp := contextResponse{Hash: t.Hash, Version: p.Version, LLMTxt: p.LLMTxt, Rules: p.Rules,
+		Sections: []section{{ID: profile.ProfileSection, Kind: "llm_txt", Title: p.Title, Included: true}}}
+	for _, s := range v.Sources {
+		resp.Sections = append(resp.Sections, section{ID: s.ID, Kind: s.Kind, Title: s.Title, Included: slices.Contains(p.Included, s.ID)})
+	}
+	c.JSON(http.StatusOK, resp)
+	return nil
+}
+
+func (h *Handler) putContext(c *gin.Context) error {
+	t, err := owner(c)
+	if err != nil {
+		return err
+	}
+	var req putContextRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	if len(*req.LLMTxt) > httpx.MaxTextBytes {
+		return profile.TextTooLarge("llm_txt")
+	}
+	rules, err := contract.DecodeRules(req.Rules)
+	if err != nil {
+		return err
+	}
+	p, err := h.Profiles.PutContext(c.Request.Context(), t, profile.ContextChange{
+		LLMTxt: *req.LLMTxt, SetRules: len(req.Rules) > 0, Rules: rules, Sections: req.Sections,
+	})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
+	return nil
+}
+
+type versionSummary struct {
+	Version   int    `json:"version"`
+	Change    string `json:"change"`
+	CreatedAt string `json:"created_at"`
+}
+
+type versionListResponse struct {
+	Versions   []versionSummary `json:"versions"`
+	NextCursor *string          `json:"next_cursor"`
+}
+
+type versionDetail struct {
+	Version        int      `json:"version"`
+	Change         string   `json:"change"`
+	CreatedAt      string   `json:"created_at"`
+	Title          string   `json:"title"`
+	LLMTxt         string   `json:"llm_txt"`
+	SourceIDs      []string `json:"source_ids"`
+	DecisionMemory string   `json:"decision_memory"`
+}
+
+func (h *Handler) versions(c *gin.Context) error {
+	t, err := owner(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	if _, err := h.Profiles.Profile(ctx, t.ObjectID); err != nil {
+		return err
+	}
+	if raw, one := c.GetQuery("version"); one {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			return httpx.BadRequest(httpx.CodeInvalidRequest, "version must be a positive integer")
+		}
+		v, err := h.Profiles.Version(ctx, t.ObjectID, n)
+		if err != nil {
+			return err
+		}
+		included := v.Included
+		if included == nil {
+			included = []string{}
+		}
+		c.JSON(http.StatusOK, versionDetail{Version: v.Version, Change: v.Change, CreatedAt: clock.Format(v.UpdatedAt),
+			Title: v.Title, LLMTxt: v.LLMTxt, SourceIDs: included, DecisionMemory: v.Memory})
+		return nil
+	}
+	list, next, err := h.versionPage(c, t.ObjectID, false)
+	if err != nil {
+		return err
+	}
+	resp := versionListResponse{Versions: make([]versionSummary, len(list)), NextCursor: next}
+	for i, v := range list {
+		resp.Versions[i] = versionSummary{Version: v.Version, Change: v.Change, CreatedAt: clock.Format(v.UpdatedAt)}
+	}
+	c.JSON(http.StatusOK, resp)
+	return nil
+}
+
+// versionPage reads the page of versions (or of those that changed decision memory) that the
+// query asks for, newest first.
+func (h *Handler) versionPage(c *gin.Context, objectID string, memoryOnly bool) ([]store.Profile, *string, error) {
+	limit, raw, err := httpx.PageParams(c, func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n > 0 })
+	if err != nil {
+		return nil, nil, err
+	}
+	before, _ := strconv.Atoi(raw) // validated by PageParams
+	list, err := h.Profiles.Versions(c.Request.Context(), store.VersionQuery{
+		ObjectID: objectID, Before: before, Limit: limit + 1, MemoryOnly: memoryOnly,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	list, next := httpx.Page(list, limit, func(v store.Profile) string { return strconv.Itoa(v.Version) })
+	return list, next, nil
+}

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestContextSubscriptions lets any object watch a public box's context updates with its own
+// key; only the creator deletes it; a private box cannot be watched by others.
+func TestContextSubscriptions(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t)
+	env := webhookEnv(t, rcv)
+	watcher, watcherKey := env.CreateObject(t, nil)
+	_, strangerKey := env.CreateObject(t, nil)
+	box, boxKey := env.CreateObject(t, nil)
+	private, privateKey := env.CreateObject(t, map[string]any{"visibility": "private"})
+	path := "/api/objects/" + box + "/context-subscriptions"
+
+	created := env.Do(t, "POST", path, watcherKey, map[string]any{"callback_url": rcv.URL("/watch")}).Expect(t, 201).JSON(t)
+	sub := created["subscription"].(map[string]any)
+	id, secret := Str(t, sub, "id"), Str(t, sub, "secret")
+	if sub["hash"] != box || fmt.Sprint(sub["events"]) != "[context_updated]" {
+		t.Errorf("subscription = %v", sub)
+	}
+	env.Do(t, "POST", path, watcherKey, map[string]any{"callback_url": rcv.URL("/"), "events": []string{"message"}}).ExpectError(t, 400, "INVALID_KIND")
+	env.Do(t, "POST", path, watcherKey, map[string]any{"events": []string{"context_updated"}}).ExpectError(t, 400, "MISSING_FIELD")
+	env.Do(t, "POST", path, watcherKey, map[string]any{"callback_url": "http://example.com/"}).ExpectError(t, 400, "INVALID_URL")
+	env.Do(t, "POST", path, "", map[string]any{"callback_url": rcv.URL("/")}).ExpectError(t, 401, "UNAUTHORIZED")
+	// A private box: 404 to others, exactly as an unknown one; its owner may watch it.
+	privatePath := "/api/objects/" + private + "/context-subscriptions"
+	env.Do(t, "POST", privatePath, watcherKey, map[string]any{"callback_url": rcv.URL("/")}).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "POST", "/api/objects/svc_unknownunknownunkn/context-subscriptions", watcherKey, map[string]any{"callback_url": rcv.URL("/")}).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "POST", privatePath, privateKey, map[string]any{"callback_url": rcv.URL("/own")}).Expect(t, 201)
+	// A context subscription is not the box owner's webhook.
+	env.Do(t, "GET", "/api/objects/"+box+"/webhooks/"+id, boxKey, nil).ExpectError(t, 404, "NOT_FOUND")
+
+	env.Do(t, "PUT", "/api/objects/"+box+"/llm.txt", boxKey, map[string]any{"body": "# Box\n\nnow with news"}).Expect(t, 200)
+	sendMessage(t, env, watcher, box, "", "messages are not context updates")
+	env.Do(t, "PUT", "/api/objects/"+private+"/llm.txt", privateKey, map[string]any{"body": "# Private"}).Expect(t, 200)
+	got := rcv.waitFor(t, env, 2)
+	time.Sleep(300 * time.Millisecond) // let a wrongly fanned-out message show up
+	byPath := map[string][]received{}
+	for _, r := range rcv.Got() {
+		byPath[r.Path] = append(byPath[r.Path], r)
+	}
+	if len(byPath["/watch"]) != 1 || len(byPath["/own"]) != 1 || len(rcv.Got()) != 2 {
+		t.Fatalf("deliveries by path: /watch %d, /own %d, all %d (want 1, 1, 2)", len(byPath["/watch"]), len(byPath["/own"]), len(got))
+	}
+	w := byPath["/watch"][0]
+	verify(t, secret, w)
+	if w.Payload.Type != "context_updated" || w.Payload.Data["hash"] != box || w.Payload.Data["version"] != float64(2) {
+		t.Errorf("watched update: %s", w.Body)
+	}
+
+	env.Do(t, "DELETE", path+"?subscription_id="+id, strangerKey, nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "DELETE", path+"?subscription_id="+id, boxKey, nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "DELETE", path, watcherKey, nil).ExpectError(t, 400, "MISSING_FIELD")
+	del := env.Do(t, "DELETE", path+"?subscription_id="+id, watcherKey, nil).Expect(t, 200).JSON(t)
+	if del["ok"] != true || del["deleted"] != id {
+		t.Errorf("delete = %v", del)
+	}
+	env.Do(t, "DELETE", path+"?subscription_id="+id, watcherKey, nil).ExpectError(t, 404, "NOT_FOUND")
+}
+
+// TestWebhookRefusesPrivateAddresses runs without OUTBOUND_ALLOW_PRIVATE: literal private and
+// metadata addresses are refused at creation, and a host name resolving to loopback is refused
+// when dialled, on every attempt, so it is never reached.
+func TestWebhookRefusesPrivateAddresses(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
+	env := Start(t, WithEnv("WEBHOOK_RETRY_SCHEDULE", "200ms"), WithEnv("WEBHOOK_RETRY_JITTER", "0"),
+		WithEnv("WEBHOOK_POLL_INTERVAL", "100ms"), WithEnv("WEBHOOK_TIMEOUT", "2s"), WithEnv("WEBHOOK_CLAIM_LEASE", "3s"))
+	hash, key := env.CreateObject(t, nil)
+	sender, _ := env.CreateObject(t, nil)
+	base := "/api/objects/" + hash + "/webhooks"
+	for _, u := range []string{srv.URL, "https://[::1]" + port, "https://10.0.0.1/", "https://169.254.169.254/", "https://user:pw@example.com/", "ftp://example.com/"} {
+		env.Do(t, "POST", base, key, map[string]any{"callback_url": u}).ExpectError(t, 400, "INVALID_URL")
+		env.Do(t, "POST", "/api/objects/"+hash+"/context-subscriptions", key, map[string]any{"callback_url": u}).ExpectError(t, 400, "INVALID_URL")
+	}
+	id, _ := createWebhook(t, env, hash, key, map[string]any{"callback_url": "https://localhost" + port + "/", "events": []string{"message"}})
+	sendMessage(t, env, sender, hash, "", "to loopback")
+	d := finalDelivery(t, env, hash, key, id)
+	attempts := d["attempts"].([]any)
+	if d["status"] != "failed" || len(attempts) != 2 {
+		t.Fatalf("delivery to loopback = %v, want two refused attempts then failed", d)
+	}
+	for _, a := range attempts {
+		if msg, _ := a.(map[string]any)["error"].(string); !strings.Contains(msg, "refused") {
+			t.Errorf("attempt error %q does not say the address was refused", msg)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the loopback receiver was reached %d times", n)
+	}
+}

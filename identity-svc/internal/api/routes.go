@@ -1,0 +1,66 @@
+// Package api serves identity-svc's routes: objects, keys, associations, the directory, custom
+// hashes, and the internal resolution and key-verification API of the other services. A handler
+// decodes, calls a use case of package object and responds.
+package api
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/identity-svc/internal/object"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+type handlers struct{ objects *object.Service }
+
+// Register mounts the routes on api (a group that already requires an internal token).
+func Register(api *gin.RouterGroup, objects *object.Service) {
+	h := &handlers{objects: objects}
+	api.POST("/api/objects", httpx.Handle(h.createObject))
+	api.GET("/api/objects/:hash", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.getObject))
+	api.POST("/api/objects/:hash/rotate-key", httpx.Handle(h.rotateKey))
+	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
+	api.GET("/api/directory", httpx.Handle(h.directory))
+
+	api.POST("/api/objects/:hash/keys", httpx.Handle(h.createKey))
+	api.GET("/api/objects/:hash/keys", httpx.Handle(h.listKeys))
+	api.DELETE("/api/objects/:hash/keys/:keyId", httpx.Handle(h.revokeKey))
+
+	api.GET("/api/objects/:hash/svc-associations", httpx.Handle(h.listAssociations))
+	api.POST("/api/objects/:hash/svc-associations", httpx.Handle(h.createAssociation))
+	api.DELETE("/api/objects/:hash/svc-associations/:id", httpx.Handle(h.deleteAssociation))
+
+	in := api.Group("/internal/v1")
+	in.GET("/resolve/:hash", httpx.Handle(h.resolve))
+	in.POST("/keys/verify", httpx.Handle(h.verifyKey))
+	in.GET("/objects/:id", httpx.Handle(h.internalObject))
+	in.POST("/objects/:id/profile", httpx.Handle(h.updateProfile))
+}
+
+// owner admits a principal that owns the route's object; with ownerKey, only its owner key (key
+// management is never delegated to a sub-key).
+func owner(c *gin.Context, ownerKey bool) (object.Caller, error) {
+	p, t, err := authn.Owner(c)
+	if err != nil {
+		// Another object's key: a private object's existence is its owner's to know (docs/api.md).
+		if t := authn.TargetFrom(c); authn.PrincipalFrom(c) != nil && t != nil && t.Visibility == object.Private {
+			return object.Caller{}, httpx.NotFound("object")
+		}
+		return object.Caller{}, err
+	}
+	if ownerKey && !p.Owner {
+		return object.Caller{}, ownerKeyNeeded()
+	}
+	return object.Caller{ObjectID: p.ObjectID, KeyID: p.KeyID, Hash: t.Hash}, nil
+}
+
+func ownerKeyNeeded() error {
+	return httpx.Forbidden(httpx.CodeInsufficientScope, "this route needs the owner key, not a sub-key")
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

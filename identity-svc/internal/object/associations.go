@@ -1,0 +1,56 @@
+package object
+
+import (
+	"context"
+
+	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// NewAssociation is what an association creation asks for.
+type NewAssociation struct {
+	PeerHash string
+	Role     string
+	Label    string
+}
+
+// Associate records that the caller's object relates to a peer object.
+func (s *Service) Associate(ctx context.Context, requestID string, c Caller, in NewAssociation) (*store.Association, error) {
+	if in.PeerHash == "" {
+		return nil, httpx.MissingField("peer_hash")
+	}
+	if len(in.Role) > MaxLabel || len(in.Label) > MaxLabel {
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "role and label are at most %d characters", MaxLabel)
+	}
+	if !apikey.ValidHash(in.PeerHash) {
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "peer_hash is not an object hash")
+	}
+	peer, err := s.Read(ctx, in.PeerHash, c.ObjectID)
+	if err != nil {
+		return nil, notFound(err, "peer object")
+	}
+	a := &store.Association{ID: apikey.NewID("asc"), ObjectID: c.ObjectID, PeerHash: peer.Hash, Role: in.Role, Label: in.Label, CreatedAt: clock.Now()}
+	ev := associationCreated(a, c.Hash, requestID)
+	a.Events = events.IDs(ev)
+	if err := s.Outbox.Stage(ctx, store.Associations, a.ID, ev); err != nil {
+		return nil, err
+	}
+	if err := s.Store.InsertAssociation(ctx, a); err != nil {
+		return nil, err
+	}
+	s.Outbox.Confirm(ev)
+	return a, nil
+}
+
+// Associations lists the object's associations.
+func (s *Service) Associations(ctx context.Context, objectID string) ([]store.Association, error) {
+	return s.Store.Associations(ctx, objectID)
+}
+
+// Dissociate deletes an association of the caller's object.
+func (s *Service) Dissociate(ctx context.Context, c Caller, id string) error {
+	return notFound(s.Store.DeleteAssociation(ctx, c.ObjectID, id, clock.Now()), "association")
+}

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Key is a stored key: its digest is the document id; the key itself is never stored.
+type Key struct {
+	Digest    string    `bson:"_id"`
+	KeyID     string    `bson:"key_id"`
+	ObjectID  string    `bson:"object_id"`
+	Owner     bool      `bson:"owner"`
+	Label     string    `bson:"label"`
+	Scopes    []string  `bson:"scopes"`
+	Prefix    string    `bson:"prefix"`
+	CreatedAt time.Time `bson:"created_at"`
+	// Replaces is, for an owner key made by a rotation, the digest of the key it replaces: the
+	// key is live only once that key's revocation names it as the successor.
+	Replaces string   `bson:"replaces,omitempty"`
+	Events   []string `bson:"_events,omitempty"`
+	// LastUsedAt is read from KeyUsage, never stored in the key document.
+	LastUsedAt *time.Time `bson:"-"`
+}
+
+// Revocation records that a key was revoked or rotated away; its id is the key digest.
+type Revocation struct {
+	Digest    string    `bson:"_id"`
+	KeyID     string    `bson:"key_id"`
+	ObjectID  string    `bson:"object_id"`
+	RevokedAt time.Time `bson:"revoked_at"`
+	// Successor is the digest of the owner key a rotation made live.
+	Successor string   `bson:"successor,omitempty"`
+	Events    []string `bson:"_events,omitempty"`
+}
+
+// InsertKey stores a key by digest.
+func (s *Store) InsertKey(ctx context.Context, k *Key) error {
+	return s.insert(ctx, Keys, k)
+}
+
+// KeyByDigest returns an active (not revoked) key; mongox.ErrNotFound if none.
+func (s *Store) KeyByDigest(ctx context.Context, digest string) (*Key, error) {
+	var k Key
+	if err := s.one(ctx, Keys, mongox.ByID(digest), &k); err != nil {
+		return nil, err
+	}
+	digests := []string{digest}
+	if k.Replaces != "" {
+		digests = append(digests, k.Replaces)
+	}
+	revoked, err := s.revocations(ctx, digests...)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := revoked[digest]; ok {
+		return nil, mongox.ErrNotFound
+	}
+	if r, ok := revoked[k.Replaces]; k.Replaces != "" && (!ok || r.Successor != digest) {
+		return nil, mongox.ErrNotFound // a rotation that did not happen, or lost to another
+	}
+	return &k, nil
+}
+
+// inDigests selects documents whose _id is one of digests.
+func inDigests(digests []string) bson.D {
+	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: digests}}}}
+}
+
+// revocations returns the revocations of those of the digests that have been revoked.
+func (s *Store) revocations(ctx context.Context, digests ...string) (map[string]Revocation, error) {
+	var docs []Revocation
+	err := s.all(ctx, Revocations, inDigests(digests), &docs, options.Find().SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Revocation, len(docs))
+	for _, d := range docs {
+		out[d.Digest] = d
+	}
+	return out, nil
+}
+
+// TouchKey records a use of the key.
+func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) error {
+	_, err := s.db.Collection(KeyUsage).UpdateOne(ctx, mongox.ByID(digest),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "last_used_at", Value: at}}}}, options.UpdateOne().SetUpsert(true))
+	if err != nil && !mongox.IsDuplicateKey(err) { // two first uses at once: either time will do
+		return err
+	}
+	return nil
+}
+
+// SubKeys lists the active sub-keys of an object, oldest first, with their last use.
+func (s *Store) SubKeys(ctx context.Context, objectID string) ([]Key, error) {
+	filter := bson.D{{Key: "object_id", Value: objectID}, {Key: "owner", Value: false}}
+	var all []Key
+	if err := s.all(ctx, Keys, filter, &all, options.Find().SetSort(bson.D{{Key: "key_id", Value: 1}})); err != nil {
+		return nil, err
+	}
+	digests := make([]string, len(all))
+	for i, k := range all {
+		digests[i] = k.Digest
+	}
+	revoked, err := s.revocations(ctx, digests...)
+	if err != nil {
+		return nil, err
+	}
+	used, err := s.lastUses(ctx, digests)
+	if err != nil {
+		return nil, err
+	}
+	var out []Key
+	for _, k := range all {
+		if _, gone := revoked[k.Digest]; !gone {
+			k.LastUsedAt = used[k.Digest]
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) lastUses(ctx context.Context, digests []string) (map[string]*time.Time, error) {
+	var docs []struct {
+		Digest     string    `bson:"_id"`
+		LastUsedAt time.Time `bson:"last_used_at"`
+	}
+	if err := s.all(ctx, KeyUsage, inDigests(digests), &docs); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*time.Time, len(docs))
+	for _, d := range docs {
+		out[d.Digest] = &d.LastUsedAt
+	}
+	return out, nil
+}
+
+// RevokeKey revokes an active sub-key of objectID by key id and returns it; mongox.ErrNotFound if
+// there is no such active key. The event travels in the revocation, which is inserted once: of
+// two concurrent revocations only one succeeds (the loser's staged event is dropped).
+func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, at time.Time, outbox events.Stager, ev events.Pending) (*Key, error) {
+	k, err := s.activeKey(ctx, objectID, keyID, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := outbox.Stage(ctx, Revocations, k.Digest, ev); err != nil {
+		return nil, err
+	}
+	r := Revocation{Digest: k.Digest, KeyID: k.KeyID, ObjectID: objectID, RevokedAt: at, Events: events.IDs(ev)}
+	if err := s.insert(ctx, Revocations, r); err != nil {
+		if errors.Is(err, ErrTaken) {
+			return nil, mongox.ErrNotFound
+		}
+		return nil, err
+	}
+	return k, nil
+}
+
+// activeKey returns the key of objectID with keyID, the owner key or a sub-key.
+func (s *Store) activeKey(ctx context.Context, objectID, keyID string, owner bool) (*Key, error) {
+	var k Key
+	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: owner}}
+	if err := s.one(ctx, Keys, filter, &k); err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+// Rotate replaces the owner key keyID of objectID by next and returns the old key. next is stored
+// first but is live only once the old key's revocation names it (KeyByDigest); that revocation is
+// one insert, carrying the event, so of concurrent rotations exactly one makes its key live and
+// the others get ErrTaken, with keys that never verify. If the revocation cannot be stored, the
+// rotation did not happen and the old key stays live. The event is recorded by the revocation.
+func (s *Store) Rotate(ctx context.Context, objectID, keyID string, next *Key, at time.Time, outbox events.Stager, ev events.Pending) (*Key, error) {
+	old, err := s.activeKey(ctx, objectID, keyID, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := outbox.Stage(ctx, Revocations, old.Digest, ev); err != nil {
+		return nil, err
+	}
+	next.Replaces = old.Digest
+	if err := s.InsertKey(ctx, next); err != nil {
+		return nil, err
+	}
+	r := Revocation{Digest: old.Digest, KeyID: old.KeyID, ObjectID: objectID, RevokedAt: at, Successor: next.Digest,
+		Events: events.IDs(ev)}
+	if err := s.insert(ctx, Revocations, r); err != nil {
+		return nil, err
+	}
+	return old, nil
+}
+
+// DeleteKey removes a key that never became live (the loser of a concurrent rotation).
+func (s *Store) DeleteKey(ctx context.Context, digest string) error {
+	_, err := s.deleteOne(ctx, Keys, mongox.ByID(digest))
+	return err
+}

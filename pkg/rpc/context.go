@@ -1,0 +1,30 @@
+package rpc
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/svcdev/svc/pkg/contract"
+)
+
+// ContextClient calls context-svc's internal API.
+type ContextClient struct{ rpc *Client }
+
+// NewContextClient returns a client of context-svc at base; httpClient must add internal tokens.
+func NewContextClient(base string, httpClient *http.Client) *ContextClient {
+	return &ContextClient{rpc: New("context-svc", base, httpClient, 0)}
+}
+
+// Configured reports whether the client has an address to call.
+func (c *ContextClient) Configured() bool { return c.rpc.Configured() }
+
+// Rules returns the rules an object's owner set (nil: none), for mailbox-svc's participant
+// admission; ErrNotFound when context-svc knows no such object.
+func (c *ContextClient) Rules(ctx context.Context, objectID string) (*contract.Rules, error) {
+	var rules *contract.Rules
+	if err := c.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/rules", nil, &rules); err != nil {
+		return nil, err
+	}
+	return rules, nil
+}

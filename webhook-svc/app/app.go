@@ -1,0 +1,105 @@
+// Package app wires webhook-svc: configuration, storage, the sender, the consumer and routes. It
+// is public (not internal) so that the all-in-one mode runs the service with the same wiring.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/service"
+	"github.com/svcdev/svc/webhook-svc/internal/api"
+	"github.com/svcdev/svc/webhook-svc/internal/consumers"
+	"github.com/svcdev/svc/webhook-svc/internal/store"
+	"github.com/svcdev/svc/webhook-svc/internal/webhook"
+)
+
+// Name is the service name: its audience for internal tokens and its default database.
+const Name = "webhook-svc"
+
+// Config is webhook-svc's configuration.
+type Config struct {
+	config.Service
+	config.Outbound
+	// Timeout bounds one delivery attempt (Standard Webhooks: 15 s).
+	Timeout time.Duration `env:"WEBHOOK_TIMEOUT, default=15s"`
+	// RetrySchedule is the delay before each retry of a failing delivery.
+	RetrySchedule string  `env:"WEBHOOK_RETRY_SCHEDULE, default=5s,5m,30m,2h,5h,10h,10h"`
+	RetryJitter   float64 `env:"WEBHOOK_RETRY_JITTER, default=0.1"`
+	// MaxRetryAfter caps how far an endpoint's Retry-After may push a retry.
+	MaxRetryAfter time.Duration `env:"WEBHOOK_MAX_RETRY_AFTER, default=24h"`
+	// Lease is how long a replica's claim on an attempt holds before another may take it over.
+	Lease time.Duration `env:"WEBHOOK_CLAIM_LEASE, default=60s"`
+	// DisableAfter disables a subscription whose endpoint has been failing that long.
+	DisableAfter time.Duration `env:"WEBHOOK_DISABLE_AFTER, default=120h"`
+	// SecretOverlap is how long a rotated-away secret keeps signing beside the new one.
+	SecretOverlap time.Duration `env:"WEBHOOK_SECRET_OVERLAP, default=24h"`
+	PollInterval  time.Duration `env:"WEBHOOK_POLL_INTERVAL, default=1s"`
+	Workers       int           `env:"WEBHOOK_WORKERS, default=16"`
+	// Retention is how long finished deliveries are kept for the delivery log.
+	Retention time.Duration `env:"WEBHOOK_RETENTION, default=720h"`
+}
+
+// App is a running webhook-svc.
+type App struct{ *service.Base }
+
+// New connects to the backends and builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if err := service.RequireIdentityURL(cfg.Service); err != nil {
+		return nil, err
+	}
+	schedule, err := webhook.ParseSchedule(cfg.RetrySchedule)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: WEBHOOK_RETRY_SCHEDULE: %w", err)
+	}
+	if cfg.Lease <= cfg.Timeout {
+		return nil, fmt.Errorf("configuration: WEBHOOK_CLAIM_LEASE (%s) must exceed WEBHOOK_TIMEOUT (%s)", cfg.Lease, cfg.Timeout)
+	}
+	opts := outbound.FromConfig(cfg.Outbound)
+	opts.Timeout, opts.MaxRedirects, opts.HTTPSOnly, opts.MaxBytes = cfg.Timeout, -1, true, 64<<10
+	out, err := outbound.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(b.DB)
+	sender := &webhook.Sender{
+		Store: st, HTTP: out.HTTPClient(), Lease: cfg.Lease, DisableAfter: cfg.DisableAfter,
+		Retry:        webhook.RetryStrategy{Schedule: schedule, Jitter: cfg.RetryJitter, MaxRetryAfter: cfg.MaxRetryAfter},
+		PollInterval: cfg.PollInterval, Workers: cfg.Workers, Log: b.Log,
+	}
+	api.Register(b.API, &api.Handler{Subscriptions: &webhook.Subscriptions{Store: st, URLs: out, Overlap: cfg.SecretOverlap}})
+	consumers.Register(b, &webhook.Fanout{Store: st, Sender: sender, Objects: b.Identity()})
+	b.Go(sender.Run)
+	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg, b.Log) })
+	return &App{Base: b}, nil
+}
+
+// sweep deletes old finished deliveries and lapsed claims (FerretDB has no TTL indexes). Every
+// replica sweeps; deleting twice is harmless.
+func sweep(ctx context.Context, st *store.Store, cfg Config, log *slog.Logger) error {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		now := clock.Now()
+		if _, err := st.SweepDeliveries(ctx, now.Add(-cfg.Retention)); err != nil && ctx.Err() == nil {
+			log.Warn("sweeping deliveries failed", "error", err)
+		}
+		// A claim is kept well past its lease, so that no late scan can win it a second time.
+		if _, err := st.SweepClaims(ctx, now.Add(-time.Hour-cfg.Lease)); err != nil && ctx.Err() == nil {
+			log.Warn("sweeping claims failed", "error", err)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+// Package api serves webhook-svc's routes: owner webhooks (create, list, read with health and
+// deliveries, update, delete, secret rotation, replay) and context subscriptions. A handler
+// decodes, calls a use case of package webhook and responds.
+package api
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/webhook-svc/internal/webhook"
+)
+
+// Handler holds what the routes need.
+type Handler struct {
+	Subscriptions *webhook.Subscriptions
+}
+
+// Register mounts the routes on api (a group that already requires an internal token).
+func Register(api *gin.RouterGroup, h *Handler) {
+	o := api.Group("/api/objects/:hash")
+	o.POST("/webhooks", httpx.Handle(h.createWebhook))
+	o.GET("/webhooks", httpx.Handle(h.listWebhooks))
+	o.GET("/webhooks/:subscription_id", httpx.Handle(h.getWebhook))
+	o.PATCH("/webhooks/:subscription_id", httpx.Handle(h.updateWebhook))
+	o.DELETE("/webhooks/:subscription_id", httpx.Handle(h.deleteWebhook))
+	o.POST("/webhooks/:subscription_id/rotate-secret", httpx.Handle(h.rotateSecret))
+	o.POST("/webhooks/:subscription_id/deliveries/:delivery_id/replay", httpx.Handle(h.replay))
+	o.POST("/context-subscriptions", httpx.Handle(h.createContextSubscription))
+	o.DELETE("/context-subscriptions", httpx.Handle(h.deleteContextSubscription))
+}
+
+// caller returns the principal and the watched box of a route open to the key of any object.
+func caller(c *gin.Context) (*authn.Principal, *authn.Target, error) {
+	p, t := authn.PrincipalFrom(c), authn.TargetFrom(c)
+	if p == nil {
+		return nil, nil, httpx.Unauthorized("an API key is required")
+	}
+	if t == nil {
+		return nil, nil, httpx.NotFound("object")
+	}
+	return p, t, nil
+}

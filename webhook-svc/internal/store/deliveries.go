@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Delivery states.
+const (
+	StatusPending   = "pending"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+)
+
+// Delivery is one event on its way to one subscription, with every attempt made so far. Its
+// _id is derived from the event and the subscription, so a redelivered event inserts nothing.
+type Delivery struct {
+	ID             string `bson:"_id"`
+	SubscriptionID string `bson:"subscription_id"`
+	EventID        string `bson:"event_id"`
+	Event          string `bson:"event"`
+	// Body is the exact JSON payload signed and sent.
+	Body      string    `bson:"body"`
+	CreatedAt time.Time `bson:"created_at"`
+	Status    string    `bson:"status"`
+	// NextAttemptAt is when the next attempt is due; nil once the delivery is final. A pending
+	// delivery always has one, so that a replica that dies mid-attempt leaves it to the others.
+	NextAttemptAt *time.Time `bson:"next_attempt_at,omitempty"`
+	Attempts      []Attempt  `bson:"attempts"`
+	ReplayOf      string     `bson:"replay_of,omitempty"`
+}
+
+// Attempt is one POST to the callback.
+type Attempt struct {
+	At         time.Time `bson:"at"`
+	StatusCode int       `bson:"status_code,omitempty"`
+	Error      string    `bson:"error,omitempty"`
+	DurationMS int64     `bson:"duration_ms"`
+}
+
+// InsertDelivery stores a new delivery; inserted is false when it already exists.
+func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) (inserted bool, err error) {
+	_, err = s.c(Deliveries).InsertOne(ctx, d)
+	switch {
+	case mongox.IsDuplicateKey(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("store delivery: %w", err)
+	}
+	return true, nil
+}
+
+// Delivery returns one delivery, or mongox.ErrNotFound.
+func (s *Store) Delivery(ctx context.Context, id string) (*Delivery, error) {
+	var d Delivery
+	if err := mongox.FindOne(ctx, s.c(Deliveries), mongox.ByID(id), &d); err != nil {
+		return nil, fmt.Errorf("read delivery: %w", err)
+	}
+	return &d, nil
+}
+
+// ReplaceDelivery rewrites a delivery; only the holder of its attempt claim calls it.
+func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
+	return s.replace(ctx, Deliveries, d.ID, d)
+}
+
+// DueDeliveries returns up to limit pending deliveries whose next attempt is due at now, the
+// longest due first.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error) {
+	return findAll[Delivery](ctx, s.c(Deliveries),
+		bson.D{{Key: "next_attempt_at", Value: bson.D{{Key: "$lte", Value: now}}}},
+		options.Find().SetSort(bson.D{{Key: "next_attempt_at", Value: 1}}).SetLimit(int64(limit)), "due deliveries")
+}
+
+// RecentDeliveries returns a subscription's latest deliveries, newest first.
+func (s *Store) RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]Delivery, error) {
+	return findAll[Delivery](ctx, s.c(Deliveries), bson.D{{Key: "subscription_id", Value: subscriptionID}},
+		options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(int64(limit)), "deliveries")
+}
+
+// SweepDeliveries deletes final deliveries created before cutoff.
+func (s *Store) SweepDeliveries(ctx context.Context, cutoff time.Time) (int64, error) {
+	res, err := s.c(Deliveries).DeleteMany(ctx, bson.D{
+		{Key: "created_at", Value: bson.D{{Key: "$lt", Value: cutoff}}},
+		{Key: "status", Value: bson.D{{Key: "$ne", Value: StatusPending}}},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sweep deliveries: %w", err)
+	}
+	return res.DeletedCount, nil
+}

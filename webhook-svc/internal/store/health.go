@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// SubscriptionHealth is what the sender has learnt of a subscription's endpoint. It lives apart
+// from the subscription so that the sender never rewrites what the owner writes (headers,
+// secrets), and the owner never rewrites what the sender writes.
+type SubscriptionHealth struct {
+	ID             string     `bson:"_id"` // the subscription id
+	LastSuccessAt  *time.Time `bson:"last_success_at,omitempty"`
+	LastFailureAt  *time.Time `bson:"last_failure_at,omitempty"`
+	FailingSince   *time.Time `bson:"failing_since,omitempty"`
+	DisabledAt     *time.Time `bson:"disabled_at,omitempty"`
+	DisabledReason string     `bson:"disabled_reason,omitempty"`
+}
+
+// Health returns a subscription's health; a subscription never delivered to has an empty one.
+func (s *Store) Health(ctx context.Context, id string) (*SubscriptionHealth, error) {
+	var h SubscriptionHealth
+	err := mongox.FindOne(ctx, s.c(Health), mongox.ByID(id), &h)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return &SubscriptionHealth{ID: id}, nil
+	case err != nil:
+		return nil, fmt.Errorf("read health: %w", err)
+	}
+	return &h, nil
+}
+
+// PutHealth writes a subscription's health.
+func (s *Store) PutHealth(ctx context.Context, h *SubscriptionHealth) error {
+	return s.replace(ctx, Health, h.ID, h)
+}
+
+// DeleteHealth deletes a deleted subscription's health.
+func (s *Store) DeleteHealth(ctx context.Context, id string) error {
+	if _, err := s.c(Health).DeleteOne(ctx, mongox.ByID(id)); err != nil {
+		return fmt.Errorf("delete health: %w", err)
+	}
+	return nil
+}

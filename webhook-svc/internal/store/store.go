@@ -1,0 +1,67 @@
+// Package store is webhook-svc's MongoDB repository: subscriptions, their health, deliveries and
+// the attempt claims by which replicas share the delivery work.
+//
+// FerretDB applies an update as read-document-then-write-document with no isolation, so a
+// document is only ever rewritten by one writer at a time: a subscription by its owner's requests,
+// a delivery by the replica holding the claim of its next attempt (an insert with a unique _id,
+// which holds on every backend), a health record by the replica that just made an attempt.
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Collection names.
+const (
+	Subscriptions = "subscriptions"
+	Health        = "health"
+	Deliveries    = "deliveries"
+	Claims        = "claims"
+)
+
+// Indexes are the indexes real MongoDB needs for the queries below. Creating them also creates
+// the collections at start-up, as FerretDB wants.
+var Indexes = []mongox.Index{
+	{Collection: Subscriptions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
+	{Collection: Health, Keys: bson.D{{Key: "disabled_at", Value: 1}}, Sparse: true},
+	{Collection: Deliveries, Keys: bson.D{{Key: "next_attempt_at", Value: 1}}, Sparse: true},
+	{Collection: Deliveries, Keys: bson.D{{Key: "subscription_id", Value: 1}, {Key: "created_at", Value: -1}}},
+	{Collection: Claims, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+}
+
+// Store is the repository.
+type Store struct{ db *mongo.Database }
+
+// New returns a store over db.
+func New(db *mongo.Database) *Store { return &Store{db: db} }
+
+func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
+
+// replace rewrites the document with doc's _id, inserting it when absent.
+func (s *Store) replace(ctx context.Context, coll, id string, doc any) error {
+	_, err := s.c(coll).ReplaceOne(ctx, mongox.ByID(id), doc, upsert)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", coll, err)
+	}
+	return nil
+}
+
+// findAll returns every document of coll matching filter; what names the list in errors.
+func findAll[T any](ctx context.Context, coll *mongo.Collection, filter any, opts *options.FindOptionsBuilder, what string) ([]T, error) {
+	cur, err := coll.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	var out []T
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// TestClaimIsWonOnce races replicas for one attempt on the embedded FerretDB: exactly one wins.
+func TestClaimIsWonOnce(t *testing.T) {
+	t.Parallel()
+	st := New(testkit.Database(t, testkit.Backends(t), "webhook"))
+	ctx := context.Background()
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			won, err := st.Claim(ctx, "dlv_1/2/1", time.Now().Add(time.Minute))
+			if err != nil {
+				t.Error(err)
+			}
+			if won {
+				wins.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := wins.Load(); n != 1 {
+		t.Fatalf("%d replicas won the same claim, want 1", n)
+	}
+	if won, err := st.Claim(ctx, "dlv_1/2/2", time.Now().Add(time.Minute)); err != nil || !won {
+		t.Fatalf("the next slot: won %v, %v", won, err)
+	}
+}
+
+// TestDeliveryInsertedOnce checks that a redelivered event inserts no second delivery.
+func TestDeliveryInsertedOnce(t *testing.T) {
+	t.Parallel()
+	st := New(testkit.Database(t, testkit.Backends(t), "webhook"))
+	ctx := context.Background()
+	due := time.Now()
+	d := &Delivery{ID: "evt_1.whk_1", SubscriptionID: "whk_1", EventID: "evt_1", Status: StatusPending, NextAttemptAt: &due, Attempts: []Attempt{}}
+	for i, want := range []bool{true, false} {
+		if inserted, err := st.InsertDelivery(ctx, d); err != nil || inserted != want {
+			t.Fatalf("insert %d: %v, %v; want %v", i, inserted, err, want)
+		}
+	}
+	list, err := st.DueDeliveries(ctx, time.Now().Add(time.Second), 10)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("due deliveries = %v, %v", list, err)
+	}
+}

@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Kinds of subscription.
+const (
+	KindWebhook = "webhook" // an owner's webhook on its own object
+	KindContext = "context" // a context subscription of any object to a watched box
+)
+
+// Subscription is an owner webhook or a context subscription. Secrets and header values are
+// read only by the sender; no view ever returns them.
+type Subscription struct {
+	ID   string `bson:"_id"`
+	Kind string `bson:"kind"`
+	// ObjectID is the object whose events are delivered: the owner's own object for a webhook,
+	// the watched box for a context subscription.
+	ObjectID string `bson:"object_id"`
+	// CreatorID is the object whose key created the subscription.
+	CreatorID   string            `bson:"creator_id"`
+	CallbackURL string            `bson:"callback_url"`
+	Events      []string          `bson:"events"`
+	Secrets     []Secret          `bson:"secrets"`
+	Headers     map[string]string `bson:"headers,omitempty"`
+	CreatedAt   time.Time         `bson:"created_at"`
+	UpdatedAt   time.Time         `bson:"updated_at"`
+}
+
+// Secret is a signing secret; a rotated-away secret keeps signing until ExpiresAt.
+type Secret struct {
+	Value     string     `bson:"value"`
+	CreatedAt time.Time  `bson:"created_at"`
+	ExpiresAt *time.Time `bson:"expires_at,omitempty"`
+}
+
+var upsert = options.Replace().SetUpsert(true)
+
+// InsertSubscription stores a new subscription.
+func (s *Store) InsertSubscription(ctx context.Context, sub *Subscription) error {
+	if _, err := s.c(Subscriptions).InsertOne(ctx, sub); err != nil {
+		return fmt.Errorf("store subscription: %w", err)
+	}
+	return nil
+}
+
+// Subscription returns one subscription, or mongox.ErrNotFound.
+func (s *Store) Subscription(ctx context.Context, id string) (*Subscription, error) {
+	var sub Subscription
+	if err := mongox.FindOne(ctx, s.c(Subscriptions), mongox.ByID(id), &sub); err != nil {
+		return nil, fmt.Errorf("read subscription: %w", err)
+	}
+	return &sub, nil
+}
+
+// ReplaceSubscription rewrites a subscription (its owner's requests are its only writers).
+func (s *Store) ReplaceSubscription(ctx context.Context, sub *Subscription) error {
+	return s.replace(ctx, Subscriptions, sub.ID, sub)
+}
+
+// DeleteSubscription deletes a subscription; its pending deliveries fail when they come due.
+func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
+	if _, err := s.c(Subscriptions).DeleteOne(ctx, mongox.ByID(id)); err != nil {
+		return fmt.Errorf("delete subscription: %w", err)
+	}
+	return nil
+}
+
+// SubscriptionsOf lists the subscriptions to an object's events, oldest first, optionally of one
+// kind only ("" for both), after the cursor id.
+func (s *Store) SubscriptionsOf(ctx context.Context, objectID, kind, after string, limit int) ([]Subscription, error) {
+	filter := bson.D{{Key: "object_id", Value: objectID}}
+	if kind != "" {
+		filter = append(filter, bson.E{Key: "kind", Value: kind})
+	}
+	if after != "" {
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return findAll[Subscription](ctx, s.c(Subscriptions), filter, opts, "subscriptions")
+}

@@ -1,0 +1,111 @@
+package webhook
+
+import (
+	"context"
+	"slices"
+
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/webhook-svc/internal/store"
+)
+
+// ObjectReader reads an object's visibility from identity-svc.
+type ObjectReader interface {
+	Object(ctx context.Context, objectID string) (*contract.Object, error)
+}
+
+// Fanout turns a domain event into one delivery per matching subscription and makes each first
+// attempt at once. Events of one object arrive in order on one partition, and are attempted in
+// that order, so a healthy endpoint receives a subscription's events in order.
+type Fanout struct {
+	Store   Repository
+	Sender  *Sender
+	Objects ObjectReader
+}
+
+// Handle is the consumer of the domain topics. It is idempotent: a delivery's id is derived from
+// the event and the subscription, and an existing delivery is left to the sender's schedule.
+func (f *Fanout) Handle(ctx context.Context, ev events.Event) error {
+	name, body, err := NewPayload(ev)
+	if err != nil {
+		return events.Permanent(err) // malformed data stays malformed
+	}
+	if name == "" {
+		return nil
+	}
+	// Once an event is taken, its deliveries are recorded even if the replica is stopping: only
+	// the attempts stop with it, and the sender of another replica makes them.
+	rec := context.WithoutCancel(ctx)
+	all, err := f.Store.SubscriptionsOf(rec, ev.ObjectID, "", "", 0)
+	if err != nil {
+		return err
+	}
+	subs, err := f.matching(rec, all, name, ev.ObjectID)
+	if err != nil {
+		return err
+	}
+	var fresh []match
+	for _, m := range subs {
+		now := clock.Now()
+		// A first attempt not made within a lease (its replica stopped) is the sender's to make.
+		due := now.Add(f.Sender.Lease)
+		d := &store.Delivery{
+			ID: ev.ID + "." + m.sub.ID, SubscriptionID: m.sub.ID, EventID: ev.ID, Event: name, Body: string(body),
+			CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &due, Attempts: []store.Attempt{},
+		}
+		inserted, err := f.Store.InsertDelivery(rec, d)
+		if err != nil {
+			return err
+		}
+		if inserted {
+			m.delivery = d
+			fresh = append(fresh, m)
+		}
+	}
+	for _, m := range fresh {
+		f.Sender.First(ctx, &m.sub, m.health, m.delivery)
+	}
+	return nil
+}
+
+// match is a subscription that takes an event, with its health and the delivery made for it.
+type match struct {
+	sub      store.Subscription
+	health   *store.SubscriptionHealth
+	delivery *store.Delivery
+}
+
+// matching keeps the enabled subscriptions that selected the event. A context subscription of
+// another object to a box that is now private receives nothing.
+func (f *Fanout) matching(ctx context.Context, subs []store.Subscription, name, objectID string) ([]match, error) {
+	var out []match
+	var private *bool
+	for _, sub := range subs {
+		if !slices.Contains(sub.Events, name) {
+			continue
+		}
+		h, err := f.Store.Health(ctx, sub.ID)
+		if err != nil {
+			return nil, err
+		}
+		if h.DisabledAt != nil {
+			continue
+		}
+		if sub.CreatorID != objectID {
+			if private == nil {
+				obj, err := f.Objects.Object(ctx, objectID)
+				if err != nil {
+					return nil, err
+				}
+				p := obj.Visibility == "private"
+				private = &p
+			}
+			if *private {
+				continue
+			}
+		}
+		out = append(out, match{sub: sub, health: h})
+	}
+	return out, nil
+}

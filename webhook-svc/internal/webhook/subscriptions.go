@@ -1,0 +1,349 @@
+// Package webhook holds webhook-svc's use cases: owner webhooks and context subscriptions, the
+// public payload of each event, and the sender that signs, posts and retries deliveries.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/webhook-svc/internal/store"
+)
+
+// Limits of a subscription.
+const (
+	MaxURLLength      = 2048
+	MaxHeaders        = 20
+	MaxHeaderValueLen = 4096
+	// MaxPerObject bounds the subscriptions to one object, so that fan-out stays bounded.
+	MaxPerObject = 100
+	// RecentDeliveries is how many deliveries a subscription read shows.
+	RecentDeliveries = 20
+)
+
+// Repository is what the use cases need of the store.
+type Repository interface {
+	InsertSubscription(ctx context.Context, sub *store.Subscription) error
+	Subscription(ctx context.Context, id string) (*store.Subscription, error)
+	ReplaceSubscription(ctx context.Context, sub *store.Subscription) error
+	DeleteSubscription(ctx context.Context, id string) error
+	SubscriptionsOf(ctx context.Context, objectID, kind, after string, limit int) ([]store.Subscription, error)
+	Health(ctx context.Context, id string) (*store.SubscriptionHealth, error)
+	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
+	DeleteHealth(ctx context.Context, id string) error
+	InsertDelivery(ctx context.Context, d *store.Delivery) (bool, error)
+	Delivery(ctx context.Context, id string) (*store.Delivery, error)
+	ReplaceDelivery(ctx context.Context, d *store.Delivery) error
+	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error)
+	RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]store.Delivery, error)
+	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
+}
+
+// URLChecker refuses callback URLs the sender would never dial (pkg/outbound).
+type URLChecker interface {
+	CheckURL(raw string) (*url.URL, error)
+}
+
+// Subscriptions are the subscription use cases.
+type Subscriptions struct {
+	Store Repository
+	URLs  URLChecker
+	// Overlap is how long a rotated-away secret keeps signing beside the new one.
+	Overlap time.Duration
+}
+
+// Draft is a new subscription as asked for.
+type Draft struct {
+	CallbackURL string
+	Events      []string
+}
+
+// Created is a new subscription with its secret, shown once.
+type Created struct {
+	*store.Subscription
+	Secret string
+}
+
+// CreateWebhook creates an owner webhook on the owner's own object.
+func (s *Subscriptions) CreateWebhook(ctx context.Context, t *authn.Target, d Draft) (*Created, error) {
+	return s.create(ctx, store.KindWebhook, t.ObjectID, t.ObjectID, d, Events)
+}
+
+// CreateContextSubscription subscribes the caller's object to a watched box's context updates.
+// A private box can be watched by its owner only; others learn nothing of it (404).
+func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, d Draft) (*Created, error) {
+	if t.Visibility == "private" && t.ObjectID != p.ObjectID {
+		return nil, httpx.NotFound("object")
+	}
+	return s.create(ctx, store.KindContext, t.ObjectID, p.ObjectID, d, ContextEvents)
+}
+
+func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID string, d Draft, allowed []string) (*Created, error) {
+	callback, err := s.checkURL(d.CallbackURL)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := checkEvents(d.Events, allowed)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := s.Store.SubscriptionsOf(ctx, objectID, "", "", MaxPerObject)
+	if err != nil {
+		return nil, err
+	}
+	if len(existing) >= MaxPerObject {
+		return nil, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object has at most %d subscriptions", MaxPerObject))
+	}
+	now := clock.Now()
+	prefix := "whk"
+	if kind == store.KindContext {
+		prefix = "csub"
+	}
+	secret := NewSecret()
+	sub := &store.Subscription{
+		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, CallbackURL: callback,
+		Events: evs, Secrets: []store.Secret{{Value: secret, CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.Store.InsertSubscription(ctx, sub); err != nil {
+		return nil, err
+	}
+	return &Created{Subscription: sub, Secret: secret}, nil
+}
+
+// ListWebhooks lists an owner's webhooks, oldest first.
+func (s *Subscriptions) ListWebhooks(ctx context.Context, t *authn.Target, after string, limit int) ([]store.Subscription, error) {
+	return s.Store.SubscriptionsOf(ctx, t.ObjectID, store.KindWebhook, after, limit)
+}
+
+// Status is a webhook with its health and latest deliveries.
+type Status struct {
+	*store.Subscription
+	Health     *store.SubscriptionHealth
+	Deliveries []store.Delivery
+}
+
+// Webhook returns an owner's webhook with its health and recent deliveries.
+func (s *Subscriptions) Webhook(ctx context.Context, t *authn.Target, id string) (*Status, error) {
+	sub, err := s.webhook(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.Store.Health(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := s.Store.RecentDeliveries(ctx, id, RecentDeliveries)
+	if err != nil {
+		return nil, err
+	}
+	return &Status{Subscription: sub, Health: h, Deliveries: ds}, nil
+}
+
+// Change is a webhook update; nil fields stay as they are.
+type Change struct {
+	CallbackURL *string
+	Events      []string
+	// Headers, when not nil, replace the stored headers (an empty object removes them all).
+	Headers map[string]string
+}
+
+// UpdateWebhook applies a change to an owner's webhook.
+func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id string, ch Change) (*store.Subscription, error) {
+	sub, err := s.webhook(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	if ch.CallbackURL != nil {
+		if sub.CallbackURL, err = s.checkURL(*ch.CallbackURL); err != nil {
+			return nil, err
+		}
+	}
+	if ch.Events != nil {
+		if sub.Events, err = checkEvents(ch.Events, Events); err != nil {
+			return nil, err
+		}
+	}
+	if ch.Headers != nil {
+		if err := checkHeaders(ch.Headers); err != nil {
+			return nil, err
+		}
+		sub.Headers = ch.Headers
+	}
+	sub.UpdatedAt = clock.Now()
+	if err := s.Store.ReplaceSubscription(ctx, sub); err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// RotateSecret gives a webhook a new secret; the previous ones keep signing for the overlap, so
+// receivers can switch without missing a delivery.
+func (s *Subscriptions) RotateSecret(ctx context.Context, t *authn.Target, id string) (*Created, error) {
+	sub, err := s.webhook(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Now()
+	until := now.Add(s.Overlap)
+	kept := []store.Secret{}
+	for _, sec := range sub.Secrets {
+		if sec.ExpiresAt != nil && !now.Before(*sec.ExpiresAt) {
+			continue
+		}
+		if sec.ExpiresAt == nil {
+			sec.ExpiresAt = &until
+		}
+		kept = append(kept, sec)
+	}
+	secret := NewSecret()
+	sub.Secrets = append(kept, store.Secret{Value: secret, CreatedAt: now})
+	sub.UpdatedAt = now
+	if err := s.Store.ReplaceSubscription(ctx, sub); err != nil {
+		return nil, err
+	}
+	return &Created{Subscription: sub, Secret: secret}, nil
+}
+
+// DeleteWebhook deletes an owner's webhook.
+func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *authn.Target, id string) error {
+	if _, err := s.webhook(ctx, t, id); err != nil {
+		return err
+	}
+	return s.delete(ctx, id)
+}
+
+// DeleteContextSubscription deletes a context subscription of the watched box; only the object
+// that created it may (anyone else gets 404).
+func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, id string) error {
+	sub, err := s.Store.Subscription(ctx, id)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return httpx.NotFound("subscription")
+	case err != nil:
+		return err
+	}
+	if sub.Kind != store.KindContext || sub.ObjectID != t.ObjectID || sub.CreatorID != p.ObjectID {
+		return httpx.NotFound("subscription")
+	}
+	return s.delete(ctx, id)
+}
+
+func (s *Subscriptions) delete(ctx context.Context, id string) error {
+	if err := s.Store.DeleteSubscription(ctx, id); err != nil {
+		return err
+	}
+	return s.Store.DeleteHealth(ctx, id)
+}
+
+// Replay sends one delivery of a webhook again, as a new delivery signed with the current
+// secrets; the sender picks it up at once.
+func (s *Subscriptions) Replay(ctx context.Context, t *authn.Target, id, deliveryID string) (*store.Delivery, error) {
+	if _, err := s.webhook(ctx, t, id); err != nil {
+		return nil, err
+	}
+	d, err := s.Store.Delivery(ctx, deliveryID)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return nil, httpx.NotFound("delivery")
+	case err != nil:
+		return nil, err
+	}
+	if d.SubscriptionID != id {
+		return nil, httpx.NotFound("delivery")
+	}
+	now := clock.Now()
+	replay := &store.Delivery{
+		ID: apikey.NewID("dlv"), SubscriptionID: id, EventID: d.EventID, Event: d.Event, Body: d.Body,
+		CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &now, Attempts: []store.Attempt{}, ReplayOf: d.ID,
+	}
+	if _, err := s.Store.InsertDelivery(ctx, replay); err != nil {
+		return nil, err
+	}
+	return replay, nil
+}
+
+// webhook reads an owner webhook of the target; any other subscription is 404.
+func (s *Subscriptions) webhook(ctx context.Context, t *authn.Target, id string) (*store.Subscription, error) {
+	sub, err := s.Store.Subscription(ctx, id)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return nil, httpx.NotFound("webhook")
+	case err != nil:
+		return nil, err
+	}
+	if sub.Kind != store.KindWebhook || sub.ObjectID != t.ObjectID {
+		return nil, httpx.NotFound("webhook")
+	}
+	return sub, nil
+}
+
+func (s *Subscriptions) checkURL(raw string) (string, error) {
+	if len(raw) > MaxURLLength {
+		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url is longer than %d characters", MaxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" {
+		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url must be an absolute https URL")
+	}
+	if _, err := s.URLs.CheckURL(raw); err != nil {
+		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url is not allowed: %v", err)
+	}
+	return raw, nil
+}
+
+// checkEvents validates a list of public event names; nil means every allowed event.
+func checkEvents(evs, allowed []string) ([]string, error) {
+	if evs == nil {
+		return slices.Clone(allowed), nil
+	}
+	if len(evs) == 0 {
+		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "events must name at least one of: %s", strings.Join(allowed, ", "))
+	}
+	out := []string{}
+	for _, e := range evs {
+		if !slices.Contains(allowed, e) {
+			return nil, httpx.BadRequest(httpx.CodeInvalidKind, "event %q is not one of: %s", e, strings.Join(allowed, ", "))
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$")
+
+// reservedHeaders are set by the sender and may not be overridden by stored headers.
+var reservedHeaders = []string{
+	"content-type", "content-length", "content-encoding", "transfer-encoding", "connection", "host", "te",
+	"upgrade", "trailer", "user-agent", "x-svc-event", "webhook-id", "webhook-timestamp", "webhook-signature",
+}
+
+// checkHeaders validates stored headers. Errors name the header, never its value.
+func checkHeaders(h map[string]string) error {
+	if len(h) > MaxHeaders {
+		return httpx.BadRequest(httpx.CodeInvalidRequest, "at most %d headers may be stored", MaxHeaders)
+	}
+	for name, value := range h {
+		if !headerName.MatchString(name) {
+			return httpx.BadRequest(httpx.CodeInvalidRequest, "header name %q is not a valid HTTP header name", name)
+		}
+		if slices.Contains(reservedHeaders, strings.ToLower(name)) {
+			return httpx.BadRequest(httpx.CodeInvalidRequest, "header %q is set by the sender and cannot be stored", name)
+		}
+		if len(value) > MaxHeaderValueLen || strings.ContainsAny(value, "\r\n\x00") {
+			return httpx.BadRequest(httpx.CodeInvalidRequest, "the value of header %q must be at most %d bytes with no line breaks", name, MaxHeaderValueLen)
+		}
+	}
+	return nil
+}
