@@ -1,4 +1,4 @@
-//go:build browser
+//go:build browser && linux
 
 package e2e
 
@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,21 +41,38 @@ func chromiumPath(t *testing.T) string {
 }
 
 // browser starts a fresh headless Chromium and returns a tab context that records console
-// errors and uncaught exceptions.
+// errors and uncaught exceptions. Chromium runs in its own process group; when the test ends the
+// whole group is killed and the test waits until none of it runs, since Chromium's helper
+// processes outlive the main one for a moment and keep writing into the profile directory, which
+// the test's TempDir cleanup removes next.
 func browser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.UserDataDir(t.TempDir()),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		}),
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelTab(); cancelAlloc() })
+	tab, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(tab, 90*time.Second)
+	t.Cleanup(func() {
+		cancelTimeout()
+		group := 0
+		if c := chromedp.FromContext(tab); c != nil && c.Browser != nil && c.Browser.Process() != nil {
+			group = c.Browser.Process().Pid
+		}
+		cancelTab()
+		if group != 0 {
+			stopGroup(t, group)
+		}
+		cancelAlloc()
+	})
 	var mu sync.Mutex
 	var problems []string
 	chromedp.ListenTarget(ctx, func(ev any) {
@@ -80,6 +99,49 @@ func browser(t *testing.T) (context.Context, func() []string) {
 		defer mu.Unlock()
 		return append([]string(nil), problems...)
 	}
+}
+
+// stopGroup kills what is left of the process group and waits until none of its processes runs
+// (zombies, which write nothing, may wait for their reaper).
+func stopGroup(t *testing.T, group int) {
+	t.Helper()
+	_ = syscall.Kill(-group, syscall.SIGKILL)
+	deadline := time.Now().Add(10 * time.Second)
+	for live := groupMembers(group); live > 0; live = groupMembers(group) {
+		if time.Now().After(deadline) {
+			t.Errorf("%d Chromium processes of group %d still run after it was killed", live, group)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// groupMembers counts the processes of a process group that are not zombies, from /proc.
+func groupMembers(group int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // the process ended meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(group) {
+			n++
+		}
+	}
+	return n
 }
 
 // screenshotDir is where the screenshots go (SCREENSHOT_DIR, else a folder in the temp dir).
