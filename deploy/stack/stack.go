@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	contextsvc "github.com/svcdev/svc/context-svc/app"
+	feed "github.com/svcdev/svc/feed-svc/app"
 	gateway "github.com/svcdev/svc/gateway/app"
 	identity "github.com/svcdev/svc/identity-svc/app"
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
@@ -83,6 +84,9 @@ var services = []component{
 	})},
 	{name: mailbox.Name, urlEnv: "MAILBOX_URL", build: build(func(ctx context.Context, c mailbox.Config, l *slog.Logger) (runner, error) {
 		return mailbox.New(ctx, c, l)
+	})},
+	{name: feed.Name, urlEnv: "FEED_URL", build: build(func(ctx context.Context, c feed.Config, l *slog.Logger) (runner, error) {
+		return feed.New(ctx, c, l)
 	})},
 	{name: webhook.Name, urlEnv: "WEBHOOK_URL", build: build(func(ctx context.Context, c webhook.Config, l *slog.Logger) (runner, error) {
 		return webhook.New(ctx, c, l)
