@@ -2,13 +2,18 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test lint run bench build fmt-check bench-embedded bench-stack
+.PHONY: test test-browser lint run bench build fmt-check bench-embedded bench-stack
 
 include deploy/deploy.mk
 
 ## test: every test of every module (embedded FerretDB, kfake and miniredis; nothing to install)
 test:
 	@set -e; for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...); done
+
+## test-browser: the box page in a real headless Chromium (Debian: apt-get install -y chromium).
+## Without Chromium it skips, saying so, unless CI is set; CI installs Chromium and sets it.
+test-browser:
+	cd deploy && go vet -tags browser ./e2e && go test $(GO_TEST_FLAGS) -tags browser -run 'InChromium' -v ./e2e
 
 ## lint: go vet on every module, and gofmt drift
 lint: fmt-check

@@ -15,6 +15,7 @@ import (
 
 	claims "github.com/svcdev/svc/claims-svc/app"
 	contextsvc "github.com/svcdev/svc/context-svc/app"
+	feed "github.com/svcdev/svc/feed-svc/app"
 	gateway "github.com/svcdev/svc/gateway/app"
 	identity "github.com/svcdev/svc/identity-svc/app"
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
@@ -87,6 +88,9 @@ var services = []component{
 	})},
 	{name: claims.Name, urlEnv: "CLAIMS_URL", build: build(func(ctx context.Context, c claims.Config, l *slog.Logger) (runner, error) {
 		return claims.New(ctx, c, l)
+	})},
+	{name: feed.Name, urlEnv: "FEED_URL", build: build(func(ctx context.Context, c feed.Config, l *slog.Logger) (runner, error) {
+		return feed.New(ctx, c, l)
 	})},
 	{name: webhook.Name, urlEnv: "WEBHOOK_URL", build: build(func(ctx context.Context, c webhook.Config, l *slog.Logger) (runner, error) {
 		return webhook.New(ctx, c, l)

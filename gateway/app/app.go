@@ -88,7 +88,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	idClient := identity.NewClient(cfg.IdentityURL, &http.Client{Transport: &authn.Transport{
 		Keys: keys, Issuer: Name, Audience: "identity-svc", Base: service.Transport(),
 	}}, rdb)
-	gw, err := proxy.New(auth.New(idClient), idClient, ratelimit.New(rdb), cfg.Limits, keys, cfg.upstreams(), log)
+	gw, err := proxy.New(auth.New(idClient), idClient, ratelimit.New(rdb), ratelimit.NewPoller(rdb, cfg.Limits.FeedPollInterval), cfg.Limits, keys, cfg.upstreams(), log)
 	if err != nil {
 		_ = rdb.Close()
 		return nil, err

@@ -23,14 +23,14 @@ func LLMsTxt(baseURL string, served []routes.Route) string {
 2. Send owner calls with the header Authorization: Bearer <api_key>.
 3. Read anyone's public profile: GET %[1]s/api/objects/{hash}/llm.txt (text/plain).
 4. Errors are JSON: {"error": {"code": "...", "message": "...", "request_id": "..."}}.
-
+%[2]s
 ## Reference
 
 - [OpenAPI 3.1 document](%[1]s/openapi.json): every route, request and response.
 
 ## Routes
 
-`, baseURL)
+`, baseURL, feedStep(baseURL, served))
 	for _, r := range served {
 		who := "public"
 		switch r.Auth {
@@ -44,4 +44,15 @@ func LLMsTxt(baseURL string, served []routes.Route) string {
 		fmt.Fprintf(&b, "- %s %s (%s): %s\n", r.Method, r.Path, who, r.Summary)
 	}
 	return b.String()
+}
+
+// feedStep tells pollers how to follow the network, when the gateway serves feeds.
+func feedStep(baseURL string, served []routes.Route) string {
+	for _, r := range served {
+		if r.Path == "/feed.txt" {
+			return fmt.Sprintf("5. Follow the network: GET %s/feed.txt (plain text), at most every 15 minutes, sending\n"+
+				"   If-None-Match with the last ETag (a 304 does not count); a box's page is %s/{hash}.\n", baseURL, baseURL)
+		}
+	}
+	return ""
 }

@@ -72,3 +72,9 @@ func Truncate(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// ComposedProfile is the answer of context-svc's GET /internal/v1/objects/{object_id}/profile:
+// the composed profile markdown that the object's public llm.txt read shows.
+type ComposedProfile struct {
+	Markdown string `json:"markdown"`
+}

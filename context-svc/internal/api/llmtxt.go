@@ -38,11 +38,22 @@ func (h *Handler) getLLMTxt(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	sources, err := h.Profiles.Composable(c.Request.Context(), t.ObjectID, p.Included)
+	md, err := h.Profiles.LLMTxt(c.Request.Context(), p, t.Hash, h.BaseURL)
 	if err != nil {
 		return err
 	}
-	c.Data(http.StatusOK, textPlain, []byte(profile.Compose(t.Hash, h.BaseURL, p.LLMTxt, sources)))
+	c.Data(http.StatusOK, textPlain, []byte(md))
+	return nil
+}
+
+// internalProfile answers feed-svc's box page: the composed profile of the llm.txt read, for the
+// hash the caller names (links in it use that hash).
+func (h *Handler) internalProfile(c *gin.Context) error {
+	cp, err := h.Profiles.ComposedProfile(c.Request.Context(), c.Param("id"), c.Query("hash"), h.BaseURL)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, cp)
 	return nil
 }
 

@@ -1,7 +1,7 @@
 // Package api serves context-svc's routes: the public profile (llm.txt), structured context,
 // versions, rules, sources, context links, repository sync, the context coach, decision memory,
-// the agent card, and the internal rules read of mailbox-svc. A handler decodes, calls a use case
-// of package profile and responds.
+// the agent card, and the internal reads of mailbox-svc (rules) and feed-svc (the composed profile).
+// A handler decodes, calls a use case of package profile and responds.
 package api
 
 import (
@@ -51,6 +51,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.GET("/context/:linkId", httpx.Handle(h.linkPage))
 
 	api.GET("/internal/v1/objects/:id/rules", httpx.Handle(h.internalRules))
+	api.GET("/internal/v1/objects/:id/profile", httpx.Handle(h.internalProfile))
 }
 
 // Content types of the text routes.

@@ -161,6 +161,30 @@ func (s *Service) Composable(ctx context.Context, objectID string, ids []string)
 	return out, nil
 }
 
+// LLMTxt composes p's llm.txt read for the object at hash: its markdown and its included sources
+// (links name hash and baseURL).
+func (s *Service) LLMTxt(ctx context.Context, p *store.Profile, hash, baseURL string) (string, error) {
+	sources, err := s.Composable(ctx, p.ObjectID, p.Included)
+	if err != nil {
+		return "", err
+	}
+	return Compose(hash, baseURL, p.LLMTxt, sources), nil
+}
+
+// ComposedProfile is the llm.txt read of the object objectID, composed for hash: what the
+// object's public page shows.
+func (s *Service) ComposedProfile(ctx context.Context, objectID, hash, baseURL string) (*contract.ComposedProfile, error) {
+	p, err := s.Profile(ctx, objectID)
+	if err != nil {
+		return nil, err
+	}
+	md, err := s.LLMTxt(ctx, p, hash, baseURL)
+	if err != nil {
+		return nil, err
+	}
+	return &contract.ComposedProfile{Markdown: md}, nil
+}
+
 // refresh fetches the stale URL sources among srcs, in parallel, and records the results. Those
 // not fetched within the budget keep their earlier content and are fetched again next time.
 func (s *Service) refresh(ctx context.Context, srcs []store.Source) {

@@ -101,6 +101,14 @@ func operation(r routes.Route) map[string]any {
 	if r.Cacheable {
 		responses["304"] = map[string]any{"description": "not modified: If-None-Match holds the current ETag"}
 	}
+	if r.Feed {
+		responses["304"] = map[string]any{"description": "not modified: the If-None-Match ETag is current (not counted as a poll)"}
+		responses["429"].(map[string]any)["description"] = "polled again within the poll interval: wait Retry-After seconds"
+	}
+	if strings.HasPrefix(ct, "text/html") {
+		// A page's own not-found answer is a page too; the gateway's errors stay JSON.
+		responses["404"].(map[string]any)["content"].(map[string]any)[ct] = map[string]any{"schema": routes.Ref("Text")}
+	}
 	op["responses"] = responses
 	return op
 }

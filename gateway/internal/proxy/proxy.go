@@ -41,6 +41,7 @@ type Gateway struct {
 	auth      *auth.Authenticator
 	resolver  Resolver
 	limiter   *ratelimit.Limiter
+	poller    *ratelimit.Poller
 	limits    ratelimit.Config
 	keys      *authn.Keys
 	upstreams map[string]*httputil.ReverseProxy
@@ -52,9 +53,9 @@ type Gateway struct {
 
 // New returns a gateway forwarding to the services at upstreams (service name → base URL, or
 // several comma-separated URLs of replicas).
-func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, limits ratelimit.Config, keys *authn.Keys,
+func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.Poller, limits ratelimit.Config, keys *authn.Keys,
 	upstreams map[string]string, log *slog.Logger) (*Gateway, error) {
-	g := &Gateway{auth: a, resolver: r, limiter: l, limits: limits, keys: keys, log: log,
+	g := &Gateway{auth: a, resolver: r, limiter: l, poller: p, limits: limits, keys: keys, log: log,
 		upstreams: map[string]*httputil.ReverseProxy{}}
 	transport := &http.Transport{
 		Proxy:                 nil,
@@ -82,6 +83,7 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, limits ratelim
 			// The gateway already answers with the request id; the service's copy would repeat it.
 			ModifyResponse: func(resp *http.Response) error {
 				resp.Header.Del(httpx.HeaderRequestID)
+				g.countPoll(resp)
 				return nil
 			},
 			Transport:    transport,
@@ -112,6 +114,10 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 		anonymous := c.GetHeader("Authorization") == ""
 		t, err := g.admit(c, r)
 		if err != nil {
+			httpx.Abort(c, err)
+			return
+		}
+		if err := g.pollFirst(c, r); err != nil {
 			httpx.Abort(c, err)
 			return
 		}

@@ -120,7 +120,7 @@ func BenchmarkOwnerRoute(b *testing.B) {
 	key, digest := apikey.Generate(apikey.OwnerPrefix)
 	id := staticIdentity{digest: digest, obj: identity.Object{ObjectID: "obj_1", Hash: "svc_bench", Visibility: "public"}}
 	limits := ratelimit.Config{OwnerPerMin: 1 << 30, OwnerBurst: 1 << 30}
-	g, err := New(auth.New(id), id, ratelimit.New(rdb), limits, keys, map[string]string{"identity-svc": srv.URL}, log)
+	g, err := New(auth.New(id), id, ratelimit.New(rdb), ratelimit.NewPoller(rdb, 0), limits, keys, map[string]string{"identity-svc": srv.URL}, log)
 	if err != nil {
 		b.Fatal(err)
 	}

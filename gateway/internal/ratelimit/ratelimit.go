@@ -26,6 +26,9 @@ type Config struct {
 	PublicBurst     int `env:"RATE_PUBLIC_BURST, default=600"`
 	OwnerPerMin     int `env:"RATE_OWNER_PER_MIN, default=1200"`
 	OwnerBurst      int `env:"RATE_OWNER_BURST, default=200"`
+	// FeedPollInterval is how often a client may read one feed with content (0: no limit). Keep
+	// it equal to feed-svc's FEED_POLL_INTERVAL, the max-age that feed answers announce.
+	FeedPollInterval time.Duration `env:"RATE_FEED_POLL_INTERVAL, default=15m"`
 	// AuthIP* limit, per client IP, the requests that carry a key, before the key is checked:
 	// checking an unknown key costs identity-svc a lookup.
 	AuthIPPerMin int `env:"RATE_AUTH_IP_PER_MIN, default=1200"`

@@ -35,7 +35,8 @@ type Route struct {
 	// /api/messages); Recipient names the body field limited per recipient.
 	Ingress   bool
 	Recipient string
-	// Feed marks feed polling routes (limited per client and feed, with ETag and max-age=900).
+	// Feed marks feed polling routes: a client reads a feed's first page at most once per poll
+	// interval; a 304 does not count (see ratelimit.Poller).
 	Feed bool
 	// Cacheable marks public reads answered with ETag and Cache-Control, and 304 Not Modified to
 	// an If-None-Match that holds the current ETag.
@@ -85,13 +86,13 @@ func (r Route) SuccessStatus() int {
 
 // All is the whole table: every service's routes.
 func All() []Route {
-	return slices.Concat(Identity, Context, Mailbox, Claims, Webhook)
+	return slices.Concat(Identity, Context, Mailbox, Claims, Feed, Webhook)
 }
 
 // Schemas is every named schema of the table.
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
-	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, ClaimsSchemas, WebhookSchemas} {
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, ClaimsSchemas, FeedSchemas, WebhookSchemas} {
 		for k, v := range m {
 			out[k] = v
 		}

@@ -25,7 +25,7 @@ var publicFields = map[string][]string{
 	events.ClaimVerified:        {"id", "claim_id", "proof_type", "claimed_target", "status", "verified_at"},
 	events.ContextSourceChanged: {"source_id", "kind", "title", "url", "included", "change"},
 	events.ContextUpdated:       {"version", "updated_at", "title", "change"},
-	events.FeedItemPublished:    {"id", "item_id", "title", "body", "tags", "who", "posted_at"},
+	events.FeedItemPublished:    {"item_id", "title", "body", "tags", "author_hash", "author_name", "posted_at"},
 	events.MessageCreated:       {"message_id", "thread_id", "from_hash", "to_hash", "kind", "body", "created_at"},
 	events.DecisionRecorded:     {"id", "decision_id", "thread_id", "title", "confidence", "created_at"},
 }

@@ -1,0 +1,88 @@
+// Package app wires feed-svc: configuration, storage, events, consumers and routes. It is public
+// (not internal) so that the all-in-one mode can run the service in-process with the same wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/svcdev/svc/feed-svc/internal/api"
+	"github.com/svcdev/svc/feed-svc/internal/consumers"
+	"github.com/svcdev/svc/feed-svc/internal/feed"
+	"github.com/svcdev/svc/feed-svc/internal/network"
+	"github.com/svcdev/svc/feed-svc/internal/page"
+	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/rpc"
+	"github.com/svcdev/svc/pkg/service"
+)
+
+// Name is the service name: its audience for internal tokens and its default database.
+const Name = "feed-svc"
+
+// Config is feed-svc's configuration.
+type Config struct {
+	config.Service
+	// ContextURL is the internal address of context-svc, which composes the profile of the box
+	// page.
+	ContextURL string `env:"CONTEXT_URL, required"`
+	// MailboxURL is the internal address of mailbox-svc, which owns the sender blocks that
+	// publishing honours.
+	MailboxURL string `env:"MAILBOX_URL, required"`
+	// PollInterval is the max-age of feed reads: how often a poller should come back. Keep it
+	// equal to the gateway's RATE_FEED_POLL_INTERVAL.
+	PollInterval time.Duration `env:"FEED_POLL_INTERVAL, default=15m"`
+}
+
+// App is a running feed-svc: the shared service base (Serve, Run, Close) with its routes and
+// consumers.
+type App struct{ *service.Base }
+
+// New connects to the backends and builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if err := service.RequireIdentityURL(cfg.Service); err != nil {
+		return nil, err
+	}
+	if cfg.PollInterval < time.Second {
+		return nil, errors.New("configuration: FEED_POLL_INTERVAL must be at least 1s")
+	}
+	pages, err := page.New(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(b.DB)
+	ident := b.Identity()
+	feeds := &feed.Feeds{
+		Store: st, Outbox: b.Outbox, Identity: ident,
+		Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
+	}
+	api.Register(b.API, &api.Handler{
+		Feeds:   feeds,
+		Network: &network.Network{Store: st},
+		Boxes: &api.Boxes{Resolver: ident,
+			Profiles: profiles{rpc.New("context-svc", cfg.ContextURL, b.Client("context-svc"), 0)}},
+		Pages:        pages,
+		PollInterval: cfg.PollInterval,
+	})
+	b.Consume("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
+	return &App{Base: b}, nil
+}
+
+// profiles reads composed profiles from context-svc's internal API.
+type profiles struct{ rpc *rpc.Client }
+
+// ComposedProfile returns the markdown an object's llm.txt read shows.
+func (p profiles) ComposedProfile(ctx context.Context, objectID, hash string) (string, error) {
+	var out contract.ComposedProfile
+	err := p.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/profile?hash="+url.QueryEscape(hash), nil, &out)
+	return out.Markdown, err
+}

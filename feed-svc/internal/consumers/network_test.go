@@ -1,0 +1,76 @@
+package consumers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/svcdev/svc/feed-svc/internal/network"
+	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// envelope builds the event a service would publish.
+func envelope(t *testing.T, topic, typ, objectID, hash string, data any) events.Event {
+	t.Helper()
+	p := events.MustNew(topic, typ, objectID, hash, "", data)
+	var ev events.Event
+	if err := jsonUnmarshal(p.Payload, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func TestProjectionCountsExactlyUnderConcurrencyAndRedelivery(t *testing.T) {
+	t.Parallel()
+	env := testkit.Backends(t)
+	db := testkit.Database(t, env, "feed")
+	ctx := context.Background()
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db)
+	n := &Network{Store: st}
+	for _, o := range []contract.Object{
+		{ObjectID: "pub", Hash: "svc_pub", Visibility: "public", Title: "Pub"},
+		{ObjectID: "priv", Hash: "svc_priv", Visibility: "private"},
+	} {
+		if err := n.Handle(ctx, envelope(t, events.TopicIdentity, events.ObjectCreated, o.ObjectID, o.Hash, contract.ObjectCreatedData{Object: o})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var msgs []events.Event
+	for i := range 40 {
+		to := "pub"
+		if i%4 == 0 {
+			to = "priv"
+		}
+		msgs = append(msgs, envelope(t, events.TopicMailbox, events.MessageCreated, to, "svc_"+to,
+			contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
+	}
+	// Every event handled twice, all at once: redelivery and concurrency.
+	var wg sync.WaitGroup
+	for _, ev := range append(msgs, msgs...) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := n.Handle(ctx, ev); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	s, err := (&network.Network{Store: st}).Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.IdentifierCount != 1 || s.MessageCount != 30 {
+		t.Errorf("stats = %+v, want one public object and its 30 messages", s)
+	}
+}

@@ -1,0 +1,44 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Feed marks a box as a feed. Its _id is the box's object id.
+type Feed struct {
+	ObjectID  string    `bson:"_id"`
+	CreatedAt time.Time `bson:"created_at"`
+}
+
+// CreateFeed turns a box into a feed and returns the feed as stored: the first creation wins,
+// so turning a box into a feed twice keeps its first date.
+func (s *Store) CreateFeed(ctx context.Context, f Feed) (*Feed, error) {
+	if _, err := s.c(Feeds).InsertOne(ctx, f); insertOnce(err) != nil {
+		return nil, fmt.Errorf("store feeds: %w", err)
+	}
+	return s.Feed(ctx, f.ObjectID)
+}
+
+// Feed returns the feed of a box, or mongox.ErrNotFound when the box is not a feed.
+func (s *Store) Feed(ctx context.Context, objectID string) (*Feed, error) {
+	var f Feed
+	if err := mongox.FindOne(ctx, s.c(Feeds), mongox.ByID(objectID), &f); err != nil {
+		return nil, fmt.Errorf("store feeds: %w", err)
+	}
+	return &f, nil
+}
+
+// IsFeed reports whether a box is a feed.
+func (s *Store) IsFeed(ctx context.Context, objectID string) (bool, error) {
+	n, err := s.c(Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: objectID}})
+	if err != nil {
+		return false, fmt.Errorf("store feeds: %w", err)
+	}
+	return n > 0, nil
+}

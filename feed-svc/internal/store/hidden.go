@@ -1,0 +1,44 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// Hide marks an item hidden by the box owner. Its _id is the item id: hiding twice is one mark.
+type Hide struct {
+	ItemID   string    `bson:"_id"`
+	FeedID   string    `bson:"feed_id"`
+	HiddenAt time.Time `bson:"hidden_at"`
+}
+
+// HideItem records that an item is hidden.
+func (s *Store) HideItem(ctx context.Context, h Hide) error {
+	if _, err := s.c(Hidden).InsertOne(ctx, h); insertOnce(err) != nil {
+		return fmt.Errorf("store hidden items: %w", err)
+	}
+	return nil
+}
+
+// HiddenAmong returns which of the given item ids are hidden.
+func (s *Store) HiddenAmong(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	cur, err := s.c(Hidden).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return nil, fmt.Errorf("store hidden items: %w", err)
+	}
+	var marks []Hide
+	if err := cur.All(ctx, &marks); err != nil {
+		return nil, fmt.Errorf("store hidden items: %w", err)
+	}
+	for _, m := range marks {
+		out[m.ItemID] = true
+	}
+	return out, nil
+}
