@@ -573,3 +573,25 @@ func TestIdempotencyKeysExpire(t *testing.T) {
 		t.Fatalf("bob has %d threads, want the first send's and the second's", n)
 	}
 }
+
+// TestRulesChangeTakesEffectForTheNextSend: mailbox-svc keeps the recipient's admission mode in a
+// cache, and a rules write in context-svc is seen by the very next thread the recipient is sent.
+func TestRulesChangeTakesEffectForTheNextSend(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	alice, _ := env.CreateObject(t, nil)
+	bob, bobKey := env.CreateObject(t, map[string]any{"rules": map[string]any{"participant_admission": map[string]any{"mode": "owner_approval"}}})
+	admission := func() any {
+		thread := Str(t, sendMessage(t, env, alice, bob, "", "may I?"), "thread_id")
+		return env.Do(t, "GET", "/api/threads/"+thread, bobKey, nil).Expect(t, 200).JSON(t)["participant_admission"]
+	}
+	for i, want := range []string{"owner_approval", "owner_approval", "open", "open", "owner_approval"} {
+		if i == 2 || i == 4 {
+			env.Do(t, "PUT", "/api/objects/"+bob+"/rules", bobKey,
+				map[string]any{"body": `{"participant_admission":{"mode":"` + want + `"}}`}).Expect(t, 200)
+		}
+		if got := admission(); got != want {
+			t.Fatalf("thread %d: participant_admission = %v, want %s", i, got, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
@@ -29,6 +30,9 @@ type Config struct {
 	ContextURL string `env:"CONTEXT_URL"`
 	// RulesTimeout bounds the rules lookup of a send that opens a thread.
 	RulesTimeout time.Duration `env:"RULES_TIMEOUT, default=300ms"`
+	// RulesCacheTTL bounds how long a recipient's admission mode is kept in Redis, and the life of
+	// a validator made here; keep it no longer than context-svc's SOURCE_REFRESH.
+	RulesCacheTTL time.Duration `env:"RULES_CACHE_TTL, default=15m"`
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration `env:"IDEMPOTENCY_TTL, default=24h"`
 	// SweepInterval is how often expired idempotency keys are deleted.
@@ -56,6 +60,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		IdempotencyTTL: cfg.IdempotencyTTL, Log: b.Log}
 	if cfg.ContextURL != "" {
 		sender.Rules = rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))
+		sender.Admissions = &mailbox.AdmissionCache{Redis: b.Redis, TTL: cfg.RulesCacheTTL,
+			ETags: httpx.NewETags(b.Redis, b.Log, cfg.RulesCacheTTL)}
 	}
 	api.Register(b.API, &api.Handler{
 		Sender:  sender,

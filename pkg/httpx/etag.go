@@ -38,6 +38,11 @@ func NewETags(rdb *redis.Client, log *slog.Logger, ttl time.Duration) *ETags {
 
 func etagKey(objectID string) string { return "svc:etag:" + objectID }
 
+// ETagKey is the Redis key of the object's validator, for a cache that reads it in one round trip
+// with its own entry: content labelled with the validator it was read under is current while the
+// validator is.
+func ETagKey(objectID string) string { return etagKey(objectID) }
+
 func newToken() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
@@ -54,8 +59,9 @@ func (e *ETags) Changed(ctx context.Context, objectID string) {
 	}
 }
 
-// current returns the object's validator, making one when there is none.
-func (e *ETags) current(ctx context.Context, objectID string) (string, error) {
+// Current returns the object's validator, making one when there is none. Content read after it
+// and labelled with it is current for as long as the validator is.
+func (e *ETags) Current(ctx context.Context, objectID string) (string, error) {
 	tok, err := e.rdb.Get(ctx, etagKey(objectID)).Result()
 	if err == nil {
 		return tok, nil
@@ -81,7 +87,7 @@ func (e *ETags) Cacheable(objectID func(*gin.Context) string) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		tok, err := e.current(c.Request.Context(), id)
+		tok, err := e.Current(c.Request.Context(), id)
 		if err != nil {
 			e.log.Warn("etag: reading a validator failed", "object_id", id, "error", err)
 			c.Next()

@@ -14,14 +14,13 @@ import (
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
-	"github.com/svcdev/svc/pkg/rpc"
 )
 
 // SendStore is what a send reads and writes.
 type SendStore interface {
 	HashStore
 	IsBlocked(ctx context.Context, recipientID, senderID string) (bool, error)
-	Thread(ctx context.Context, id string) (*store.Thread, error)
+	Participants(ctx context.Context, threadID string) ([]string, error)
 	InsertThread(ctx context.Context, t *store.Thread) (bool, error)
 	InsertMessage(ctx context.Context, m *store.Message) (bool, error)
 	TouchThread(ctx context.Context, id string, at time.Time, status string) error
@@ -43,6 +42,8 @@ type Sender struct {
 	Names *Names
 	// Rules gives a new thread its participant_admission; nil gives every thread the default.
 	Rules Rules
+	// Admissions caches the rules lookup; nil asks context-svc on every new thread.
+	Admissions *AdmissionCache
 	// RulesTimeout bounds the rules lookup: a send never waits on context-svc for longer.
 	RulesTimeout time.Duration
 	Outbox       Outbox
@@ -126,30 +127,41 @@ func (s *Sender) addressees(ctx context.Context, d Draft) (from, to *identity.Ob
 
 // prepare checks that the send is admitted and builds what it writes, events included.
 func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, to *identity.Object) (*send, error) {
+	// The block check and the thread's participants (a reply) or the recipient's admission (a new
+	// thread) are independent reads: they run together.
+	var participants []string
+	var admission string
+	var lookupErr error
+	looked := make(chan struct{})
+	go func() {
+		defer close(looked)
+		if d.ThreadID != "" {
+			participants, lookupErr = s.Store.Participants(ctx, d.ThreadID)
+		} else {
+			admission = s.Admission(ctx, to.ObjectID)
+		}
+	}()
 	blocked, err := s.Store.IsBlocked(ctx, to.ObjectID, from.ObjectID)
-	if err != nil {
+	<-looked
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if blocked {
+	case blocked:
 		return nil, httpx.Forbidden(httpx.CodeSenderBlocked, "the recipient does not accept messages from this sender")
+	case errors.Is(lookupErr, mongox.ErrNotFound):
+		return nil, httpx.NotFound("thread")
+	case lookupErr != nil:
+		return nil, lookupErr
+	case d.ThreadID != "" && !store.Between(participants, from.ObjectID, to.ObjectID):
+		return nil, httpx.NotFound("thread")
 	}
 	now := clock.Now()
 	w := &send{from: from, to: to}
 	threadID := d.ThreadID
-	if threadID != "" {
-		t, err := s.Store.Thread(ctx, threadID)
-		switch {
-		case errors.Is(err, mongox.ErrNotFound):
-			return nil, httpx.NotFound("thread")
-		case err != nil:
-			return nil, err
-		case !t.Between(from.ObjectID, to.ObjectID):
-			return nil, httpx.NotFound("thread")
-		}
-	} else {
+	if threadID == "" {
 		w.thread = &store.Thread{
 			ID: apikey.NewID("thr"), Participants: []string{from.ObjectID, to.ObjectID},
-			Admission: s.Admission(ctx, to.ObjectID), Status: StatusOpen, CreatedAt: now, LastMessageAt: now,
+			Admission: admission, Status: StatusOpen, CreatedAt: now, LastMessageAt: now,
 		}
 		threadID = w.thread.ID
 	}
@@ -164,41 +176,28 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 	return w, nil
 }
 
-// Admission returns the participant_admission mode of the recipient's rules, or the default
-// when it has none or context-svc does not answer in time.
-func (s *Sender) Admission(ctx context.Context, objectID string) string {
-	if s.Rules == nil {
-		return DefaultAdmission
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.RulesTimeout)
-	defer cancel()
-	r, err := s.Rules.Rules(ctx, objectID)
-	if err != nil && !errors.Is(err, rpc.ErrNotFound) {
-		s.Log.Warn("rules lookup failed; using the default admission", "object_id", objectID, "error", err)
-	}
-	if err != nil || r == nil || r.ParticipantAdmission == nil || r.ParticipantAdmission.Mode == "" {
-		return DefaultAdmission
-	}
-	return r.ParticipantAdmission.Mode
-}
-
-// write stores a send: the hashes of a new thread's participants, the thread, the message (its
-// events staged first and confirmed once it is in), and then the thread's move up the mailbox.
-// Every step may be repeated: a retry writes the same documents under the same ids, and only the
-// first copy of each gets in.
+// write stores a send: the hashes of a new thread's participants, the thread and the staging of
+// the message's events (together: neither needs the other), the message (whose events are
+// confirmed once it is in), and then a reply's move up the mailbox. Every step may be repeated: a
+// retry writes the same documents under the same ids, and only the first copy of each gets in.
+// The commands are the fewest the outbox allows: the staging insert before the message insert
+// that records the events, and nothing else but the documents themselves.
 func (s *Sender) write(ctx context.Context, w *send) error {
 	m := &w.message
+	stage := func() error { return s.Outbox.Stage(ctx, store.Messages, m.ID, w.events...) }
 	if t := w.thread; t != nil {
 		for _, o := range []*identity.Object{w.from, w.to} {
 			if err := s.Store.RememberHash(ctx, o.ObjectID, o.Hash); err != nil {
 				return err
 			}
 		}
-		if _, err := s.Store.InsertThread(ctx, t); err != nil {
+		staged := make(chan error, 1)
+		go func() { staged <- stage() }()
+		_, err := s.Store.InsertThread(ctx, t)
+		if err := errors.Join(err, <-staged); err != nil {
 			return err
 		}
-	}
-	if err := s.Outbox.Stage(ctx, store.Messages, m.ID, w.events...); err != nil {
+	} else if err := stage(); err != nil {
 		return err
 	}
 	inserted, err := s.Store.InsertMessage(ctx, m)

@@ -30,34 +30,39 @@ func (s *Store) RememberHash(ctx context.Context, objectID, hash string) error {
 	if _, err := insertOnce(ctx, s.hashes, ObjectHash{ObjectID: objectID, Hash: hash}); err != nil {
 		return err
 	}
-	s.remembered.add(objectID)
+	s.remembered.add(objectID, struct{}{})
 	return nil
 }
 
-// seenSet is a set of ids bounded in size: once full it starts again empty, which only costs
-// the next calls a store command each.
-type seenSet struct {
+// bounded is a map bounded in size: once full it starts again empty, which only costs the next
+// calls a store command each. It holds only what never changes once stored.
+type bounded[V any] struct {
 	mu  sync.Mutex
 	max int
-	ids map[string]struct{}
+	m   map[string]V
 }
 
-func newSeenSet(max int) *seenSet { return &seenSet{max: max, ids: map[string]struct{}{}} }
+func newBounded[V any](max int) *bounded[V] { return &bounded[V]{max: max, m: map[string]V{}} }
 
-func (s *seenSet) has(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.ids[id]
+func (b *bounded[V]) get(id string) (V, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.m[id]
+	return v, ok
+}
+
+func (b *bounded[V]) has(id string) bool {
+	_, ok := b.get(id)
 	return ok
 }
 
-func (s *seenSet) add(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.ids) >= s.max {
-		clear(s.ids)
+func (b *bounded[V]) add(id string, v V) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.m) >= b.max {
+		clear(b.m)
 	}
-	s.ids[id] = struct{}{}
+	b.m[id] = v
 }
 
 // SetHash records an object's new current hash.

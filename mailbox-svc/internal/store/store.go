@@ -47,7 +47,10 @@ var Indexes = []mongox.Index{
 type Store struct {
 	threads, messages, reads, blocks, unblocks, hashes, idempotency *mongo.Collection
 	// remembered are the objects whose hash record this process has seen stored.
-	remembered *seenSet
+	remembered *bounded[struct{}]
+	// participants are the participants of the threads this process has read or opened: a
+	// thread's participants never change, so a reply checks them without a store command.
+	participants *bounded[[]string]
 }
 
 // New returns a store over db.
@@ -56,7 +59,7 @@ func New(db *mongo.Database) *Store {
 		threads: db.Collection(Threads), messages: db.Collection(Messages), reads: db.Collection(Reads),
 		blocks: db.Collection(SenderBlocks), unblocks: db.Collection(Unblocks),
 		hashes: db.Collection(ObjectHashes), idempotency: db.Collection(Idempotencies),
-		remembered: newSeenSet(100_000),
+		remembered: newBounded[struct{}](100_000), participants: newBounded[[]string](100_000),
 	}
 }
 

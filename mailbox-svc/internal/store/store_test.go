@@ -158,6 +158,26 @@ func TestHashes(t *testing.T) {
 	}
 }
 
+// TestParticipants: a thread's participants, read by the process that opened it and by another.
+func TestParticipants(t *testing.T) {
+	t.Parallel()
+	db := testkit.Database(t, testkit.Backends(t), "mailbox")
+	ctx := context.Background()
+	now := clock.Now()
+	th := &store.Thread{ID: "thr_p", Participants: []string{"obj_a", "obj_b"}, Status: "open", CreatedAt: now, LastMessageAt: now}
+	if _, err := store.New(db).InsertThread(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*store.Store{store.New(db), store.New(db)} {
+		for range 2 {
+			p, err := s.Participants(ctx, th.ID)
+			if err != nil || !store.Between(p, "obj_b", "obj_a") || store.Between(p, "obj_a", "obj_c") {
+				t.Fatalf("store %d: participants = %v, %v", i, p, err)
+			}
+		}
+	}
+}
+
 func TestThreadStatusOfAMissingThread(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -166,6 +186,9 @@ func TestThreadStatusOfAMissingThread(t *testing.T) {
 	}
 	if _, err := s.Thread(context.Background(), "thr_missing"); !errors.Is(err, mongox.ErrNotFound) {
 		t.Fatalf("got %v, want mongox.ErrNotFound", err)
+	}
+	if _, err := s.Participants(context.Background(), "thr_missing"); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("participants: got %v, want mongox.ErrNotFound", err)
 	}
 }
 

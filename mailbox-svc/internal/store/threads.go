@@ -29,13 +29,35 @@ type Thread struct {
 func (t *Thread) Has(objectID string) bool { return slices.Contains(t.Participants, objectID) }
 
 // Between reports whether the thread is the one between objects a and b.
-func (t *Thread) Between(a, b string) bool {
-	return len(t.Participants) == 2 && t.Has(a) && t.Has(b)
+func (t *Thread) Between(a, b string) bool { return Between(t.Participants, a, b) }
+
+// Between reports whether participants are objects a and b.
+func Between(participants []string, a, b string) bool {
+	return len(participants) == 2 && slices.Contains(participants, a) && slices.Contains(participants, b)
 }
 
 // InsertThread stores a new thread; false if one with its id exists.
 func (s *Store) InsertThread(ctx context.Context, t *Thread) (bool, error) {
-	return insertOnce(ctx, s.threads, t)
+	created, err := insertOnce(ctx, s.threads, t)
+	if created {
+		s.participants.add(t.ID, slices.Clone(t.Participants))
+	}
+	return created, err
+}
+
+// Participants returns the participants of a thread; mongox.ErrNotFound if there is none. A
+// thread's participants never change, so they are read from the store once per process.
+func (s *Store) Participants(ctx context.Context, id string) ([]string, error) {
+	if p, ok := s.participants.get(id); ok {
+		return p, nil
+	}
+	var t Thread
+	err := mongox.FindOne(ctx, s.threads, mongox.ByID(id), &t, options.FindOne().SetProjection(bson.D{{Key: "participants", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	s.participants.add(id, t.Participants)
+	return t.Participants, nil
 }
 
 // Thread returns a thread by id; mongox.ErrNotFound if there is none.
