@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -147,7 +148,7 @@ func (c *consumer) handle(ctx context.Context, msg kafka.Message) bool {
 		return c.park(ctx, msg, nil, errors.New("malformed event: not a JSON envelope with an id"), 0, time.Now())
 	}
 	processedID := c.cfg.GroupID + ":" + ev.ID
-	if n, err := c.cfg.Processed.CountDocuments(ctx, bson.D{{Key: "_id", Value: processedID}}); err == nil && n > 0 {
+	if c.processed(ctx, processedID) {
 		return true
 	}
 	first := time.Now()
@@ -173,6 +174,14 @@ func (c *consumer) handle(ctx context.Context, msg kafka.Message) bool {
 		}
 		backoff = min(2*backoff, c.cfg.RetryMax)
 	}
+}
+
+// processed reports whether the event was handled already, with a point read on _id (a count
+// is an aggregation that FerretDB does not push down: it would scan every record).
+func (c *consumer) processed(ctx context.Context, id string) bool {
+	err := c.cfg.Processed.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
+		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	return err == nil
 }
 
 // park stores msg as a dead letter, retrying the store until it takes it or ctx ends.

@@ -309,3 +309,26 @@ func TestConsumerDeadLettersPoisonAndReplays(t *testing.T) {
 		t.Errorf("replaying an unknown dead letter: %v, want ErrUnknownDeadLetter", err)
 	}
 }
+
+// TestConsumerDedupes publishes one event three times (a relay publishes again when its
+// acknowledgement was lost): it is handled once; a later event after the copies is handled too.
+func TestConsumerDedupes(t *testing.T) {
+	t.Parallel()
+	h := newHandled()
+	f := newConsumerFixture(t, func(_ context.Context, ev events.Event) error { return h.record(ev, nil) })
+	f.start(t)
+	ev := f.publish(t, "dup")
+	for range 2 {
+		if err := f.prod.Publish(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := f.publish(t, "dup") // same key: the same partition, after the copies
+	eventually(t, 30*time.Second, "the event after the copies is handled", func() bool {
+		done, _, _ := h.get(last.ID)
+		return done == 1
+	})
+	if done, attempts, _ := h.get(ev.ID); done != 1 || attempts != 1 {
+		t.Fatalf("an event published three times was handled %d times in %d attempts, want once", done, attempts)
+	}
+}
