@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,16 +18,60 @@ import (
 // carries a request id) and the rest, the relay's and the consumers' background work.
 type commands struct {
 	request, background atomic.Int64
+	// byName counts the background commands by database, command and collection, while counting.
+	mu       sync.Mutex
+	counting bool
+	byName   map[string]int
 }
 
 func (c *commands) monitor() *event.CommandMonitor {
-	return &event.CommandMonitor{Started: func(ctx context.Context, _ *event.CommandStartedEvent) {
+	return &event.CommandMonitor{Started: func(ctx context.Context, e *event.CommandStartedEvent) {
 		if httpx.RequestIDFrom(ctx) != "" {
 			c.request.Add(1)
-		} else {
-			c.background.Add(1)
+			return
+		}
+		c.background.Add(1)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.counting {
+			coll := ""
+			if el, err := e.Command.IndexErr(0); err == nil {
+				coll, _ = el.Value().StringValueOK()
+			}
+			db := e.DatabaseName[strings.IndexByte(e.DatabaseName, '_')+1:]
+			c.byName[db+"."+e.CommandName+" "+coll]++
 		}
 	}}
+}
+
+// count starts or stops counting the background commands by name.
+func (c *commands) count(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counting = on
+	if on && c.byName == nil {
+		c.byName = map[string]int{}
+	}
+}
+
+// top lists the n most frequent background commands counted, per request of requests.
+func (c *commands) top(requests, n int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	type kv struct {
+		k string
+		v int
+	}
+	var all []kv
+	for k, v := range c.byName {
+		all = append(all, kv{k, v})
+	}
+	slices.SortFunc(all, func(a, b kv) int { return b.v - a.v })
+	var parts []string
+	for _, e := range all[:min(n, len(all))] {
+		parts = append(parts, fmt.Sprintf("%s %.2f", e.k, float64(e.v)/float64(max(1, requests))))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // result is one load phase's figures.

@@ -32,6 +32,7 @@ type options struct {
 	idle        time.Duration
 	drainLimit  time.Duration
 	keepDataDir bool
+	preload     int
 }
 
 func main() {
@@ -43,7 +44,9 @@ func main() {
 	flag.DurationVar(&o.sendPhase, "send-phase", 20*time.Second, "duration of each send phase (new threads, replies)")
 	flag.IntVar(&o.workers, "c", 16, "concurrent clients")
 	flag.IntVar(&o.objects, "objects", 32, "sender/recipient pairs")
-	flag.DurationVar(&o.idle, "idle", 30*time.Second, "idle window after the load, for CPU use")
+	flag.DurationVar(&o.idle, "idle", 60*time.Second, "idle window after the load, for CPU use")
+	flag.IntVar(&o.preload, "preload", 0, "messages inserted straight into the store before the load (threads of 100), so that the\n"+
+		"load and the idle window run over stored data")
 	flag.DurationVar(&o.drainLimit, "drain-limit", 5*time.Minute, "longest wait for the event backlog to drain")
 	flag.BoolVar(&o.keepDataDir, "keep", false, "keep the data: the SQLite directory, the PostgreSQL databases")
 	flag.Parse()
