@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -262,8 +263,28 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 		return err
 	}
 	fmt.Fprintf(out, "stored documents: %d\n", docs)
+	if o.idleProfile != "" {
+		f, err := os.Create(o.idleProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	s.cmds.reset()
+	s.cmds.count(true)
+	bg0 := s.cmds.background.Load()
 	usage := measureIdle(ctx, o.idle, s.be.RedisPID)
+	s.cmds.count(false)
+	if o.idleProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	fmt.Fprintf(out, "idle CPU over %s after the load: %s\n", o.idle, usage)
+	idleSeconds := int(o.idle.Seconds())
+	fmt.Fprintf(out, "store commands while idle: %.2f per second: %s\n",
+		float64(s.cmds.background.Load()-bg0)/max(1, o.idle.Seconds()), s.cmds.top(max(1, idleSeconds), 8))
 	return nil
 }
 

@@ -54,7 +54,15 @@ func (c *commands) count(on bool) {
 	}
 }
 
-// top lists the n most frequent background commands counted, per request of requests.
+// reset forgets the background commands counted by name.
+func (c *commands) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.byName)
+}
+
+// top lists the n most frequent background commands counted, per request of requests (or per
+// second of an idle window).
 func (c *commands) top(requests, n int) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

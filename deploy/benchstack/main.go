@@ -33,6 +33,7 @@ type options struct {
 	drainLimit  time.Duration
 	keepDataDir bool
 	preload     int
+	idleProfile string
 }
 
 func main() {
@@ -48,6 +49,7 @@ func main() {
 	flag.IntVar(&o.preload, "preload", 0, "messages inserted straight into the store before the load (threads of 100), so that the\n"+
 		"load and the idle window run over stored data")
 	flag.DurationVar(&o.drainLimit, "drain-limit", 5*time.Minute, "longest wait for the event backlog to drain")
+	flag.StringVar(&o.idleProfile, "idle-profile", "", "write a CPU profile of the idle window to this file (go tool pprof)")
 	flag.BoolVar(&o.keepDataDir, "keep", false, "keep the data: the SQLite directory, the PostgreSQL databases")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -109,13 +109,20 @@ func Consume(ctx context.Context, cfg ConsumerConfig) error {
 
 type consumer struct{ cfg ConsumerConfig }
 
+// idleFetchWait is how long a fetch of an idle partition waits for a message. A message is
+// returned as soon as it arrives, so the wait costs no latency; a short one only makes every idle
+// partition reader poll the broker more often.
+const idleFetchWait = 10 * time.Second
+
 // partition reads one partition from its committed offset until the generation ends.
 func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic string, p kafka.PartitionAssignment) {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: c.cfg.Brokers, Topic: topic, Partition: p.ID,
-		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: time.Second,
+		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: idleFetchWait,
 	})
-	defer r.Close()
+	// Closing a reader waits for its fetch under way, up to idleFetchWait: nothing is committed
+	// through the reader, so it is closed in the background and the partition is let go at once.
+	defer func() { go r.Close() }()
 	if err := r.SetOffset(p.Offset); err != nil {
 		c.cfg.Log.Warn("kafka: setting the partition offset failed", "topic", topic, "partition", p.ID, "error", err)
 	}
