@@ -273,6 +273,12 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 			return err
 		}
 	}
+	settled, ok := s.cmds.settle(ctx, o.drainLimit)
+	if ok {
+		fmt.Fprintf(out, "consumers caught up %s after the load\n", settled.Round(time.Second))
+	} else {
+		fmt.Fprintf(out, "consumers NOT caught up %s after the load: the idle window below includes their work\n", settled.Round(time.Second))
+	}
 	s.cmds.reset()
 	s.cmds.count(true)
 	bg0 := s.cmds.background.Load()
@@ -367,21 +373,27 @@ func measureIdle(ctx context.Context, d time.Duration, redisPID int) string {
 	}
 	after := cpuTimes(redisPID)
 	wall := time.Since(start).Seconds()
-	pct := func(k string) string { return fmt.Sprintf("%.1f %%", 100*(after[k]-before[k])/wall) }
+	pct := func(k string) string {
+		used := 0.0
+		for pid, t := range after[k] {
+			used += t - before[k][pid] // a process started meanwhile counts whole; one that ended, not at all
+		}
+		return fmt.Sprintf("%.1f %%", 100*used/wall)
+	}
 	return fmt.Sprintf("all-in-one process %s, redis-server %s, postgres %s", pct("self"), pct("redis"), pct("postgres"))
 }
 
 // cpuTimes reads the user+system CPU seconds of this process, the redis-server and every process
-// named postgres, from /proc (zero where it cannot tell).
-func cpuTimes(redisPID int) map[string]float64 {
-	out := map[string]float64{"self": procCPU("self")}
+// named postgres, by process id, from /proc (zero where it cannot tell).
+func cpuTimes(redisPID int) map[string]map[string]float64 {
+	out := map[string]map[string]float64{"self": {"self": procCPU("self")}, "redis": {}, "postgres": {}}
 	if redisPID > 0 {
-		out["redis"] = procCPU(strconv.Itoa(redisPID))
+		out["redis"]["redis"] = procCPU(strconv.Itoa(redisPID))
 	}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		if comm, err := os.ReadFile(filepath.Join(d, "comm")); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
-			out["postgres"] += procCPU(filepath.Base(d))
+			out["postgres"][filepath.Base(d)] = procCPU(filepath.Base(d))
 		}
 	}
 	return out

@@ -18,6 +18,8 @@ import (
 // carries a request id) and the rest, the relay's and the consumers' background work.
 type commands struct {
 	request, background atomic.Int64
+	// handled counts the consumers' records of handled events (inserts into processed_events).
+	handled atomic.Int64
 	// byName counts the background commands by database, command and collection, while counting.
 	mu       sync.Mutex
 	counting bool
@@ -31,6 +33,13 @@ func (c *commands) monitor() *event.CommandMonitor {
 			return
 		}
 		c.background.Add(1)
+		if e.CommandName == "insert" {
+			if el, err := e.Command.IndexErr(0); err == nil {
+				if coll, _ := el.Value().StringValueOK(); coll == processedEvents {
+					c.handled.Add(1)
+				}
+			}
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.counting {
@@ -42,6 +51,26 @@ func (c *commands) monitor() *event.CommandMonitor {
 			c.byName[db+"."+e.CommandName+" "+coll]++
 		}
 	}}
+}
+
+// processedEvents is the collection where every consumer records the events it handled.
+const processedEvents = "processed_events"
+
+// settle waits until the consumers have handled no event for 3 s, for at most limit; it returns
+// how long it waited and whether they settled.
+func (c *commands) settle(ctx context.Context, limit time.Duration) (time.Duration, bool) {
+	start, last, quiet := time.Now(), c.handled.Load(), 0
+	for time.Since(start) < limit && ctx.Err() == nil {
+		time.Sleep(time.Second)
+		if n := c.handled.Load(); n != last {
+			last, quiet = n, 0
+			continue
+		}
+		if quiet++; quiet >= 3 {
+			return time.Since(start) - 3*time.Second, true
+		}
+	}
+	return time.Since(start), false
 }
 
 // count starts or stops counting the background commands by name.
