@@ -24,7 +24,7 @@ type consumerFixture struct {
 	cfg  events.ConsumerConfig
 }
 
-func newConsumerFixture(t *testing.T, h events.Handler) *consumerFixture {
+func newConsumerFixture(t testing.TB, h events.Handler) *consumerFixture {
 	t.Helper()
 	env := testkit.Backends(t)
 	db := testkit.Database(t, env, "consumer")
@@ -39,7 +39,7 @@ func newConsumerFixture(t *testing.T, h events.Handler) *consumerFixture {
 }
 
 // start runs a consumer until the returned stop is called; stop waits for it to end.
-func (f *consumerFixture) start(t *testing.T) (stop func()) {
+func (f *consumerFixture) start(t testing.TB) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
