@@ -207,10 +207,15 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 		}
 	}
 	var rs []result
+	stopProfile, err := startProfile(o.sendProfile)
+	if err != nil {
+		return err
+	}
 	s.cmds.count(true)
 	rs = append(rs, runPhase(ctx, "new-thread sends", o.sendPhase, o.workers, s.cmds, true, send(false)))
 	rs = append(rs, runPhase(ctx, "replies", o.sendPhase, o.workers, s.cmds, true, send(true)))
 	s.cmds.count(false)
+	stopProfile()
 	lag50, lag99, lagN := lag.quantiles()
 	backlog := lag.backlog()
 	drained, left := lag.drain(o.drainLimit)
@@ -263,16 +268,6 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 		return err
 	}
 	fmt.Fprintf(out, "stored documents: %d\n", docs)
-	if o.idleProfile != "" {
-		f, err := os.Create(o.idleProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-	}
 	settled, ok := s.cmds.settle(ctx, o.drainLimit)
 	if ok {
 		fmt.Fprintf(out, "consumers caught up %s after the load\n", settled.Round(time.Second))
@@ -282,11 +277,12 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	s.cmds.reset()
 	s.cmds.count(true)
 	bg0 := s.cmds.background.Load()
+	if stopProfile, err = startProfile(o.idleProfile); err != nil {
+		return err
+	}
 	usage := measureIdle(ctx, o.idle, s.be.RedisPID)
 	s.cmds.count(false)
-	if o.idleProfile != "" {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 	fmt.Fprintf(out, "idle CPU over %s after the load: %s\n", o.idle, usage)
 	idleSeconds := int(o.idle.Seconds())
 	fmt.Fprintf(out, "store commands while idle: %.2f per second: %s\n",
@@ -334,6 +330,23 @@ func (s *benchStack) preload(ctx context.Context, n int) error {
 		}
 	}
 	return nil
+}
+
+// startProfile starts a CPU profile written to path, if one is asked for; the returned function
+// stops it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 // countDocuments counts the documents of every database of the stack.

@@ -34,6 +34,7 @@ type options struct {
 	keepDataDir bool
 	preload     int
 	idleProfile string
+	sendProfile string
 }
 
 func main() {
@@ -49,6 +50,7 @@ func main() {
 	flag.IntVar(&o.preload, "preload", 0, "messages inserted straight into the store before the load (threads of 100), so that the\n"+
 		"load and the idle window run over stored data")
 	flag.DurationVar(&o.drainLimit, "drain-limit", 5*time.Minute, "longest wait for the event backlog to drain")
+	flag.StringVar(&o.sendProfile, "send-profile", "", "write a CPU profile of the send phases to this file (go tool pprof)")
 	flag.StringVar(&o.idleProfile, "idle-profile", "", "write a CPU profile of the idle window to this file (go tool pprof)")
 	flag.BoolVar(&o.keepDataDir, "keep", false, "keep the data: the SQLite directory, the PostgreSQL databases")
 	flag.Parse()
