@@ -138,6 +138,25 @@ func TestWebhookRetries(t *testing.T) {
 				t.Errorf("a disabled webhook was delivered to: %s", r.Body)
 			}
 		}
+
+		// The owner enables it again: a clean health record, and the next event is delivered.
+		env.Do(t, "PATCH", "/api/objects/"+hash+"/webhooks/"+id, key, map[string]any{"enabled": true}).Expect(t, 200)
+		if h := webhookStatus(t, env, hash, key, id)["health"].(map[string]any); h["status"] != "enabled" || h["disabled_reason"] != nil || h["failing_since"] != nil {
+			t.Fatalf("health after enabling: %v", h)
+		}
+		sendMessage(t, env, sender, hash, "", "back again")
+		env.Eventually(t, func() bool {
+			return slices.ContainsFunc(rcv.Got(), func(r received) bool {
+				return r.Path == "/gone" && strings.Contains(string(r.Body), "back again")
+			})
+		}, "the enabled webhook's delivery")
+
+		// And disables it.
+		env.Do(t, "PATCH", "/api/objects/"+hash+"/webhooks/"+id, key, map[string]any{"enabled": false}).Expect(t, 200)
+		if h := webhookStatus(t, env, hash, key, id)["health"].(map[string]any); h["status"] != "disabled" || h["disabled_reason"] != "disabled by its owner" {
+			t.Fatalf("health after the owner disabled it: %v", h)
+		}
+		env.Do(t, "PATCH", "/api/objects/"+hash+"/webhooks/"+id, key, map[string]any{"enabled": "yes"}).ExpectError(t, 400, "INVALID_REQUEST")
 	})
 }
 
