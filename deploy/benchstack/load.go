@@ -18,7 +18,8 @@ import (
 // carries a request id) and the rest, the relay's and the consumers' background work.
 type commands struct {
 	request, background atomic.Int64
-	// handled counts the consumers' records of handled events (inserts into processed_events).
+	// handled counts the background inserts: the consumers' writes (the relay and the sweeps only
+	// read and delete).
 	handled atomic.Int64
 	// byName counts the background commands by database, command and collection, while counting.
 	mu       sync.Mutex
@@ -34,11 +35,7 @@ func (c *commands) monitor() *event.CommandMonitor {
 		}
 		c.background.Add(1)
 		if e.CommandName == "insert" {
-			if el, err := e.Command.IndexErr(0); err == nil {
-				if coll, _ := el.Value().StringValueOK(); coll == processedEvents {
-					c.handled.Add(1)
-				}
-			}
+			c.handled.Add(1)
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -53,10 +50,7 @@ func (c *commands) monitor() *event.CommandMonitor {
 	}}
 }
 
-// processedEvents is the collection where every consumer records the events it handled.
-const processedEvents = "processed_events"
-
-// settle waits until the consumers have handled no event for 3 s, for at most limit; it returns
+// settle waits until the consumers have written nothing for 3 s, for at most limit; it returns
 // how long it waited and whether they settled.
 func (c *commands) settle(ctx context.Context, limit time.Duration) (time.Duration, bool) {
 	start, last, quiet := time.Now(), c.handled.Load(), 0

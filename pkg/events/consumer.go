@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -114,7 +115,13 @@ func Consume(ctx context.Context, cfg ConsumerConfig) error {
 	}
 }
 
-type consumer struct{ cfg ConsumerConfig }
+type consumer struct {
+	cfg ConsumerConfig
+	// commitMu lets one offset commit at a time reach the group's coordinator: kafka-go's
+	// connection waits for its answer by spinning while another request's answer is ahead of it,
+	// so concurrent commits of the partitions burn CPU instead of waiting.
+	commitMu sync.Mutex
+}
 
 // idleFetchWait is how long a fetch of an idle partition waits for a message. A message is
 // returned as soon as it arrives, so the wait costs no latency; a short one only makes every idle
@@ -167,7 +174,10 @@ func (c *consumer) committer(gen *kafka.Generation, topic string, partition int)
 	go func() {
 		defer close(cm.done)
 		for offset := range cm.next {
-			if err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: offset}}); err != nil {
+			c.commitMu.Lock()
+			err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: offset}})
+			c.commitMu.Unlock()
+			if err != nil {
 				c.cfg.Log.Warn("kafka commit failed; the event may be handled again", "topic", topic, "partition", partition, "error", err)
 			}
 		}
