@@ -33,6 +33,9 @@ func NewETags(rdb *redis.Client, log *slog.Logger, ttl time.Duration) *ETags {
 	return &ETags{tokens: versions.New(rdb, log, "svc:etag:", ttl), log: log}
 }
 
+// Tokens returns the validators themselves, for caches that must follow the same writes.
+func (e *ETags) Tokens() *versions.Tokens { return e.tokens }
+
 // Changed replaces the object's validator; a writer calls it after its store write and before it
 // answers.
 func (e *ETags) Changed(ctx context.Context, objectID string) { e.tokens.Changed(ctx, objectID) }
