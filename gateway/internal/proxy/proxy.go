@@ -132,6 +132,11 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 // admit runs every check of the route and, on success, leaves the request ready to forward.
 func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 	ctx := c.Request.Context()
+	// No route takes a body over MaxBodyBytes: refuse a larger declared one before any work,
+	// rather than forward it for the service to refuse.
+	if c.Request.ContentLength > httpx.MaxBodyBytes {
+		return nil, httpx.TooLarge(httpx.MaxBodyBytes)
+	}
 	if err := g.limitPublic(c, r); err != nil {
 		return nil, err
 	}
@@ -235,17 +240,12 @@ func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
 
 // peekField reads one string field of a JSON body and puts the body back for the service.
 func peekField(c *gin.Context, field string) (string, error) {
-	if c.Request.ContentLength > httpx.MaxBodyBytes {
-		return "", httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
-			"the request body is larger than %d bytes", httpx.MaxBodyBytes)
-	}
 	raw, err := io.ReadAll(io.LimitReader(c.Request.Body, httpx.MaxBodyBytes+1))
 	if err != nil {
 		return "", httpx.BadRequest(httpx.CodeInvalidJSON, "could not read the request body")
 	}
 	if len(raw) > httpx.MaxBodyBytes {
-		return "", httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
-			"the request body is larger than %d bytes", httpx.MaxBodyBytes)
+		return "", httpx.TooLarge(httpx.MaxBodyBytes)
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(raw))
 	c.Request.ContentLength = int64(len(raw))
