@@ -28,9 +28,6 @@ import (
 	"github.com/svcdev/svc/pkg/identity"
 )
 
-// Issuer is the gateway's name in internal tokens.
-const Issuer = "gateway"
-
 // Resolver resolves hashes.
 type Resolver interface {
 	Resolve(ctx context.Context, hash string) (*identity.Object, error)
@@ -43,7 +40,7 @@ type Gateway struct {
 	limiter   *ratelimit.Limiter
 	poller    *ratelimit.Poller
 	limits    ratelimit.Config
-	keys      *authn.Keys
+	key       *authn.SigningKey
 	upstreams map[string]*httputil.ReverseProxy
 	log       *slog.Logger
 	// ETags, when set, lets the gateway answer an anonymous revalidation of a cacheable route
@@ -53,9 +50,9 @@ type Gateway struct {
 
 // New returns a gateway forwarding to the services at upstreams (service name → base URL, or
 // several comma-separated URLs of replicas).
-func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.Poller, limits ratelimit.Config, keys *authn.Keys,
+func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.Poller, limits ratelimit.Config, key *authn.SigningKey,
 	upstreams map[string]string, log *slog.Logger) (*Gateway, error) {
-	g := &Gateway{auth: a, resolver: r, limiter: l, poller: p, limits: limits, keys: keys, log: log,
+	g := &Gateway{auth: a, resolver: r, limiter: l, poller: p, limits: limits, key: key, log: log,
 		upstreams: map[string]*httputil.ReverseProxy{}}
 	transport := &http.Transport{
 		Proxy:                 nil,
@@ -169,7 +166,7 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 	if err := authorize(r, p, t); err != nil {
 		return nil, err
 	}
-	tok, err := g.keys.Mint(Issuer, r.Service, p, t, httpx.RequestID(c))
+	tok, err := g.key.Mint(authn.GatewayIssuer, r.Service, p, t, httpx.RequestID(c))
 	if err != nil {
 		return nil, err
 	}
