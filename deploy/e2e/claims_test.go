@@ -217,6 +217,10 @@ func TestClaimsDomainProof(t *testing.T) {
 	env.Do(t, "POST", "/api/claims/"+c.ID+"/verify", otherKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "GET", "/api/objects/"+hash+"/claims", otherKey, nil).Expect(t, 403)
 
+	if n := stats(t, env)["verified_claims_count"]; n != 0.0 {
+		t.Fatalf("verified_claims_count before any verification = %v", n)
+	}
+
 	// No record, then a record with another token: failed with the reason, still pending.
 	v := verifyClaim(t, env, key, c.ID)
 	if v.Status != "failed" || v.ClaimStatus != "pending" || !strings.Contains(reason(v), "no DNS record found") {
@@ -254,6 +258,7 @@ func TestClaimsDomainProof(t *testing.T) {
 	}
 
 	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox becomes claimed")
+	env.Eventually(t, func() bool { return stats(t, env)["verified_claims_count"] == 1.0 }, "the network stats count the verified claim")
 	var dir struct {
 		Objects []struct {
 			Hash          string `json:"hash"`
