@@ -482,6 +482,7 @@ func TestClaimsRecheckOnDemand(t *testing.T) {
 		t.Fatalf("domain claim after three mismatches = %+v", got)
 	}
 	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "unclaimed" }, "the mailbox becomes unclaimed")
+	env.Eventually(t, func() bool { return stats(t, env)["verified_claims_count"] == 0.0 }, "the network stats forget the lapsed claims")
 
 	// A proof that comes back verifies the lapsed claim again.
 	d.set("mine.test", "svc-verification="+dom.Challenge.Token)
@@ -489,6 +490,7 @@ func TestClaimsRecheckOnDemand(t *testing.T) {
 		t.Fatalf("verify of a restored proof = %+v", v)
 	}
 	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox is claimed again")
+	env.Eventually(t, func() bool { return stats(t, env)["verified_claims_count"] == 1.0 }, "the network stats count the claim verified again")
 }
 
 // TestClaimsRecheckOnSchedule runs the scheduled re-check every second on two replicas of
