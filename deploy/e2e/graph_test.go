@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -124,6 +125,20 @@ func TestGraphOfAThread(t *testing.T) {
 		env.Do(t, "GET", "/api/threads/"+id+"/private-guidance", carolKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	}
 	env.Do(t, "GET", "/api/threads/"+threadID+"/graph", "", nil).ExpectError(t, 401, "UNAUTHORIZED")
+
+	// /llms.txt tells agents about the graph.
+	// (Read directly: the OpenAPI document describes the API, not /llms.txt.)
+	res, err := http.Get(env.URL + "/llms.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	llms := string(raw)
+	if !containsAll(llms, "6. Keep the memory of a relationship", env.URL+"/api/threads/{threadId}/graph",
+		"- POST /api/threads/{threadId}/decision (owner key or sub-key)") {
+		t.Errorf("/llms.txt does not describe the graph:\n%s", llms)
+	}
 }
 
 // TestGraphBadInput: every bad write is a 400 in the error shape and writes nothing.

@@ -55,24 +55,31 @@ func (s *Store) NodesByID(ctx context.Context, ids []string) ([]Node, error) {
 // AddNode stores a node whose _id names what it records; an existing one is left as it is.
 func (s *Store) AddNode(ctx context.Context, n *Node) error { return s.insertOnce(ctx, Nodes, n) }
 
-// MessageBefore returns the newest message node of a thread created before n (ties broken by
-// id), or nil.
-func (s *Store) MessageBefore(ctx context.Context, threadID string, n *Node) (*Node, error) {
-	all, err := findAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: threadID}, {Key: "type", Value: "message"},
-		{Key: "created_at", Value: bson.D{{Key: "$lte", Value: n.CreatedAt}}}})
+// MessageNeighbours returns the message nodes of a thread just before and just after n in
+// creation order (ties broken by id); either is nil when there is none.
+func (s *Store) MessageNeighbours(ctx context.Context, threadID string, n *Node) (prev, next *Node, err error) {
+	all, err := findAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: threadID}, {Key: "type", Value: "message"}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var prev *Node
 	for i := range all {
 		c := &all[i]
-		before := c.CreatedAt.Before(n.CreatedAt) || c.CreatedAt.Equal(n.CreatedAt) && c.ID < n.ID
-		if !before {
-			continue
-		}
-		if prev == nil || c.CreatedAt.After(prev.CreatedAt) || c.CreatedAt.Equal(prev.CreatedAt) && c.ID > prev.ID {
-			prev = c
+		switch {
+		case c.ID == n.ID:
+		case before(c, n):
+			if prev == nil || before(prev, c) {
+				prev = c
+			}
+		default:
+			if next == nil || before(c, next) {
+				next = c
+			}
 		}
 	}
-	return prev, nil
+	return prev, next, nil
+}
+
+// before orders nodes by creation, then id.
+func before(a, b *Node) bool {
+	return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID
 }
