@@ -37,8 +37,8 @@ func TestPrivateGuidance(t *testing.T) {
 
 // TestPrivateGuidanceNeverLeaks plants a marker in private guidance, runs every flow of the
 // thread's participants around it, then searches for the marker in every event on the bus, every
-// log line of the suite, every webhook delivery, the other side's reads, the graph, llm.txt, the
-// feeds and the answers to bad requests.
+// log line of the suite, every webhook delivery, the other side's reads, the graph, the ingest
+// overview, llm.txt, the feeds and the answers to bad requests.
 func TestPrivateGuidanceNeverLeaks(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t)
@@ -98,7 +98,9 @@ func TestPrivateGuidanceNeverLeaks(t *testing.T) {
 			env.Do(t, "GET", "/api/objects/"+side.hash+"/decision-memory", side.key, nil).Expect(t, 200),
 			env.Do(t, "GET", "/api/objects/"+side.hash+"/llm.txt", "", nil).Expect(t, 200),
 			env.Do(t, "GET", "/api/objects/"+side.hash+"/agent-card.json", "", nil).Expect(t, 200),
-			env.Do(t, "GET", "/api/objects/"+side.hash+"/context", side.key, nil).Expect(t, 200))
+			env.Do(t, "GET", "/api/objects/"+side.hash+"/context", side.key, nil).Expect(t, 200),
+			env.Do(t, "GET", "/api/ingest?include_graph=1", side.key, nil).Expect(t, 200),
+			env.Do(t, "GET", "/api/threads/"+threadID+"/sources", side.key, nil).Expect(t, 200))
 	}
 	answers = append(answers,
 		env.Do(t, "GET", "/api/feed", "", nil).Expect(t, 200),

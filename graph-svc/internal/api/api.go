@@ -24,6 +24,12 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	t.POST("/decision", httpx.Handle(h.decide))
 	t.PUT("/private-guidance", httpx.Handle(h.putGuidance))
 	t.GET("/private-guidance", httpx.Handle(h.getGuidance))
+	t.GET("/sources", httpx.Handle(h.sources))
+	t.POST("/sources/:sourceId/pull", httpx.Handle(h.pullSource))
+
+	api.POST("/api/ingest", httpx.Handle(h.ingest))
+	api.POST("/api/ingest/self", httpx.Handle(h.ingestSelf))
+	api.GET("/api/ingest", httpx.Handle(h.overview))
 }
 
 // caller returns who calls a thread or ingest route. Every one of them needs the mailbox scope

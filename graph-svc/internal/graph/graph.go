@@ -66,12 +66,21 @@ type Mailbox interface {
 	Thread(ctx context.Context, threadID string) (*contract.Thread, error)
 }
 
+// Profiles reads an object's composed public profile (context-svc's internal API).
+type Profiles interface {
+	ComposedProfile(ctx context.Context, objectID, hash string) (string, error)
+}
+
 // Service holds the use cases.
 type Service struct {
-	Store   *store.Store
-	Mailbox Mailbox
-	Outbox  Outbox
-	Log     *slog.Logger
+	Store    *store.Store
+	Mailbox  Mailbox
+	Profiles Profiles
+	Outbox   Outbox
+	Fetcher  Fetcher
+	// MaxFetchBytes is the fetcher's cap on a page, named in the error of a larger one.
+	MaxFetchBytes int64
+	Log           *slog.Logger
 }
 
 // Caller is who calls a use case: the caller's object and its current hash.

@@ -83,3 +83,9 @@ func (s *Store) MessageNeighbours(ctx context.Context, threadID string, n *Node)
 func before(a, b *Node) bool {
 	return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID
 }
+
+// NodesOfType lists the nodes of one type in the given threads, oldest first.
+func (s *Store) NodesOfType(ctx context.Context, threadIDs []string, typ string) ([]Node, error) {
+	return findAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: bson.D{{Key: "$in", Value: threadIDs}}}, {Key: "type", Value: typ}},
+		oldestFirst())
+}
