@@ -85,6 +85,12 @@ func TestPrivateGuidanceNeverLeaks(t *testing.T) {
 		}
 		return seen["/alice decision"] && seen["/bob decision"] && seen["/alice message"] && seen["/alice context_updated"]
 	}, "decision, message and context_updated deliveries")
+	for _, r := range rcv.Got() {
+		if r.Payload.Type == "decision" && (r.Payload.Data["thread_id"] != threadID || r.Payload.Data["title"] != "Ship on Friday" ||
+			r.Payload.Data["node_id"] == nil || r.Payload.Data["body"] != nil) {
+			t.Errorf("decision delivery %s: %v", r.Path, r.Payload.Data)
+		}
+	}
 
 	// The other side's reads, the graph, public reads and feeds.
 	for _, key := range []string{aliceKey, bobKey} {

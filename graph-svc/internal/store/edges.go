@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Edge is an edge of a thread's graph, inserted once and never changed.
@@ -27,5 +29,5 @@ func (s *Store) AddEdge(ctx context.Context, e *Edge) error { return s.insertOnc
 
 // EdgesOf lists a thread's edges, oldest first.
 func (s *Store) EdgesOf(ctx context.Context, threadID string) ([]Edge, error) {
-	return findAll[Edge](ctx, s.c(Edges), byThread(threadID), oldestFirst())
+	return mongox.FindAll[Edge](ctx, s.c(Edges), byThread(threadID), oldestFirst())
 }

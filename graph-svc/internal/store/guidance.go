@@ -7,6 +7,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // GuidanceVersion is one version of an owner's private guidance for a thread. Versions are
@@ -33,7 +35,7 @@ func (s *Store) InsertGuidance(ctx context.Context, g *GuidanceVersion) error {
 
 // GuidanceOf lists an owner's versions of a thread's guidance, newest first.
 func (s *Store) GuidanceOf(ctx context.Context, threadID, ownerID string) ([]GuidanceVersion, error) {
-	return findAll[GuidanceVersion](ctx, s.c(Guidance),
+	return mongox.FindAll[GuidanceVersion](ctx, s.c(Guidance),
 		bson.D{{Key: "thread_id", Value: threadID}, {Key: "owner_id", Value: ownerID}},
 		mopts.Find().SetSort(bson.D{{Key: "version", Value: -1}}))
 }

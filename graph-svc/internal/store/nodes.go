@@ -44,12 +44,12 @@ func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
 
 // NodesOf lists a thread's nodes, oldest first.
 func (s *Store) NodesOf(ctx context.Context, threadID string) ([]Node, error) {
-	return findAll[Node](ctx, s.c(Nodes), byThread(threadID), oldestFirst())
+	return mongox.FindAll[Node](ctx, s.c(Nodes), byThread(threadID), oldestFirst())
 }
 
 // NodesByID reads the nodes with the given ids, in no particular order.
 func (s *Store) NodesByID(ctx context.Context, ids []string) ([]Node, error) {
-	return findAll[Node](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	return mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 }
 
 // AddNode stores a node whose _id names what it records; an existing one is left as it is.
@@ -58,7 +58,7 @@ func (s *Store) AddNode(ctx context.Context, n *Node) error { return s.insertOnc
 // MessageNeighbours returns the message nodes of a thread just before and just after n in
 // creation order (ties broken by id); either is nil when there is none.
 func (s *Store) MessageNeighbours(ctx context.Context, threadID string, n *Node) (prev, next *Node, err error) {
-	all, err := findAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: threadID}, {Key: "type", Value: "message"}})
+	all, err := mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: threadID}, {Key: "type", Value: "message"}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,6 +86,6 @@ func before(a, b *Node) bool {
 
 // NodesOfType lists the nodes of one type in the given threads, oldest first.
 func (s *Store) NodesOfType(ctx context.Context, threadIDs []string, typ string) ([]Node, error) {
-	return findAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: bson.D{{Key: "$in", Value: threadIDs}}}, {Key: "type", Value: typ}},
+	return mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: bson.D{{Key: "$in", Value: threadIDs}}}, {Key: "type", Value: typ}},
 		oldestFirst())
 }

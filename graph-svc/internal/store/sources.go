@@ -57,17 +57,17 @@ func (s *Store) Source(ctx context.Context, id string) (*Source, error) {
 
 // SourcesOf lists a thread's sources, oldest first.
 func (s *Store) SourcesOf(ctx context.Context, threadID string) ([]Source, error) {
-	return findAll[Source](ctx, s.c(Sources), byThread(threadID), oldestFirst())
+	return mongox.FindAll[Source](ctx, s.c(Sources), byThread(threadID), oldestFirst())
 }
 
 // SourcesOwnedBy lists the sources an object added, oldest first.
 func (s *Store) SourcesOwnedBy(ctx context.Context, ownerID string) ([]Source, error) {
-	return findAll[Source](ctx, s.c(Sources), bson.D{{Key: "owner_id", Value: ownerID}}, oldestFirst())
+	return mongox.FindAll[Source](ctx, s.c(Sources), bson.D{{Key: "owner_id", Value: ownerID}}, oldestFirst())
 }
 
 // AllSources lists every source, for the scheduled re-pull.
 func (s *Store) AllSources(ctx context.Context) ([]Source, error) {
-	return findAll[Source](ctx, s.c(Sources), bson.D{}, oldestFirst())
+	return mongox.FindAll[Source](ctx, s.c(Sources), bson.D{}, oldestFirst())
 }
 
 // InsertPull records a pull.
@@ -81,7 +81,7 @@ type PullSummary struct {
 
 // PullSummaries summarises the pulls of the given sources, by source id.
 func (s *Store) PullSummaries(ctx context.Context, sourceIDs []string) (map[string]PullSummary, error) {
-	all, err := findAll[Pull](ctx, s.c(Pulls), bson.D{{Key: "source_id", Value: bson.D{{Key: "$in", Value: sourceIDs}}}},
+	all, err := mongox.FindAll[Pull](ctx, s.c(Pulls), bson.D{{Key: "source_id", Value: bson.D{{Key: "$in", Value: sourceIDs}}}},
 		mopts.Find().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, err

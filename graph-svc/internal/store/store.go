@@ -57,8 +57,6 @@ func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 
-type options = mopts.Lister[mopts.FindOptions]
-
 // insert inserts doc into coll; ErrTaken when its _id exists.
 func (s *Store) insert(ctx context.Context, coll string, doc any) error {
 	_, err := s.c(coll).InsertOne(ctx, doc)
@@ -80,23 +78,10 @@ func (s *Store) insertOnce(ctx context.Context, coll string, doc any) error {
 	return nil
 }
 
-// findAll decodes every document of coll matching filter, in opts' order.
-func findAll[T any](ctx context.Context, coll *mongo.Collection, filter any, opts ...options) ([]T, error) {
-	cur, err := coll.Find(ctx, filter, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
-	}
-	out := []T{}
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
-	}
-	return out, nil
-}
-
 // byThread is the filter of a thread's documents.
 func byThread(threadID string) bson.D { return bson.D{{Key: "thread_id", Value: threadID}} }
 
 // oldestFirst sorts by creation, then id.
-func oldestFirst() options {
+func oldestFirst() mopts.Lister[mopts.FindOptions] {
 	return mopts.Find().SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}})
 }

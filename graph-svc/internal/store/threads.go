@@ -34,11 +34,11 @@ func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
 
 // SelfThreads lists an owner's self-ingest threads, newest first.
 func (s *Store) SelfThreads(ctx context.Context, ownerID string) ([]Thread, error) {
-	return findAll[Thread](ctx, s.c(Threads), bson.D{{Key: "owner_id", Value: ownerID}, {Key: "self", Value: true}},
+	return mongox.FindAll[Thread](ctx, s.c(Threads), bson.D{{Key: "owner_id", Value: ownerID}, {Key: "self", Value: true}},
 		mopts.Find().SetSort(bson.D{{Key: "created_at", Value: -1}}))
 }
 
 // ThreadsOf lists the threads an object takes part in.
 func (s *Store) ThreadsOf(ctx context.Context, objectID string) ([]Thread, error) {
-	return findAll[Thread](ctx, s.c(Threads), bson.D{{Key: "participants", Value: objectID}})
+	return mongox.FindAll[Thread](ctx, s.c(Threads), bson.D{{Key: "participants", Value: objectID}})
 }

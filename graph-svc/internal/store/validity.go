@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Invalidation is the fact that a node stopped being valid: a decision superseded it. Its _id is
@@ -22,7 +24,7 @@ func (s *Store) Invalidate(ctx context.Context, v *Invalidation) error {
 
 // InvalidationsOf returns the validity facts of a thread's nodes, by node id.
 func (s *Store) InvalidationsOf(ctx context.Context, threadID string) (map[string]Invalidation, error) {
-	all, err := findAll[Invalidation](ctx, s.c(Validity), byThread(threadID))
+	all, err := mongox.FindAll[Invalidation](ctx, s.c(Validity), byThread(threadID))
 	if err != nil {
 		return nil, err
 	}
