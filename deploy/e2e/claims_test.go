@@ -217,6 +217,10 @@ func TestClaimsDomainProof(t *testing.T) {
 	env.Do(t, "POST", "/api/claims/"+c.ID+"/verify", otherKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "GET", "/api/objects/"+hash+"/claims", otherKey, nil).Expect(t, 403)
 
+	if n := stats(t, env)["verified_claims_count"]; n != 0.0 {
+		t.Fatalf("verified_claims_count before any verification = %v", n)
+	}
+
 	// No record, then a record with another token: failed with the reason, still pending.
 	v := verifyClaim(t, env, key, c.ID)
 	if v.Status != "failed" || v.ClaimStatus != "pending" || !strings.Contains(reason(v), "no DNS record found") {
@@ -254,6 +258,7 @@ func TestClaimsDomainProof(t *testing.T) {
 	}
 
 	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox becomes claimed")
+	env.Eventually(t, func() bool { return stats(t, env)["verified_claims_count"] == 1.0 }, "the network stats count the verified claim")
 	var dir struct {
 		Objects []struct {
 			Hash          string `json:"hash"`
@@ -477,6 +482,7 @@ func TestClaimsRecheckOnDemand(t *testing.T) {
 		t.Fatalf("domain claim after three mismatches = %+v", got)
 	}
 	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "unclaimed" }, "the mailbox becomes unclaimed")
+	env.Eventually(t, func() bool { return stats(t, env)["verified_claims_count"] == 0.0 }, "the network stats forget the lapsed claims")
 
 	// A proof that comes back verifies the lapsed claim again.
 	d.set("mine.test", "svc-verification="+dom.Challenge.Token)
@@ -484,6 +490,7 @@ func TestClaimsRecheckOnDemand(t *testing.T) {
 		t.Fatalf("verify of a restored proof = %+v", v)
 	}
 	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox is claimed again")
+	env.Eventually(t, func() bool { return stats(t, env)["verified_claims_count"] == 1.0 }, "the network stats count the claim verified again")
 }
 
 // TestClaimsRecheckOnSchedule runs the scheduled re-check every second on two replicas of

@@ -135,6 +135,17 @@ func dropDatabases(uri, prefix string) {
 // Logs returns every log line the suite wrote so far.
 func (e *Env) Logs() string { return e.logs.String() }
 
+// problems returns the last n warning and error lines the suite logged, to explain a timeout.
+func (e *Env) problems(n int) string {
+	var out []string
+	for line := range strings.Lines(e.logs.String()) {
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out[max(0, len(out)-n):], "")
+}
+
 // Response is a gateway answer.
 type Response struct {
 	Status int
@@ -285,7 +296,7 @@ func (e *Env) Eventually(t testing.TB, cond func() bool, what string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
+			t.Fatalf("timed out waiting: %s\nwarnings and errors the suite logged:\n%s", what, e.problems(40))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -102,3 +102,29 @@ func TestWebhookRefusesPrivateAddresses(t *testing.T) {
 		t.Fatalf("the loopback receiver was reached %d times", n)
 	}
 }
+
+// TestContextSubscriptionSeesFeedItems delivers a feed item published to a watched box as a
+// context_updated event that names the change and carries the item, never the author's internal id.
+func TestContextSubscriptionSeesFeedItems(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t)
+	env := webhookEnv(t, rcv)
+	_, watcherKey := env.CreateObject(t, nil)
+	author, authorKey := env.CreateObject(t, nil)
+	box, boxKey := env.CreateObject(t, nil)
+	enableFeed(t, env, box, boxKey)
+	sub := env.Do(t, "POST", "/api/objects/"+box+"/context-subscriptions", watcherKey, map[string]any{"callback_url": rcv.URL("/news")}).
+		Expect(t, 201).JSON(t)["subscription"].(map[string]any)
+
+	item := publish(t, env, box, authorKey, "shipped", "done")
+	got := rcv.waitFor(t, env, 1)[0]
+	verify(t, Str(t, sub, "secret"), got)
+	d := got.Payload.Data
+	if got.Payload.Type != "context_updated" || d["change"] != "feed_item_published" || d["hash"] != box ||
+		d["item_id"] != item["id"] || d["title"] != "shipped" || d["author_hash"] != author || fmt.Sprint(d["tags"]) != "[done]" {
+		t.Fatalf("feed item delivery: %s", got.Body)
+	}
+	if _, ok := d["author_object_id"]; ok {
+		t.Errorf("the payload carries the author's internal id: %s", got.Body)
+	}
+}

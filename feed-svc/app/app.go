@@ -73,7 +73,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Pages:        pages,
 		PollInterval: cfg.PollInterval,
 	})
-	b.Consume("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
+	// Every projection write is an insert keyed by the event: no dedupe record is needed.
+	b.ConsumeIdempotent("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
 	return &App{Base: b}, nil
 }
 

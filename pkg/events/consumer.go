@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -40,6 +41,8 @@ type ConsumerConfig struct {
 	GroupID string
 	Topics  []string
 	// Processed records handled event ids (with an expiry swept by the consumer), for dedupe.
+	// Nil when the handler is idempotent by its own writes (each one an insert keyed by the
+	// event): no record is then read or written.
 	Processed *mongo.Collection
 	// Dead receives the events that could not be handled (see DeadLetters).
 	Dead    *mongo.Collection
@@ -81,7 +84,12 @@ func Consume(ctx context.Context, cfg ConsumerConfig) error {
 		return fmt.Errorf("consumer group %s: %w", cfg.GroupID, err)
 	}
 	sweepDone := make(chan struct{})
-	go func() { defer close(sweepDone); sweepProcessed(ctx, cfg.Processed, cfg.Log) }()
+	go func() {
+		defer close(sweepDone)
+		if cfg.Processed != nil {
+			sweepProcessed(ctx, cfg.Processed, cfg.Log)
+		}
+	}()
 	defer func() { <-sweepDone }()
 	// Closing the group ends the generation, which cancels the workers' contexts and waits for them.
 	defer group.Close()
@@ -118,6 +126,8 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 	if err := r.SetOffset(p.Offset); err != nil {
 		c.cfg.Log.Warn("kafka: setting the partition offset failed", "topic", topic, "partition", p.ID, "error", err)
 	}
+	commits := c.committer(gen, topic, p.ID)
+	defer commits.stop()
 	for {
 		msg, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -133,11 +143,45 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 		if !c.handle(ctx, msg) {
 			return // interrupted: not committed, so delivered again
 		}
-		err = gen.CommitOffsets(map[string]map[int]int64{topic: {p.ID: msg.Offset + 1}})
-		if err != nil {
-			c.cfg.Log.Warn("kafka commit failed; the event may be handled again", "topic", topic, "partition", p.ID, "error", err)
-		}
+		commits.handled(msg.Offset + 1)
 	}
+}
+
+// committer commits a partition's offsets beside its worker, so that the next event is handled
+// while the last one is committed. Only the newest handled offset waiting is committed, so a
+// burst costs a few commits, not one per event. Offsets only ever move past handled events.
+type committer struct {
+	next chan int64
+	done chan struct{}
+}
+
+func (c *consumer) committer(gen *kafka.Generation, topic string, partition int) *committer {
+	cm := &committer{next: make(chan int64, 1), done: make(chan struct{})}
+	go func() {
+		defer close(cm.done)
+		for offset := range cm.next {
+			if err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: offset}}); err != nil {
+				c.cfg.Log.Warn("kafka commit failed; the event may be handled again", "topic", topic, "partition", partition, "error", err)
+			}
+		}
+	}()
+	return cm
+}
+
+// handled queues offset for commit in place of any older offset still waiting. Only the worker
+// calls it, so the send never blocks.
+func (cm *committer) handled(offset int64) {
+	select {
+	case <-cm.next:
+	default:
+	}
+	cm.next <- offset
+}
+
+// stop commits what is waiting and returns when the last commit is done.
+func (cm *committer) stop() {
+	close(cm.next)
+	<-cm.done
 }
 
 // handle handles msg until it is done or dead-lettered (true), or ctx ends first (false).
@@ -147,7 +191,7 @@ func (c *consumer) handle(ctx context.Context, msg kafka.Message) bool {
 		return c.park(ctx, msg, nil, errors.New("malformed event: not a JSON envelope with an id"), 0, time.Now())
 	}
 	processedID := c.cfg.GroupID + ":" + ev.ID
-	if n, err := c.cfg.Processed.CountDocuments(ctx, bson.D{{Key: "_id", Value: processedID}}); err == nil && n > 0 {
+	if c.seen(ctx, processedID) {
 		return true
 	}
 	first := time.Now()
@@ -155,6 +199,9 @@ func (c *consumer) handle(ctx context.Context, msg kafka.Message) bool {
 	for attempt := 1; ; attempt++ {
 		err := c.cfg.Handler(ctx, ev)
 		if err == nil {
+			if c.cfg.Processed == nil {
+				return true
+			}
 			if err := markProcessed(ctx, c.cfg.Processed, processedID, ev.Type, c.cfg.DedupeFor); err != nil {
 				c.cfg.Log.Warn("recording processed event failed", "processed_id", processedID, "error", err)
 			}
@@ -173,6 +220,15 @@ func (c *consumer) handle(ctx context.Context, msg kafka.Message) bool {
 		}
 		backoff = min(2*backoff, c.cfg.RetryMax)
 	}
+}
+
+// seen reports whether the event was handled before, by a point read of its record.
+func (c *consumer) seen(ctx context.Context, processedID string) bool {
+	if c.cfg.Processed == nil {
+		return false
+	}
+	opts := options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})
+	return c.cfg.Processed.FindOne(ctx, mongox.ByID(processedID), opts).Err() == nil
 }
 
 // park stores msg as a dead letter, retrying the store until it takes it or ctx ends.

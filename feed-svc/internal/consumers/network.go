@@ -19,7 +19,7 @@ var Topics = []string{events.TopicIdentity, events.TopicContext, events.TopicMai
 // Projected are the event types the projection keeps; every other event is skipped.
 var Projected = []string{
 	events.ObjectCreated, events.ObjectHashChanged, events.ContextUpdated,
-	events.MessageCreated, events.ClaimVerified, events.FeedItemPublished,
+	events.MessageCreated, events.ClaimVerified, events.ClaimLapsed, events.FeedItemPublished,
 }
 
 // Network projects events. Every write is an insert keyed by the event (or the hash), so a
@@ -62,7 +62,7 @@ func (n *Network) Handle(ctx context.Context, ev events.Event) error {
 		}
 		row.ItemID, row.Title, row.Body, row.Tags = d.ItemID, d.Title, d.Body, d.Tags
 		row.AuthorID, row.AuthorHash, row.AuthorName = d.AuthorObjectID, d.AuthorHash, d.AuthorName
-	case events.ContextUpdated, events.MessageCreated, events.ClaimVerified:
+	case events.ContextUpdated, events.MessageCreated, events.ClaimVerified, events.ClaimLapsed:
 	default:
 		return nil
 	}

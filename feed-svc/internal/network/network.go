@@ -213,8 +213,10 @@ type Stats struct {
 	VerifiedClaimsCount int64 `json:"verified_claims_count"`
 }
 
-// Stats counts public objects, the messages they received and their verified claims. Each count
-// counts inserted documents, one per event, so it is exact however many events arrive at once.
+// Stats counts public objects, the messages they received and their claims verified now. Each
+// count counts inserted documents, one per event, so it is exact however many events arrive at
+// once; a claim lapses only after it was verified, so verifications less lapses are the claims
+// verified now.
 func (n *Network) Stats(ctx context.Context) (*Stats, error) {
 	v, err := n.view(ctx)
 	if err != nil {
@@ -227,6 +229,11 @@ func (n *Network) Stats(ctx context.Context) (*Stats, error) {
 	if s.VerifiedClaimsCount, err = n.Store.CountEvents(ctx, events.ClaimVerified, v.private); err != nil {
 		return nil, err
 	}
+	lapsed, err := n.Store.CountEvents(ctx, events.ClaimLapsed, v.private)
+	if err != nil {
+		return nil, err
+	}
+	s.VerifiedClaimsCount = max(0, s.VerifiedClaimsCount-lapsed)
 	return s, nil
 }
 

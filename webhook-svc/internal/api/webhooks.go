@@ -167,6 +167,7 @@ type updateWebhookRequest struct {
 	CallbackURL *string           `json:"callback_url"`
 	Events      []string          `json:"events"`
 	Headers     map[string]string `json:"headers"`
+	Enabled     *bool             `json:"enabled"`
 }
 
 func (h *Handler) updateWebhook(c *gin.Context) error {
@@ -179,7 +180,7 @@ func (h *Handler) updateWebhook(c *gin.Context) error {
 		return err
 	}
 	sub, err := h.Subscriptions.UpdateWebhook(c.Request.Context(), t, c.Param("subscription_id"),
-		webhook.Change{CallbackURL: req.CallbackURL, Events: req.Events, Headers: req.Headers})
+		webhook.Change{CallbackURL: req.CallbackURL, Events: req.Events, Headers: req.Headers, Enabled: req.Enabled})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,9 @@ var Topics = []string{
 	events.TopicIdentity, events.TopicContext, events.TopicMailbox, events.TopicGraph, events.TopicClaims, events.TopicFeed,
 }
 
-// Register starts the consumer that fans events out to subscriptions.
+// Register starts the consumer that fans events out to subscriptions. A delivery's id is derived
+// from the event and the subscription, so a redelivered event inserts nothing new: no dedupe
+// record is needed.
 func Register(b *service.Base, f *webhook.Fanout) {
-	b.Consume(Group, Topics, f.Handle)
+	b.ConsumeIdempotent(Group, Topics, f.Handle)
 }

@@ -193,7 +193,6 @@ func (s *Sender) record(ctx context.Context, d *store.Delivery, h *store.Subscri
 		d.Status, d.NextAttemptAt = store.StatusSucceeded, nil
 	case code == http.StatusGone:
 		d.Status, d.NextAttemptAt = store.StatusFailed, nil
-		h.DisabledAt, h.DisabledReason = &now, "the endpoint answered 410 Gone"
 	case code == http.StatusUnauthorized:
 		retry = unauthorizedCount(d.Attempts) == 1
 	case res.err != nil, code == http.StatusTooManyRequests, code >= 500:
@@ -210,13 +209,30 @@ func (s *Sender) record(ctx context.Context, d *store.Delivery, h *store.Subscri
 		}
 	}
 	ctx = context.WithoutCancel(ctx) // the attempt was made: its outcome is kept
-	if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
+	// Health first, so that whoever sees the delivery's outcome also sees its effect on the endpoint.
+	if err := s.noteHealth(ctx, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
 		return err
 	}
-	if h, changed := s.health(h, d.Status == store.StatusSucceeded, now); changed {
-		return s.Store.PutHealth(ctx, h)
+	return s.Store.ReplaceDelivery(ctx, d)
+}
+
+// noteHealth records an attempt's outcome in the endpoint's health when it changes what is known.
+// h, read when the attempt began, only decides whether to write: the write applies the outcome
+// to the health as it is now, so that an owner's enabling or disabling meanwhile is kept.
+func (s *Sender) noteHealth(ctx context.Context, h *store.SubscriptionHealth, ok, gone bool, now time.Time) error {
+	if _, changed := s.health(*h, ok, now); !changed && !gone {
+		return nil
 	}
-	return nil
+	cur, err := s.Store.Health(ctx, h.ID)
+	if err != nil {
+		return err
+	}
+	next, _ := s.health(*cur, ok, now)
+	if gone && next.DisabledAt == nil {
+		next.DisabledAt, next.DisabledReason = &now, "the endpoint answered 410 Gone"
+	}
+	*h = next
+	return s.Store.PutHealth(ctx, &next)
 }
 
 // healthEvery bounds how stale last_success_at may be on a healthy endpoint: a success is written
@@ -225,7 +241,7 @@ const healthEvery = time.Minute
 
 // health updates what is known of the endpoint and says whether it changed enough to write; a
 // subscription failing for DisableAfter is disabled.
-func (s *Sender) health(h *store.SubscriptionHealth, ok bool, now time.Time) (*store.SubscriptionHealth, bool) {
+func (s *Sender) health(h store.SubscriptionHealth, ok bool, now time.Time) (store.SubscriptionHealth, bool) {
 	if ok {
 		if h.FailingSince == nil && h.LastSuccessAt != nil && now.Sub(*h.LastSuccessAt) < healthEvery {
 			return h, false

@@ -155,7 +155,13 @@ type Change struct {
 	Events      []string
 	// Headers, when not nil, replace the stored headers (an empty object removes them all).
 	Headers map[string]string
+	// Enabled, when not nil, enables a disabled webhook with a clean health record (true) or
+	// disables it (false). Events that happen while it is disabled are not delivered.
+	Enabled *bool
 }
+
+// disabledByOwner is the reason shown for a webhook its owner disabled.
+const disabledByOwner = "disabled by its owner"
 
 // UpdateWebhook applies a change to an owner's webhook.
 func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id string, ch Change) (*store.Subscription, error) {
@@ -183,7 +189,31 @@ func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id s
 	if err := s.Store.ReplaceSubscription(ctx, sub); err != nil {
 		return nil, err
 	}
+	if ch.Enabled != nil {
+		if err := s.setEnabled(ctx, sub.ID, *ch.Enabled); err != nil {
+			return nil, err
+		}
+	}
 	return sub, nil
+}
+
+// setEnabled enables or disables a webhook. Enabling forgets the failures that disabled it, so
+// that the endpoint gets the full failure period again.
+func (s *Subscriptions) setEnabled(ctx context.Context, id string, enabled bool) error {
+	h, err := s.Store.Health(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case enabled && h.DisabledAt != nil:
+		h.DisabledAt, h.DisabledReason, h.FailingSince = nil, "", nil
+	case !enabled && h.DisabledAt == nil:
+		now := clock.Now()
+		h.DisabledAt, h.DisabledReason = &now, disabledByOwner
+	default:
+		return nil
+	}
+	return s.Store.PutHealth(ctx, h)
 }
 
 // RotateSecret gives a webhook a new secret; the previous ones keep signing for the overlap, so
