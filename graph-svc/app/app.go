@@ -65,7 +65,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Fetcher: pages, MaxFetchBytes: cfg.FetchMaxBytes, Log: b.Log,
 	}
 	api.Register(b.API, &api.Handler{Graph: svc})
-	b.Consume(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc}).Handle)
+	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
+	b.ConsumeIdempotent(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc}).Handle)
 	b.Every(cfg.PullScan, "re-pulling sources", func(ctx context.Context) error { return svc.RepullDue(ctx, cfg.PullInterval) })
 	return &App{Base: b}, nil
 }
