@@ -67,7 +67,7 @@ func (s *Service) Decide(ctx context.Context, requestID string, c Caller, thread
 		return nil, err
 	}
 	s.Outbox.Confirm(evs...)
-	if err := s.supersede(ctx, c, n); err != nil {
+	if err := s.supersede(ctx, n); err != nil {
 		return nil, err
 	}
 	v := nodeView(n, nil)
@@ -76,19 +76,52 @@ func (s *Service) Decide(ctx context.Context, requestID string, c Caller, thread
 
 // supersede records decision n's supersedes edges, then the validity facts of the nodes it
 // supersedes. Both are keyed by what they record, so a node superseded twice keeps the first
-// decision's invalid_at and gains a second edge.
-func (s *Service) supersede(ctx context.Context, c Caller, n *store.Node) error {
+// decision's invalid_at and gains a second edge. Should this stop half-way, reads still show
+// what the decision's own document records (see impliedBy).
+func (s *Service) supersede(ctx context.Context, n *store.Node) error {
 	for _, old := range n.Supersedes {
-		e := &store.Edge{ID: fmt.Sprintf("edg_%s_%s", n.ID, old), ThreadID: n.ThreadID, From: n.ID, To: old,
-			Type: EdgeSupersedes, AuthorID: c.ObjectID, AuthorHash: c.Hash, CreatedAt: n.CreatedAt}
-		if err := s.Store.AddEdge(ctx, e); err != nil {
+		if err := s.Store.AddEdge(ctx, supersedesEdge(n, old)); err != nil {
 			return err
 		}
 	}
 	for _, old := range n.Supersedes {
-		if err := s.Store.Invalidate(ctx, &store.Invalidation{NodeID: old, ThreadID: n.ThreadID, By: n.ID, InvalidAt: n.CreatedAt}); err != nil {
+		if err := s.Store.Invalidate(ctx, invalidation(n, old)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// supersedesEdge is the edge from decision d to a node it supersedes.
+func supersedesEdge(d *store.Node, old string) *store.Edge {
+	return &store.Edge{ID: fmt.Sprintf("edg_%s_%s", d.ID, old), ThreadID: d.ThreadID, From: d.ID, To: old,
+		Type: EdgeSupersedes, AuthorID: d.AuthorID, AuthorHash: d.AuthorHash, CreatedAt: d.CreatedAt}
+}
+
+// invalidation is the validity fact decision d gives a node it supersedes.
+func invalidation(d *store.Node, old string) *store.Invalidation {
+	return &store.Invalidation{NodeID: old, ThreadID: d.ThreadID, By: d.ID, InvalidAt: d.CreatedAt}
+}
+
+// impliedBy adds to a thread's edges and validity facts those its decisions record but the
+// store lacks (a write that stopped between the decision's insert and theirs), so a read shows
+// every supersession a decision answered 201 for. Of two decisions superseding one node, the
+// earlier one sets its invalid_at, as the stored facts do.
+func impliedBy(nodes []store.Node, edges []store.Edge, invalid map[string]store.Invalidation) []store.Edge {
+	have := make(map[string]bool, len(edges))
+	for _, e := range edges {
+		have[e.ID] = true
+	}
+	for i := range nodes {
+		d := &nodes[i]
+		for _, old := range d.Supersedes {
+			if e := supersedesEdge(d, old); !have[e.ID] {
+				edges, have[e.ID] = append(edges, *e), true
+			}
+			if v, ok := invalid[old]; !ok || d.CreatedAt.Before(v.InvalidAt) {
+				invalid[old] = *invalidation(d, old)
+			}
+		}
+	}
+	return edges
 }

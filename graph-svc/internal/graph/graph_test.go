@@ -175,3 +175,50 @@ func TestConcurrentGuidanceKeepsEveryVersion(t *testing.T) {
 		t.Error("bob reads guidance he never wrote")
 	}
 }
+
+// TestDecisionStoppedHalfWay: a decision whose write stopped after its own insert (before its
+// edges and validity facts) still shows every supersession it records; the earlier of two
+// decisions superseding one node sets its invalid_at.
+func TestDecisionStoppedHalfWay(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	ctx := context.Background()
+	h, err := svc.AddNode(ctx, alice, "thr_ab", graph.NodeDraft{Type: "hypothesis", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	at := clock.Now()
+	time.Sleep(5 * time.Millisecond)
+	half := &store.Node{ID: "nod_half", ThreadID: "thr_ab", Type: graph.TypeDecision, Title: "t", Body: "b",
+		Visibility: graph.Participants, AuthorID: "obj_b", AuthorHash: "svc_b", Supersedes: []string{h.ID}, CreatedAt: at}
+	if err := svc.Store.InsertNode(ctx, half); err != nil {
+		t.Fatal(err)
+	}
+	later, err := svc.Decide(ctx, "req_2", alice, "thr_ab", graph.DecisionDraft{Title: "t2", Body: "b2", Supersedes: []string{h.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Graph(ctx, alice, "thr_ab", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node *graph.NodeView
+	for i := range g.Nodes {
+		if g.Nodes[i].ID == h.ID {
+			node = &g.Nodes[i]
+		}
+	}
+	if node == nil || node.InvalidatedBy == nil || *node.InvalidatedBy != "nod_half" {
+		t.Errorf("superseded node %+v, want it invalidated by the earlier decision", node)
+	}
+	var from []string
+	for _, e := range g.Edges {
+		if e.Type == graph.EdgeSupersedes && e.To == h.ID {
+			from = append(from, e.From)
+		}
+	}
+	if !slices.Equal(from, []string{"nod_half", later.ID}) {
+		t.Errorf("supersedes edges from %v, want the half-written decision's and the later one's, in order", from)
+	}
+}

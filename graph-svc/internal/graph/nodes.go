@@ -176,6 +176,13 @@ func (s *Service) Graph(ctx context.Context, c Caller, threadID string, asOf *ti
 	if err != nil {
 		return nil, err
 	}
+	edges = impliedBy(nodes, edges, invalid)
+	slices.SortStableFunc(edges, func(a, b store.Edge) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	existed := func(at time.Time) bool { return asOf == nil || !at.After(*asOf) }
 	out := &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(asOf), Nodes: []NodeView{}, Edges: []EdgeView{}}
 	shown := map[string]bool{}
