@@ -27,6 +27,12 @@ func TestPrivateObjectIsHiddenFromNonOwners(t *testing.T) {
 	}
 	env.Do(t, "GET", "/api/objects/"+private+"/keys", ownerKey, nil).Expect(t, 200)
 
+	// Its rules too: only message ingress accepts a private object's hash from anyone.
+	env.Do(t, "GET", "/api/objects/"+private+"/rules", "", nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "GET", "/api/objects/"+private+"/rules", otherKey, nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "GET", "/api/objects/"+private+"/rules", ownerKey, nil).Expect(t, 200)
+	env.Do(t, "GET", "/api/objects/"+public+"/rules", "", nil).Expect(t, 200)
+
 	// Associating with a private object reveals neither it nor its current hash.
 	env.Do(t, "POST", "/api/objects/"+public+"/svc-associations", publicKey, map[string]any{"peer_hash": private}).
 		ExpectError(t, 404, "NOT_FOUND")

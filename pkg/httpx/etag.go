@@ -2,9 +2,6 @@ package httpx
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -12,6 +9,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/svcdev/svc/pkg/versions"
 )
 
 // CacheControlRevalidate lets any cache keep a public read but makes it ask again every time,
@@ -19,55 +18,31 @@ import (
 // 304 and no store read.
 const CacheControlRevalidate = "public, no-cache"
 
-// ETags keeps one validator per object in Redis: a random token that every write touching what
-// the object's public reads show replaces before it answers. A read takes the token before it
-// reads the store, so the content it labels is never older than the label: a write that lands
-// between the two is labelled with the old token, which the write has already replaced.
-// Without Redis, reads answer 200 without an ETag; nothing is ever answered stale.
+// ETags keeps one validator per object in Redis (see package versions): every write touching
+// what the object's public reads show replaces it before it answers, and a read takes it before
+// it reads the store. Without Redis, reads answer 200 without an ETag; nothing is ever answered
+// stale.
 type ETags struct {
-	rdb *redis.Client
-	log *slog.Logger
-	ttl time.Duration
+	tokens *versions.Tokens
+	log    *slog.Logger
 }
 
 // NewETags returns the validators kept in rdb. A token lives ttl at most, which bounds how long
 // content that changes without a write (a refreshed URL source) can be revalidated as unchanged.
 func NewETags(rdb *redis.Client, log *slog.Logger, ttl time.Duration) *ETags {
-	return &ETags{rdb: rdb, log: log, ttl: ttl}
+	return &ETags{tokens: versions.New(rdb, log, "svc:etag:", ttl), log: log}
 }
 
-func etagKey(objectID string) string { return "svc:etag:" + objectID }
-
-func newToken() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
+// Tokens returns the validators themselves, for caches that must follow the same writes.
+func (e *ETags) Tokens() *versions.Tokens { return e.tokens }
 
 // Changed replaces the object's validator; a writer calls it after its store write and before it
 // answers.
-func (e *ETags) Changed(ctx context.Context, objectID string) {
-	if err := e.rdb.Set(ctx, etagKey(objectID), newToken(), e.ttl).Err(); err != nil {
-		// The old token may then outlive the write: drop it, so that reads answer in full.
-		e.log.Warn("etag: replacing a validator failed", "object_id", objectID, "error", err)
-		_ = e.rdb.Del(context.WithoutCancel(ctx), etagKey(objectID)).Err()
-	}
-}
+func (e *ETags) Changed(ctx context.Context, objectID string) { e.tokens.Changed(ctx, objectID) }
 
 // current returns the object's validator, making one when there is none.
 func (e *ETags) current(ctx context.Context, objectID string) (string, error) {
-	tok, err := e.rdb.Get(ctx, etagKey(objectID)).Result()
-	if err == nil {
-		return tok, nil
-	}
-	if !errors.Is(err, redis.Nil) {
-		return "", err
-	}
-	// SetNX: a writer's token set meanwhile wins, and is what this read labels its content with.
-	if err := e.rdb.SetNX(ctx, etagKey(objectID), newToken(), e.ttl).Err(); err != nil {
-		return "", err
-	}
-	return e.rdb.Get(ctx, etagKey(objectID)).Result()
+	return e.tokens.Current(ctx, objectID)
 }
 
 // Cacheable serves a public read of the object that objectID names ("" for a request that must
@@ -104,7 +79,7 @@ func (e *ETags) NotModified(c *gin.Context, objectID string) bool {
 	if header == "" {
 		return false
 	}
-	tok, err := e.rdb.Get(c.Request.Context(), etagKey(objectID)).Result()
+	tok, err := e.tokens.Peek(c.Request.Context(), objectID)
 	if err != nil {
 		return false
 	}

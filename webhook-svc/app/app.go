@@ -12,6 +12,7 @@ import (
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/service"
+	"github.com/svcdev/svc/pkg/versions"
 	"github.com/svcdev/svc/webhook-svc/internal/api"
 	"github.com/svcdev/svc/webhook-svc/internal/consumers"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
@@ -39,7 +40,9 @@ type Config struct {
 	// SecretOverlap is how long a rotated-away secret keeps signing beside the new one.
 	SecretOverlap time.Duration `env:"WEBHOOK_SECRET_OVERLAP, default=24h"`
 	PollInterval  time.Duration `env:"WEBHOOK_POLL_INTERVAL, default=1s"`
-	Workers       int           `env:"WEBHOOK_WORKERS, default=16"`
+	// CachedObjects bounds how many objects' subscription lists a replica keeps in memory.
+	CachedObjects int `env:"WEBHOOK_CACHED_OBJECTS, default=10000"`
+	Workers       int `env:"WEBHOOK_WORKERS, default=16"`
 	// Retention is how long finished deliveries are kept for the delivery log.
 	Retention time.Duration `env:"WEBHOOK_RETENTION, default=720h"`
 }
@@ -70,13 +73,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	st := store.New(b.DB)
+	subs := webhook.NewSubscriptionCache(st, versions.New(b.Redis, b.Log, "svc:webhook-subscriptions:", webhook.TokenTTL), cfg.CachedObjects)
 	sender := &webhook.Sender{
 		Store: st, HTTP: out.HTTPClient(), Lease: cfg.Lease, DisableAfter: cfg.DisableAfter,
 		Retry:        webhook.RetryStrategy{Schedule: schedule, Jitter: cfg.RetryJitter, MaxRetryAfter: cfg.MaxRetryAfter},
 		PollInterval: cfg.PollInterval, Workers: cfg.Workers, Log: b.Log,
 	}
-	api.Register(b.API, &api.Handler{Subscriptions: &webhook.Subscriptions{Store: st, URLs: out, Overlap: cfg.SecretOverlap}})
-	consumers.Register(b, &webhook.Fanout{Store: st, Sender: sender, Objects: b.Identity()})
+	api.Register(b.API, &api.Handler{Subscriptions: &webhook.Subscriptions{Store: subs, URLs: out, Overlap: cfg.SecretOverlap}})
+	consumers.Register(b, &webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()})
 	b.Go(sender.Run)
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg, b.Log) })
 	return &App{Base: b}, nil

@@ -26,8 +26,9 @@ type putRulesRequest struct {
 }
 
 func (h *Handler) getRules(c *gin.Context) error {
-	// Rules are public, also those of a private object: anyone may still write to its mailbox.
-	t, err := target(c)
+	// A private object's rules are its owner's to read: anyone else learns nothing of it (its
+	// mailbox still takes messages, under the same rules).
+	t, err := readable(c)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ var Mailbox = []Route{
 		Summary: "List the object's threads, latest activity first", Tag: "mailbox", Response: "Mailbox",
 		Query: append([]Param{{Name: "status", Schema: Enum("open", "archived")}}, Paging...)},
 	{Method: "GET", Path: "/api/threads/{threadId}", Service: "mailbox-svc", Auth: Owner, Mailbox: true,
-		Summary: "Read a thread, oldest message first; marks the caller's inbound messages read", Tag: "mailbox",
+		Summary: "Read a thread, oldest message first; marks the caller's inbound messages on the page read", Tag: "mailbox",
 		Response: "Thread", Query: Paging},
 	{Method: "PATCH", Path: "/api/threads/{threadId}", Service: "mailbox-svc", Auth: Owner, Mailbox: true,
 		Summary: "Archive or reopen a thread", Tag: "mailbox", Request: "UpdateThread", Response: "ThreadSummary"},

@@ -19,9 +19,10 @@ type ObjectReader interface {
 // attempt at once. Events of one object arrive in order on one partition, and are attempted in
 // that order, so a healthy endpoint receives a subscription's events in order.
 type Fanout struct {
-	Store   Repository
-	Sender  *Sender
-	Objects ObjectReader
+	Store       Repository
+	Subscribers Subscribers
+	Sender      *Sender
+	Objects     ObjectReader
 }
 
 // Handle is the consumer of the domain topics. It is idempotent: a delivery's id is derived from
@@ -37,7 +38,7 @@ func (f *Fanout) Handle(ctx context.Context, ev events.Event) error {
 	// Once an event is taken, its deliveries are recorded even if the replica is stopping: only
 	// the attempts stop with it, and the sender of another replica makes them.
 	rec := context.WithoutCancel(ctx)
-	all, err := f.Store.SubscriptionsOf(rec, ev.ObjectID, "", "", 0)
+	all, err := f.Subscribers.SubscriptionsTo(rec, ev.ObjectID)
 	if err != nil {
 		return err
 	}
