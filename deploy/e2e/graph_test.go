@@ -126,6 +126,15 @@ func TestGraphOfAThread(t *testing.T) {
 	}
 	env.Do(t, "GET", "/api/threads/"+threadID+"/graph", "", nil).ExpectError(t, 401, "UNAUTHORIZED")
 
+	// A custom hash replaces alice's: her nodes and edges are read under her current hash.
+	env.Do(t, "POST", "/api/objects/claim-custom-hash", aliceKey,
+		map[string]any{"username": "graph_alice", "payment_reference": issueVoucher()}).Expect(t, 200)
+	env.Eventually(t, func() bool {
+		nodes, _ := graphOf(t, env, bobKey, threadID, "")
+		n := byID(nodes, shared)
+		return n != nil && n["author_hash"] == "svc_graph_alice"
+	}, "alice's node under her custom hash")
+
 	// /llms.txt tells agents about the graph.
 	// (Read directly: the OpenAPI document describes the API, not /llms.txt.)
 	res, err := http.Get(env.URL + "/llms.txt")

@@ -183,6 +183,7 @@ func (s *Service) Graph(ctx context.Context, c Caller, threadID string, asOf *ti
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	hashes := s.currentHashes(ctx, th, c)
 	existed := func(at time.Time) bool { return asOf == nil || !at.After(*asOf) }
 	out := &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(asOf), Nodes: []NodeView{}, Edges: []EdgeView{}}
 	shown := map[string]bool{}
@@ -196,16 +197,45 @@ func (s *Service) Graph(ctx context.Context, c Caller, threadID string, asOf *ti
 		if v, ok := invalid[n.ID]; ok && existed(v.InvalidAt) {
 			inv = &v
 		}
-		out.Nodes = append(out.Nodes, nodeView(n, inv))
+		v := nodeView(n, inv)
+		if h := hashes[n.AuthorID]; h != "" {
+			v.AuthorHash = h
+		}
+		out.Nodes = append(out.Nodes, v)
 	}
 	stale := repliesTo(nodes, edges)
 	for i := range edges {
 		e := &edges[i]
 		if existed(e.CreatedAt) && shown[e.From] && shown[e.To] && !stale[e.ID] {
-			out.Edges = append(out.Edges, edgeView(e))
+			v := edgeView(e)
+			if h := hashes[e.AuthorID]; h != "" {
+				v.AuthorHash = h
+			}
+			out.Edges = append(out.Edges, v)
 		}
 	}
 	return out, nil
+}
+
+// currentHashes maps the thread's participants to their hashes now, so that a read names authors
+// by their current hash after a custom hash replaced the one they wrote under. Should
+// mailbox-svc not answer, the read names them by the hash they wrote under.
+func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c Caller) map[string]string {
+	out := map[string]string{c.ObjectID: c.Hash}
+	if th.Self {
+		return out
+	}
+	mt, err := s.Mailbox.Thread(ctx, th.ID)
+	if err != nil {
+		s.Log.Warn("reading the thread's participants failed; authors keep the hash they wrote under", "error", err)
+		return out
+	}
+	for _, p := range mt.Participants {
+		if p.Hash != "" {
+			out[p.ObjectID] = p.Hash
+		}
+	}
+	return out
 }
 
 // repliesTo returns the projected replies_to edges that a message projected late replaced: of a
