@@ -19,6 +19,7 @@ import (
 	contextsvc "github.com/svcdev/svc/context-svc/app"
 	feed "github.com/svcdev/svc/feed-svc/app"
 	gateway "github.com/svcdev/svc/gateway/app"
+	graph "github.com/svcdev/svc/graph-svc/app"
 	identity "github.com/svcdev/svc/identity-svc/app"
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
 	"github.com/svcdev/svc/pkg/authn"
@@ -92,6 +93,9 @@ var services = []component{
 	})},
 	{name: mailbox.Name, urlEnv: "MAILBOX_URL", build: build(func(ctx context.Context, c mailbox.Config, l *slog.Logger) (runner, error) {
 		return mailbox.New(ctx, c, l)
+	})},
+	{name: graph.Name, urlEnv: "GRAPH_URL", build: build(func(ctx context.Context, c graph.Config, l *slog.Logger) (runner, error) {
+		return graph.New(ctx, c, l)
 	})},
 	{name: claims.Name, urlEnv: "CLAIMS_URL", build: build(func(ctx context.Context, c claims.Config, l *slog.Logger) (runner, error) {
 		return claims.New(ctx, c, l)
