@@ -217,6 +217,7 @@ require (
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/svcdev/svc/claims-svc v0.0.0
+	github.com/svcdev/svc/graph-svc v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
@@ -258,6 +259,8 @@ replace github.com/svcdev/svc/context-svc => ../context-svc
 replace github.com/svcdev/svc/mailbox-svc => ../mailbox-svc
 
 replace github.com/svcdev/svc/claims-svc => ../claims-svc
+
+replace github.com/svcdev/svc/graph-svc => ../graph-svc
 
 replace github.com/svcdev/svc/feed-svc => ../feed-svc
 

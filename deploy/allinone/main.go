@@ -17,7 +17,6 @@ import (
 	"syscall"
 
 	"github.com/svcdev/svc/deploy/stack"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/embedded"
 	"github.com/svcdev/svc/pkg/server"
@@ -120,7 +119,7 @@ func realMain(ctx context.Context) error {
 	}
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: cfg.MongoURI, Brokers: cfg.KafkaBrokers, RedisURL: cfg.RedisURL,
-		JWTKey: authn.GenerateSeed(), BaseURL: baseURL, GatewayAddr: cfg.Addr, Env: env, Log: base,
+		BaseURL: baseURL, GatewayAddr: cfg.Addr, Env: env, Log: base,
 	})
 	if err != nil {
 		return err

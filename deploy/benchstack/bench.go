@@ -20,7 +20,6 @@ import (
 
 	"github.com/svcdev/svc/deploy/stack"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
@@ -62,7 +61,7 @@ func startStack(ctx context.Context, be *backends, cmds *commands) (*benchStack,
 	prefix := fmt.Sprintf("bench%d_", time.Now().Unix())
 	st, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL, DatabasePrefix: prefix,
-		TopicPrefix: topicPrefix, JWTKey: authn.GenerateSeed(), Env: unlimited, Log: quiet(),
+		TopicPrefix: topicPrefix, Env: unlimited, Log: quiet(),
 		CommandMonitor: cmds.monitor(),
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/svcdev/svc/deploy/internal/suite"
+	"github.com/svcdev/svc/pkg/authn"
 )
 
 const (
@@ -111,10 +112,11 @@ func TestGeneratedSecret(t *testing.T) {
 		t.Fatalf("rendered %d Secrets, want 1", len(m.secrets))
 	}
 	data := m.secrets[0].Data
-	seed, err := base64.StdEncoding.DecodeString(string(data["INTERNAL_JWT_KEY"]))
+	seed, err := base64.StdEncoding.DecodeString(string(data["SERVICE_JWT_KEY"]))
 	if err != nil || len(seed) != 32 {
-		t.Errorf("generated INTERNAL_JWT_KEY %q is not base64 of a 32-byte Ed25519 seed (err %v)", data["INTERNAL_JWT_KEY"], err)
+		t.Errorf("generated SERVICE_JWT_KEY %q is not base64 of a 32-byte Ed25519 seed (err %v)", data["SERVICE_JWT_KEY"], err)
 	}
+	checkGatewayKeyPair(t, string(data["GATEWAY_JWT_KEY"]), string(data["GATEWAY_JWT_PUBLIC_KEY"]))
 	if len(data["PAYMENT_VOUCHER_SECRET"]) < 32 {
 		t.Errorf("generated PAYMENT_VOUCHER_SECRET is %d characters, want at least 32", len(data["PAYMENT_VOUCHER_SECRET"]))
 	}
@@ -123,9 +125,47 @@ func TestGeneratedSecret(t *testing.T) {
 	}
 
 	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
-	m = mustRender(t, withValues(secretValues(), map[string]any{"secret.internalJWTKey": key}))
-	if got := string(m.secrets[0].Data["INTERNAL_JWT_KEY"]); got != key {
-		t.Errorf("INTERNAL_JWT_KEY = %q, want secret.internalJWTKey %q", got, key)
+	gatewayKey := authn.GenerateSeed()
+	k, err := authn.ParseSigningKey(gatewayKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gatewayPublicKey := base64.StdEncoding.EncodeToString(k.Public())
+	m = mustRender(t, withValues(secretValues(), map[string]any{"secret.serviceJWTKey": key,
+		"secret.gatewayJWTKey": gatewayKey, "secret.gatewayJWTPublicKey": gatewayPublicKey}))
+	for name, want := range map[string]string{"SERVICE_JWT_KEY": key, "GATEWAY_JWT_KEY": gatewayKey, "GATEWAY_JWT_PUBLIC_KEY": gatewayPublicKey} {
+		if got := string(m.secrets[0].Data[name]); got != want {
+			t.Errorf("%s = %q, want the value given, %q", name, got, want)
+		}
+	}
+}
+
+// checkGatewayKeyPair checks that the gateway's key and the public key the services get are one
+// Ed25519 pair, read as the services read them: a token the gateway signs verifies.
+func checkGatewayKeyPair(t *testing.T, key, public string) {
+	t.Helper()
+	k, err := authn.ParseSigningKey(key)
+	if err != nil {
+		t.Fatalf("GATEWAY_JWT_KEY: %v", err)
+	}
+	pub, err := authn.ParsePublicKey(public)
+	if err != nil {
+		t.Fatalf("GATEWAY_JWT_PUBLIC_KEY: %v", err)
+	}
+	service, err := authn.ParseSigningKey(authn.GenerateSeed())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := authn.NewVerifier(pub, service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := k.Mint(authn.GatewayIssuer, "identity-svc", &authn.Principal{ObjectID: "obj_1"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(tok, "identity-svc"); err != nil {
+		t.Errorf("a token signed with GATEWAY_JWT_KEY does not verify with GATEWAY_JWT_PUBLIC_KEY: %v", err)
 	}
 }
 
@@ -141,7 +181,8 @@ func TestRefusedValues(t *testing.T) {
 		{"no MongoDB", withValues(secretValues(), map[string]any{"secret.mongoURI": ""}), "secret.mongoURI is required"},
 		{"no Kafka", withValues(secretValues(), map[string]any{"secret.kafkaBrokers": ""}), "secret.kafkaBrokers is required"},
 		{"no Redis", withValues(secretValues(), map[string]any{"secret.redisURL": ""}), "secret.redisURL is required"},
-		{"short JWT seed", withValues(secretValues(), map[string]any{"secret.internalJWTKey": base64.StdEncoding.EncodeToString(make([]byte, 16))}), "32-byte Ed25519 seed"},
+		{"short JWT seed", withValues(secretValues(), map[string]any{"secret.serviceJWTKey": base64.StdEncoding.EncodeToString(make([]byte, 16))}), "32-byte Ed25519 seed"},
+		{"half a gateway key pair", withValues(secretValues(), map[string]any{"secret.gatewayJWTKey": authn.GenerateSeed()}), "go together"},
 		{"grace period shorter than the drain", withValues(secretValues(), map[string]any{"pod.terminationGracePeriodSeconds": 25}), "must exceed pod.preStopSleepSeconds + config.shutdownTimeoutSeconds"},
 		{"secret in plain env", withValues(secretValues(), map[string]any{"services.mailbox-svc.env.MONGO_URI": "mongodb://x"}), "MONGO_URI comes from the Secret"},
 		{"HPA without CPU request", withValues(secretValues(), map[string]any{"services.mailbox-svc.resources.requests.cpu": nil}), "autoscaling needs resources.requests.cpu"},

@@ -33,9 +33,10 @@ const childEnv = "SVC_E2E_CHILD"
 
 // childOptions are what a child suite needs to know of the parent's backends.
 type childOptions struct {
-	MongoURI, RedisURL, DatabasePrefix, TopicPrefix, JWTKey string
-	Brokers                                                 []string
-	Env                                                     map[string]string
+	MongoURI, RedisURL, DatabasePrefix, TopicPrefix string
+	GatewayJWTKey, ServiceJWTKey                    string
+	Brokers                                         []string
+	Env                                             map[string]string
 }
 
 // runChild runs a suite until SIGTERM and prints its gateway URL on stdout. It never returns.
@@ -49,7 +50,7 @@ func runChild(raw string) {
 	defer stop()
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: o.MongoURI, Brokers: o.Brokers, RedisURL: o.RedisURL, DatabasePrefix: o.DatabasePrefix,
-		TopicPrefix: o.TopicPrefix, JWTKey: o.JWTKey, Env: o.Env,
+		TopicPrefix: o.TopicPrefix, GatewayJWTKey: o.GatewayJWTKey, ServiceJWTKey: o.ServiceJWTKey, Env: o.Env,
 		Log: slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -137,11 +138,11 @@ func TestAcknowledgedWritesSurviveAKill(t *testing.T) {
 	}
 	opts := childOptions{
 		MongoURI: be.MongoURI, RedisURL: be.RedisURL, DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".",
-		JWTKey: authn.GenerateSeed(), Brokers: []string{blackHole(t)}, Env: env,
+		GatewayJWTKey: authn.GenerateSeed(), ServiceJWTKey: authn.GenerateSeed(), Brokers: []string{blackHole(t)}, Env: env,
 	}
 	t.Cleanup(func() { dropDatabases(be.MongoURI, be.Name+"_") })
 	first := startChild(t, opts)
-	e := &Env{URL: first.url, JWTKey: opts.JWTKey, Name: be.Name, Brokers: be.Brokers, RedisURL: be.RedisURL,
+	e := &Env{URL: first.url, GatewayJWTKey: opts.GatewayJWTKey, ServiceJWTKey: opts.ServiceJWTKey, Name: be.Name, Brokers: be.Brokers, RedisURL: be.RedisURL,
 		logs: &syncBuffer{}, client: &http.Client{Timeout: 30 * time.Second}}
 	e.spec = loadSpec(t, e)
 

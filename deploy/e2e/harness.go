@@ -28,8 +28,9 @@ const VoucherSecret = "e2e-voucher-secret"
 // Env is one running suite.
 type Env struct {
 	URL string
-	// JWTKey signs internal tokens, for tests that call a service's internal API directly.
-	JWTKey string
+	// GatewayJWTKey and ServiceJWTKey sign internal tokens as the gateway and as a service do, for
+	// tests that call a service directly.
+	GatewayJWTKey, ServiceJWTKey string
 	// Name is unique to the test; the suite's topics are prefixed with Name + ".".
 	Name    string
 	Brokers []string
@@ -92,10 +93,10 @@ func Start(t testing.TB, opts ...Option) *Env {
 	}
 	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx := context.Background()
-	jwtKey := authn.GenerateSeed()
+	gatewayKey, serviceKey := authn.GenerateSeed(), authn.GenerateSeed()
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL,
-		DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".", JWTKey: jwtKey,
+		DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".", GatewayJWTKey: gatewayKey, ServiceJWTKey: serviceKey,
 		Env: o.env, Replicas: o.replicas, Log: log, CommandMonitor: o.monitor,
 	})
 	if err != nil {
@@ -107,7 +108,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		}
 		dropDatabases(be.MongoURI, be.Name+"_")
 	})
-	e := &Env{URL: s.GatewayURL, JWTKey: jwtKey, Name: be.Name, Brokers: be.Brokers, RedisURL: be.RedisURL, Stack: s, logs: logs,
+	e := &Env{URL: s.GatewayURL, GatewayJWTKey: gatewayKey, ServiceJWTKey: serviceKey, Name: be.Name, Brokers: be.Brokers, RedisURL: be.RedisURL, Stack: s, logs: logs,
 		client: &http.Client{Timeout: 30 * time.Second}}
 	e.spec = loadSpec(t, e)
 	return e

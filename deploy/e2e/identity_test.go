@@ -300,17 +300,34 @@ func (e *Env) Internal(t testing.TB, service, method, path string) map[string]an
 // internal calls a service directly, with an internal token when token is set.
 func (e *Env) internal(t testing.TB, service, method, path string, token bool) *Response {
 	t.Helper()
-	req, _ := http.NewRequest(method, strings.Split(e.Stack.ServiceURLs[service], ",")[0]+path, nil)
+	bearer := ""
 	if token {
-		keys, err := authn.ParseKeys(e.JWTKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tok, err := keys.Mint("e2e", service, nil, nil, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
+		bearer = e.mint(t, e.ServiceJWTKey, "e2e", service, nil, nil)
+	}
+	return e.callService(t, service, method, path, bearer)
+}
+
+// mint signs an internal token with key (GatewayJWTKey or ServiceJWTKey) for service.
+func (e *Env) mint(t testing.TB, key, issuer, service string, p *authn.Principal, target *authn.Target) string {
+	t.Helper()
+	k, err := authn.ParseSigningKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := k.Mint(issuer, service, p, target, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// callService sends a request to a service's first instance, bypassing the gateway, with token
+// as the bearer when not empty.
+func (e *Env) callService(t testing.TB, service, method, path, token string) *Response {
+	t.Helper()
+	req, _ := http.NewRequest(method, strings.Split(e.Stack.ServiceURLs[service], ",")[0]+path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	res, err := e.client.Do(req)
 	if err != nil {

@@ -6,9 +6,11 @@ package stack
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"strings"
 	"sync"
@@ -17,8 +19,10 @@ import (
 	contextsvc "github.com/svcdev/svc/context-svc/app"
 	feed "github.com/svcdev/svc/feed-svc/app"
 	gateway "github.com/svcdev/svc/gateway/app"
+	graph "github.com/svcdev/svc/graph-svc/app"
 	identity "github.com/svcdev/svc/identity-svc/app"
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
+	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/config"
 	webhook "github.com/svcdev/svc/webhook-svc/app"
 	"go.mongodb.org/mongo-driver/v2/event"
@@ -32,8 +36,12 @@ type Options struct {
 	// DatabasePrefix is prepended to each service's database name (tests give each stack its own).
 	DatabasePrefix string
 	TopicPrefix    string
-	JWTKey         string
-	BaseURL        string
+	// GatewayJWTKey is the gateway's signing key (GATEWAY_JWT_KEY), ServiceJWTKey the services'
+	// (SERVICE_JWT_KEY); each is generated when empty. The services are given the gateway key's
+	// public half, never the key.
+	GatewayJWTKey string
+	ServiceJWTKey string
+	BaseURL       string
 	// GatewayAddr is where the gateway listens (default 127.0.0.1:0, any free port).
 	GatewayAddr string
 	// Env is added to every service's environment (rate limits, secrets, outbound settings).
@@ -86,6 +94,9 @@ var services = []component{
 	{name: mailbox.Name, urlEnv: "MAILBOX_URL", build: build(func(ctx context.Context, c mailbox.Config, l *slog.Logger) (runner, error) {
 		return mailbox.New(ctx, c, l)
 	})},
+	{name: graph.Name, urlEnv: "GRAPH_URL", build: build(func(ctx context.Context, c graph.Config, l *slog.Logger) (runner, error) {
+		return graph.New(ctx, c, l)
+	})},
 	{name: claims.Name, urlEnv: "CLAIMS_URL", build: build(func(ctx context.Context, c claims.Config, l *slog.Logger) (runner, error) {
 		return claims.New(ctx, c, l)
 	})},
@@ -130,11 +141,16 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	s := &Stack{ServiceURLs: map[string]string{}, instances: map[string][]*instance{}, runCtx: runCtx, log: opts.Log, monitor: opts.CommandMonitor, cancel: cancel}
 	env := map[string]string{
 		"MONGO_URI": opts.MongoURI, "KAFKA_BROKERS": strings.Join(opts.Brokers, ","), "KAFKA_TOPIC_PREFIX": opts.TopicPrefix,
-		"REDIS_URL": opts.RedisURL, "INTERNAL_JWT_KEY": opts.JWTKey, "BASE_URL": opts.BaseURL,
+		"REDIS_URL": opts.RedisURL, "BASE_URL": opts.BaseURL,
 		"SHUTDOWN_TIMEOUT": "5s",
 	}
 	for k, v := range opts.Env {
 		env[k] = v
+	}
+	gatewayEnv, serviceEnv, err := jwtEnv(opts)
+	if err != nil {
+		cancel()
+		return nil, err
 	}
 	// The gateway's address is known first: services write public links with it (BASE_URL).
 	ln, err := net.Listen("tcp", opts.GatewayAddr)
@@ -171,6 +187,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	for _, c := range services {
 		senv := clone(env)
+		maps.Copy(senv, serviceEnv)
 		senv["MONGO_DATABASE"] = opts.DatabasePrefix + strings.ReplaceAll(c.name, "-", "_")
 		// Services call each other at the first replica's address.
 		for _, other := range services {
@@ -184,12 +201,32 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			}
 		}
 	}
-	if err := s.start(ctx, gatewayComponent, env, ln); err != nil {
+	genv := clone(env)
+	maps.Copy(genv, gatewayEnv)
+	if err := s.start(ctx, gatewayComponent, genv, ln); err != nil {
 		_ = ln.Close()
 		s.Stop()
 		return nil, err
 	}
 	return s, nil
+}
+
+// jwtEnv returns the gateway's and the services' internal-token settings: the gateway alone gets
+// its signing key, the services its public key and their own key.
+func jwtEnv(opts Options) (gateway, services map[string]string, err error) {
+	gatewayKey, serviceKey := opts.GatewayJWTKey, opts.ServiceJWTKey
+	if gatewayKey == "" {
+		gatewayKey = authn.GenerateSeed()
+	}
+	if serviceKey == "" {
+		serviceKey = authn.GenerateSeed()
+	}
+	k, err := authn.ParseSigningKey(gatewayKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gateway JWT key: %w", err)
+	}
+	return map[string]string{"GATEWAY_JWT_KEY": gatewayKey},
+		map[string]string{"GATEWAY_JWT_PUBLIC_KEY": base64.StdEncoding.EncodeToString(k.Public()), "SERVICE_JWT_KEY": serviceKey}, nil
 }
 
 // instance is one running instance of a service.

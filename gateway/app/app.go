@@ -37,7 +37,7 @@ const Name = "gateway"
 type Config struct {
 	config.Server
 	config.Redis
-	config.InternalAuth
+	config.GatewayAuth
 	IdentityURL string `env:"IDENTITY_URL, required"`
 	ContextURL  string `env:"CONTEXT_URL"`
 	MailboxURL  string `env:"MAILBOX_URL"`
@@ -77,18 +77,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if log == nil {
 		log = server.NewLogger(cfg.LogLevel, Name)
 	}
-	keys, err := authn.ParseKeys(cfg.JWTKey)
+	key, err := authn.ParseSigningKey(cfg.GatewayKey)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("configuration: GATEWAY_JWT_KEY: %w", err)
 	}
 	rdb, err := service.ConnectRedis(ctx, cfg.Redis.URL)
 	if err != nil {
 		return nil, err
 	}
 	idClient := identity.NewClient(cfg.IdentityURL, &http.Client{Transport: &authn.Transport{
-		Keys: keys, Issuer: Name, Audience: "identity-svc", Base: service.Transport(),
+		Key: key, Issuer: authn.GatewayIssuer, Audience: "identity-svc", Base: service.Transport(),
 	}}, rdb)
-	gw, err := proxy.New(auth.New(idClient), idClient, ratelimit.New(rdb), ratelimit.NewPoller(rdb, cfg.Limits.FeedPollInterval), cfg.Limits, keys, cfg.upstreams(), log)
+	gw, err := proxy.New(auth.New(idClient), idClient, ratelimit.New(rdb), ratelimit.NewPoller(rdb, cfg.Limits.FeedPollInterval), cfg.Limits, key, cfg.upstreams(), log)
 	if err != nil {
 		_ = rdb.Close()
 		return nil, err

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/svcdev/svc/gateway/internal/routes"
@@ -30,7 +31,7 @@ func LLMsTxt(baseURL string, served []routes.Route) string {
 
 ## Routes
 
-`, baseURL, feedStep(baseURL, served))
+`, baseURL, steps(baseURL, served))
 	for _, r := range served {
 		who := "public"
 		switch r.Auth {
@@ -46,13 +47,22 @@ func LLMsTxt(baseURL string, served []routes.Route) string {
 	return b.String()
 }
 
-// feedStep tells pollers how to follow the network, when the gateway serves feeds.
-func feedStep(baseURL string, served []routes.Route) string {
-	for _, r := range served {
-		if r.Path == "/feed.txt" {
-			return fmt.Sprintf("5. Follow the network: GET %s/feed.txt (plain text), at most every 15 minutes, sending\n"+
-				"   If-None-Match with the last ETag (a 304 does not count); a box's page is %s/{hash}.\n", baseURL, baseURL)
+// steps are the numbered steps of the features the gateway serves: following the network's
+// feed, and the memory of each relationship.
+func steps(baseURL string, served []routes.Route) string {
+	var b strings.Builder
+	n := 5
+	for _, st := range []struct{ path, text string }{
+		{"/feed.txt", "Follow the network: GET %[1]s/feed.txt (plain text), at most every 15 minutes, sending\n" +
+			"   If-None-Match with the last ETag (a 304 does not count); a box's page is %[1]s/{hash}.\n"},
+		{"/api/threads/{threadId}/graph", "Keep the memory of a relationship: every message of a thread is a node of its graph\n" +
+			"   (GET %[1]s/api/threads/{threadId}/graph); add evidence, questions and edges, record decisions that\n" +
+			"   supersede older nodes (POST …/decision), and keep owner-only steering in …/private-guidance.\n"},
+	} {
+		if slices.ContainsFunc(served, func(r routes.Route) bool { return r.Path == st.path }) {
+			fmt.Fprintf(&b, "%[2]d. "+st.text, baseURL, n)
+			n++
 		}
 	}
-	return ""
+	return b.String()
 }

@@ -30,6 +30,8 @@ type Config struct {
 	// ClaimsURL is the internal address of claims-svc, asked whether a verified social claim makes
 	// a custom hash free; without it every custom hash is paid.
 	ClaimsURL string `env:"CLAIMS_URL"`
+	// CachedObjects bounds how many folded objects a replica keeps in memory.
+	CachedObjects int `env:"IDENTITY_CACHED_OBJECTS, default=10000"`
 }
 
 // App is a running identity-svc: the shared service base (Serve, Run, Close) with its routes and
@@ -42,9 +44,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	etags := httpx.NewETags(b.Redis, b.Log, time.Hour)
+	st := store.New(b.DB)
+	// Every writer of an object's facts replaces its ETag, so folded objects are cached under it.
+	st.CacheObjects(etags.Tokens(), cfg.CachedObjects)
 	objects := &object.Service{
-		Store: store.New(b.DB), Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
-		ETags:  httpx.NewETags(b.Redis, b.Log, time.Hour),
+		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
+		ETags:  etags,
 		Claims: rpc.NewClaimsClient(cfg.ClaimsURL, b.Client("claims-svc")),
 	}
 	api.Register(b.API, objects)

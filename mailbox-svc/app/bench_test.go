@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -97,7 +98,12 @@ func BenchmarkSend(b *testing.B) {
 	var cfg Config
 	cfg.URI, cfg.Database, cfg.CommandMonitor = env.MongoURI, env.Name+"_mailbox", cmds.monitor()
 	cfg.Brokers, cfg.TopicPrefix, cfg.Redis.URL = env.Brokers, env.Name+".", env.RedisURL
-	cfg.JWTKey, cfg.IdentityURL, cfg.ContextURL = authn.GenerateSeed(), identity.URL, contextSvc.URL
+	gateway, err := authn.ParseSigningKey(authn.GenerateSeed())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.ServiceKey, cfg.GatewayPublicKey = authn.GenerateSeed(), base64.StdEncoding.EncodeToString(gateway.Public())
+	cfg.IdentityURL, cfg.ContextURL = identity.URL, contextSvc.URL
 	cfg.LogLevel, cfg.ShutdownTimeout = "error", 5*time.Second
 	cfg.RulesTimeout, cfg.RulesCacheTTL, cfg.IdempotencyTTL, cfg.SweepInterval = 5*time.Second, time.Hour, time.Hour, time.Hour
 	a, err := New(ctx, cfg, testkit.Logger(b))

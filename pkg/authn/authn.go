@@ -1,11 +1,14 @@
-// Package authn mints and verifies the short-lived internal JWTs (EdDSA) that carry a request's
-// principal from the gateway to a service, and from one service to another. Services never see
-// an API key: they trust only a token that verifies against the internal key.
+// Package authn mints and verifies the short-lived internal JWTs (EdDSA) between the gateway and
+// the services. Only the gateway's tokens, signed by a key that only the gateway holds, carry a
+// request's principal and target; services verify them with the gateway's public key. Services
+// call each other with tokens of their own key, which carry neither. Services never see an API key.
 package authn
 
 import (
 	"crypto/ed25519"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
@@ -58,23 +61,68 @@ type Claims struct {
 	RequestID string     `json:"rid,omitempty"`
 }
 
-// Keys signs and verifies internal tokens.
-type Keys struct {
+// GatewayIssuer is the issuer of the gateway's tokens, the only ones that may carry a principal
+// or a target.
+const GatewayIssuer = "gateway"
+
+// SigningKey signs internal tokens: the gateway's key, or the key services share for calls
+// between them.
+type SigningKey struct {
 	priv ed25519.PrivateKey
-	pub  ed25519.PublicKey
 }
 
-// ParseKeys reads the base64 of a 32-byte Ed25519 seed.
-func ParseKeys(seedB64 string) (*Keys, error) {
-	seed, err := base64.StdEncoding.DecodeString(strings.TrimSpace(seedB64))
+// ParseSigningKey reads an Ed25519 private key: the base64 of its 32-byte seed, or a PEM PKCS #8
+// private key (openssl genpkey -algorithm ed25519).
+func ParseSigningKey(s string) (*SigningKey, error) {
+	s = strings.TrimSpace(s)
+	if block, _ := pem.Decode([]byte(s)); block != nil {
+		key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		priv, ok := key.(ed25519.PrivateKey)
+		if err != nil || !ok {
+			return nil, errors.New("not a PEM Ed25519 private key")
+		}
+		return &SigningKey{priv: priv}, nil
+	}
+	seed, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, errors.New("internal JWT key: not base64")
+		return nil, errors.New("neither PEM nor base64")
 	}
 	if len(seed) != ed25519.SeedSize {
-		return nil, fmt.Errorf("internal JWT key: want a %d-byte Ed25519 seed, got %d bytes", ed25519.SeedSize, len(seed))
+		return nil, fmt.Errorf("want a %d-byte Ed25519 seed, got %d bytes", ed25519.SeedSize, len(seed))
 	}
-	priv := ed25519.NewKeyFromSeed(seed)
-	return &Keys{priv: priv, pub: priv.Public().(ed25519.PublicKey)}, nil
+	return &SigningKey{priv: ed25519.NewKeyFromSeed(seed)}, nil
+}
+
+// ParsePublicKey reads an Ed25519 public key: the base64 of its 32 bytes, a PEM public key
+// (openssl pkey -pubout) or a PEM certificate holding it.
+func ParsePublicKey(s string) (ed25519.PublicKey, error) {
+	s = strings.TrimSpace(s)
+	if block, _ := pem.Decode([]byte(s)); block != nil {
+		var key any
+		var err error
+		switch block.Type {
+		case "PUBLIC KEY":
+			key, err = x509.ParsePKIXPublicKey(block.Bytes)
+		case "CERTIFICATE":
+			var cert *x509.Certificate
+			if cert, err = x509.ParseCertificate(block.Bytes); err == nil {
+				key = cert.PublicKey
+			}
+		}
+		pub, ok := key.(ed25519.PublicKey)
+		if err != nil || !ok {
+			return nil, errors.New("not a PEM Ed25519 public key or certificate")
+		}
+		return pub, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, errors.New("neither PEM nor base64")
+	}
+	if len(raw) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("want a %d-byte Ed25519 public key, got %d bytes", ed25519.PublicKeySize, len(raw))
+	}
+	return ed25519.PublicKey(raw), nil
 }
 
 // GenerateSeed returns a fresh base64 seed, for the all-in-one mode and tests.
@@ -86,8 +134,11 @@ func GenerateSeed() string {
 	return base64.StdEncoding.EncodeToString(priv.Seed())
 }
 
+// Public returns the key that verifies the tokens k signs.
+func (k *SigningKey) Public() ed25519.PublicKey { return k.priv.Public().(ed25519.PublicKey) }
+
 // Mint signs a token from issuer for audience.
-func (k *Keys) Mint(issuer, audience string, p *Principal, t *Target, requestID string) (string, error) {
+func (k *SigningKey) Mint(issuer, audience string, p *Principal, t *Target, requestID string) (string, error) {
 	now := time.Now()
 	claims := Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -108,14 +159,43 @@ func (k *Keys) Mint(issuer, audience string, p *Principal, t *Target, requestID 
 	return s, nil
 }
 
-// Verify checks a token's signature, expiry and audience.
-func (k *Keys) Verify(token, audience string) (*Claims, error) {
+// Verifier checks the internal tokens a service accepts: the gateway's, verified with its public
+// key, and the services' own, which may carry no principal and no target.
+type Verifier struct {
+	gateway ed25519.PublicKey
+	service ed25519.PublicKey
+}
+
+// NewVerifier returns the verifier of a service holding the gateway's public key and the
+// services' signing key. The two must differ, or a service could sign as the gateway.
+func NewVerifier(gateway ed25519.PublicKey, service *SigningKey) (*Verifier, error) {
+	if gateway.Equal(service.Public()) {
+		return nil, errors.New("the services' key is the gateway's: give the gateway a key of its own")
+	}
+	return &Verifier{gateway: gateway, service: service.Public()}, nil
+}
+
+// ErrServicePrincipal refuses a token that claims a principal or a target without being the
+// gateway's.
+var ErrServicePrincipal = errors.New("only the gateway's tokens carry a principal or a target")
+
+// Verify checks a token's signature, expiry and audience. A token whose issuer is the gateway
+// verifies only with the gateway's key; any other verifies with the services' key and is
+// refused when it carries a principal or a target.
+func (v *Verifier) Verify(token, audience string) (*Claims, error) {
 	var claims Claims
-	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return k.pub, nil },
-		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
+	_, err := jwt.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
+		if iss, _ := t.Claims.GetIssuer(); iss == GatewayIssuer {
+			return v.gateway, nil
+		}
+		return v.service, nil
+	}, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
 		jwt.WithAudience(audience), jwt.WithExpirationRequired(), jwt.WithLeeway(5*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("verify internal token: %w", err)
+	}
+	if claims.Issuer != GatewayIssuer && (claims.Principal != nil || claims.Target != nil) {
+		return nil, fmt.Errorf("verify internal token from %q: %w", claims.Issuer, ErrServicePrincipal)
 	}
 	return &claims, nil
 }
@@ -124,14 +204,14 @@ const claimsKey = "svc.claims"
 
 // Require is the middleware of every service: it refuses any request without a valid internal
 // token for audience, and stores the claims for the handlers.
-func Require(k *Keys, audience string) gin.HandlerFunc {
+func Require(v *Verifier, audience string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		raw, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
 		if !ok {
 			httpx.Abort(c, httpx.Unauthorized("missing internal token"))
 			return
 		}
-		claims, err := k.Verify(raw, audience)
+		claims, err := v.Verify(raw, audience)
 		if err != nil {
 			httpx.Abort(c, httpx.Unauthorized("invalid internal token"))
 			return
@@ -180,9 +260,10 @@ func RequireOwner(c *gin.Context) (*Principal, *Target, bool) {
 	return p, t, true
 }
 
-// Transport adds an internal token and the request id to service-to-service requests.
+// Transport adds an internal token, with no principal, and the request id to service-to-service
+// requests.
 type Transport struct {
-	Keys     *Keys
+	Key      *SigningKey
 	Issuer   string
 	Audience string
 	Base     http.RoundTripper
@@ -191,7 +272,7 @@ type Transport struct {
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	rid := httpx.RequestIDFrom(req.Context())
-	tok, err := t.Keys.Mint(t.Issuer, t.Audience, nil, nil, rid)
+	tok, err := t.Key.Mint(t.Issuer, t.Audience, nil, nil, rid)
 	if err != nil {
 		return nil, err
 	}

@@ -75,10 +75,22 @@ type Redis struct {
 	URL string `env:"REDIS_URL, required"`
 }
 
-// InternalAuth holds the key that signs and verifies internal JWTs.
+// InternalAuth holds what a backend service needs of internal JWTs: the gateway's public key,
+// which verifies the only tokens that carry a principal, and the key services share to call each
+// other, whose tokens never do.
 type InternalAuth struct {
-	// JWTKey is the base64 of a 32-byte Ed25519 seed.
-	JWTKey string `env:"INTERNAL_JWT_KEY, required"`
+	// GatewayPublicKey is the gateway's Ed25519 public key: base64 of its 32 bytes, or PEM (a
+	// public key or a certificate holding it).
+	GatewayPublicKey string `env:"GATEWAY_JWT_PUBLIC_KEY, required"`
+	// ServiceKey is the services' Ed25519 key: base64 of a 32-byte seed, or PEM PKCS #8.
+	ServiceKey string `env:"SERVICE_JWT_KEY, required"`
+}
+
+// GatewayAuth holds the gateway's own key, which signs the tokens that carry a principal. No
+// other service has it.
+type GatewayAuth struct {
+	// GatewayKey is an Ed25519 key: base64 of a 32-byte seed, or PEM PKCS #8.
+	GatewayKey string `env:"GATEWAY_JWT_KEY, required"`
 }
 
 // Outbound configures fetches of third-party URLs (webhooks, claims, ingest, sync).

@@ -29,13 +29,13 @@ func Decode(c *gin.Context, dst any) error {
 // DecodeLimit is Decode with an explicit size limit.
 func DecodeLimit(c *gin.Context, dst any, limit int64) error {
 	if c.Request.ContentLength > limit {
-		return tooLarge(limit)
+		return TooLarge(limit)
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return tooLarge(limit)
+			return TooLarge(limit)
 		}
 		return BadRequest(CodeInvalidJSON, "could not read the request body")
 	}
@@ -145,7 +145,8 @@ func indirect(t reflect.Type) reflect.Type {
 	return t
 }
 
-func tooLarge(limit int64) *Error {
+// TooLarge is the 413 of a request body over limit bytes.
+func TooLarge(limit int64) *Error {
 	return Errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
 		"the request body is larger than %d bytes", limit)
 }

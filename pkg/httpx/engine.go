@@ -72,14 +72,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// NewEngine returns a Gin engine with request ids, access logs, metrics, panic recovery and JSON
-// 404/405 answers in the error shape. metrics may be nil.
+// NewEngine returns a Gin engine with request ids, access logs, metrics, panic recovery, JSON
+// 404/405 answers in the error shape and a lingering close of unread bodies. metrics may be nil.
 func NewEngine(log *slog.Logger, metrics *Metrics) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	e.Use(requestIDMiddleware, accessLog(log, metrics), recovery(log), wellFormedQuery)
+	e.Use(lingeringClose, requestIDMiddleware, accessLog(log, metrics), recovery(log), wellFormedQuery)
 	e.NoRoute(func(c *gin.Context) { Abort(c, NotFound("route")) })
 	e.NoMethod(func(c *gin.Context) {
 		Abort(c, Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed,

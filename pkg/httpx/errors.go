@@ -3,13 +3,16 @@
 package httpx
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // Error codes of the public contract (DESIGN §4).
@@ -118,13 +121,28 @@ type BodyError struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
-// AsError converts any error to an *Error: an *Error in the chain is kept, anything else is a 500.
+// AsError converts any error to an *Error: an *Error in the chain is kept, a backend that timed
+// out or could not be reached is a 503 with Retry-After (the request may succeed when tried
+// again), anything else is a 500.
 func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
+	if transient(err) {
+		u := Unavailable(err)
+		u.RetryAfter = time.Second
+		return u
+	}
 	return Internal(err)
+}
+
+// transient reports whether err says a backend was too slow or out of reach, not that the
+// request or the data is wrong.
+func transient(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || mongo.IsTimeout(err) || mongo.IsNetworkError(err) ||
+		(errors.As(err, &ne) && ne.Timeout())
 }
 
 // Abort renders err in the error shape and stops the handler chain. Server-side failures are logged

@@ -40,6 +40,9 @@ const etagPrefix = "svc:etag:"
 // validator is.
 func ETagKey(objectID string) string { return etagPrefix + objectID }
 
+// Tokens returns the validators themselves, for caches that must follow the same writes.
+func (e *ETags) Tokens() *versions.Tokens { return e.tokens }
+
 // Changed replaces the object's validator; a writer calls it after its store write and before it
 // answers.
 func (e *ETags) Changed(ctx context.Context, objectID string) { e.tokens.Changed(ctx, objectID) }

@@ -131,3 +131,46 @@ func FindOne(ctx context.Context, coll *mongo.Collection, filter, dst any, opts 
 	}
 	return nil
 }
+
+// FindAll decodes every document of coll matching filter, in opts' order; an empty result is an
+// empty, non-nil slice.
+func FindAll[T any](ctx context.Context, coll *mongo.Collection, filter any, opts ...options.Lister[options.FindOptions]) ([]T, error) {
+	cur, err := coll.Find(ctx, filter, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("find in %s: %w", coll.Name(), err)
+	}
+	out := []T{}
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("find in %s: %w", coll.Name(), err)
+	}
+	return out, nil
+}
+
+// lease is a reservation held by whoever inserted it first, until it expires.
+type lease struct {
+	ID        string    `bson:"_id"`
+	ExpiresAt time.Time `bson:"expires_at"`
+}
+
+// TakeLease reserves key in coll until expires, for the first caller that asks: replicas that
+// each run a periodic job take a lease per item and period, so that one of them does the work.
+// It reports false, without error, when the lease is already held. FerretDB has no TTL index:
+// the owner sweeps expired leases with SweepLeases.
+func TakeLease(ctx context.Context, coll *mongo.Collection, key string, expires time.Time) (bool, error) {
+	_, err := coll.InsertOne(ctx, lease{ID: key, ExpiresAt: expires})
+	switch {
+	case IsDuplicateKey(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("lease in %s: %w", coll.Name(), err)
+	}
+	return true, nil
+}
+
+// SweepLeases deletes the leases of coll that expired before now.
+func SweepLeases(ctx context.Context, coll *mongo.Collection, now time.Time) error {
+	if _, err := coll.DeleteMany(ctx, bson.D{{Key: "expires_at", Value: bson.D{{Key: "$lt", Value: now}}}}); err != nil {
+		return fmt.Errorf("sweep %s: %w", coll.Name(), err)
+	}
+	return nil
+}

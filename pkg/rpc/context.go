@@ -28,3 +28,11 @@ func (c *ContextClient) Rules(ctx context.Context, objectID string) (*contract.R
 	}
 	return rules, nil
 }
+
+// ComposedProfile returns the markdown of an object's composed public profile, as its llm.txt
+// read under hash shows it.
+func (c *ContextClient) ComposedProfile(ctx context.Context, objectID, hash string) (string, error) {
+	var out contract.ComposedProfile
+	err := c.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/profile?hash="+url.QueryEscape(hash), nil, &out)
+	return out.Markdown, err
+}

@@ -40,3 +40,12 @@ func (c *MailboxClient) BlockedHashes(ctx context.Context, objectID string) ([]s
 	}
 	return out, nil
 }
+
+// Thread reads who takes part in a thread; ErrNotFound when mailbox-svc knows no such thread.
+func (c *MailboxClient) Thread(ctx context.Context, threadID string) (*contract.Thread, error) {
+	var out contract.Thread
+	if err := c.rpc.Do(ctx, http.MethodGet, "/internal/v1/threads/"+url.PathEscape(threadID), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

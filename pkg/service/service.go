@@ -40,8 +40,11 @@ type Base struct {
 	Redis    *redis.Client
 	Producer *events.Producer
 	// Outbox stages and relays the events of the service's writes.
-	Outbox   *events.Outbox
-	Keys     *authn.Keys
+	Outbox *events.Outbox
+	// Key signs the tokens of the service's calls to other services; Verifier checks the tokens
+	// of the calls it receives.
+	Key      *authn.SigningKey
+	Verifier *authn.Verifier
 	Registry *prometheus.Registry
 	Engine   *gin.Engine
 	// API is the router group of every route reached through the gateway or another service: it
@@ -73,11 +76,11 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	if cfg.Database == "" {
 		cfg.Database = name
 	}
-	keys, err := authn.ParseKeys(cfg.JWTKey)
+	key, verifier, err := internalAuth(cfg.InternalAuth)
 	if err != nil {
 		return nil, err
 	}
-	b = &Base{Name: name, Config: cfg, Log: log, Keys: keys, Registry: prometheus.NewRegistry(), handlers: map[string]events.Handler{}}
+	b = &Base{Name: name, Config: cfg, Log: log, Key: key, Verifier: verifier, Registry: prometheus.NewRegistry(), handlers: map[string]events.Handler{}}
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -108,9 +111,26 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 		"redis": func(ctx context.Context) error { return b.Redis.Ping(ctx).Err() },
 		"kafka": func(ctx context.Context) error { return events.Ping(ctx, cfg.Brokers) },
 	})
-	b.API = b.Engine.Group("/", authn.Require(keys, name))
+	b.API = b.Engine.Group("/", authn.Require(verifier, name))
 	mountDeadLetters(b.API, events.NewDeadLetters(b.DB, b.DB.Collection(processedEvents), b.handlers))
 	return b, nil
+}
+
+// internalAuth reads the services' signing key and the gateway's public key.
+func internalAuth(cfg config.InternalAuth) (*authn.SigningKey, *authn.Verifier, error) {
+	key, err := authn.ParseSigningKey(cfg.ServiceKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("configuration: SERVICE_JWT_KEY: %w", err)
+	}
+	gateway, err := authn.ParsePublicKey(cfg.GatewayPublicKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("configuration: GATEWAY_JWT_PUBLIC_KEY: %w", err)
+	}
+	verifier, err := authn.NewVerifier(gateway, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("configuration: SERVICE_JWT_KEY: %w", err)
+	}
+	return key, verifier, nil
 }
 
 // collectionSize is a gauge of the number of documents in a collection, counted at each scrape.
@@ -202,10 +222,11 @@ func RequireIdentityURL(cfg config.Service) error {
 	return nil
 }
 
-// Client returns an HTTP client that calls service audience with an internal token.
+// Client returns an HTTP client that calls service audience with an internal token of the
+// service's own, which carries no principal.
 func (b *Base) Client(audience string) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &authn.Transport{
-		Keys: b.Keys, Issuer: b.Name, Audience: audience, Base: sharedTransport,
+		Key: b.Key, Issuer: b.Name, Audience: audience, Base: sharedTransport,
 	}}
 }
 

@@ -1,6 +1,6 @@
 // Command svc-dead-events lists, replays and deletes the dead letters of one service: the events
 // its consumers could not handle. It calls the service's internal routes with an internal token
-// signed by INTERNAL_JWT_KEY, the key the services share.
+// signed by SERVICE_JWT_KEY, the key the services share (a token that carries no principal).
 //
 //	svc-dead-events -service mailbox-svc -url http://127.0.0.1:8081 list
 //	svc-dead-events -service mailbox-svc -url http://127.0.0.1:8081 replay <id>
@@ -46,9 +46,9 @@ func run() error {
 		flag.Usage()
 		return err
 	}
-	keys, err := authn.ParseKeys(os.Getenv("INTERNAL_JWT_KEY"))
+	keys, err := authn.ParseSigningKey(os.Getenv("SERVICE_JWT_KEY"))
 	if err != nil {
-		return fmt.Errorf("INTERNAL_JWT_KEY: %w", err)
+		return fmt.Errorf("SERVICE_JWT_KEY: %w", err)
 	}
 	token, err := keys.Mint("operator", *service, nil, nil, "")
 	if err != nil {

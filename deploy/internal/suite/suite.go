@@ -78,18 +78,31 @@ func URLEnv(service string) string {
 const Gateway = "gateway"
 
 // SecretEnv returns the variables a service reads that hold credentials or backend addresses:
-// deployments keep them in a Secret, never in plain values.
+// deployments keep them in a Secret, never in plain values. Only the gateway gets the key that
+// signs principals; the other services get its public key and the services' own key.
 func SecretEnv(service string) []string {
-	env := []string{"INTERNAL_JWT_KEY", "KAFKA_BROKERS", "MONGO_URI", "REDIS_URL"}
+	env := []string{"KAFKA_BROKERS", "MONGO_URI", "REDIS_URL"}
+	if service == Gateway {
+		env = append(env, "GATEWAY_JWT_KEY")
+	} else {
+		env = append(env, "GATEWAY_JWT_PUBLIC_KEY", "SERVICE_JWT_KEY")
+	}
 	if service == "identity-svc" {
 		env = append(env, "PAYMENT_VOUCHER_SECRET")
 	}
 	return env
 }
 
+// JWTEnv are the variables of SecretEnv that hold internal-token keys.
+func JWTEnv() []string {
+	return []string{"GATEWAY_JWT_KEY", "GATEWAY_JWT_PUBLIC_KEY", "SERVICE_JWT_KEY"}
+}
+
 // AllSecretEnv returns every variable that SecretEnv gives some service.
 func AllSecretEnv() []string {
-	return SecretEnv("identity-svc")
+	all := append(SecretEnv(Gateway), SecretEnv("identity-svc")...)
+	slices.Sort(all)
+	return slices.Compact(all)
 }
 
 // Calls returns the services, among deployed, whose URL a service must be given: the gateway calls

@@ -28,9 +28,6 @@ import (
 	"github.com/svcdev/svc/pkg/identity"
 )
 
-// Issuer is the gateway's name in internal tokens.
-const Issuer = "gateway"
-
 // Resolver resolves hashes.
 type Resolver interface {
 	Resolve(ctx context.Context, hash string) (*identity.Object, error)
@@ -43,7 +40,7 @@ type Gateway struct {
 	limiter   *ratelimit.Limiter
 	poller    *ratelimit.Poller
 	limits    ratelimit.Config
-	keys      *authn.Keys
+	key       *authn.SigningKey
 	upstreams map[string]*httputil.ReverseProxy
 	log       *slog.Logger
 	// ETags, when set, lets the gateway answer an anonymous revalidation of a cacheable route
@@ -53,9 +50,9 @@ type Gateway struct {
 
 // New returns a gateway forwarding to the services at upstreams (service name → base URL, or
 // several comma-separated URLs of replicas).
-func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.Poller, limits ratelimit.Config, keys *authn.Keys,
+func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.Poller, limits ratelimit.Config, key *authn.SigningKey,
 	upstreams map[string]string, log *slog.Logger) (*Gateway, error) {
-	g := &Gateway{auth: a, resolver: r, limiter: l, poller: p, limits: limits, keys: keys, log: log,
+	g := &Gateway{auth: a, resolver: r, limiter: l, poller: p, limits: limits, key: key, log: log,
 		upstreams: map[string]*httputil.ReverseProxy{}}
 	transport := &http.Transport{
 		Proxy:                 nil,
@@ -132,6 +129,11 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 // admit runs every check of the route and, on success, leaves the request ready to forward.
 func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 	ctx := c.Request.Context()
+	// No route takes a body over MaxBodyBytes: refuse a larger declared one before any work,
+	// rather than forward it for the service to refuse.
+	if c.Request.ContentLength > httpx.MaxBodyBytes {
+		return nil, httpx.TooLarge(httpx.MaxBodyBytes)
+	}
 	if err := g.limitPublic(c, r); err != nil {
 		return nil, err
 	}
@@ -164,7 +166,7 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 	if err := authorize(r, p, t); err != nil {
 		return nil, err
 	}
-	tok, err := g.keys.Mint(Issuer, r.Service, p, t, httpx.RequestID(c))
+	tok, err := g.key.Mint(authn.GatewayIssuer, r.Service, p, t, httpx.RequestID(c))
 	if err != nil {
 		return nil, err
 	}
@@ -235,17 +237,12 @@ func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
 
 // peekField reads one string field of a JSON body and puts the body back for the service.
 func peekField(c *gin.Context, field string) (string, error) {
-	if c.Request.ContentLength > httpx.MaxBodyBytes {
-		return "", httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
-			"the request body is larger than %d bytes", httpx.MaxBodyBytes)
-	}
 	raw, err := io.ReadAll(io.LimitReader(c.Request.Body, httpx.MaxBodyBytes+1))
 	if err != nil {
 		return "", httpx.BadRequest(httpx.CodeInvalidJSON, "could not read the request body")
 	}
 	if len(raw) > httpx.MaxBodyBytes {
-		return "", httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
-			"the request body is larger than %d bytes", httpx.MaxBodyBytes)
+		return "", httpx.TooLarge(httpx.MaxBodyBytes)
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(raw))
 	c.Request.ContentLength = int64(len(raw))

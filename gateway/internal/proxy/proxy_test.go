@@ -105,13 +105,21 @@ func BenchmarkOwnerRoute(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer rdb.Close()
-	keys, err := authn.ParseKeys(authn.GenerateSeed())
+	gatewayKey, err := authn.ParseSigningKey(authn.GenerateSeed())
+	if err != nil {
+		b.Fatal(err)
+	}
+	serviceKey, err := authn.ParseSigningKey(authn.GenerateSeed())
+	if err != nil {
+		b.Fatal(err)
+	}
+	verifier, err := authn.NewVerifier(gatewayKey.Public(), serviceKey)
 	if err != nil {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
 	upstream := httpx.NewEngine(log, nil)
-	upstream.GET("/api/objects/:hash/keys", authn.Require(keys, "identity-svc"), func(c *gin.Context) {
+	upstream.GET("/api/objects/:hash/keys", authn.Require(verifier, "identity-svc"), func(c *gin.Context) {
 		c.JSON(http.StatusOK, gin.H{"keys": []any{}})
 	})
 	srv := httptest.NewServer(upstream)
@@ -120,7 +128,7 @@ func BenchmarkOwnerRoute(b *testing.B) {
 	key, digest := apikey.Generate(apikey.OwnerPrefix)
 	id := staticIdentity{digest: digest, obj: identity.Object{ObjectID: "obj_1", Hash: "svc_bench", Visibility: "public"}}
 	limits := ratelimit.Config{OwnerPerMin: 1 << 30, OwnerBurst: 1 << 30}
-	g, err := New(auth.New(id), id, ratelimit.New(rdb), ratelimit.NewPoller(rdb, 0), limits, keys, map[string]string{"identity-svc": srv.URL}, log)
+	g, err := New(auth.New(id), id, ratelimit.New(rdb), ratelimit.NewPoller(rdb, 0), limits, gatewayKey, map[string]string{"identity-svc": srv.URL}, log)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -54,11 +54,16 @@ func (s *Store) InsertObject(ctx context.Context, o *Object) error {
 // DeleteObject removes an object whose creation failed half-way.
 func (s *Store) DeleteObject(ctx context.Context, id string) error {
 	_, err := s.deleteOne(ctx, Objects, mongox.ByID(id))
+	s.cache.remove(id)
 	return err
 }
 
 // Object returns an object by id, with its facts; mongox.ErrNotFound if none.
 func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
+	hit, token := s.cache.cached(ctx, id)
+	if hit != nil {
+		return hit, nil
+	}
 	objs := make([]Object, 1)
 	if err := s.one(ctx, Objects, mongox.ByID(id), &objs[0]); err != nil {
 		return nil, err
@@ -66,6 +71,7 @@ func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
 	if err := s.fold(ctx, objs); err != nil {
 		return nil, err
 	}
+	s.cache.add(id, token, &objs[0])
 	return &objs[0], nil
 }
 

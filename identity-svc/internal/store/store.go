@@ -45,7 +45,10 @@ var Indexes = []mongox.Index{
 }
 
 // Store is the repository.
-type Store struct{ db *mongo.Database }
+type Store struct {
+	db    *mongo.Database
+	cache *objectCache // nil: every read folds
+}
 
 // New returns a store over db.
 func New(db *mongo.Database) *Store { return &Store{db: db} }

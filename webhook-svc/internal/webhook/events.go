@@ -27,7 +27,7 @@ var publicFields = map[string][]string{
 	events.ContextUpdated:       {"version", "updated_at", "title", "change"},
 	events.FeedItemPublished:    {"item_id", "title", "body", "tags", "author_hash", "author_name", "posted_at"},
 	events.MessageCreated:       {"message_id", "thread_id", "from_hash", "to_hash", "kind", "body", "created_at"},
-	events.DecisionRecorded:     {"id", "decision_id", "thread_id", "title", "confidence", "created_at"},
+	events.DecisionRecorded:     {"id", "decision_id", "node_id", "thread_id", "title", "confidence", "created_at"},
 }
 
 // internalChange names what happened for events whose public name covers several internal ones.

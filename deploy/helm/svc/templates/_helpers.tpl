@@ -85,9 +85,12 @@ app.kubernetes.io/component: {{ .name }}
 {{- default (urlParse .Values.config.baseURL).hostname .Values.ingress.host -}}
 {{- end -}}
 
-{{/* Environment variables read from the Secret, and the services that receive each. */}}
+{{/* Environment variables read from the Secret, and the services that receive each: [] is every
+service, "!name" every service but that one. Only the gateway holds the key that signs principals. */}}
 {{- define "svc.secretEnv" -}}
-INTERNAL_JWT_KEY: []
+GATEWAY_JWT_KEY: [gateway]
+GATEWAY_JWT_PUBLIC_KEY: ["!gateway"]
+SERVICE_JWT_KEY: ["!gateway"]
 MONGO_URI: []
 KAFKA_BROKERS: []
 REDIS_URL: []

@@ -1,0 +1,72 @@
+// Package app wires graph-svc: configuration, storage, the mailbox client, events and routes. It
+// is public (not internal) so that the all-in-one mode can run the service in-process with the
+// same wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/svcdev/svc/graph-svc/internal/api"
+	"github.com/svcdev/svc/graph-svc/internal/consumers"
+	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/rpc"
+	"github.com/svcdev/svc/pkg/service"
+)
+
+// Name is the service name: its audience for internal tokens and its default database.
+const Name = "graph-svc"
+
+// Config is graph-svc's configuration.
+type Config struct {
+	config.Service
+	config.Outbound
+	// MailboxURL is the internal address of mailbox-svc, asked who takes part in a thread;
+	// ContextURL that of context-svc, asked for the composed profile the ingest overview sums up.
+	MailboxURL string `env:"MAILBOX_URL"`
+	ContextURL string `env:"CONTEXT_URL"`
+	// FetchMaxBytes caps a fetched page; PullInterval is how often each tracked source is pulled
+	// again, PullScan how often each replica looks for sources due.
+	FetchMaxBytes int64         `env:"GRAPH_FETCH_MAX_BYTES, default=2097152"`
+	PullInterval  time.Duration `env:"GRAPH_PULL_INTERVAL, default=6h"`
+	PullScan      time.Duration `env:"GRAPH_PULL_SCAN, default=5m"`
+}
+
+// App is a running graph-svc: the shared service base (Serve, Run, Close) with its routes and
+// its consumer.
+type App struct{ *service.Base }
+
+// New connects to the backends and builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if cfg.MailboxURL == "" || cfg.ContextURL == "" {
+		return nil, errors.New("configuration: MAILBOX_URL and CONTEXT_URL are required")
+	}
+	if cfg.FetchMaxBytes <= 0 || cfg.PullInterval <= 0 || cfg.PullScan <= 0 {
+		return nil, errors.New("configuration: GRAPH_FETCH_MAX_BYTES, GRAPH_PULL_INTERVAL and GRAPH_PULL_SCAN must be positive")
+	}
+	opts := outbound.FromConfig(cfg.Outbound)
+	opts.MaxBytes = cfg.FetchMaxBytes
+	pages, err := outbound.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
+	if err != nil {
+		return nil, err
+	}
+	svc := &graph.Service{
+		Store: store.New(b.DB), Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
+		Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")), Outbox: b.Outbox,
+		Fetcher: pages, MaxFetchBytes: cfg.FetchMaxBytes, Log: b.Log,
+	}
+	api.Register(b.API, &api.Handler{Graph: svc})
+	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
+	b.ConsumeIdempotent(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc}).Handle)
+	b.Every(cfg.PullScan, "re-pulling sources", func(ctx context.Context) error { return svc.RepullDue(ctx, cfg.PullInterval) })
+	return &App{Base: b}, nil
+}

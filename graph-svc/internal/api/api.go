@@ -1,0 +1,53 @@
+// Package api serves graph-svc's routes: the graph of a thread, decisions, private guidance,
+// thread sources and ingest. A handler decodes, calls a use case of package graph and responds.
+package api
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// Handler holds the use cases the routes call.
+type Handler struct {
+	Graph *graph.Service
+}
+
+// Register mounts the routes on api (a group that already requires an internal token).
+func Register(api *gin.RouterGroup, h *Handler) {
+	t := api.Group("/api/threads/:threadId")
+	t.GET("/graph", httpx.Handle(h.graph))
+	t.POST("/nodes", httpx.Handle(h.addNode))
+	t.POST("/edges", httpx.Handle(h.addEdge))
+	t.POST("/decision", httpx.Handle(h.decide))
+	t.PUT("/private-guidance", httpx.Handle(h.putGuidance))
+	t.GET("/private-guidance", httpx.Handle(h.getGuidance))
+	t.GET("/sources", httpx.Handle(h.sources))
+	t.POST("/sources/:sourceId/pull", httpx.Handle(h.pullSource))
+
+	api.POST("/api/ingest", httpx.Handle(h.ingest))
+	api.POST("/api/ingest/self", httpx.Handle(h.ingestSelf))
+	api.GET("/api/ingest", httpx.Handle(h.overview))
+}
+
+// caller returns who calls a thread or ingest route. Every one of them needs the mailbox scope
+// besides read (GET) or write; the gateway checks the same, and no route relies on one layer
+// alone.
+func caller(c *gin.Context) (graph.Caller, error) {
+	p := authn.PrincipalFrom(c)
+	if p == nil {
+		return graph.Caller{}, httpx.Unauthorized("an API key is required")
+	}
+	scope := authn.ScopeWrite
+	if c.Request.Method == "GET" {
+		scope = authn.ScopeRead
+	}
+	for _, s := range []string{scope, authn.ScopeMailbox} {
+		if !p.HasScope(s) {
+			return graph.Caller{}, httpx.Forbidden(httpx.CodeInsufficientScope, "this key lacks the "+s+" scope")
+		}
+	}
+	return graph.Caller{ObjectID: p.ObjectID, Hash: p.Hash}, nil
+}

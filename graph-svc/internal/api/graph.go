@@ -1,0 +1,100 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+type nodeRequest struct {
+	Type       *string `json:"type" required:"true"`
+	Body       *string `json:"body" required:"true"`
+	Visibility string  `json:"visibility"`
+}
+
+type edgeRequest struct {
+	From *string `json:"from_node_id" required:"true"`
+	To   *string `json:"to_node_id" required:"true"`
+	Type *string `json:"type" required:"true"`
+}
+
+type decisionRequest struct {
+	Title      *string  `json:"title" required:"true"`
+	Body       *string  `json:"body" required:"true"`
+	Confidence *float64 `json:"confidence"`
+	Supersedes []string `json:"supersedes_node_ids"`
+}
+
+func (h *Handler) graph(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	asOf, err := graph.ParseAsOf(c.Query("as_of"))
+	if err != nil {
+		return err
+	}
+	v, err := h.Graph.Graph(c.Request.Context(), who, c.Param("threadId"), asOf)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, v)
+	return nil
+}
+
+func (h *Handler) addNode(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var req nodeRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	v, err := h.Graph.AddNode(c.Request.Context(), who, c.Param("threadId"),
+		graph.NodeDraft{Type: *req.Type, Body: *req.Body, Visibility: req.Visibility})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, v)
+	return nil
+}
+
+func (h *Handler) addEdge(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var req edgeRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	v, err := h.Graph.AddEdge(c.Request.Context(), who, c.Param("threadId"),
+		graph.EdgeDraft{From: *req.From, To: *req.To, Type: *req.Type})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, v)
+	return nil
+}
+
+func (h *Handler) decide(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var req decisionRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	v, err := h.Graph.Decide(c.Request.Context(), httpx.RequestID(c), who, c.Param("threadId"), graph.DecisionDraft{
+		Title: *req.Title, Body: *req.Body, Confidence: req.Confidence, Supersedes: req.Supersedes})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, v)
+	return nil
+}

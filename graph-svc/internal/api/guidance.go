@@ -1,0 +1,43 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+type guidanceRequest struct {
+	Body *string `json:"body" required:"true"`
+}
+
+func (h *Handler) putGuidance(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var req guidanceRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	v, err := h.Graph.PutGuidance(c.Request.Context(), who, c.Param("threadId"), *req.Body)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, v)
+	return nil
+}
+
+func (h *Handler) getGuidance(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.Graph.Guidance(c.Request.Context(), who, c.Param("threadId"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, v)
+	return nil
+}

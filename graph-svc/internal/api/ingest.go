@@ -1,0 +1,108 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+type ingestRequest struct {
+	URLs           []string `json:"urls"`
+	CloudDriveURLs []string `json:"cloud_drive_urls"`
+	Text           string   `json:"text"`
+	Visibility     string   `json:"visibility"`
+}
+
+type ingestSelfRequest struct {
+	URL         string `json:"url"`
+	Text        string `json:"text"`
+	Visibility  string `json:"visibility"`
+	MessageBody string `json:"message_body"`
+}
+
+func (h *Handler) ingest(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var req ingestRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	return h.ingested(c, who, graph.IngestDraft{URLs: req.URLs, CloudDriveURLs: req.CloudDriveURLs, Text: req.Text, Visibility: req.Visibility})
+}
+
+func (h *Handler) ingestSelf(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var req ingestSelfRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	d := graph.IngestDraft{Text: req.Text, MessageBody: req.MessageBody, Visibility: req.Visibility}
+	if req.URL != "" {
+		d.URLs = []string{req.URL}
+	}
+	return h.ingested(c, who, d)
+}
+
+func (h *Handler) ingested(c *gin.Context, who graph.Caller, d graph.IngestDraft) error {
+	v, err := h.Graph.Ingest(c.Request.Context(), httpx.RequestID(c), who, d)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, v)
+	return nil
+}
+
+func (h *Handler) overview(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	graphs := false
+	switch c.Query("include_graph") {
+	case "", "0", "false":
+	case "1", "true":
+		graphs = true
+	default:
+		return httpx.BadRequest(httpx.CodeInvalidRequest, "include_graph must be 1 or 0")
+	}
+	v, err := h.Graph.Overview(c.Request.Context(), who, graphs)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, v)
+	return nil
+}
+
+func (h *Handler) sources(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.Graph.Sources(c.Request.Context(), who, c.Param("threadId"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"sources": v})
+	return nil
+}
+
+func (h *Handler) pullSource(c *gin.Context) error {
+	who, err := caller(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.Graph.PullNow(c.Request.Context(), httpx.RequestID(c), who, c.Param("threadId"), c.Param("sourceId"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, v)
+	return nil
+}

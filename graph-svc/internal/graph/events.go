@@ -1,0 +1,36 @@
+package graph
+
+import (
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+)
+
+// This file builds every event graph-svc publishes (topic svc.graph.v1). Each event is staged in
+// the outbox under the document whose insert records its id (_events), and confirmed once that
+// insert succeeded. Private guidance never appears in any of them.
+
+// decisionEvents report decision n to each participant of its thread: context-svc adds it to
+// the participant's decision memory, and it is the participant's public decision webhook event.
+func decisionEvents(requestID string, n *store.Node, parts []contract.Participant) []events.Pending {
+	out := make([]events.Pending, 0, len(parts))
+	for _, p := range parts {
+		out = append(out, events.MustNew(events.TopicGraph, events.DecisionRecorded, p.ObjectID, p.Hash, requestID,
+			contract.DecisionRecordedData{ThreadID: n.ThreadID, NodeID: n.ID, Title: n.Title, Body: n.Body,
+				Confidence: n.Confidence, CreatedAt: clock.Format(n.CreatedAt)}))
+	}
+	return out
+}
+
+// sourceEvent reports that a source's text was read for the first time (added) or changed:
+// the owner's public context_source webhook event. It names the source, never its text.
+func sourceEvent(requestID string, src *store.Source, p *store.Pull, added bool) events.Pending {
+	change := "changed"
+	if added {
+		change = "added"
+	}
+	return events.MustNew(events.TopicGraph, events.ContextSourceChanged, src.OwnerID, src.OwnerHash, requestID,
+		contract.ThreadSourceChangedData{SourceID: src.ID, ThreadID: src.ThreadID, Kind: src.Kind, URL: src.URL,
+			NodeID: p.NodeID, Change: change, PulledAt: clock.Format(p.At)})
+}

@@ -1,0 +1,182 @@
+// Package graph holds graph-svc's use cases: the graph of a thread (message nodes projected from
+// mailbox-svc, nodes and edges written by the thread's participants, reads as of a time),
+// decisions that supersede without deleting, private guidance, and ingest into tracked sources.
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/rpc"
+)
+
+// Node types, edge types and visibilities of the spec.
+var (
+	NodeTypes = []string{"message", "evidence", "context_dump", "question", "answer", "hypothesis", "decision",
+		"correction", "private_goal", "summary"}
+	EdgeTypes    = []string{"replies_to", "supports", "contradicts", "supersedes", "depends_on", "derived_from", "decides", "reopens"}
+	Visibilities = []string{Participants, Public, OwnerOnly}
+)
+
+// Node and edge types with a meaning of their own.
+const (
+	TypeMessage    = "message"
+	TypeDecision   = "decision"
+	TypeEvidence   = "evidence"
+	TypeContext    = "context_dump"
+	EdgeRepliesTo  = "replies_to"
+	EdgeSupersedes = "supersedes"
+)
+
+// Visibilities.
+const (
+	Participants = "participants"
+	Public       = "public"
+	OwnerOnly    = "owner_only"
+)
+
+// Limits of what a write may hold.
+const (
+	MaxBody     = 64 << 10
+	MaxTitle    = 200
+	MaxThreadID = 64
+	MaxNodeID   = 64
+	// MaxSupersedes bounds the nodes one decision supersedes.
+	MaxSupersedes = 50
+)
+
+// Outbox stages events before the insert that records them and confirms them after it.
+type Outbox interface {
+	Stage(ctx context.Context, collection string, id any, evs ...events.Pending) error
+	Confirm(evs ...events.Pending)
+}
+
+// Mailbox tells who takes part in a mailbox thread (mailbox-svc's internal API).
+type Mailbox interface {
+	Thread(ctx context.Context, threadID string) (*contract.Thread, error)
+}
+
+// Profiles reads an object's composed public profile (context-svc's internal API).
+type Profiles interface {
+	ComposedProfile(ctx context.Context, objectID, hash string) (string, error)
+}
+
+// Service holds the use cases.
+type Service struct {
+	Store    *store.Store
+	Mailbox  Mailbox
+	Profiles Profiles
+	Outbox   Outbox
+	Fetcher  Fetcher
+	// MaxFetchBytes is the fetcher's cap on a page, named in the error of a larger one.
+	MaxFetchBytes int64
+	Log           *slog.Logger
+}
+
+// Caller is who calls a use case: the caller's object and its current hash.
+type Caller struct {
+	ObjectID string
+	Hash     string
+}
+
+// thread returns the thread threadID when the caller takes part in it. Any other thread,
+// existing or not, is not found: its existence is never revealed. A mailbox thread graph-svc
+// has not heard of yet is asked of mailbox-svc and remembered (its participants never change).
+func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store.Thread, error) {
+	if threadID == "" || len(threadID) > MaxThreadID {
+		return nil, httpx.NotFound("thread")
+	}
+	th, err := s.Store.Thread(ctx, threadID)
+	if errors.Is(err, mongox.ErrNotFound) {
+		th, err = s.learnThread(ctx, threadID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(th.Participants, objectID) {
+		return nil, httpx.NotFound("thread")
+	}
+	return th, nil
+}
+
+// learnThread asks mailbox-svc who takes part in a thread and records it.
+func (s *Service) learnThread(ctx context.Context, threadID string) (*store.Thread, error) {
+	if strings.HasPrefix(threadID, selfPrefix) {
+		return nil, httpx.NotFound("thread")
+	}
+	mt, err := s.Mailbox.Thread(ctx, threadID)
+	if errors.Is(err, rpc.ErrNotFound) {
+		return nil, httpx.NotFound("thread")
+	}
+	if err != nil {
+		return nil, httpx.Unavailable(fmt.Errorf("read the thread: %w", err))
+	}
+	th := &store.Thread{ID: mt.ThreadID, CreatedAt: parseTime(mt.CreatedAt)}
+	for _, p := range mt.Participants {
+		th.Participants = append(th.Participants, p.ObjectID)
+	}
+	if err := s.Store.AddThread(ctx, th); err != nil {
+		return nil, err
+	}
+	return th, nil
+}
+
+// participants returns who takes part in a thread with their current hashes: the owner of a
+// self-ingest thread, or the mailbox thread's two participants as mailbox-svc names them now.
+func (s *Service) participants(ctx context.Context, th *store.Thread, c Caller) ([]contract.Participant, error) {
+	if th.Self {
+		return []contract.Participant{{ObjectID: c.ObjectID, Hash: c.Hash}}, nil
+	}
+	mt, err := s.Mailbox.Thread(ctx, th.ID)
+	if err != nil {
+		return nil, httpx.Unavailable(fmt.Errorf("read the thread's participants: %w", err))
+	}
+	return mt.Participants, nil
+}
+
+// parseTime reads a timestamp of the public API; the zero time when it is not one.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// checkText refuses an empty or too long text field.
+func checkText(field, v string, max int) error {
+	if strings.TrimSpace(v) == "" {
+		return httpx.BadRequest(httpx.CodeInvalidRequest, "%s must not be empty", field)
+	}
+	if len(v) > max {
+		return httpx.BadRequest(httpx.CodeInvalidRequest, "%s is longer than %d bytes", field, max)
+	}
+	return nil
+}
+
+// visibility returns v, participants when empty, or INVALID_VISIBILITY.
+func visibility(v string) (string, error) {
+	if v == "" {
+		return Participants, nil
+	}
+	if !slices.Contains(Visibilities, v) {
+		return "", httpx.BadRequest(httpx.CodeInvalidVisibility, "visibility must be one of %s", strings.Join(Visibilities, ", "))
+	}
+	return v, nil
+}
+
+// visibleTo reports whether a participant's owner may see a node: every node but the other
+// side's owner_only ones.
+func visibleTo(n *store.Node, objectID string) bool {
+	return n.Visibility != OwnerOnly || n.AuthorID == objectID
+}

@@ -1,0 +1,224 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/rpc"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// mailbox stands in for mailbox-svc's thread reads: one thread between a and b.
+type mailbox struct{}
+
+func (mailbox) Thread(_ context.Context, id string) (*contract.Thread, error) {
+	if id != "thr_ab" {
+		return nil, rpc.ErrNotFound
+	}
+	return &contract.Thread{ThreadID: id, Participants: []contract.Participant{{ObjectID: "obj_a", Hash: "svc_a"}, {ObjectID: "obj_b", Hash: "svc_b"}}}, nil
+}
+
+// confirmed records the events handed to the relay of the real outbox.
+type confirmed struct {
+	*events.Outbox
+	mu  sync.Mutex
+	evs []events.Pending
+}
+
+func (c *confirmed) Confirm(evs ...events.Pending) {
+	c.mu.Lock()
+	c.evs = append(c.evs, evs...)
+	c.mu.Unlock()
+	c.Outbox.Confirm(evs...)
+}
+
+func newService(t *testing.T) (*graph.Service, *confirmed) {
+	t.Helper()
+	db := testkit.Database(t, testkit.Backends(t), "graph")
+	if err := mongox.EnsureIndexes(context.Background(), db, append(store.Indexes, events.OutboxIndexes...)); err != nil {
+		t.Fatal(err)
+	}
+	ob := &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(t), events.OutboxOptions{})}
+	return &graph.Service{Store: store.New(db), Mailbox: mailbox{}, Outbox: ob, Log: testkit.Logger(t)}, ob
+}
+
+var (
+	alice = graph.Caller{ObjectID: "obj_a", Hash: "svc_a"}
+	bob   = graph.Caller{ObjectID: "obj_b", Hash: "svc_b"}
+)
+
+// TestMessagesProjectedInAnyOrder: whatever order the message.created events of a thread arrive
+// in, and however often, the graph ends with one message node per message and a replies_to edge
+// from each message to the one before it.
+func TestMessagesProjectedInAnyOrder(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	start := clock.Now().Add(-time.Hour)
+	var msgs []contract.MessageCreatedData
+	for i := range n {
+		from, to := "obj_a", "obj_b"
+		if i%2 == 1 {
+			from, to = to, from
+		}
+		msgs = append(msgs, contract.MessageCreatedData{MessageID: fmt.Sprintf("msg_%02d", i), ThreadID: "thr_ab",
+			FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from[4:], Body: fmt.Sprintf("message %d", i),
+			CreatedAt: clock.Format(start.Add(time.Duration(i) * time.Second))})
+	}
+	for round := range 3 {
+		t.Run(fmt.Sprint("order ", round), func(t *testing.T) {
+			t.Parallel()
+			svc, _ := newService(t)
+			order := slices.Clone(msgs)
+			order = append(order, msgs[3], msgs[7]) // redelivered
+			rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			var wg sync.WaitGroup
+			for half := range 2 { // two partitions projecting at once
+				wg.Go(func() {
+					for i := half; i < len(order); i += 2 {
+						if err := svc.ProjectMessage(context.Background(), order[i]); err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			g, err := svc.Graph(context.Background(), bob, "thr_ab", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Nodes) != n {
+				t.Fatalf("%d nodes, want %d", len(g.Nodes), n)
+			}
+			var got []string
+			for _, e := range g.Edges {
+				got = append(got, e.From+">"+e.To)
+			}
+			var want []string
+			for i := 1; i < n; i++ {
+				want = append(want, graph.MessageNodeID(msgs[i].MessageID)+">"+graph.MessageNodeID(msgs[i-1].MessageID))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("replies_to edges\n got %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+// TestDecisionEventsReachBothParticipants: a decision confirms one decision.recorded per
+// participant, recorded on the decision's node.
+func TestDecisionEventsReachBothParticipants(t *testing.T) {
+	t.Parallel()
+	svc, ob := newService(t)
+	ctx := context.Background()
+	h, err := svc.AddNode(ctx, alice, "thr_ab", graph.NodeDraft{Type: "hypothesis", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := svc.Decide(ctx, "req_1", bob, "thr_ab", graph.DecisionDraft{Title: "t", Body: "b", Supersedes: []string{h.ID, h.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owners []string
+	for _, ev := range ob.evs {
+		if ev.Type != events.DecisionRecorded || ev.Topic != events.TopicGraph {
+			t.Errorf("unexpected event %s on %s", ev.Type, ev.Topic)
+		}
+		owners = append(owners, ev.Key)
+	}
+	slices.Sort(owners)
+	if !slices.Equal(owners, []string{"obj_a", "obj_b"}) {
+		t.Errorf("decision.recorded went to %v, want both participants", owners)
+	}
+	stored, err := svc.Store.Node(ctx, d.ID)
+	if err != nil || len(stored.Events) != 2 || !slices.Equal(stored.Supersedes, []string{h.ID}) {
+		t.Errorf("stored decision %+v, %v: want both event ids and one superseded node", stored, err)
+	}
+}
+
+// TestConcurrentGuidanceKeepsEveryVersion: concurrent writes of one owner's guidance each get a
+// version of their own; none is lost.
+func TestConcurrentGuidanceKeepsEveryVersion(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	const n = 6
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, err := svc.PutGuidance(context.Background(), alice, "thr_ab", fmt.Sprint("guidance ", i)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	g, err := svc.Guidance(context.Background(), alice, "thr_ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Version != n || len(g.Versions) != n {
+		t.Errorf("guidance at version %d with %d versions, want %d", g.Version, len(g.Versions), n)
+	}
+	if _, err := svc.Guidance(context.Background(), bob, "thr_ab"); err == nil {
+		t.Error("bob reads guidance he never wrote")
+	}
+}
+
+// TestDecisionStoppedHalfWay: a decision whose write stopped after its own insert (before its
+// edges and validity facts) still shows every supersession it records; the earlier of two
+// decisions superseding one node sets its invalid_at.
+func TestDecisionStoppedHalfWay(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	ctx := context.Background()
+	h, err := svc.AddNode(ctx, alice, "thr_ab", graph.NodeDraft{Type: "hypothesis", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	at := clock.Now()
+	time.Sleep(5 * time.Millisecond)
+	half := &store.Node{ID: "nod_half", ThreadID: "thr_ab", Type: graph.TypeDecision, Title: "t", Body: "b",
+		Visibility: graph.Participants, AuthorID: "obj_b", AuthorHash: "svc_b", Supersedes: []string{h.ID}, CreatedAt: at}
+	if err := svc.Store.InsertNode(ctx, half); err != nil {
+		t.Fatal(err)
+	}
+	later, err := svc.Decide(ctx, "req_2", alice, "thr_ab", graph.DecisionDraft{Title: "t2", Body: "b2", Supersedes: []string{h.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Graph(ctx, alice, "thr_ab", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node *graph.NodeView
+	for i := range g.Nodes {
+		if g.Nodes[i].ID == h.ID {
+			node = &g.Nodes[i]
+		}
+	}
+	if node == nil || node.InvalidatedBy == nil || *node.InvalidatedBy != "nod_half" {
+		t.Errorf("superseded node %+v, want it invalidated by the earlier decision", node)
+	}
+	var from []string
+	for _, e := range g.Edges {
+		if e.Type == graph.EdgeSupersedes && e.To == h.ID {
+			from = append(from, e.From)
+		}
+	}
+	if !slices.Equal(from, []string{"nod_half", later.ID}) {
+		t.Errorf("supersedes edges from %v, want the half-written decision's and the later one's, in order", from)
+	}
+}

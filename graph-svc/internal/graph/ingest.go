@@ -1,0 +1,297 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Ingest limits.
+const (
+	// MaxIngestURLs bounds the URLs (urls and cloud_drive_urls together) of one ingest.
+	MaxIngestURLs = 20
+	// pullsAtOnce bounds the fetches one ingest runs at once.
+	pullsAtOnce = 4
+	// previewThreads and previewNodes bound the graph previews of the ingest overview.
+	previewThreads = 10
+	previewNodes   = 5
+)
+
+// IngestDraft is what an owner ingests into its self-ingest thread: pages, cloud-drive files,
+// a text and a note (MessageBody, the self-thread ingest's message).
+type IngestDraft struct {
+	URLs           []string
+	CloudDriveURLs []string
+	Text           string
+	MessageBody    string
+	Visibility     string
+}
+
+// IngestResult is what an ingest wrote.
+type IngestResult struct {
+	ThreadID string       `json:"thread_id"`
+	Nodes    []NodeView   `json:"nodes"`
+	Sources  []SourceView `json:"sources"`
+}
+
+// Ingest writes the draft into the caller's self-ingest thread: the note and the text as nodes,
+// and each URL as a tracked source pulled at once (its text a node when the pull succeeds, its
+// error on the source when it fails).
+func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d IngestDraft) (*IngestResult, error) {
+	vis, err := visibility(d.Visibility)
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := s.newSources(c, d, vis)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Text) > MaxText || len(d.MessageBody) > MaxBody {
+		return nil, httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+			"text is limited to %d bytes and message_body to %d", MaxText, MaxBody)
+	}
+	if len(srcs) == 0 && strings.TrimSpace(d.Text) == "" && strings.TrimSpace(d.MessageBody) == "" {
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "nothing to ingest: give urls, cloud_drive_urls, text or message_body")
+	}
+	th, err := s.selfThread(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := &IngestResult{ThreadID: th.ID, Nodes: []NodeView{}, Sources: []SourceView{}}
+	for _, n := range []struct{ typ, body string }{{TypeMessage, d.MessageBody}, {TypeContext, d.Text}} {
+		if strings.TrimSpace(n.body) == "" {
+			continue
+		}
+		node := &store.Node{ID: apikey.NewID("nod"), ThreadID: th.ID, Type: n.typ, Body: n.body, Visibility: vis,
+			AuthorID: c.ObjectID, AuthorHash: c.Hash, CreatedAt: clock.Now()}
+		if err := s.Store.InsertNode(ctx, node); err != nil {
+			return nil, err
+		}
+		out.Nodes = append(out.Nodes, nodeView(node, nil))
+	}
+	for i := range srcs {
+		srcs[i].ThreadID = th.ID
+		if err := s.Store.InsertSource(ctx, &srcs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.pullAll(ctx, requestID, srcs); err != nil {
+		return nil, err
+	}
+	if out.Sources, err = s.sourceViews(ctx, c, srcs); err != nil {
+		return nil, err
+	}
+	for _, v := range out.Sources {
+		if v.NodeID == nil {
+			continue
+		}
+		n, err := s.Store.Node(ctx, *v.NodeID)
+		if err != nil {
+			return nil, err
+		}
+		out.Nodes = append(out.Nodes, nodeView(n, nil))
+	}
+	return out, nil
+}
+
+// newSources checks the draft's URLs and returns the sources they become (not yet stored).
+func (s *Service) newSources(c Caller, d IngestDraft, vis string) ([]store.Source, error) {
+	if len(d.URLs)+len(d.CloudDriveURLs) > MaxIngestURLs {
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "at most %d urls and cloud_drive_urls together", MaxIngestURLs)
+	}
+	var out []store.Source
+	add := func(field string, i int, kind, raw, fetch string) error {
+		if _, err := s.Fetcher.CheckURL(fetch); err != nil || len(raw) > 2048 {
+			return httpx.BadRequest(httpx.CodeInvalidURL, "%s[%d] must be an absolute http(s) URL of at most 2,048 bytes on a public address", field, i)
+		}
+		out = append(out, store.Source{ID: apikey.NewID("src"), OwnerID: c.ObjectID, OwnerHash: c.Hash, Kind: kind,
+			URL: strings.TrimSpace(raw), FetchURL: fetch, Visibility: vis, CreatedAt: clock.Now()})
+		return nil
+	}
+	for i, raw := range d.URLs {
+		if err := add("urls", i, KindURL, raw, strings.TrimSpace(raw)); err != nil {
+			return nil, err
+		}
+	}
+	for i, raw := range d.CloudDriveURLs {
+		direct, err := DirectDownload(raw)
+		if err != nil {
+			return nil, err
+		}
+		if err := add("cloud_drive_urls", i, KindCloudDrive, raw, direct); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// pullAll pulls sources, a few at once.
+func (s *Service) pullAll(ctx context.Context, requestID string, srcs []store.Source) error {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, pullsAtOnce)
+	errs := make([]error, len(srcs))
+	for i := range srcs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = s.pull(ctx, requestID, &srcs[i], false)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Overview is the owner's view of what it ingested and decided.
+type Overview struct {
+	Hash           string          `json:"hash"`
+	Context        ContextSummary  `json:"context"`
+	DecisionMemory DecisionSummary `json:"decision_memory"`
+	SelfThread     *SelfThread     `json:"self_thread"`
+	Sources        []SourceView    `json:"sources"`
+	GraphPreviews  []GraphPreview  `json:"graph_previews,omitempty"`
+}
+
+// ContextSummary summarises the owner's composed public profile.
+type ContextSummary struct {
+	Title   string `json:"title"`
+	Bytes   int    `json:"bytes"`
+	Excerpt string `json:"excerpt"`
+}
+
+// DecisionSummary summarises the decisions recorded in the owner's threads, which its decision
+// memory is rebuilt from.
+type DecisionSummary struct {
+	Decisions int          `json:"decisions"`
+	Latest    *DecisionRef `json:"latest"`
+}
+
+// DecisionRef names one decision.
+type DecisionRef struct {
+	NodeID    string `json:"node_id"`
+	ThreadID  string `json:"thread_id"`
+	Title     string `json:"title"`
+	CreatedAt string `json:"created_at"`
+}
+
+// SelfThread summarises the owner's self-ingest thread.
+type SelfThread struct {
+	ThreadID    string `json:"thread_id"`
+	CreatedAt   string `json:"created_at"`
+	NodeCount   int    `json:"node_count"`
+	SourceCount int    `json:"source_count"`
+}
+
+// GraphPreview is the size and newest nodes of one of the owner's thread graphs.
+type GraphPreview struct {
+	ThreadID  string     `json:"thread_id"`
+	NodeCount int        `json:"node_count"`
+	EdgeCount int        `json:"edge_count"`
+	Nodes     []NodeView `json:"latest_nodes"`
+}
+
+// excerptBytes bounds the profile excerpt of the overview.
+const excerptBytes = 280
+
+// Overview answers GET /api/ingest: the owner's hash, a summary of its context and decisions,
+// its self-ingest thread, the sources it tracks and, with graphs, previews of its thread graphs.
+func (s *Service) Overview(ctx context.Context, c Caller, graphs bool) (*Overview, error) {
+	md, err := s.Profiles.ComposedProfile(ctx, c.ObjectID, c.Hash)
+	if err != nil {
+		return nil, httpx.Unavailable(fmt.Errorf("read the composed profile: %w", err))
+	}
+	out := &Overview{Hash: c.Hash, Sources: []SourceView{},
+		Context: ContextSummary{Title: contract.ProfileTitle(md), Bytes: len(md), Excerpt: truncate(md, excerptBytes)}}
+	threads, err := s.Store.ThreadsOf(ctx, c.ObjectID)
+	if err != nil {
+		return nil, err
+	}
+	if out.DecisionMemory, err = s.decisionSummary(ctx, threads); err != nil {
+		return nil, err
+	}
+	srcs, err := s.Store.SourcesOwnedBy(ctx, c.ObjectID)
+	if err != nil {
+		return nil, err
+	}
+	if out.Sources, err = s.sourceViews(ctx, c, srcs); err != nil {
+		return nil, err
+	}
+	if out.SelfThread, err = s.selfSummary(ctx, c, srcs); err != nil {
+		return nil, err
+	}
+	if graphs {
+		if out.GraphPreviews, err = s.previews(ctx, c, threads); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) decisionSummary(ctx context.Context, threads []store.Thread) (DecisionSummary, error) {
+	out := DecisionSummary{}
+	if len(threads) == 0 {
+		return out, nil
+	}
+	ids := make([]string, 0, len(threads))
+	for _, th := range threads {
+		ids = append(ids, th.ID)
+	}
+	ds, err := s.Store.NodesOfType(ctx, ids, TypeDecision)
+	if err != nil || len(ds) == 0 {
+		return out, err
+	}
+	last := ds[len(ds)-1]
+	out.Decisions = len(ds)
+	out.Latest = &DecisionRef{NodeID: last.ID, ThreadID: last.ThreadID, Title: last.Title, CreatedAt: clock.Format(last.CreatedAt)}
+	return out, nil
+}
+
+func (s *Service) selfSummary(ctx context.Context, c Caller, srcs []store.Source) (*SelfThread, error) {
+	th, err := s.Store.Thread(ctx, selfPrefix+c.ObjectID)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return nil, nil // nothing ingested yet
+	}
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := s.Store.NodesOf(ctx, th.ID)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, src := range srcs {
+		if src.ThreadID == th.ID {
+			n++
+		}
+	}
+	return &SelfThread{ThreadID: th.ID, CreatedAt: clock.Format(th.CreatedAt), NodeCount: len(nodes), SourceCount: n}, nil
+}
+
+func (s *Service) previews(ctx context.Context, c Caller, threads []store.Thread) ([]GraphPreview, error) {
+	slices.SortFunc(threads, func(a, b store.Thread) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	out := []GraphPreview{}
+	for _, th := range threads[:min(len(threads), previewThreads)] {
+		g, err := s.Graph(ctx, c, th.ID, nil)
+		if err != nil {
+			return nil, err
+		}
+		latest := g.Nodes[max(0, len(g.Nodes)-previewNodes):]
+		out = append(out, GraphPreview{ThreadID: th.ID, NodeCount: len(g.Nodes), EdgeCount: len(g.Edges), Nodes: latest})
+	}
+	return out, nil
+}

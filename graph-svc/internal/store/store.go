@@ -1,0 +1,87 @@
+// Package store is graph-svc's MongoDB repository: the threads it knows, the nodes and edges of
+// their graphs, the validity facts of superseded nodes, private guidance versions, tracked
+// sources with their pulls, and the leases of scheduled re-pulls. One file per collection.
+//
+// Everything is an insert with a natural or random _id and never changes afterwards: FerretDB
+// applies an update as read-document-then-write-document, so concurrent updates of one document
+// would lose writes. A node superseded by a decision keeps its document and gains an inserted
+// validity fact; a guidance change is a new version; a pull is a new document.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Collection names.
+const (
+	Threads  = "threads"
+	Nodes    = "nodes"
+	Edges    = "edges"
+	Validity = "node_validity"
+	Guidance = "guidance"
+	Sources  = "sources"
+	Pulls    = "source_pulls"
+	Leases   = "pull_leases"
+)
+
+// ErrTaken says that a document with the same _id exists: another writer got there first.
+var ErrTaken = errors.New("already recorded")
+
+// Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
+// collections created at start-up).
+var Indexes = []mongox.Index{
+	{Collection: Threads, Keys: bson.D{{Key: "owner_id", Value: 1}, {Key: "created_at", Value: -1}}},
+	{Collection: Nodes, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "created_at", Value: 1}}},
+	{Collection: Edges, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "created_at", Value: 1}}},
+	{Collection: Validity, Keys: bson.D{{Key: "thread_id", Value: 1}}},
+	{Collection: Guidance, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "owner_id", Value: 1}, {Key: "version", Value: -1}}},
+	{Collection: Sources, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "created_at", Value: 1}}},
+	{Collection: Sources, Keys: bson.D{{Key: "owner_id", Value: 1}}},
+	{Collection: Pulls, Keys: bson.D{{Key: "source_id", Value: 1}, {Key: "at", Value: -1}}},
+	{Collection: Leases, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+}
+
+// Store is the repository.
+type Store struct{ db *mongo.Database }
+
+// New returns a store over db.
+func New(db *mongo.Database) *Store { return &Store{db: db} }
+
+func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
+
+// insert inserts doc into coll; ErrTaken when its _id exists.
+func (s *Store) insert(ctx context.Context, coll string, doc any) error {
+	_, err := s.c(coll).InsertOne(ctx, doc)
+	if mongox.IsDuplicateKey(err) {
+		return ErrTaken
+	}
+	if err != nil {
+		return fmt.Errorf("store %s: %w", coll, err)
+	}
+	return nil
+}
+
+// insertOnce inserts doc, treating an existing document with the same _id as done: the
+// documents inserted this way are keyed by what they record, so the existing one is the same.
+func (s *Store) insertOnce(ctx context.Context, coll string, doc any) error {
+	if err := s.insert(ctx, coll, doc); err != nil && !errors.Is(err, ErrTaken) {
+		return err
+	}
+	return nil
+}
+
+// byThread is the filter of a thread's documents.
+func byThread(threadID string) bson.D { return bson.D{{Key: "thread_id", Value: threadID}} }
+
+// oldestFirst sorts by creation, then id.
+func oldestFirst() mopts.Lister[mopts.FindOptions] {
+	return mopts.Find().SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}})
+}

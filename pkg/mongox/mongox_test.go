@@ -1,0 +1,65 @@
+package mongox_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// TestLeases: of replicas asking for one lease at once, exactly one gets it; it can be taken
+// again once swept after expiry.
+func TestLeases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	coll := testkit.Database(t, testkit.Backends(t), "mongox").Collection("leases")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var won atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			ok, err := mongox.TakeLease(ctx, coll, "src_1/period", now.Add(time.Minute))
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				won.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if won.Load() != 1 {
+		t.Fatalf("%d replicas took the lease, want 1", won.Load())
+	}
+	if err := mongox.SweepLeases(ctx, coll, now); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := mongox.TakeLease(ctx, coll, "src_1/period", now); ok {
+		t.Error("a lease that has not expired was swept")
+	}
+	if err := mongox.SweepLeases(ctx, coll, now.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := mongox.TakeLease(ctx, coll, "src_1/period", now); !ok || err != nil {
+		t.Errorf("an expired, swept lease cannot be taken again: %v %v", ok, err)
+	}
+	type doc struct {
+		ID string `bson:"_id"`
+	}
+	all, err := mongox.FindAll[doc](ctx, coll, bson.D{})
+	if err != nil || len(all) != 1 || all[0].ID != "src_1/period" {
+		t.Errorf("FindAll = %v, %v", all, err)
+	}
+	none, err := mongox.FindAll[doc](ctx, coll, bson.D{{Key: "_id", Value: "nothing"}})
+	if err != nil || none == nil || len(none) != 0 {
+		t.Errorf("FindAll of nothing = %#v, %v; want an empty slice", none, err)
+	}
+}
