@@ -121,9 +121,11 @@ func TestWebhookRetries(t *testing.T) {
 		// The next event's fan-out is observable only as its absence; a later event to a live
 		// webhook of the same object proves the first was consumed.
 		// Events of one object are consumed in order, and the earlier one may still reach the live
-		// webhook when it was created first; what matters is that the later one arrived.
-		createWebhook(t, env, hash, key, map[string]any{"callback_url": rcv.URL("/live"), "events": []string{"message"}})
+		// webhook when it was created first (so the receiver answers 200 from now on, or that
+		// delivery's 410 would disable the live webhook too); what matters is that the later one
+		// arrived.
 		rcv.setAnswer(nil)
+		createWebhook(t, env, hash, key, map[string]any{"callback_url": rcv.URL("/live"), "events": []string{"message"}})
 		sendMessage(t, env, sender, hash, "", "to the live one")
 		env.Eventually(t, func() bool {
 			return slices.ContainsFunc(rcv.Got(), func(r received) bool {
