@@ -75,7 +75,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	st := store.New(b.DB)
 	subs := webhook.NewSubscriptionCache(st, versions.New(b.Redis, b.Log, "svc:webhook-subscriptions:", webhook.TokenTTL), cfg.CachedObjects)
 	sender := &webhook.Sender{
-		Store: st, HTTP: out.HTTPClient(), Lease: cfg.Lease, DisableAfter: cfg.DisableAfter,
+		Store: subs, HTTP: out.HTTPClient(), Lease: cfg.Lease, DisableAfter: cfg.DisableAfter,
 		Retry:        webhook.RetryStrategy{Schedule: schedule, Jitter: cfg.RetryJitter, MaxRetryAfter: cfg.MaxRetryAfter},
 		PollInterval: cfg.PollInterval, Workers: cfg.Workers, Log: b.Log,
 	}

@@ -13,7 +13,8 @@ import (
 // from the subscription so that the sender never rewrites what the owner writes (headers,
 // secrets), and the owner never rewrites what the sender writes.
 type SubscriptionHealth struct {
-	ID             string     `bson:"_id"` // the subscription id
+	ID             string     `bson:"_id"`                 // the subscription id
+	ObjectID       string     `bson:"object_id,omitempty"` // the subscription's object, whose cached list it belongs to
 	LastSuccessAt  *time.Time `bson:"last_success_at,omitempty"`
 	LastFailureAt  *time.Time `bson:"last_failure_at,omitempty"`
 	FailingSince   *time.Time `bson:"failing_since,omitempty"`

@@ -12,15 +12,21 @@ import (
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
 
-// Subscribers lists every subscription to an object's events.
+// Subscribers lists every subscription to an object's events, with its health.
 type Subscribers interface {
-	SubscriptionsTo(ctx context.Context, objectID string) ([]store.Subscription, error)
+	SubscriptionsTo(ctx context.Context, objectID string) ([]Subscriber, error)
 }
 
-// SubscriptionCache is the repository with each object's subscriptions remembered in this
-// replica, so that fanning an event out costs a Redis read instead of a store query. An entry is
-// labelled with the object's token (package versions), which every subscription write through
-// the cache replaces, in every replica at once; an entry whose label is no longer the token is
+// Subscriber is a subscription with its endpoint's health.
+type Subscriber struct {
+	Sub    store.Subscription
+	Health store.SubscriptionHealth
+}
+
+// SubscriptionCache is the repository with each object's subscriptions and their health
+// remembered in this replica, so that fanning an event out costs a Redis read instead of store
+// queries. An entry is labelled with the object's token (package versions), which every
+// subscription or health write through the cache replaces, in every replica at once; an entry whose label is no longer the token is
 // read again. The token is taken before the store is read, so an entry is never older than its
 // label.
 type SubscriptionCache struct {
@@ -31,7 +37,7 @@ type SubscriptionCache struct {
 
 type cachedSubscriptions struct {
 	token string
-	subs  []store.Subscription
+	subs  []Subscriber
 }
 
 // TokenTTL bounds how long an object's token lives; an expired one costs one store read.
@@ -47,20 +53,44 @@ func NewSubscriptionCache(repo Repository, tokens *versions.Tokens, size int) *S
 }
 
 // SubscriptionsTo lists the subscriptions to an object's events. Callers must not modify them.
-func (c *SubscriptionCache) SubscriptionsTo(ctx context.Context, objectID string) ([]store.Subscription, error) {
+func (c *SubscriptionCache) SubscriptionsTo(ctx context.Context, objectID string) ([]Subscriber, error) {
 	tok, err := c.tokens.Current(ctx, objectID)
 	if err != nil {
-		return c.Repository.SubscriptionsOf(ctx, objectID, "", "", 0) // no Redis: no cache
+		return c.read(ctx, objectID) // no Redis: no cache
 	}
 	if e, ok := c.entries.Get(objectID); ok && e.token == tok {
 		return e.subs, nil
 	}
-	subs, err := c.Repository.SubscriptionsOf(ctx, objectID, "", "", 0)
+	subs, err := c.read(ctx, objectID)
 	if err != nil {
 		return nil, err
 	}
 	c.entries.Add(objectID, cachedSubscriptions{token: tok, subs: subs})
 	return subs, nil
+}
+
+func (c *SubscriptionCache) read(ctx context.Context, objectID string) ([]Subscriber, error) {
+	subs, err := c.Repository.SubscriptionsOf(ctx, objectID, "", "", 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Subscriber, len(subs))
+	for i, sub := range subs {
+		h, err := c.Repository.Health(ctx, sub.ID)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Subscriber{Sub: sub, Health: *h}
+	}
+	return out, nil
+}
+
+// PutHealth writes a subscription's health and retires the cached list of its object.
+func (c *SubscriptionCache) PutHealth(ctx context.Context, h *store.SubscriptionHealth) error {
+	if h.ObjectID != "" {
+		defer c.tokens.Changed(ctx, h.ObjectID)
+	}
+	return c.Repository.PutHealth(ctx, h)
 }
 
 // InsertSubscription stores a new subscription and retires the cached list of its object.

@@ -27,8 +27,8 @@ func (c *countingStore) SubscriptionsOf(ctx context.Context, objectID, kind, aft
 }
 
 // TestSubscriptionCacheFollowsWritesOfEveryReplica runs two replicas' caches over one store and
-// one Redis: a warm list costs no store query, and a write through either replica is seen by the
-// other's next read.
+// one Redis: a warm list costs no store query, and a subscription or health write through either
+// replica is seen by the other's next read.
 func TestSubscriptionCacheFollowsWritesOfEveryReplica(t *testing.T) {
 	t.Parallel()
 	env := testkit.Backends(t)
@@ -50,7 +50,7 @@ func TestSubscriptionCacheFollowsWritesOfEveryReplica(t *testing.T) {
 		}
 		var ids []string
 		for _, s := range subs {
-			ids = append(ids, s.ID)
+			ids = append(ids, s.Sub.ID)
 		}
 		return ids
 	}
@@ -82,8 +82,16 @@ func TestSubscriptionCacheFollowsWritesOfEveryReplica(t *testing.T) {
 	if err := b.ReplaceSubscription(ctx, changed); err != nil {
 		t.Fatal(err)
 	}
-	if subs, _ := a.SubscriptionsTo(ctx, "obj_1"); len(subs) != 1 || subs[0].Events[0] != "identifier" {
+	if subs, _ := a.SubscriptionsTo(ctx, "obj_1"); len(subs) != 1 || subs[0].Sub.Events[0] != "identifier" {
 		t.Fatalf("after another replica's update: %+v", subs)
+	}
+	// A health write through either replica (the sender's, an owner disabling) is seen too.
+	now := time.Now()
+	if err := b.PutHealth(ctx, &store.SubscriptionHealth{ID: "whk_1", ObjectID: "obj_1", DisabledAt: &now, DisabledReason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if subs, _ := a.SubscriptionsTo(ctx, "obj_1"); len(subs) != 1 || subs[0].Health.DisabledAt == nil {
+		t.Fatalf("after another replica's health write: %+v", subs)
 	}
 	if err := b.DeleteSubscription(ctx, "whk_1"); err != nil {
 		t.Fatal(err)

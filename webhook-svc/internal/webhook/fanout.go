@@ -79,16 +79,13 @@ type match struct {
 
 // matching keeps the enabled subscriptions that selected the event. A context subscription of
 // another object to a box that is now private receives nothing.
-func (f *Fanout) matching(ctx context.Context, subs []store.Subscription, name, objectID string) ([]match, error) {
+func (f *Fanout) matching(ctx context.Context, subs []Subscriber, name, objectID string) ([]match, error) {
 	var out []match
 	var private *bool
-	for _, sub := range subs {
+	for _, s := range subs {
+		sub, h := s.Sub, s.Health
 		if !slices.Contains(sub.Events, name) {
 			continue
-		}
-		h, err := f.Store.Health(ctx, sub.ID)
-		if err != nil {
-			return nil, err
 		}
 		if h.DisabledAt != nil {
 			continue
@@ -106,7 +103,7 @@ func (f *Fanout) matching(ctx context.Context, subs []store.Subscription, name, 
 				continue
 			}
 		}
-		out = append(out, match{sub: sub, health: h})
+		out = append(out, match{sub: sub, health: &h})
 	}
 	return out, nil
 }

@@ -127,7 +127,7 @@ func (s *Sender) deliver(ctx context.Context, sub *store.Subscription, h *store.
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return s.record(ctx, d, h, res)
+	return s.record(ctx, sub, d, h, res)
 }
 
 // result is what one POST gave.
@@ -183,7 +183,7 @@ func describe(err error) string {
 // record applies an attempt's outcome: 2xx succeeds; 410 fails and disables the subscription;
 // 401 is retried once; network errors, 429 and 5xx follow the retry schedule; anything else
 // fails.
-func (s *Sender) record(ctx context.Context, d *store.Delivery, h *store.SubscriptionHealth, res result) error {
+func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.Delivery, h *store.SubscriptionHealth, res result) error {
 	d.Attempts = append(d.Attempts, res.attempt)
 	code := res.attempt.StatusCode
 	now := clock.Now()
@@ -210,7 +210,7 @@ func (s *Sender) record(ctx context.Context, d *store.Delivery, h *store.Subscri
 	}
 	ctx = context.WithoutCancel(ctx) // the attempt was made: its outcome is kept
 	// Health first, so that whoever sees the delivery's outcome also sees its effect on the endpoint.
-	if err := s.noteHealth(ctx, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
+	if err := s.noteHealth(ctx, sub, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
 		return err
 	}
 	return s.Store.ReplaceDelivery(ctx, d)
@@ -219,7 +219,7 @@ func (s *Sender) record(ctx context.Context, d *store.Delivery, h *store.Subscri
 // noteHealth records an attempt's outcome in the endpoint's health when it changes what is known.
 // h, read when the attempt began, only decides whether to write: the write applies the outcome
 // to the health as it is now, so that an owner's enabling or disabling meanwhile is kept.
-func (s *Sender) noteHealth(ctx context.Context, h *store.SubscriptionHealth, ok, gone bool, now time.Time) error {
+func (s *Sender) noteHealth(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, ok, gone bool, now time.Time) error {
 	if _, changed := s.health(*h, ok, now); !changed && !gone {
 		return nil
 	}
@@ -231,6 +231,7 @@ func (s *Sender) noteHealth(ctx context.Context, h *store.SubscriptionHealth, ok
 	if gone && next.DisabledAt == nil {
 		next.DisabledAt, next.DisabledReason = &now, "the endpoint answered 410 Gone"
 	}
+	next.ObjectID = sub.ObjectID
 	*h = next
 	return s.Store.PutHealth(ctx, &next)
 }

@@ -190,7 +190,7 @@ func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id s
 		return nil, err
 	}
 	if ch.Enabled != nil {
-		if err := s.setEnabled(ctx, sub.ID, *ch.Enabled); err != nil {
+		if err := s.setEnabled(ctx, sub, *ch.Enabled); err != nil {
 			return nil, err
 		}
 	}
@@ -199,8 +199,8 @@ func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id s
 
 // setEnabled enables or disables a webhook. Enabling forgets the failures that disabled it, so
 // that the endpoint gets the full failure period again.
-func (s *Subscriptions) setEnabled(ctx context.Context, id string, enabled bool) error {
-	h, err := s.Store.Health(ctx, id)
+func (s *Subscriptions) setEnabled(ctx context.Context, sub *store.Subscription, enabled bool) error {
+	h, err := s.Store.Health(ctx, sub.ID)
 	if err != nil {
 		return err
 	}
@@ -213,6 +213,7 @@ func (s *Subscriptions) setEnabled(ctx context.Context, id string, enabled bool)
 	default:
 		return nil
 	}
+	h.ObjectID = sub.ObjectID
 	return s.Store.PutHealth(ctx, h)
 }
 
