@@ -6,6 +6,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Check outcomes.
@@ -32,14 +34,14 @@ func (s *Store) InsertCheck(ctx context.Context, c *Check) error { return s.inse
 
 // RecentChecks returns a claim's checks made at or after since, newest first, at most limit.
 func (s *Store) RecentChecks(ctx context.Context, claimID string, since time.Time, limit int64) ([]Check, error) {
-	return findAll[Check](ctx, s.c(Checks),
+	return mongox.FindAll[Check](ctx, s.c(Checks),
 		bson.D{{Key: "claim_id", Value: claimID}, {Key: "at", Value: bson.D{{Key: "$gte", Value: since}}}},
 		mopts.Find().SetSort(bson.D{{Key: "at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(limit))
 }
 
 // LastChecks returns the latest check of each of the given claims that has one.
 func (s *Store) LastChecks(ctx context.Context, claimIDs []string) (map[string]Check, error) {
-	all, err := findAll[Check](ctx, s.c(Checks), bson.D{{Key: "claim_id", Value: bson.D{{Key: "$in", Value: claimIDs}}}})
+	all, err := mongox.FindAll[Check](ctx, s.c(Checks), bson.D{{Key: "claim_id", Value: bson.D{{Key: "$in", Value: claimIDs}}}})
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,6 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-type options = mopts.Lister[mopts.FindOptions]
-
 // Claim is a claim as created: it never changes afterwards.
 type Claim struct {
 	ID         string `bson:"_id"`
@@ -42,11 +40,11 @@ func (s *Store) Claim(ctx context.Context, id string) (*Claim, error) {
 
 // ClaimsOf lists an object's claims, oldest first.
 func (s *Store) ClaimsOf(ctx context.Context, objectID string) ([]Claim, error) {
-	return findAll[Claim](ctx, s.c(Claims), bson.D{{Key: "object_id", Value: objectID}},
+	return mongox.FindAll[Claim](ctx, s.c(Claims), bson.D{{Key: "object_id", Value: objectID}},
 		mopts.Find().SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}))
 }
 
 // ClaimsByID reads the claims with the given ids, in no particular order.
 func (s *Store) ClaimsByID(ctx context.Context, ids []string) ([]Claim, error) {
-	return findAll[Claim](ctx, s.c(Claims), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	return mongox.FindAll[Claim](ctx, s.c(Claims), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 }

@@ -2,33 +2,18 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// lease reserves the scheduled re-check of one claim in one period for the replica that
-// inserts it first.
-type lease struct {
-	ID        string    `bson:"_id"`
-	ExpiresAt time.Time `bson:"expires_at"`
-}
-
-// TakeLease reserves key until expires; false, without error, when another replica holds it.
+// TakeLease reserves the scheduled re-check of one claim in one period (key) for the replica
+// that asks first; false, without error, when another replica holds it.
 func (s *Store) TakeLease(ctx context.Context, key string, expires time.Time) (bool, error) {
-	err := s.insert(ctx, Leases, lease{ID: key, ExpiresAt: expires})
-	if err == ErrTaken {
-		return false, nil
-	}
-	return err == nil, err
+	return mongox.TakeLease(ctx, s.c(Leases), key, expires)
 }
 
 // SweepLeases deletes the leases that expired before now (FerretDB has no TTL indexes).
 func (s *Store) SweepLeases(ctx context.Context, now time.Time) error {
-	_, err := s.c(Leases).DeleteMany(ctx, bson.D{{Key: "expires_at", Value: bson.D{{Key: "$lt", Value: now}}}})
-	if err != nil {
-		return fmt.Errorf("store %s: %w", Leases, err)
-	}
-	return nil
+	return mongox.SweepLeases(ctx, s.c(Leases), now)
 }

@@ -7,6 +7,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // State is one change of a claim's status (verified or lapsed). A claim without states is
@@ -46,7 +48,7 @@ func (s *Store) AllCurrentStates(ctx context.Context) (map[string]State, error) 
 }
 
 func (s *Store) current(ctx context.Context, filter bson.D) (map[string]State, error) {
-	all, err := findAll[State](ctx, s.c(States), filter, mopts.Find().SetSort(bson.D{{Key: "claim_id", Value: 1}, {Key: "gen", Value: 1}}))
+	all, err := mongox.FindAll[State](ctx, s.c(States), filter, mopts.Find().SetSort(bson.D{{Key: "claim_id", Value: 1}, {Key: "gen", Value: 1}}))
 	if err != nil {
 		return nil, err
 	}

@@ -60,16 +60,3 @@ func (s *Store) insert(ctx context.Context, coll string, doc any) error {
 	}
 	return nil
 }
-
-// findAll decodes every document of coll matching filter into dst, in opts' order.
-func findAll[T any](ctx context.Context, coll *mongo.Collection, filter any, opts ...options) ([]T, error) {
-	cur, err := coll.Find(ctx, filter, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
-	}
-	out := []T{}
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
-	}
-	return out, nil
-}

@@ -34,6 +34,6 @@ func (s *Store) RecordDecision(ctx context.Context, d *Decision) error {
 
 // RecentDecisions returns up to limit decisions of an object, newest first.
 func (s *Store) RecentDecisions(ctx context.Context, objectID string, limit int) ([]Decision, error) {
-	return findAll[Decision](ctx, s.decisions, bson.D{{Key: "object_id", Value: objectID}},
+	return mongox.FindAll[Decision](ctx, s.decisions, bson.D{{Key: "object_id", Value: objectID}},
 		options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}}).SetLimit(int64(limit)))
 }

@@ -51,5 +51,5 @@ func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, error) {
 	if q.Before != "" {
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$lt", Value: q.Before}}})
 	}
-	return findAll[Link](ctx, s.links, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(q.Limit)))
+	return mongox.FindAll[Link](ctx, s.links, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(q.Limit)))
 }

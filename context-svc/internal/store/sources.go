@@ -124,7 +124,7 @@ func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, error)
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: q.After}}})
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(q.Limit)).SetProjection(withoutEvents)
-	return findAll[Source](ctx, s.sources, filter, opts)
+	return mongox.FindAll[Source](ctx, s.sources, filter, opts)
 }
 
 // SourcesByID returns the object's sources among ids, in the order of ids, with their fetch
@@ -134,11 +134,11 @@ func (s *Store) SourcesByID(ctx context.Context, objectID string, ids []string) 
 		return nil, nil
 	}
 	filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "object_id", Value: objectID}}
-	found, err := findAll[Source](ctx, s.sources, filter, options.Find().SetProjection(withoutEvents))
+	found, err := mongox.FindAll[Source](ctx, s.sources, filter, options.Find().SetProjection(withoutEvents))
 	if err != nil {
 		return nil, err
 	}
-	fetches, err := findAll[Fetch](ctx, s.fetches, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, options.Find())
+	fetches, err := mongox.FindAll[Fetch](ctx, s.fetches, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, options.Find())
 	if err != nil {
 		return nil, err
 	}

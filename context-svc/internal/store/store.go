@@ -4,13 +4,10 @@
 package store
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
@@ -60,16 +57,3 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 // withoutEvents leaves out the ids of the events a document's write staged, which only the
 // outbox reads.
 var withoutEvents = bson.D{{Key: events.EventsField, Value: 0}}
-
-// findAll runs a query and decodes every document it finds.
-func findAll[T any](ctx context.Context, coll *mongo.Collection, filter bson.D, opts *options.FindOptionsBuilder) ([]T, error) {
-	cur, err := coll.Find(ctx, filter, opts)
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
-	}
-	var out []T
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store %s: %w", coll.Name(), err)
-	}
-	return out, nil
-}

@@ -228,5 +228,5 @@ func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, er
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "version", Value: -1}}).SetLimit(int64(q.Limit)).
 		SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "change", Value: 1}, {Key: "updated_at", Value: 1}})
-	return findAll[Profile](ctx, s.versions, filter, opts)
+	return mongox.FindAll[Profile](ctx, s.versions, filter, opts)
 }

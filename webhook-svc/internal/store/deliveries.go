@@ -73,15 +73,15 @@ func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
 // DueDeliveries returns up to limit pending deliveries whose next attempt is due at now, the
 // longest due first.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error) {
-	return findAll[Delivery](ctx, s.c(Deliveries),
+	return mongox.FindAll[Delivery](ctx, s.c(Deliveries),
 		bson.D{{Key: "next_attempt_at", Value: bson.D{{Key: "$lte", Value: now}}}},
-		options.Find().SetSort(bson.D{{Key: "next_attempt_at", Value: 1}}).SetLimit(int64(limit)), "due deliveries")
+		options.Find().SetSort(bson.D{{Key: "next_attempt_at", Value: 1}}).SetLimit(int64(limit)))
 }
 
 // RecentDeliveries returns a subscription's latest deliveries, newest first.
 func (s *Store) RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]Delivery, error) {
-	return findAll[Delivery](ctx, s.c(Deliveries), bson.D{{Key: "subscription_id", Value: subscriptionID}},
-		options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(int64(limit)), "deliveries")
+	return mongox.FindAll[Delivery](ctx, s.c(Deliveries), bson.D{{Key: "subscription_id", Value: subscriptionID}},
+		options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(int64(limit)))
 }
 
 // SweepDeliveries deletes final deliveries created before cutoff.

@@ -13,7 +13,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -51,17 +50,4 @@ func (s *Store) replace(ctx context.Context, coll, id string, doc any) error {
 		return fmt.Errorf("store %s: %w", coll, err)
 	}
 	return nil
-}
-
-// findAll returns every document of coll matching filter; what names the list in errors.
-func findAll[T any](ctx context.Context, coll *mongo.Collection, filter any, opts *options.FindOptionsBuilder, what string) ([]T, error) {
-	cur, err := coll.Find(ctx, filter, opts)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", what, err)
-	}
-	var out []T
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("list %s: %w", what, err)
-	}
-	return out, nil
 }

@@ -88,5 +88,5 @@ func (s *Store) SubscriptionsOf(ctx context.Context, objectID, kind, after strin
 	if limit > 0 {
 		opts.SetLimit(int64(limit))
 	}
-	return findAll[Subscription](ctx, s.c(Subscriptions), filter, opts, "subscriptions")
+	return mongox.FindAll[Subscription](ctx, s.c(Subscriptions), filter, opts)
 }
