@@ -54,16 +54,32 @@ func (s *Store) InsertObject(ctx context.Context, o *Object) error {
 // DeleteObject removes an object whose creation failed half-way.
 func (s *Store) DeleteObject(ctx context.Context, id string) error {
 	_, err := s.deleteOne(ctx, Objects, mongox.ByID(id))
-	s.cache.remove(id)
+	if s.cache != nil {
+		s.cache.Forget(id)
+	}
 	return err
 }
 
 // Object returns an object by id, with its facts; mongox.ErrNotFound if none.
 func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
-	hit, token := s.cache.cached(ctx, id)
-	if hit != nil {
-		return hit, nil
+	if s.cache == nil {
+		return s.readObject(ctx, id)
 	}
+	o, err := s.cache.Get(ctx, id, func(ctx context.Context) (Object, error) {
+		o, err := s.readObject(ctx, id)
+		if err != nil {
+			return Object{}, err
+		}
+		return *o, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return clone(o), nil
+}
+
+// readObject reads an object's document and folds its facts into it.
+func (s *Store) readObject(ctx context.Context, id string) (*Object, error) {
 	objs := make([]Object, 1)
 	if err := s.one(ctx, Objects, mongox.ByID(id), &objs[0]); err != nil {
 		return nil, err
@@ -71,7 +87,6 @@ func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
 	if err := s.fold(ctx, objs); err != nil {
 		return nil, err
 	}
-	s.cache.add(id, token, &objs[0])
 	return &objs[0], nil
 }
 

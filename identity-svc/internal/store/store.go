@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/versions"
 )
 
 // Collection names.
@@ -47,7 +48,7 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	db    *mongo.Database
-	cache *objectCache // nil: every read folds
+	cache *versions.Cache[Object] // nil: every read folds
 }
 
 // New returns a store over db.
