@@ -30,7 +30,8 @@ type Delivery struct {
 	CreatedAt time.Time `bson:"created_at"`
 	Status    string    `bson:"status"`
 	// NextAttemptAt is when the next attempt is due; nil once the delivery is final. A pending
-	// delivery always has one, so that a replica that dies mid-attempt leaves it to the others.
+	// delivery always has one, and a schedule entry (DueEntry) no later than it, so that a replica
+	// that dies mid-attempt leaves it to the others.
 	NextAttemptAt *time.Time `bson:"next_attempt_at,omitempty"`
 	Attempts      []Attempt  `bson:"attempts"`
 	ReplayOf      string     `bson:"replay_of,omitempty"`
@@ -68,14 +69,6 @@ func (s *Store) Delivery(ctx context.Context, id string) (*Delivery, error) {
 // ReplaceDelivery rewrites a delivery; only the holder of its attempt claim calls it.
 func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
 	return s.replace(ctx, Deliveries, d.ID, d)
-}
-
-// DueDeliveries returns up to limit pending deliveries whose next attempt is due at now, the
-// longest due first.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error) {
-	return mongox.FindAll[Delivery](ctx, s.c(Deliveries),
-		bson.D{{Key: "next_attempt_at", Value: bson.D{{Key: "$lte", Value: now}}}},
-		options.Find().SetSort(bson.D{{Key: "next_attempt_at", Value: 1}}).SetLimit(int64(limit)))
 }
 
 // RecentDeliveries returns a subscription's latest deliveries, newest first.

@@ -1,5 +1,5 @@
-// Package store is webhook-svc's MongoDB repository: subscriptions, their health, deliveries and
-// the attempt claims by which replicas share the delivery work.
+// Package store is webhook-svc's MongoDB repository: subscriptions, their health, deliveries, the
+// schedule of pending deliveries and the attempt claims by which replicas share the delivery work.
 //
 // FerretDB applies an update as read-document-then-write-document with no isolation, so a
 // document is only ever rewritten by one writer at a time: a subscription by its owner's requests,
@@ -23,6 +23,8 @@ const (
 	Health        = "health"
 	Deliveries    = "deliveries"
 	Claims        = "claims"
+	Due           = "due"
+	Migrations    = "migrations"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below. Creating them also creates
@@ -30,9 +32,10 @@ const (
 var Indexes = []mongox.Index{
 	{Collection: Subscriptions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
 	{Collection: Health, Keys: bson.D{{Key: "disabled_at", Value: 1}}, Sparse: true},
-	{Collection: Deliveries, Keys: bson.D{{Key: "next_attempt_at", Value: 1}}, Sparse: true},
 	{Collection: Deliveries, Keys: bson.D{{Key: "subscription_id", Value: 1}, {Key: "created_at", Value: -1}}},
 	{Collection: Claims, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+	{Collection: Due, Keys: bson.D{{Key: "due_at", Value: 1}}},
+	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
 }
 
 // Store is the repository.

@@ -46,14 +46,29 @@ func (f *Fanout) Handle(ctx context.Context, ev events.Event) error {
 	if err != nil {
 		return err
 	}
+	if len(subs) == 0 {
+		return nil
+	}
+	// A first attempt not made within a lease (its replica stopped) is the sender's to make.
+	now := clock.Now()
+	due := now.Add(f.Sender.Lease)
+	entries := make([]store.DueEntry, len(subs))
+	for i, m := range subs {
+		entries[i] = store.DueEntry{ID: ev.ID + "." + m.sub.ID, DueAt: due}
+	}
+	// The schedule first, so that no delivery is ever pending without its entry. A replica
+	// stopping before the deliveries are in leaves entries without one: the event is consumed
+	// again (its offset was not committed), and the sender deletes an entry whose delivery does
+	// not exist once it is due.
+	if err := f.Store.InsertDue(rec, entries...); err != nil {
+		return err
+	}
 	var fresh []match
-	for _, m := range subs {
-		now := clock.Now()
-		// A first attempt not made within a lease (its replica stopped) is the sender's to make.
-		due := now.Add(f.Sender.Lease)
+	for i, m := range subs {
+		next := due
 		d := &store.Delivery{
-			ID: ev.ID + "." + m.sub.ID, SubscriptionID: m.sub.ID, EventID: ev.ID, Event: name, Body: string(body),
-			CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &due, Attempts: []store.Attempt{},
+			ID: entries[i].ID, SubscriptionID: m.sub.ID, EventID: ev.ID, Event: name, Body: string(body),
+			CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &next, Attempts: []store.Attempt{},
 		}
 		inserted, err := f.Store.InsertDelivery(rec, d)
 		if err != nil {

@@ -22,6 +22,12 @@ import (
 // attempt. The slot is 0 for the attempt made as the event is consumed, and after that counts
 // leases since the attempt came due, so that when the replica holding a claim dies, another one
 // claims the next slot once the lease has passed and the delivery is not lost.
+//
+// The sender finds due deliveries through the schedule (store.DueEntry), never by scanning the
+// deliveries: every pending delivery has an entry no later than its next attempt. Whoever writes
+// a delivery's outcome writes the delivery first and its entry after, moving it to the next
+// attempt or deleting it; a replica stopping between leaves an entry that is early, which the
+// poll moves, or one of a final delivery, which the poll deletes.
 type Sender struct {
 	Store Repository
 	// HTTP is the guarded outbound client: no redirects, the delivery timeout, private addresses
@@ -40,6 +46,11 @@ type Sender struct {
 	mu    sync.Mutex
 	lanes map[string]*lane
 	busy  sync.WaitGroup
+
+	// finished are the deliveries that became final since the last flush; their entries are
+	// deleted together, one command per PollInterval rather than one per delivery.
+	finMu    sync.Mutex
+	finished []string
 }
 
 // lane is the queue of first attempts of one subscription, made one after the other so that a
@@ -213,7 +224,34 @@ func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.D
 	if err := s.noteHealth(ctx, sub, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
 		return err
 	}
-	return s.Store.ReplaceDelivery(ctx, d)
+	return s.write(ctx, d)
+}
+
+// write stores a delivery's outcome, then its place in the schedule: the entry moves to the next
+// attempt, or goes with the next flush once the delivery is final.
+func (s *Sender) write(ctx context.Context, d *store.Delivery) error {
+	if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
+		return err
+	}
+	if d.Status == store.StatusPending && d.NextAttemptAt != nil {
+		return s.Store.MoveDue(ctx, d.ID, *d.NextAttemptAt)
+	}
+	s.finMu.Lock()
+	s.finished = append(s.finished, d.ID)
+	s.finMu.Unlock()
+	return nil
+}
+
+// flush deletes the entries of the deliveries that became final since the last flush. Entries it
+// fails to delete are left to the poll, which deletes them once due.
+func (s *Sender) flush(ctx context.Context) {
+	s.finMu.Lock()
+	ids := s.finished
+	s.finished = nil
+	s.finMu.Unlock()
+	if err := s.Store.DeleteDue(ctx, ids...); err != nil && ctx.Err() == nil {
+		s.Log.Warn("deleting schedule entries of final deliveries failed; the poll will", "entries", len(ids), "error", err)
+	}
 }
 
 // noteHealth records an attempt's outcome in the endpoint's health when it changes what is known.
@@ -274,49 +312,116 @@ func unauthorizedCount(as []store.Attempt) int {
 func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason string) error {
 	d.Status, d.NextAttemptAt = status, nil
 	d.Attempts = append(d.Attempts, store.Attempt{At: clock.Now(), Error: reason})
-	return s.Store.ReplaceDelivery(ctx, d)
+	return s.write(ctx, d)
 }
 
 // Run attempts due deliveries until ctx ends: retries, replays, and first attempts left behind by
-// a replica that stopped.
+// a replica that stopped. It gives an entry to the deliveries stored before the schedule existed
+// (once per database), and flushes the deletes of final deliveries' entries.
 func (s *Sender) Run(ctx context.Context) error {
+	var flusher sync.WaitGroup
+	flusher.Go(func() { s.flushEvery(ctx) })
+	defer func() {
+		s.busy.Wait() // first attempts queued by the consumer stop with the service too
+		flusher.Wait()
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		s.flush(fctx)
+	}()
 	t := time.NewTicker(s.PollInterval)
 	defer t.Stop()
-	defer s.busy.Wait() // first attempts queued by the consumer stop with the service too
+	migrated := false
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
-		due, err := s.Store.DueDeliveries(ctx, clock.Now(), 100)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.Log.Warn("listing due deliveries failed", "error", err)
-			}
-			continue
+		if !migrated {
+			migrated = s.migrate(ctx)
 		}
-		s.attemptAll(ctx, due)
+		if err := s.poll(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Warn("polling due deliveries failed", "error", err)
+		}
 	}
 }
 
-// attemptAll attempts deliveries in parallel (at most Workers at once) and waits for them, so
-// that a replica never races its own attempts.
-func (s *Sender) attemptAll(ctx context.Context, due []store.Delivery) {
+func (s *Sender) flushEvery(ctx context.Context) {
+	t := time.NewTicker(s.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.flush(ctx)
+		}
+	}
+}
+
+// migrate schedules the deliveries stored before the schedule existed; it reports whether that is
+// done, so that a failure is tried again at the next poll.
+func (s *Sender) migrate(ctx context.Context) bool {
+	n, err := s.Store.ScheduleStoredDeliveries(ctx, clock.Now())
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Log.Warn("scheduling stored deliveries failed", "error", err)
+		}
+		return false
+	}
+	if n > 0 {
+		s.Log.Info("scheduled deliveries stored before the schedule existed", "deliveries", n)
+	}
+	return true
+}
+
+// poll looks at up to 100 due entries, Workers at once, and waits for them, so that a replica
+// never races its own attempts. The entries of deliveries that are final or gone are deleted
+// together afterwards.
+func (s *Sender) poll(ctx context.Context) error {
+	now := clock.Now()
+	due, err := s.Store.DueEntries(ctx, now, 100)
+	if err != nil {
+		return err
+	}
 	sem := make(chan struct{}, max(1, s.Workers))
 	var wg sync.WaitGroup
-	now := clock.Now()
-	for i := range due {
-		d := &due[i]
-		slot := 1 + int(now.Sub(*d.NextAttemptAt)/s.Lease)
+	var mu sync.Mutex
+	var done []string
+	for _, e := range due {
 		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := s.Attempt(ctx, d, slot); err != nil && ctx.Err() == nil {
-				s.Log.Warn("delivery attempt failed", "delivery_id", d.ID, "error", err)
+		wg.Go(func() {
+			defer func() { <-sem }()
+			final, err := s.look(ctx, e.ID, now)
+			if err != nil && ctx.Err() == nil {
+				s.Log.Warn("delivery attempt failed", "delivery_id", e.ID, "error", err)
 			}
-		}()
+			if final {
+				mu.Lock()
+				done = append(done, e.ID)
+				mu.Unlock()
+			}
+		})
 	}
 	wg.Wait()
+	return s.Store.DeleteDue(ctx, done...)
+}
+
+// look reads the delivery of a due entry, the truth of its schedule: it attempts the delivery
+// when its next attempt has come, and otherwise moves the entry to it. It reports true when the
+// delivery is final or does not exist (its fan-out stopped before inserting it), so that the
+// entry is deleted.
+func (s *Sender) look(ctx context.Context, id string, now time.Time) (final bool, err error) {
+	d, err := s.Store.Delivery(ctx, id)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	case d.Status != store.StatusPending || d.NextAttemptAt == nil:
+		return true, nil
+	case d.NextAttemptAt.After(now):
+		return false, s.Store.MoveDue(ctx, d.ID, *d.NextAttemptAt)
+	}
+	return false, s.Attempt(ctx, d, 1+int(now.Sub(*d.NextAttemptAt)/s.Lease))
 }

@@ -44,7 +44,11 @@ type Repository interface {
 	InsertDelivery(ctx context.Context, d *store.Delivery) (bool, error)
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
 	ReplaceDelivery(ctx context.Context, d *store.Delivery) error
-	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error)
+	InsertDue(ctx context.Context, entries ...store.DueEntry) error
+	DueEntries(ctx context.Context, now time.Time, limit int) ([]store.DueEntry, error)
+	MoveDue(ctx context.Context, id string, at time.Time) error
+	DeleteDue(ctx context.Context, ids ...string) error
+	ScheduleStoredDeliveries(ctx context.Context, now time.Time) (int, error)
 	RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]store.Delivery, error)
 	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
 }
@@ -296,6 +300,10 @@ func (s *Subscriptions) Replay(ctx context.Context, t *authn.Target, id, deliver
 	replay := &store.Delivery{
 		ID: apikey.NewID("dlv"), SubscriptionID: id, EventID: d.EventID, Event: d.Event, Body: d.Body,
 		CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &now, Attempts: []store.Attempt{}, ReplayOf: d.ID,
+	}
+	// The entry first, so that the delivery is never pending without one (see Fanout.Handle).
+	if err := s.Store.InsertDue(ctx, store.DueEntry{ID: replay.ID, DueAt: now}); err != nil {
+		return nil, err
 	}
 	if _, err := s.Store.InsertDelivery(ctx, replay); err != nil {
 		return nil, err

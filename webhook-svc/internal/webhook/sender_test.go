@@ -1,0 +1,254 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
+	"github.com/svcdev/svc/pkg/versions"
+	"github.com/svcdev/svc/webhook-svc/internal/store"
+)
+
+// senderEnv is a sender over the embedded store, delivering to a local receiver whose answers
+// the test chooses.
+type senderEnv struct {
+	st     *store.Store
+	sender *Sender
+	fanout *Fanout
+	sub    *store.Subscription
+
+	mu     sync.Mutex
+	status []int // answers still to give, then 200
+	got    []string
+}
+
+func newSenderEnv(t *testing.T) *senderEnv {
+	t.Helper()
+	env := testkit.Backends(t)
+	db := testkit.Database(t, env, "webhook")
+	ctx := context.Background()
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	e := &senderEnv{st: store.New(db)}
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.got = append(e.got, r.Header.Get("webhook-id"))
+		code := http.StatusOK
+		if len(e.status) > 0 {
+			code, e.status = e.status[0], e.status[1:]
+		}
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(rcv.Close)
+	e.sender = &Sender{
+		Store: e.st, HTTP: rcv.Client(), Lease: 5 * time.Second, DisableAfter: time.Hour,
+		Retry:        RetryStrategy{Schedule: []time.Duration{300 * time.Millisecond}},
+		PollInterval: 50 * time.Millisecond, Workers: 4, Log: testkit.Logger(t),
+	}
+	opts, err := redis.ParseURL(env.RedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	subs := NewSubscriptionCache(e.st, versions.New(rdb, testkit.Logger(t), "test:subs:", TokenTTL), 10)
+	e.fanout = &Fanout{Store: e.st, Subscribers: subs, Sender: e.sender}
+	now := clock.Now()
+	e.sub = &store.Subscription{ID: "whk_1", Kind: store.KindWebhook, ObjectID: "obj_1", CreatorID: "obj_1",
+		CallbackURL: rcv.URL, Events: []string{events.WebhookMessage}, Secrets: []store.Secret{{Value: NewSecret(), CreatedAt: now}},
+		CreatedAt: now, UpdatedAt: now}
+	if err := subs.InsertSubscription(ctx, e.sub); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// received returns the webhook-ids the receiver was sent.
+func (e *senderEnv) received() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.got...)
+}
+
+// schedule returns every entry of the schedule, by delivery id.
+func (e *senderEnv) schedule(t *testing.T) map[string]time.Time {
+	t.Helper()
+	all, err := e.st.DueEntries(context.Background(), time.Now().Add(1000*time.Hour), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]time.Time{}
+	for _, en := range all {
+		out[en.ID] = en.DueAt
+	}
+	return out
+}
+
+func (e *senderEnv) delivery(t *testing.T, id string) *store.Delivery {
+	t.Helper()
+	d, err := e.st.Delivery(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (e *senderEnv) insert(t *testing.T, d *store.Delivery) {
+	t.Helper()
+	d.SubscriptionID, d.EventID, d.Event, d.Body, d.Attempts = e.sub.ID, d.ID, events.WebhookMessage, "{}", []store.Attempt{}
+	if _, err := e.st.InsertDelivery(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func message(id string) events.Event {
+	data, _ := json.Marshal(map[string]any{"message_id": "msg_" + id, "body": "hi"})
+	return events.Event{ID: id, Type: events.MessageCreated, ObjectID: "obj_1", Hash: "svc_a", Time: clock.Format(clock.Now()), Data: data}
+}
+
+// TestPollDeletesEntriesOfFinalOrMissingDeliveries polls a schedule holding an entry whose
+// fan-out stopped before the delivery was inserted, the same not yet due, and the entry of a
+// final delivery: the due ones are deleted, the other is left to its time, nothing is sent.
+func TestPollDeletesEntriesOfFinalOrMissingDeliveries(t *testing.T) {
+	t.Parallel()
+	e := newSenderEnv(t)
+	ctx := context.Background()
+	now := clock.Now()
+	e.insert(t, &store.Delivery{ID: "evt_done.whk_1", Status: store.StatusSucceeded, CreatedAt: now})
+	if err := e.st.InsertDue(ctx,
+		store.DueEntry{ID: "evt_lost.whk_1", DueAt: now.Add(-time.Second)},
+		store.DueEntry{ID: "evt_early.whk_1", DueAt: now.Add(time.Hour)},
+		store.DueEntry{ID: "evt_done.whk_1", DueAt: now.Add(-time.Second)},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sender.poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.schedule(t); len(got) != 1 || got["evt_early.whk_1"].IsZero() {
+		t.Fatalf("schedule after the poll: %v; want only the entry not yet due", got)
+	}
+	if got := e.received(); len(got) != 0 {
+		t.Fatalf("the poll sent %v", got)
+	}
+}
+
+// TestPollMovesAnEarlyEntry polls an entry due before its delivery's next attempt (a replica
+// stopped between writing a retry's delivery and moving its entry): the entry moves to the
+// delivery's next attempt and nothing is sent before it.
+func TestPollMovesAnEarlyEntry(t *testing.T) {
+	t.Parallel()
+	e := newSenderEnv(t)
+	ctx := context.Background()
+	now := clock.Now()
+	next := now.Add(time.Hour)
+	e.insert(t, &store.Delivery{ID: "evt_1.whk_1", Status: store.StatusPending, NextAttemptAt: &next, CreatedAt: now})
+	if err := e.st.InsertDue(ctx, store.DueEntry{ID: "evt_1.whk_1", DueAt: now.Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sender.poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.schedule(t); !got["evt_1.whk_1"].Equal(next) {
+		t.Fatalf("entry due at %v, want the delivery's next attempt %v", got["evt_1.whk_1"], next)
+	}
+	if got, d := e.received(), e.delivery(t, "evt_1.whk_1"); len(got) != 0 || len(d.Attempts) != 0 {
+		t.Fatalf("the poll sent %v and recorded %d attempts", got, len(d.Attempts))
+	}
+}
+
+// TestFanoutSchedulesEachDeliveryUntilItIsFinal follows two events through the fan-out: the
+// first succeeds at once and its entry goes with the next flush; the second fails, its entry
+// moves to the retry, and the poll makes the retry when it is due.
+func TestFanoutSchedulesEachDeliveryUntilItIsFinal(t *testing.T) {
+	t.Parallel()
+	e := newSenderEnv(t)
+	ctx := context.Background()
+	if err := e.fanout.Handle(ctx, message("evt_ok")); err != nil {
+		t.Fatal(err)
+	}
+	e.sender.busy.Wait() // the first attempt, made on the subscription's lane
+	if d := e.delivery(t, "evt_ok.whk_1"); d.Status != store.StatusSucceeded {
+		t.Fatalf("first delivery %s, want succeeded", d.Status)
+	}
+	if got := e.schedule(t); len(got) != 1 {
+		t.Fatalf("before the flush the schedule holds %v; want the succeeded delivery's entry, deleted in a batch", got)
+	}
+	e.sender.flush(ctx)
+	if got := e.schedule(t); len(got) != 0 {
+		t.Fatalf("after the flush the schedule holds %v", got)
+	}
+
+	e.mu.Lock()
+	e.status = []int{http.StatusServiceUnavailable}
+	e.mu.Unlock()
+	if err := e.fanout.Handle(ctx, message("evt_retry")); err != nil {
+		t.Fatal(err)
+	}
+	e.sender.busy.Wait()
+	d := e.delivery(t, "evt_retry.whk_1")
+	if d.Status != store.StatusPending || d.NextAttemptAt == nil {
+		t.Fatalf("failed first attempt left the delivery %s, next %v", d.Status, d.NextAttemptAt)
+	}
+	if got := e.schedule(t); !got[d.ID].Equal(*d.NextAttemptAt) {
+		t.Fatalf("entry due at %v, want the retry at %v", got[d.ID], *d.NextAttemptAt)
+	}
+	time.Sleep(time.Until(*d.NextAttemptAt) + 10*time.Millisecond)
+	if err := e.sender.poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.delivery(t, d.ID); d.Status != store.StatusSucceeded || len(d.Attempts) != 2 {
+		t.Fatalf("after the retry the delivery is %s with %d attempts", d.Status, len(d.Attempts))
+	}
+	e.sender.flush(ctx)
+	if got := e.schedule(t); len(got) != 0 {
+		t.Fatalf("after the retry and a flush the schedule holds %v", got)
+	}
+	if got := e.received(); len(got) != 3 {
+		t.Fatalf("receiver got %v, want evt_ok, then evt_retry twice", got)
+	}
+}
+
+// TestRunDeliversDeliveriesStoredBeforeTheSchedule starts the sender over a pending delivery that
+// has no entry, as the service stored them before: it is scheduled at start-up and delivered, and
+// the stop flushes its entry away.
+func TestRunDeliversDeliveriesStoredBeforeTheSchedule(t *testing.T) {
+	t.Parallel()
+	e := newSenderEnv(t)
+	now := clock.Now()
+	due := now.Add(-time.Minute)
+	e.insert(t, &store.Delivery{ID: "evt_old.whk_1", Status: store.StatusPending, NextAttemptAt: &due, CreatedAt: due})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.sender.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.delivery(t, "evt_old.whk_1").Status != store.StatusSucceeded {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("the delivery stored before the schedule was never delivered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := e.received(); len(got) != 1 || got[0] != "evt_old.whk_1" {
+		t.Fatalf("receiver got %v", got)
+	}
+	if got := e.schedule(t); len(got) != 0 {
+		t.Fatalf("after the stop the schedule holds %v", got)
+	}
+}
