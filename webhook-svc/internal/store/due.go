@@ -70,29 +70,56 @@ func (s *Store) DeleteDue(ctx context.Context, ids ...string) error {
 // scheduledMigration names the marker of ScheduleStoredDeliveries in the migrations collection.
 const scheduledMigration = "due_entries"
 
-// migration is the marker of a one-off data change that is done.
+// migration is the marker of a one-off data change, with when it first ran.
 type migration struct {
 	ID     string    `bson:"_id"`
 	DoneAt time.Time `bson:"done_at"`
 }
 
-// ScheduleStoredDeliveries gives an entry to every pending delivery stored before the schedule
-// existed, once per database: a marker remembers that it ran. It scans the deliveries, and returns
-// how many entries it added (0 when the marker was there). Replicas starting together may both
-// scan; their entries are inserted once.
-func (s *Store) ScheduleStoredDeliveries(ctx context.Context, now time.Time) (int, error) {
-	err := mongox.FindOne(ctx, s.c(Migrations), mongox.ByID(scheduledMigration), &migration{})
+// catchUpMargin widens each catch-up scan back from the first scan, past deliveries an older
+// replica was inserting while it ran.
+const catchUpMargin = 10 * time.Minute
+
+// ScheduleStoredDeliveries gives an entry to the pending deliveries stored by a release without
+// the schedule. The first call on a database scans every pending delivery and leaves a marker;
+// until window has passed since, later calls scan only the pending deliveries created since the
+// first scan (a rolling upgrade runs older replicas beside new ones, and those store deliveries
+// without entries); after it they scan nothing. It returns how many deliveries it scheduled and
+// whether calling again may still find some. Replicas calling at once insert each entry once.
+func (s *Store) ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error) {
+	var m migration
+	filter := bson.D{{Key: "status", Value: StatusPending}}
+	err = mongox.FindOne(ctx, s.c(Migrations), mongox.ByID(scheduledMigration), &m)
+	first := errors.Is(err, mongox.ErrNotFound)
 	switch {
-	case err == nil:
-		return 0, nil
-	case !errors.Is(err, mongox.ErrNotFound):
-		return 0, fmt.Errorf("read migration marker: %w", err)
+	case first:
+	case err != nil:
+		return 0, false, fmt.Errorf("read migration marker: %w", err)
+	case now.Sub(m.DoneAt) >= window:
+		return 0, false, nil
+	default:
+		filter = append(filter, bson.E{Key: "created_at", Value: bson.D{{Key: "$gte", Value: m.DoneAt.Add(-catchUpMargin)}}})
 	}
+	n, err = s.schedulePending(ctx, filter, now)
+	if err != nil {
+		return 0, false, err
+	}
+	if first {
+		_, err = s.c(Migrations).InsertOne(ctx, migration{ID: scheduledMigration, DoneAt: now})
+		if err != nil && !mongox.IsDuplicateKey(err) {
+			return 0, false, fmt.Errorf("write migration marker: %w", err)
+		}
+	}
+	return n, true, nil
+}
+
+// schedulePending inserts an entry at its next attempt for every pending delivery matching filter.
+func (s *Store) schedulePending(ctx context.Context, filter bson.D, now time.Time) (int, error) {
 	type next struct {
 		ID            string    `bson:"_id"`
 		NextAttemptAt time.Time `bson:"next_attempt_at"`
 	}
-	found, err := mongox.FindAll[next](ctx, s.c(Deliveries), bson.D{{Key: "status", Value: StatusPending}},
+	found, err := mongox.FindAll[next](ctx, s.c(Deliveries), filter,
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "next_attempt_at", Value: 1}}))
 	if err != nil {
 		return 0, fmt.Errorf("list pending deliveries: %w", err)
@@ -108,10 +135,6 @@ func (s *Store) ScheduleStoredDeliveries(ctx context.Context, now time.Time) (in
 		if err := s.InsertDue(ctx, pending[start:min(start+1000, len(pending))]...); err != nil {
 			return 0, err
 		}
-	}
-	_, err = s.c(Migrations).InsertOne(ctx, migration{ID: scheduledMigration, DoneAt: now})
-	if err != nil && !mongox.IsDuplicateKey(err) {
-		return 0, fmt.Errorf("write migration marker: %w", err)
 	}
 	return len(pending), nil
 }

@@ -77,13 +77,15 @@ func TestDueEntries(t *testing.T) {
 }
 
 // TestScheduleStoredDeliveriesOnce stores deliveries as the service did before the schedule
-// existed: the first start gives each pending one an entry at its next attempt, and later starts
-// scan nothing, even when an entry has gone since.
+// existed: the first start gives each pending one an entry at its next attempt; later starts
+// within the upgrade window schedule only what an older replica stored since, and after the
+// window nothing.
 func TestScheduleStoredDeliveriesOnce(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
+	created := now.Add(-24 * time.Hour)
 	retry, later := now.Add(-time.Minute), now.Add(time.Hour)
 	for _, d := range []*Delivery{
 		{ID: "dlv_retry", Status: StatusPending, NextAttemptAt: &retry},
@@ -91,27 +93,44 @@ func TestScheduleStoredDeliveriesOnce(t *testing.T) {
 		{ID: "dlv_done", Status: StatusSucceeded},
 		{ID: "dlv_failed", Status: StatusFailed},
 	} {
-		d.Attempts = []Attempt{}
+		d.CreatedAt, d.Attempts = created, []Attempt{}
 		if _, err := st.InsertDelivery(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, err := st.ScheduleStoredDeliveries(ctx, now)
-	if err != nil || n != 2 {
-		t.Fatalf("first start scheduled %d, %v; want 2", n, err)
+	const window = time.Hour
+	n, more, err := st.ScheduleStoredDeliveries(ctx, now, window)
+	if err != nil || n != 2 || !more {
+		t.Fatalf("first start scheduled %d (more %v), %v; want 2", n, more, err)
 	}
 	got := schedule(t, st)
 	if len(got) != 2 || !got["dlv_retry"].Equal(retry) || !got["dlv_later"].Equal(later) {
 		t.Fatalf("schedule after the first start: %v", got)
 	}
+	// An entry gone since (its delivery was then attempted) is not put back from the old scan,
+	// but a delivery an older replica stored after the first start is scheduled.
 	if err := st.DeleteDue(ctx, "dlv_later"); err != nil {
 		t.Fatal(err)
 	}
-	n, err = st.ScheduleStoredDeliveries(ctx, now)
-	if err != nil || n != 0 {
-		t.Fatalf("second start scheduled %d, %v; want 0", n, err)
+	fresh := now.Add(time.Minute)
+	if _, err := st.InsertDelivery(ctx, &Delivery{ID: "dlv_fresh", Status: StatusPending, NextAttemptAt: &fresh, CreatedAt: now, Attempts: []Attempt{}}); err != nil {
+		t.Fatal(err)
+	}
+	n, more, err = st.ScheduleStoredDeliveries(ctx, now.Add(10*time.Minute), window)
+	if err != nil || n != 1 || !more {
+		t.Fatalf("a start within the window scheduled %d (more %v), %v; want 1", n, more, err)
+	}
+	if got := schedule(t, st); len(got) != 2 || !got["dlv_fresh"].Equal(fresh) {
+		t.Fatalf("schedule after a start within the window: %v", got)
+	}
+	if err := st.DeleteDue(ctx, "dlv_fresh"); err != nil {
+		t.Fatal(err)
+	}
+	n, more, err = st.ScheduleStoredDeliveries(ctx, now.Add(window), window)
+	if err != nil || n != 0 || more {
+		t.Fatalf("a start after the window scheduled %d (more %v), %v; want nothing", n, more, err)
 	}
 	if got := schedule(t, st); len(got) != 1 {
-		t.Fatalf("the second start changed the schedule: %v", got)
+		t.Fatalf("a start after the window changed the schedule: %v", got)
 	}
 }

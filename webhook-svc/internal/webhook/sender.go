@@ -316,8 +316,8 @@ func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason s
 }
 
 // Run attempts due deliveries until ctx ends: retries, replays, and first attempts left behind by
-// a replica that stopped. It gives an entry to the deliveries stored before the schedule existed
-// (once per database), and flushes the deletes of final deliveries' entries.
+// a replica that stopped. It schedules the deliveries stored by releases without the schedule
+// (migrate), and flushes the deletes of final deliveries' entries.
 func (s *Sender) Run(ctx context.Context) error {
 	var flusher sync.WaitGroup
 	flusher.Go(func() { s.flushEvery(ctx) })
@@ -330,15 +330,15 @@ func (s *Sender) Run(ctx context.Context) error {
 	}()
 	t := time.NewTicker(s.PollInterval)
 	defer t.Stop()
-	migrated := false
+	migrating, migrateAt := true, time.Now() // at the first poll
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
-		if !migrated {
-			migrated = s.migrate(ctx)
+		if migrating && !time.Now().Before(migrateAt) {
+			migrateAt, migrating = s.migrate(ctx)
 		}
 		if err := s.poll(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Warn("polling due deliveries failed", "error", err)
@@ -359,20 +359,28 @@ func (s *Sender) flushEvery(ctx context.Context) {
 	}
 }
 
-// migrate schedules the deliveries stored before the schedule existed; it reports whether that is
-// done, so that a failure is tried again at the next poll.
-func (s *Sender) migrate(ctx context.Context) bool {
-	n, err := s.Store.ScheduleStoredDeliveries(ctx, clock.Now())
-	if err != nil {
+// Upgrading from a release without the schedule: the first start scans every pending delivery,
+// and for upgradeWindow after it each replica looks every catchUpEvery for pending deliveries that
+// older replicas, still running beside the new ones during a rolling upgrade, stored since.
+const (
+	upgradeWindow = time.Hour
+	catchUpEvery  = 5 * time.Minute
+)
+
+// migrate schedules the deliveries stored without an entry and returns when to look again (at
+// the next poll after a failure), or false once the upgrade window has passed.
+func (s *Sender) migrate(ctx context.Context) (time.Time, bool) {
+	n, more, err := s.Store.ScheduleStoredDeliveries(ctx, clock.Now(), upgradeWindow)
+	switch {
+	case err != nil:
 		if ctx.Err() == nil {
 			s.Log.Warn("scheduling stored deliveries failed", "error", err)
 		}
-		return false
+		return time.Now(), true
+	case n > 0:
+		s.Log.Info("scheduled deliveries stored without an entry", "deliveries", n)
 	}
-	if n > 0 {
-		s.Log.Info("scheduled deliveries stored before the schedule existed", "deliveries", n)
-	}
-	return true
+	return time.Now().Add(catchUpEvery), more
 }
 
 // poll looks at up to 100 due entries, Workers at once, and waits for them, so that a replica

@@ -48,7 +48,7 @@ type Repository interface {
 	DueEntries(ctx context.Context, now time.Time, limit int) ([]store.DueEntry, error)
 	MoveDue(ctx context.Context, id string, at time.Time) error
 	DeleteDue(ctx context.Context, ids ...string) error
-	ScheduleStoredDeliveries(ctx context.Context, now time.Time) (int, error)
+	ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error)
 	RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]store.Delivery, error)
 	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
 }
