@@ -4,7 +4,9 @@
 // FerretDB applies an update as read-document-then-write-document with no isolation, so a
 // document is only ever rewritten by one writer at a time: a subscription by its owner's requests,
 // a delivery by the replica holding the claim of its next attempt (an insert with a unique _id,
-// which holds on every backend), a health record by the replica that just made an attempt.
+// which holds on every backend), a health record by the replica that just made an attempt. A
+// schedule entry (due.go) has several writers, each writing what it has just read in the
+// delivery; a lost write leaves an entry early or stray, which the sender's poll repairs.
 package store
 
 import (
