@@ -118,6 +118,58 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 	}
 }
 
+// TestStoredMessageEdgesGiveWayToTheChain: replies_to edges stored by earlier projections, some
+// made stale by a message projected late, are read as the chain of message nodes; a
+// participant's own replies_to edge stays.
+func TestStoredMessageEdgesGiveWayToTheChain(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	ctx := context.Background()
+	start := clock.Now().Add(-time.Hour)
+	for i := range 3 {
+		from, to := "obj_a", "obj_b"
+		if i == 1 {
+			from, to = to, from
+		}
+		if err := svc.ProjectMessage(ctx, contract.MessageCreatedData{MessageID: fmt.Sprintf("msg_%d", i), ThreadID: "thr_ab",
+			FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from[4:], Body: "m",
+			CreatedAt: clock.Format(start.Add(time.Duration(i) * time.Second))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := graph.MessageNodeID
+	// msg_2 was projected before msg_1 reached the graph: its stored edge skips msg_1.
+	stale := &store.Edge{ID: "edg_msg_2_msg_0", ThreadID: "thr_ab", From: node("msg_2"), To: node("msg_0"),
+		Type: graph.EdgeRepliesTo, AuthorID: "obj_a", AuthorHash: "svc_a", MessageID: "msg_2", CreatedAt: start.Add(2 * time.Second)}
+	if err := svc.Store.InsertEdge(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	own, err := svc.AddEdge(ctx, alice, "thr_ab", graph.EdgeDraft{From: node("msg_2"), To: node("msg_0"), Type: graph.EdgeRepliesTo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Graph(ctx, alice, "thr_ab", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range g.Edges {
+		got = append(got, e.ID+":"+e.From+">"+e.To)
+	}
+	want := []string{"edg_msg_1_msg_0:" + node("msg_1") + ">" + node("msg_0"), "edg_msg_2_msg_1:" + node("msg_2") + ">" + node("msg_1"),
+		own.ID + ":" + node("msg_2") + ">" + node("msg_0")}
+	if !slices.Equal(got, want) {
+		t.Errorf("edges\n got %v\nwant %v", got, want)
+	}
+	asOf := start.Add(1500 * time.Millisecond)
+	if g, err = svc.Graph(ctx, alice, "thr_ab", &asOf); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Nodes) != 2 || len(g.Edges) != 1 || g.Edges[0].ID != "edg_msg_1_msg_0" {
+		t.Errorf("as of the second message: %d nodes and edges %v, want 2 nodes and msg_1's edge", len(g.Nodes), g.Edges)
+	}
+}
+
 // TestDecisionEventsReachBothParticipants: a decision confirms one decision.recorded per
 // participant, recorded on the decision's node.
 func TestDecisionEventsReachBothParticipants(t *testing.T) {
