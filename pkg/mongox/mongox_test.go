@@ -21,12 +21,13 @@ func TestLeases(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	coll := testkit.Database(t, testkit.Backends(t), "mongox").Collection("leases")
+	leases := mongox.NewLeases(coll)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	var won atomic.Int64
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			ok, err := mongox.TakeLease(ctx, coll, "src_1/period", now.Add(time.Minute))
+			ok, err := leases.Take(ctx, "src_1/period", now.Add(time.Minute))
 			if err != nil {
 				t.Error(err)
 			}
@@ -39,16 +40,16 @@ func TestLeases(t *testing.T) {
 	if won.Load() != 1 {
 		t.Fatalf("%d replicas took the lease, want 1", won.Load())
 	}
-	if err := mongox.SweepLeases(ctx, coll, now); err != nil {
+	if err := leases.Sweep(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := mongox.TakeLease(ctx, coll, "src_1/period", now); ok {
+	if ok, _ := leases.Take(ctx, "src_1/period", now); ok {
 		t.Error("a lease that has not expired was swept")
 	}
-	if err := mongox.SweepLeases(ctx, coll, now.Add(2*time.Minute)); err != nil {
+	if err := leases.Sweep(ctx, now.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := mongox.TakeLease(ctx, coll, "src_1/period", now); !ok || err != nil {
+	if ok, err := leases.Take(ctx, "src_1/period", now); !ok || err != nil {
 		t.Errorf("an expired, swept lease cannot be taken again: %v %v", ok, err)
 	}
 	type doc struct {
