@@ -142,6 +142,32 @@ func InsertOnce(ctx context.Context, coll *mongo.Collection, doc any) error {
 	return nil
 }
 
+// InsertNew inserts docs in one unordered command and reports which of them got in: a document
+// whose _id (or unique key) exists is left out, as by InsertOnce. Any other failure is an error.
+func InsertNew[T any](ctx context.Context, coll *mongo.Collection, docs []T) (inserted []bool, err error) {
+	inserted = make([]bool, len(docs))
+	if len(docs) == 0 {
+		return inserted, nil
+	}
+	for i := range inserted {
+		inserted[i] = true
+	}
+	_, err = coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return inserted, nil
+	}
+	var bwe mongo.BulkWriteException
+	if !OnlyDuplicateKeys(err) || !errors.As(err, &bwe) {
+		return nil, fmt.Errorf("insert into %s: %w", coll.Name(), err)
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Index >= 0 && we.Index < len(docs) {
+			inserted[we.Index] = false
+		}
+	}
+	return inserted, nil
+}
+
 // ByID is the filter of one document by _id.
 func ByID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
 

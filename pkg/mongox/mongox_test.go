@@ -2,6 +2,7 @@ package mongox_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -62,5 +63,31 @@ func TestLeases(t *testing.T) {
 	none, err := mongox.FindAll[doc](ctx, coll, bson.D{{Key: "_id", Value: "nothing"}})
 	if err != nil || none == nil || len(none) != 0 {
 		t.Errorf("FindAll of nothing = %#v, %v; want an empty slice", none, err)
+	}
+}
+
+// TestInsertNew: of a batch, the documents whose _id is new get in and are reported; the ones
+// already there are left as they were.
+func TestInsertNew(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	coll := testkit.Database(t, testkit.Backends(t), "mongox").Collection("docs")
+	doc := func(id, v string) bson.D { return bson.D{{Key: "_id", Value: id}, {Key: "v", Value: v}} }
+	if got, err := mongox.InsertNew(ctx, coll, []bson.D{doc("a", "first"), doc("b", "first")}); err != nil || !slices.Equal(got, []bool{true, true}) {
+		t.Fatalf("first batch: %v, %v", got, err)
+	}
+	got, err := mongox.InsertNew(ctx, coll, []bson.D{doc("a", "second"), doc("c", "second"), doc("b", "second"), doc("d", "second")})
+	if err != nil || !slices.Equal(got, []bool{false, true, false, true}) {
+		t.Fatalf("second batch: %v, %v; want only c and d new", got, err)
+	}
+	var a struct{ V string }
+	if err := mongox.FindOne(ctx, coll, mongox.ByID("a"), &a); err != nil || a.V != "first" {
+		t.Errorf("a = %+v (%v), want it left as first written", a, err)
+	}
+	if n, err := coll.CountDocuments(ctx, bson.D{}); err != nil || n != 4 {
+		t.Errorf("%d documents (%v), want 4", n, err)
+	}
+	if got, err := mongox.InsertNew(ctx, coll, []bson.D{}); err != nil || len(got) != 0 {
+		t.Errorf("empty batch: %v, %v", got, err)
 	}
 }

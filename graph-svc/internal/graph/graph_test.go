@@ -85,12 +85,18 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 			order = append(order, msgs[3], msgs[7]) // redelivered
 			rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 			var wg sync.WaitGroup
-			for half := range 2 { // two partitions projecting at once
+			for half := range 2 { // two partitions projecting at once, in batches of one to four
 				wg.Go(func() {
+					var mine []contract.MessageCreatedData
 					for i := half; i < len(order); i += 2 {
-						if err := svc.ProjectMessage(context.Background(), order[i]); err != nil {
+						mine = append(mine, order[i])
+					}
+					for len(mine) > 0 {
+						n := min(len(mine), 1+rand.IntN(4))
+						if err := svc.ProjectMessages(context.Background(), mine[:n]); err != nil {
 							t.Error(err)
 						}
+						mine = mine[n:]
 					}
 				})
 			}
@@ -131,9 +137,9 @@ func TestStoredMessageEdgesGiveWayToTheChain(t *testing.T) {
 		if i == 1 {
 			from, to = to, from
 		}
-		if err := svc.ProjectMessage(ctx, contract.MessageCreatedData{MessageID: fmt.Sprintf("msg_%d", i), ThreadID: "thr_ab",
+		if err := svc.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: fmt.Sprintf("msg_%d", i), ThreadID: "thr_ab",
 			FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from[4:], Body: "m",
-			CreatedAt: clock.Format(start.Add(time.Duration(i) * time.Second))}); err != nil {
+			CreatedAt: clock.Format(start.Add(time.Duration(i) * time.Second))}}); err != nil {
 			t.Fatal(err)
 		}
 	}

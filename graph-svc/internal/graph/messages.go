@@ -12,27 +12,36 @@ import (
 // redelivered message.created projects nothing new.
 func MessageNodeID(messageID string) string { return "nod_" + messageID }
 
-// ProjectMessage makes a message of mailbox-svc a message node of its thread's graph, authored
-// by its sender and visible to both participants, and records the thread's participants. Every
-// step is keyed by the message, so repeating it changes nothing.
+// ProjectMessages makes messages of mailbox-svc message nodes of their threads' graphs, each
+// authored by its sender and visible to both participants, and records the threads'
+// participants: the threads this process has not recorded yet in one insert, then the nodes in
+// another. Every document is keyed by what it records, so repeating it changes nothing.
 //
-// Its replies_to edge, to the thread's message before it, is not stored: a read derives it from
-// the message nodes it reads anyway (see messageChain). Messages of one thread may be projected
-// out of order (each is keyed by its recipient, so the two sides' messages travel in different
-// partitions); stored edges would need the thread's other message nodes at projection time, a
-// query by thread for every message.
-func (s *Service) ProjectMessage(ctx context.Context, m contract.MessageCreatedData) error {
-	at := parseTime(m.CreatedAt)
-	if !s.knownThread(m.ThreadID) {
-		th := &store.Thread{ID: m.ThreadID, Participants: []string{m.FromObjectID, m.ToObjectID}, CreatedAt: at}
-		if err := s.Store.AddThread(ctx, th); err != nil {
-			return err
+// A message's replies_to edge, to the thread's message before it, is not stored: a read derives
+// it from the message nodes it reads anyway (see messageChain). Messages of one thread may be
+// projected out of order (each is keyed by its recipient, so the two sides' messages travel in
+// different partitions); stored edges would need the thread's other message nodes at projection
+// time, a query by thread for every message.
+func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCreatedData) error {
+	var threads []store.Thread
+	nodes := make([]store.Node, 0, len(msgs))
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		at := parseTime(m.CreatedAt)
+		if !seen[m.ThreadID] && !s.knownThread(m.ThreadID) {
+			seen[m.ThreadID] = true
+			threads = append(threads, store.Thread{ID: m.ThreadID, Participants: []string{m.FromObjectID, m.ToObjectID}, CreatedAt: at})
 		}
-		s.rememberThread(m.ThreadID)
+		nodes = append(nodes, store.Node{ID: MessageNodeID(m.MessageID), ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
+			Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID, CreatedAt: at})
 	}
-	n := &store.Node{ID: MessageNodeID(m.MessageID), ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
-		Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID, CreatedAt: at}
-	return s.Store.AddNode(ctx, n)
+	if err := s.Store.AddThreads(ctx, threads); err != nil {
+		return err
+	}
+	for _, t := range threads {
+		s.rememberThread(t.ID)
+	}
+	return s.Store.AddNodes(ctx, nodes)
 }
 
 // messageChain returns the replies_to edges of a thread's message nodes: from each message to the

@@ -52,8 +52,13 @@ func (s *Store) NodesByID(ctx context.Context, ids []string) ([]Node, error) {
 	return mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 }
 
-// AddNode stores a node whose _id names what it records; an existing one is left as it is.
-func (s *Store) AddNode(ctx context.Context, n *Node) error { return s.insertOnce(ctx, Nodes, n) }
+
+// AddNodes stores nodes whose _id names what they record, in one command; existing ones are
+// left as they are.
+func (s *Store) AddNodes(ctx context.Context, ns []Node) error {
+	_, err := mongox.InsertNew(ctx, s.c(Nodes), ns)
+	return err
+}
 
 // NodesOfType lists the nodes of one type in the given threads, oldest first.
 func (s *Store) NodesOfType(ctx context.Context, threadIDs []string, typ string) ([]Node, error) {
