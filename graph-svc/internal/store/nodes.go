@@ -52,7 +52,6 @@ func (s *Store) NodesByID(ctx context.Context, ids []string) ([]Node, error) {
 	return mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 }
 
-
 // AddNodes stores nodes whose _id names what they record, in one command; existing ones are
 // left as they are.
 func (s *Store) AddNodes(ctx context.Context, ns []Node) error {
