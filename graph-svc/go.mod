@@ -7,6 +7,7 @@ replace github.com/svcdev/svc/pkg => ../pkg
 require (
 	codeberg.org/readeck/go-readability/v2 v2.1.3
 	github.com/gin-gonic/gin v1.12.0
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/svcdev/svc/pkg v0.0.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3
 	golang.org/x/net v0.59.0
@@ -45,7 +46,6 @@ require (
 	github.com/golang/snappy v0.0.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.20.0 // indirect
-	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/itlightning/dateparse v0.2.1 // indirect
 	github.com/jackc/pgerrcode v0.0.0-20240316143900-6e2875d9b438 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect

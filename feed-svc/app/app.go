@@ -74,7 +74,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		PollInterval: cfg.PollInterval,
 	})
 	// Every projection write is an insert keyed by the event: no dedupe record is needed.
-	b.ConsumeIdempotent("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
+	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
 	return &App{Base: b}, nil
 }
 

@@ -66,7 +66,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
-	b.ConsumeIdempotent(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc}).Handle)
+	b.ConsumeBatches(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc}).Handle)
 	b.Every(cfg.PullScan, "re-pulling sources", func(ctx context.Context) error { return svc.RepullDue(ctx, cfg.PullInterval) })
 	return &App{Base: b}, nil
 }

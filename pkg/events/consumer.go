@@ -23,6 +23,13 @@ import (
 // it retried, or Permanent(err) when retrying cannot help.
 type Handler func(ctx context.Context, ev Event) error
 
+// BatchHandler handles events of one partition, in their order, as one unit: a consumer whose
+// writes per event are inserts can then write a whole batch in one command. Like a Handler it
+// must be idempotent, for the whole batch and for any part of it: a batch that fails is handled
+// again one event at a time, so that one failing event holds back only itself and what follows
+// it, and a poison event is dead-lettered alone.
+type BatchHandler func(ctx context.Context, evs []Event) error
+
 // permanentError marks a handler error that retrying cannot fix.
 type permanentError struct{ err error }
 
@@ -48,7 +55,12 @@ type ConsumerConfig struct {
 	// Dead receives the events that could not be handled (see DeadLetters).
 	Dead    *mongo.Collection
 	Handler Handler
-	Log     *slog.Logger
+	// Batch, when set, handles the events a partition has ready (up to MaxBatch, default 100) in
+	// one call, in place of Handler. It needs a handler idempotent by its own writes: Processed
+	// must be nil.
+	Batch    BatchHandler
+	MaxBatch int
+	Log      *slog.Logger
 	// DedupeFor is how long a handled id is remembered (default 7 days).
 	DedupeFor time.Duration
 	// RetryMin and RetryMax bound the backoff between attempts (200 ms, 30 s); RetryFor is how
@@ -65,6 +77,16 @@ func Consume(ctx context.Context, cfg ConsumerConfig) error {
 	cfg.RetryMin = orDefault(cfg.RetryMin, 200*time.Millisecond)
 	cfg.RetryMax = orDefault(cfg.RetryMax, 30*time.Second)
 	cfg.RetryFor = orDefault(cfg.RetryFor, time.Hour)
+	if cfg.Batch != nil {
+		if cfg.Processed != nil {
+			return fmt.Errorf("consumer group %s: a batch handler keeps no dedupe records", cfg.GroupID)
+		}
+		if cfg.MaxBatch <= 0 {
+			cfg.MaxBatch = 100
+		}
+		batch := cfg.Batch
+		cfg.Handler = func(ctx context.Context, ev Event) error { return batch(ctx, []Event{ev}) }
+	}
 	topics := make([]string, len(cfg.Topics))
 	for i, t := range cfg.Topics {
 		topics[i] = cfg.Prefix + t
@@ -154,11 +176,72 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 			}
 			continue
 		}
-		if !c.handle(ctx, msg) {
+		if c.cfg.Batch != nil {
+			batch := c.ready(ctx, r, msg)
+			if !c.handleBatch(ctx, batch) {
+				return
+			}
+			msg = batch[len(batch)-1]
+		} else if !c.handle(ctx, msg) {
 			return // interrupted: not committed, so delivered again
 		}
 		commits.handled(msg.Offset + 1)
 	}
+}
+
+// batchLinger is how long a batch waits for the partition's next message before it is handled.
+// The reader fetches messages ahead, so those already fetched join at once.
+const batchLinger = time.Millisecond
+
+// ready returns first and the partition's messages that follow it without waiting, up to MaxBatch.
+func (c *consumer) ready(ctx context.Context, r *kafka.Reader, first kafka.Message) []kafka.Message {
+	batch := []kafka.Message{first}
+	for len(batch) < c.cfg.MaxBatch {
+		lctx, cancel := context.WithTimeout(ctx, batchLinger)
+		m, err := r.FetchMessage(lctx)
+		cancel()
+		if err != nil {
+			if lctx.Err() == nil {
+				c.cfg.Log.Warn("kafka fetch failed", "topic", first.Topic, "partition", first.Partition, "error", err)
+			}
+			break
+		}
+		batch = append(batch, m)
+	}
+	return batch
+}
+
+// handleBatch hands msgs to the batch handler in one call; should that fail, or should any of them
+// not be an event, it handles them one at a time, each retried and dead-lettered on its own. It
+// returns false when ctx ended first.
+func (c *consumer) handleBatch(ctx context.Context, msgs []kafka.Message) bool {
+	if len(msgs) > 1 {
+		evs := make([]Event, 0, len(msgs))
+		for _, m := range msgs {
+			var ev Event
+			if json.Unmarshal(m.Value, &ev) != nil || ev.ID == "" {
+				break
+			}
+			evs = append(evs, ev)
+		}
+		if len(evs) == len(msgs) {
+			err := c.cfg.Batch(ctx, evs)
+			if err == nil {
+				return true
+			}
+			if ctx.Err() != nil {
+				return false
+			}
+			c.cfg.Log.Warn("event batch failed; handling its events one at a time", "group", c.cfg.GroupID,
+				"events", len(evs), "error", err)
+		}
+	}
+	for _, m := range msgs {
+		if !c.handle(ctx, m) {
+			return false
+		}
+	}
+	return true
 }
 
 // committer commits a partition's offsets beside its worker, so that the next event is handled

@@ -376,3 +376,72 @@ func TestConsumerDedupes(t *testing.T) {
 		t.Fatalf("an event published three times was handled %d times in %d attempts, want once", done, attempts)
 	}
 }
+
+// TestConsumerBatches runs a batch handler over a backlog of one key's events with a poison event
+// in it: the backlog is handled in batches; the batch holding the poison fails and its events are
+// handled one at a time, so every other event is handled, in order, and the poison alone is
+// dead-lettered; after a restart nothing is handled again.
+func TestConsumerBatches(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var order []string
+	var sizes []int
+	poison := ""
+	f := newConsumerFixture(t, nil)
+	f.cfg.Processed, f.cfg.MaxBatch = nil, 16
+	f.cfg.Batch = func(_ context.Context, evs []events.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range evs {
+			if ev.ID == poison {
+				return events.Permanent(errors.New("poison"))
+			}
+		}
+		sizes = append(sizes, len(evs))
+		for _, ev := range evs {
+			order = append(order, ev.ID)
+		}
+		return nil
+	}
+	var want []string
+	for i := range 60 {
+		ev := f.publish(t, "obj_batch")
+		if i == 30 {
+			mu.Lock()
+			poison = ev.ID
+			mu.Unlock()
+			continue
+		}
+		want = append(want, ev.ID)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(order) }
+	stop := f.start(t)
+	eventually(t, 30*time.Second, "the backlog is handled", func() bool { return count() >= len(want) })
+	dead := events.NewDeadLetters(f.db, nil, nil)
+	eventually(t, 30*time.Second, "the poison is dead-lettered", func() bool {
+		list, err := dead.List(context.Background(), 10)
+		return err == nil && len(list) == 1 && list[0].EventID == poison
+	})
+	stop()
+	mu.Lock()
+	if !slices.Equal(order, want) {
+		t.Errorf("handled %v, want every event but the poison once, in order: %v", order, want)
+	}
+	if slices.Max(sizes) < 2 {
+		t.Errorf("batch sizes %v, want the backlog handled in batches", sizes)
+	}
+	if slices.Max(sizes) > 16 {
+		t.Errorf("batch sizes %v, want none above MaxBatch", sizes)
+	}
+	mu.Unlock()
+
+	last := f.publish(t, "obj_batch")
+	f.start(t)
+	eventually(t, 30*time.Second, "the restarted consumer handles the new event", func() bool { return count() > len(want) })
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if got := order[len(want):]; !slices.Equal(got, []string{last.ID}) {
+		t.Errorf("after the restart the consumer handled %v, want only %s", got, last.ID)
+	}
+}

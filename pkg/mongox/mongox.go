@@ -117,6 +117,57 @@ func IsNotFound(err error) bool {
 // test with errors.Is and never see driver errors.
 var ErrNotFound = errors.New("not found")
 
+// ErrTaken says that a document with the same _id (or unique key) exists: another writer got
+// there first. Stores return it (wrapped or not) so that callers test with errors.Is.
+var ErrTaken = errors.New("already recorded")
+
+// Insert inserts doc into coll; a duplicate key is ErrTaken.
+func Insert(ctx context.Context, coll *mongo.Collection, doc any) error {
+	_, err := coll.InsertOne(ctx, doc)
+	if IsDuplicateKey(err) {
+		return ErrTaken
+	}
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", coll.Name(), err)
+	}
+	return nil
+}
+
+// InsertOnce inserts doc, treating an existing document with the same _id as done: it suits
+// documents keyed by what they record, whose existing copy is the same.
+func InsertOnce(ctx context.Context, coll *mongo.Collection, doc any) error {
+	if err := Insert(ctx, coll, doc); err != nil && !errors.Is(err, ErrTaken) {
+		return err
+	}
+	return nil
+}
+
+// InsertNew inserts docs in one unordered command and reports which of them got in: a document
+// whose _id (or unique key) exists is left out, as by InsertOnce. Any other failure is an error.
+func InsertNew[T any](ctx context.Context, coll *mongo.Collection, docs []T) (inserted []bool, err error) {
+	inserted = make([]bool, len(docs))
+	if len(docs) == 0 {
+		return inserted, nil
+	}
+	for i := range inserted {
+		inserted[i] = true
+	}
+	_, err = coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return inserted, nil
+	}
+	var bwe mongo.BulkWriteException
+	if !OnlyDuplicateKeys(err) || !errors.As(err, &bwe) {
+		return nil, fmt.Errorf("insert into %s: %w", coll.Name(), err)
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Index >= 0 && we.Index < len(docs) {
+			inserted[we.Index] = false
+		}
+	}
+	return inserted, nil
+}
+
 // ByID is the filter of one document by _id.
 func ByID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
 
@@ -152,25 +203,31 @@ type lease struct {
 	ExpiresAt time.Time `bson:"expires_at"`
 }
 
-// TakeLease reserves key in coll until expires, for the first caller that asks: replicas that
-// each run a periodic job take a lease per item and period, so that one of them does the work.
-// It reports false, without error, when the lease is already held. FerretDB has no TTL index:
-// the owner sweeps expired leases with SweepLeases.
-func TakeLease(ctx context.Context, coll *mongo.Collection, key string, expires time.Time) (bool, error) {
-	_, err := coll.InsertOne(ctx, lease{ID: key, ExpiresAt: expires})
+// Leases is a collection of leases: replicas that each run a periodic job take a lease per item
+// and period, so that one of them does the work. FerretDB has no TTL index: the owner sweeps
+// expired leases with Sweep.
+type Leases struct{ coll *mongo.Collection }
+
+// NewLeases returns the leases kept in coll.
+func NewLeases(coll *mongo.Collection) Leases { return Leases{coll: coll} }
+
+// Take reserves key until expires, for the first caller that asks. It reports false, without
+// error, when the lease is already held.
+func (l Leases) Take(ctx context.Context, key string, expires time.Time) (bool, error) {
+	err := Insert(ctx, l.coll, lease{ID: key, ExpiresAt: expires})
 	switch {
-	case IsDuplicateKey(err):
+	case errors.Is(err, ErrTaken):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("lease in %s: %w", coll.Name(), err)
+		return false, err
 	}
 	return true, nil
 }
 
-// SweepLeases deletes the leases of coll that expired before now.
-func SweepLeases(ctx context.Context, coll *mongo.Collection, now time.Time) error {
-	if _, err := coll.DeleteMany(ctx, bson.D{{Key: "expires_at", Value: bson.D{{Key: "$lt", Value: now}}}}); err != nil {
-		return fmt.Errorf("sweep %s: %w", coll.Name(), err)
+// Sweep deletes the leases that expired before now.
+func (l Leases) Sweep(ctx context.Context, now time.Time) error {
+	if _, err := l.coll.DeleteMany(ctx, bson.D{{Key: "expires_at", Value: bson.D{{Key: "$lt", Value: now}}}}); err != nil {
+		return fmt.Errorf("sweep %s: %w", l.coll.Name(), err)
 	}
 	return nil
 }

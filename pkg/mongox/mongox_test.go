@@ -2,6 +2,7 @@ package mongox_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,12 +22,13 @@ func TestLeases(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	coll := testkit.Database(t, testkit.Backends(t), "mongox").Collection("leases")
+	leases := mongox.NewLeases(coll)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	var won atomic.Int64
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			ok, err := mongox.TakeLease(ctx, coll, "src_1/period", now.Add(time.Minute))
+			ok, err := leases.Take(ctx, "src_1/period", now.Add(time.Minute))
 			if err != nil {
 				t.Error(err)
 			}
@@ -39,16 +41,16 @@ func TestLeases(t *testing.T) {
 	if won.Load() != 1 {
 		t.Fatalf("%d replicas took the lease, want 1", won.Load())
 	}
-	if err := mongox.SweepLeases(ctx, coll, now); err != nil {
+	if err := leases.Sweep(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := mongox.TakeLease(ctx, coll, "src_1/period", now); ok {
+	if ok, _ := leases.Take(ctx, "src_1/period", now); ok {
 		t.Error("a lease that has not expired was swept")
 	}
-	if err := mongox.SweepLeases(ctx, coll, now.Add(2*time.Minute)); err != nil {
+	if err := leases.Sweep(ctx, now.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := mongox.TakeLease(ctx, coll, "src_1/period", now); !ok || err != nil {
+	if ok, err := leases.Take(ctx, "src_1/period", now); !ok || err != nil {
 		t.Errorf("an expired, swept lease cannot be taken again: %v %v", ok, err)
 	}
 	type doc struct {
@@ -61,5 +63,31 @@ func TestLeases(t *testing.T) {
 	none, err := mongox.FindAll[doc](ctx, coll, bson.D{{Key: "_id", Value: "nothing"}})
 	if err != nil || none == nil || len(none) != 0 {
 		t.Errorf("FindAll of nothing = %#v, %v; want an empty slice", none, err)
+	}
+}
+
+// TestInsertNew: of a batch, the documents whose _id is new get in and are reported; the ones
+// already there are left as they were.
+func TestInsertNew(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	coll := testkit.Database(t, testkit.Backends(t), "mongox").Collection("docs")
+	doc := func(id, v string) bson.D { return bson.D{{Key: "_id", Value: id}, {Key: "v", Value: v}} }
+	if got, err := mongox.InsertNew(ctx, coll, []bson.D{doc("a", "first"), doc("b", "first")}); err != nil || !slices.Equal(got, []bool{true, true}) {
+		t.Fatalf("first batch: %v, %v", got, err)
+	}
+	got, err := mongox.InsertNew(ctx, coll, []bson.D{doc("a", "second"), doc("c", "second"), doc("b", "second"), doc("d", "second")})
+	if err != nil || !slices.Equal(got, []bool{false, true, false, true}) {
+		t.Fatalf("second batch: %v, %v; want only c and d new", got, err)
+	}
+	var a struct{ V string }
+	if err := mongox.FindOne(ctx, coll, mongox.ByID("a"), &a); err != nil || a.V != "first" {
+		t.Errorf("a = %+v (%v), want it left as first written", a, err)
+	}
+	if n, err := coll.CountDocuments(ctx, bson.D{}); err != nil || n != 4 {
+		t.Errorf("%d documents (%v), want 4", n, err)
+	}
+	if got, err := mongox.InsertNew(ctx, coll, []bson.D{}); err != nil || len(got) != 0 {
+		t.Errorf("empty batch: %v, %v", got, err)
 	}
 }

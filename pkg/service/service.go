@@ -186,24 +186,31 @@ func (b *Base) Every(interval time.Duration, what string, fn func(context.Contex
 // Consume registers a consumer-group runner for topics, deduping through the service's own
 // processed_events collection and parking what cannot be handled in its dead letters.
 func (b *Base) Consume(group string, topics []string, h events.Handler) {
-	b.consume(group, topics, h, b.DB.Collection(processedEvents))
+	b.consume(group, topics, h, nil, b.DB.Collection(processedEvents))
 }
 
 // ConsumeIdempotent registers a consumer whose handler is idempotent by its own writes (each an
 // insert keyed by the event), so no dedupe record is read or written: two store commands less
 // per event on the hot path.
 func (b *Base) ConsumeIdempotent(group string, topics []string, h events.Handler) {
-	b.consume(group, topics, h, nil)
+	b.consume(group, topics, h, nil, nil)
 }
 
-func (b *Base) consume(group string, topics []string, h events.Handler, processed *mongo.Collection) {
+// ConsumeBatches registers a consumer whose handler takes the events a partition has ready in one
+// call (see events.BatchHandler): idempotent by its own writes, it writes a batch's documents in
+// one command. A replayed dead letter is handled as a batch of one.
+func (b *Base) ConsumeBatches(group string, topics []string, h events.BatchHandler) {
+	b.consume(group, topics, func(ctx context.Context, ev events.Event) error { return h(ctx, []events.Event{ev}) }, h, nil)
+}
+
+func (b *Base) consume(group string, topics []string, h events.Handler, batch events.BatchHandler, processed *mongo.Collection) {
 	id := b.Name + "." + group
 	b.handlers[id] = h
 	b.Go(func(ctx context.Context) error {
 		return events.Consume(ctx, events.ConsumerConfig{
 			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: topics,
 			Processed: processed, Dead: b.DB.Collection(events.DeadLetterCollection),
-			Handler: h, Log: b.Log,
+			Handler: h, Batch: batch, Log: b.Log,
 			RetryMin: b.Config.ConsumerRetryMin, RetryMax: b.Config.ConsumerRetryMax, RetryFor: b.Config.ConsumerRetryFor,
 		})
 	})

@@ -16,7 +16,7 @@ import (
 // that period's check, which only delays a lapse by one period.
 func (s *Service) RecheckDue(ctx context.Context, every time.Duration) error {
 	now := clock.Now()
-	if err := s.Store.SweepLeases(ctx, now); err != nil {
+	if err := s.Store.Leases().Sweep(ctx, now); err != nil {
 		return err
 	}
 	states, err := s.Store.AllCurrentStates(ctx)
@@ -44,7 +44,7 @@ func (s *Service) RecheckDue(ctx context.Context, every time.Duration) error {
 		}
 		c := &cs[i]
 		key := fmt.Sprintf("%s/%d", c.ID, period.UnixMilli())
-		won, err := s.Store.TakeLease(ctx, key, period.Add(2*every))
+		won, err := s.Store.Leases().Take(ctx, key, period.Add(2*every))
 		if err != nil {
 			return err
 		}

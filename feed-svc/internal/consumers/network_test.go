@@ -41,7 +41,7 @@ func TestProjectionCountsExactlyUnderConcurrencyAndRedelivery(t *testing.T) {
 		{ObjectID: "pub", Hash: "svc_pub", Visibility: "public", Title: "Pub"},
 		{ObjectID: "priv", Hash: "svc_priv", Visibility: "private"},
 	} {
-		if err := n.Handle(ctx, envelope(t, events.TopicIdentity, events.ObjectCreated, o.ObjectID, o.Hash, contract.ObjectCreatedData{Object: o})); err != nil {
+		if err := n.Handle(ctx, []events.Event{envelope(t, events.TopicIdentity, events.ObjectCreated, o.ObjectID, o.Hash, contract.ObjectCreatedData{Object: o})}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,16 +54,19 @@ func TestProjectionCountsExactlyUnderConcurrencyAndRedelivery(t *testing.T) {
 		msgs = append(msgs, envelope(t, events.TopicMailbox, events.MessageCreated, to, "svc_"+to,
 			contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
 	}
-	// Every event handled twice, all at once: redelivery and concurrency.
+	// Every event handled two or three times, all at once: alone, and in overlapping batches (a batch
+	// redelivered after a partial failure, concurrent consumers).
+	batches := [][]events.Event{msgs[:25], msgs[15:]}
+	for _, ev := range msgs {
+		batches = append(batches, []events.Event{ev})
+	}
 	var wg sync.WaitGroup
-	for _, ev := range append(msgs, msgs...) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := n.Handle(ctx, ev); err != nil {
+	for _, b := range batches {
+		wg.Go(func() {
+			if err := n.Handle(ctx, b); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	s, err := (&network.Network{Store: st}).Stats(ctx)

@@ -19,8 +19,8 @@ type Feed struct {
 // CreateFeed turns a box into a feed and returns the feed as stored: the first creation wins,
 // so turning a box into a feed twice keeps its first date.
 func (s *Store) CreateFeed(ctx context.Context, f Feed) (*Feed, error) {
-	if _, err := s.c(Feeds).InsertOne(ctx, f); insertOnce(err) != nil {
-		return nil, fmt.Errorf("store feeds: %w", err)
+	if err := mongox.InsertOnce(ctx, s.c(Feeds), f); err != nil {
+		return nil, err
 	}
 	return s.Feed(ctx, f.ObjectID)
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Hide marks an item hidden by the box owner. Its _id is the item id: hiding twice is one mark.
@@ -17,10 +19,7 @@ type Hide struct {
 
 // HideItem records that an item is hidden.
 func (s *Store) HideItem(ctx context.Context, h Hide) error {
-	if _, err := s.c(Hidden).InsertOne(ctx, h); insertOnce(err) != nil {
-		return fmt.Errorf("store hidden items: %w", err)
-	}
-	return nil
+	return mongox.InsertOnce(ctx, s.c(Hidden), h)
 }
 
 // HiddenAmong returns which of the given item ids are hidden.

@@ -7,6 +7,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Event is one domain event of the network, projected: its _id is the event id, so a redelivered
@@ -43,28 +45,20 @@ type HashName struct {
 	At       time.Time `bson:"at"`
 }
 
-// AddEvent stores a projected event once.
-func (s *Store) AddEvent(ctx context.Context, e Event) error {
-	if _, err := s.c(Events).InsertOne(ctx, e); insertOnce(err) != nil {
-		return fmt.Errorf("store network events: %w", err)
-	}
-	return nil
+// AddEvents stores projected events, each once, in one command.
+func (s *Store) AddEvents(ctx context.Context, evs []Event) error {
+	_, err := mongox.InsertNew(ctx, s.c(Events), evs)
+	return err
 }
 
 // AddObject stores a created object once.
 func (s *Store) AddObject(ctx context.Context, o Object) error {
-	if _, err := s.c(Objects).InsertOne(ctx, o); insertOnce(err) != nil {
-		return fmt.Errorf("store network objects: %w", err)
-	}
-	return nil
+	return mongox.InsertOnce(ctx, s.c(Objects), o)
 }
 
 // AddHash records a hash an object took.
 func (s *Store) AddHash(ctx context.Context, h HashName) error {
-	if _, err := s.c(Hashes).InsertOne(ctx, h); insertOnce(err) != nil {
-		return fmt.Errorf("store network hashes: %w", err)
-	}
-	return nil
+	return mongox.InsertOnce(ctx, s.c(Hashes), h)
 }
 
 // Objects returns every known object by id, each with its current hash.

@@ -43,12 +43,3 @@ type Store struct{ db *mongo.Database }
 func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
-
-// insertOnce inserts doc; a document with the same _id already there is success (a retried or
-// redelivered write).
-func insertOnce(err error) error {
-	if err != nil && !mongox.IsDuplicateKey(err) {
-		return err
-	}
-	return nil
-}

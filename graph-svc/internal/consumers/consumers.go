@@ -20,14 +20,18 @@ var Topics = []string{events.TopicMailbox}
 // Messages projects messages into their threads' graphs.
 type Messages struct{ Graph *graph.Service }
 
-// Handle implements events.Handler; it is idempotent.
-func (m *Messages) Handle(ctx context.Context, ev events.Event) error {
-	if ev.Type != events.MessageCreated {
-		return nil
+// Handle projects a batch of events (an events.BatchHandler); it is idempotent.
+func (m *Messages) Handle(ctx context.Context, evs []events.Event) error {
+	var msgs []contract.MessageCreatedData
+	for _, ev := range evs {
+		if ev.Type != events.MessageCreated {
+			continue
+		}
+		var d contract.MessageCreatedData
+		if err := ev.Decode(&d); err != nil || d.MessageID == "" || d.ThreadID == "" || d.FromObjectID == "" || d.ToObjectID == "" {
+			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
+		}
+		msgs = append(msgs, d)
 	}
-	var d contract.MessageCreatedData
-	if err := ev.Decode(&d); err != nil || d.MessageID == "" || d.ThreadID == "" || d.FromObjectID == "" || d.ToObjectID == "" {
-		return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
-	}
-	return m.Graph.ProjectMessage(ctx, d)
+	return m.Graph.ProjectMessages(ctx, msgs)
 }

@@ -10,7 +10,10 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
@@ -81,7 +84,26 @@ type Service struct {
 	// MaxFetchBytes is the fetcher's cap on a page, named in the error of a larger one.
 	MaxFetchBytes int64
 	Log           *slog.Logger
+
+	knownOnce sync.Once
+	known     *lru.Cache[string, struct{}] // threads recorded by this process
 }
+
+// knownThreads bounds how many recorded threads a process remembers, so that a message of a
+// known thread costs one insert, its node.
+const knownThreads = 10000
+
+func (s *Service) knownThread(id string) bool {
+	s.knownOnce.Do(s.initKnown)
+	return s.known.Contains(id)
+}
+
+func (s *Service) rememberThread(id string) {
+	s.knownOnce.Do(s.initKnown)
+	s.known.Add(id, struct{}{})
+}
+
+func (s *Service) initKnown() { s.known, _ = lru.New[string, struct{}](knownThreads) }
 
 // Caller is who calls a use case: the caller's object and its current hash.
 type Caller struct {

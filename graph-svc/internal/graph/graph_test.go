@@ -85,12 +85,18 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 			order = append(order, msgs[3], msgs[7]) // redelivered
 			rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 			var wg sync.WaitGroup
-			for half := range 2 { // two partitions projecting at once
+			for half := range 2 { // two partitions projecting at once, in batches of one to four
 				wg.Go(func() {
+					var mine []contract.MessageCreatedData
 					for i := half; i < len(order); i += 2 {
-						if err := svc.ProjectMessage(context.Background(), order[i]); err != nil {
+						mine = append(mine, order[i])
+					}
+					for len(mine) > 0 {
+						n := min(len(mine), 1+rand.IntN(4))
+						if err := svc.ProjectMessages(context.Background(), mine[:n]); err != nil {
 							t.Error(err)
 						}
+						mine = mine[n:]
 					}
 				})
 			}
@@ -115,6 +121,58 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 				t.Errorf("replies_to edges\n got %v\nwant %v", got, want)
 			}
 		})
+	}
+}
+
+// TestStoredMessageEdgesGiveWayToTheChain: replies_to edges stored by earlier projections, some
+// made stale by a message projected late, are read as the chain of message nodes; a
+// participant's own replies_to edge stays.
+func TestStoredMessageEdgesGiveWayToTheChain(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	ctx := context.Background()
+	start := clock.Now().Add(-time.Hour)
+	for i := range 3 {
+		from, to := "obj_a", "obj_b"
+		if i == 1 {
+			from, to = to, from
+		}
+		if err := svc.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: fmt.Sprintf("msg_%d", i), ThreadID: "thr_ab",
+			FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from[4:], Body: "m",
+			CreatedAt: clock.Format(start.Add(time.Duration(i) * time.Second))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := graph.MessageNodeID
+	// msg_2 was projected before msg_1 reached the graph: its stored edge skips msg_1.
+	stale := &store.Edge{ID: "edg_msg_2_msg_0", ThreadID: "thr_ab", From: node("msg_2"), To: node("msg_0"),
+		Type: graph.EdgeRepliesTo, AuthorID: "obj_a", AuthorHash: "svc_a", MessageID: "msg_2", CreatedAt: start.Add(2 * time.Second)}
+	if err := svc.Store.InsertEdge(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	own, err := svc.AddEdge(ctx, alice, "thr_ab", graph.EdgeDraft{From: node("msg_2"), To: node("msg_0"), Type: graph.EdgeRepliesTo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Graph(ctx, alice, "thr_ab", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range g.Edges {
+		got = append(got, e.ID+":"+e.From+">"+e.To)
+	}
+	want := []string{"edg_msg_1_msg_0:" + node("msg_1") + ">" + node("msg_0"), "edg_msg_2_msg_1:" + node("msg_2") + ">" + node("msg_1"),
+		own.ID + ":" + node("msg_2") + ">" + node("msg_0")}
+	if !slices.Equal(got, want) {
+		t.Errorf("edges\n got %v\nwant %v", got, want)
+	}
+	asOf := start.Add(1500 * time.Millisecond)
+	if g, err = svc.Graph(ctx, alice, "thr_ab", &asOf); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Nodes) != 2 || len(g.Edges) != 1 || g.Edges[0].ID != "edg_msg_1_msg_0" {
+		t.Errorf("as of the second message: %d nodes and edges %v, want 2 nodes and msg_1's edge", len(g.Nodes), g.Edges)
 	}
 }
 

@@ -168,9 +168,15 @@ func (s *Service) Graph(ctx context.Context, c Caller, threadID string, asOf *ti
 	if err != nil {
 		return nil, err
 	}
-	edges, err := s.Store.EdgesOf(ctx, th.ID)
+	stored, err := s.Store.EdgesOf(ctx, th.ID)
 	if err != nil {
 		return nil, err
+	}
+	edges := messageChain(nodes)
+	for i := range stored {
+		if !projectedEdge(&stored[i]) {
+			edges = append(edges, stored[i])
+		}
 	}
 	invalid, err := s.Store.InvalidationsOf(ctx, th.ID)
 	if err != nil {
@@ -203,10 +209,9 @@ func (s *Service) Graph(ctx context.Context, c Caller, threadID string, asOf *ti
 		}
 		out.Nodes = append(out.Nodes, v)
 	}
-	stale := repliesTo(nodes, edges)
 	for i := range edges {
 		e := &edges[i]
-		if existed(e.CreatedAt) && shown[e.From] && shown[e.To] && !stale[e.ID] {
+		if existed(e.CreatedAt) && shown[e.From] && shown[e.To] {
 			v := edgeView(e)
 			if h := hashes[e.AuthorID]; h != "" {
 				v.AuthorHash = h
@@ -236,35 +241,6 @@ func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c Caller)
 		}
 	}
 	return out
-}
-
-// repliesTo returns the projected replies_to edges that a message projected late replaced: of a
-// message's projected replies_to edges, only the one to the newest message counts.
-func repliesTo(nodes []store.Node, edges []store.Edge) map[string]bool {
-	created := make(map[string]store.Node, len(nodes))
-	for _, n := range nodes {
-		created[n.ID] = n
-	}
-	best := map[string]*store.Edge{}
-	stale := map[string]bool{}
-	for i := range edges {
-		e := &edges[i]
-		if e.Type != EdgeRepliesTo || e.MessageID == "" {
-			continue
-		}
-		cur, ok := best[e.From]
-		if !ok {
-			best[e.From] = e
-			continue
-		}
-		a, b := created[cur.To], created[e.To]
-		if a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID {
-			stale[cur.ID], best[e.From] = true, e
-		} else {
-			stale[e.ID] = true
-		}
-	}
-	return stale
 }
 
 // ErrBadAsOf says that as_of is not a date-time.

@@ -161,7 +161,7 @@ func (s *Service) pull(ctx context.Context, requestID string, src *store.Source,
 // a source is pulled once per period by the replica that takes its lease.
 func (s *Service) RepullDue(ctx context.Context, interval time.Duration) error {
 	now := clock.Now()
-	if err := s.Store.SweepLeases(ctx, now); err != nil {
+	if err := s.Store.Leases().Sweep(ctx, now); err != nil {
 		return err
 	}
 	srcs, err := s.Store.AllSources(ctx)
@@ -183,7 +183,7 @@ func (s *Service) RepullDue(ctx context.Context, interval time.Duration) error {
 		if last := sums[src.ID].Latest; last != nil && now.Sub(last.At) < interval {
 			continue
 		}
-		ok, err := s.Store.TakeLease(ctx, src.ID+"/"+clock.Format(period), period.Add(2*interval))
+		ok, err := s.Store.Leases().Take(ctx, src.ID+"/"+clock.Format(period), period.Add(2*interval))
 		if err != nil || !ok {
 			errs = append(errs, err)
 			continue

@@ -52,36 +52,11 @@ func (s *Store) NodesByID(ctx context.Context, ids []string) ([]Node, error) {
 	return mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 }
 
-// AddNode stores a node whose _id names what it records; an existing one is left as it is.
-func (s *Store) AddNode(ctx context.Context, n *Node) error { return s.insertOnce(ctx, Nodes, n) }
-
-// MessageNeighbours returns the message nodes of a thread just before and just after n in
-// creation order (ties broken by id); either is nil when there is none.
-func (s *Store) MessageNeighbours(ctx context.Context, threadID string, n *Node) (prev, next *Node, err error) {
-	all, err := mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: threadID}, {Key: "type", Value: "message"}})
-	if err != nil {
-		return nil, nil, err
-	}
-	for i := range all {
-		c := &all[i]
-		switch {
-		case c.ID == n.ID:
-		case before(c, n):
-			if prev == nil || before(prev, c) {
-				prev = c
-			}
-		default:
-			if next == nil || before(c, next) {
-				next = c
-			}
-		}
-	}
-	return prev, next, nil
-}
-
-// before orders nodes by creation, then id.
-func before(a, b *Node) bool {
-	return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID
+// AddNodes stores nodes whose _id names what they record, in one command; existing ones are
+// left as they are.
+func (s *Store) AddNodes(ctx context.Context, ns []Node) error {
+	_, err := mongox.InsertNew(ctx, s.c(Nodes), ns)
+	return err
 }
 
 // NodesOfType lists the nodes of one type in the given threads, oldest first.

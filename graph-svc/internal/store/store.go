@@ -10,8 +10,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -33,7 +31,7 @@ const (
 )
 
 // ErrTaken says that a document with the same _id exists: another writer got there first.
-var ErrTaken = errors.New("already recorded")
+var ErrTaken = mongox.ErrTaken
 
 // Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
 // collections created at start-up).
@@ -59,23 +57,16 @@ func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) 
 
 // insert inserts doc into coll; ErrTaken when its _id exists.
 func (s *Store) insert(ctx context.Context, coll string, doc any) error {
-	_, err := s.c(coll).InsertOne(ctx, doc)
-	if mongox.IsDuplicateKey(err) {
-		return ErrTaken
-	}
-	if err != nil {
-		return fmt.Errorf("store %s: %w", coll, err)
-	}
-	return nil
+	return mongox.Insert(ctx, s.c(coll), doc)
 }
+
+// Leases are the leases of the scheduled jobs, one per item and period.
+func (s *Store) Leases() mongox.Leases { return mongox.NewLeases(s.c(Leases)) }
 
 // insertOnce inserts doc, treating an existing document with the same _id as done: the
 // documents inserted this way are keyed by what they record, so the existing one is the same.
 func (s *Store) insertOnce(ctx context.Context, coll string, doc any) error {
-	if err := s.insert(ctx, coll, doc); err != nil && !errors.Is(err, ErrTaken) {
-		return err
-	}
-	return nil
+	return mongox.InsertOnce(ctx, s.c(coll), doc)
 }
 
 // byThread is the filter of a thread's documents.

@@ -23,6 +23,12 @@ type Thread struct {
 // AddThread records a thread once; a thread already known is left as it is.
 func (s *Store) AddThread(ctx context.Context, t *Thread) error { return s.insertOnce(ctx, Threads, t) }
 
+// AddThreads records threads once each, in one command.
+func (s *Store) AddThreads(ctx context.Context, ts []Thread) error {
+	_, err := mongox.InsertNew(ctx, s.c(Threads), ts)
+	return err
+}
+
 // Thread reads a thread; mongox.ErrNotFound if graph-svc does not know it.
 func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
 	var t Thread

@@ -5,7 +5,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -32,7 +31,7 @@ const (
 )
 
 // ErrTaken says that a unique name (a hash, a voucher) is already held.
-var ErrTaken = errors.New("already taken")
+var ErrTaken = mongox.ErrTaken
 
 // Indexes are the indexes real MongoDB needs for the queries below.
 var Indexes = []mongox.Index{
@@ -56,14 +55,7 @@ func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 // insert stores one document, naming the collection in the error; a duplicate _id is ErrTaken.
 func (s *Store) insert(ctx context.Context, coll string, doc any) error {
-	_, err := s.db.Collection(coll).InsertOne(ctx, doc)
-	if mongox.IsDuplicateKey(err) {
-		return ErrTaken
-	}
-	if err != nil {
-		return fmt.Errorf("store %s: %w", coll, err)
-	}
-	return nil
+	return mongox.Insert(ctx, s.db.Collection(coll), doc)
 }
 
 // all runs a find and decodes every document into out.
