@@ -24,15 +24,7 @@ type DueEntry struct {
 
 // InsertDue adds entries to the schedule in one command; an entry already there is kept as it is.
 func (s *Store) InsertDue(ctx context.Context, entries ...DueEntry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	docs := make([]any, len(entries))
-	for i := range entries {
-		docs[i] = entries[i]
-	}
-	_, err := s.c(Due).InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-	if err != nil && !mongox.OnlyDuplicateKeys(err) {
+	if _, err := mongox.InsertNew(ctx, s.c(Due), entries); err != nil {
 		return fmt.Errorf("schedule deliveries: %w", err)
 	}
 	return nil
@@ -105,8 +97,8 @@ func (s *Store) ScheduleStoredDeliveries(ctx context.Context, now time.Time, win
 		return 0, false, err
 	}
 	if first {
-		_, err = s.c(Migrations).InsertOne(ctx, migration{ID: scheduledMigration, DoneAt: now})
-		if err != nil && !mongox.IsDuplicateKey(err) {
+		// Replicas starting together both scan; the first marker is kept.
+		if err := mongox.InsertOnce(ctx, s.c(Migrations), migration{ID: scheduledMigration, DoneAt: now}); err != nil {
 			return 0, false, fmt.Errorf("write migration marker: %w", err)
 		}
 	}

@@ -48,7 +48,7 @@ type Sender struct {
 	busy  sync.WaitGroup
 
 	// finished are the deliveries that became final since the last flush; their entries are
-	// deleted together, one command per PollInterval rather than one per delivery.
+	// deleted together, one command per poll rather than one per delivery.
 	finMu    sync.Mutex
 	finished []string
 }
@@ -319,11 +319,8 @@ func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason s
 // a replica that stopped. It schedules the deliveries stored by releases without the schedule
 // (migrate), and flushes the deletes of final deliveries' entries.
 func (s *Sender) Run(ctx context.Context) error {
-	var flusher sync.WaitGroup
-	flusher.Go(func() { s.flushEvery(ctx) })
 	defer func() {
 		s.busy.Wait() // first attempts queued by the consumer stop with the service too
-		flusher.Wait()
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		s.flush(fctx)
@@ -337,24 +334,12 @@ func (s *Sender) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
+		s.flush(ctx)
 		if migrating && !time.Now().Before(migrateAt) {
 			migrateAt, migrating = s.migrate(ctx)
 		}
 		if err := s.poll(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Warn("polling due deliveries failed", "error", err)
-		}
-	}
-}
-
-func (s *Sender) flushEvery(ctx context.Context) {
-	t := time.NewTicker(s.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.flush(ctx)
 		}
 	}
 }
