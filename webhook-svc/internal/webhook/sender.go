@@ -25,9 +25,9 @@ import (
 //
 // The sender finds due deliveries through the schedule (store.DueEntry), never by scanning the
 // deliveries: every pending delivery has an entry no later than its next attempt. Whoever writes
-// a delivery's outcome writes the delivery first and its entry after, moving it to the next
-// attempt or deleting it; a replica stopping between leaves an entry that is early, which the
-// poll moves, or one of a final delivery, which the poll deletes.
+// a delivery's outcome orders that write and its entry's so that this holds at every step (see
+// write); a replica stopping between leaves an entry that is early, which the poll moves, or one
+// of a final delivery, which the poll deletes.
 type Sender struct {
 	Store Repository
 	// HTTP is the guarded outbound client: no redirects, the delivery timeout, private addresses
@@ -195,6 +195,7 @@ func describe(err error) string {
 // 401 is retried once; network errors, 429 and 5xx follow the retry schedule; anything else
 // fails.
 func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.Delivery, h *store.SubscriptionHealth, res result) error {
+	prev := d.NextAttemptAt
 	d.Attempts = append(d.Attempts, res.attempt)
 	code := res.attempt.StatusCode
 	now := clock.Now()
@@ -224,22 +225,35 @@ func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.D
 	if err := s.noteHealth(ctx, sub, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
 		return err
 	}
-	return s.write(ctx, d)
+	return s.write(ctx, d, prev)
 }
 
-// write stores a delivery's outcome, then its place in the schedule: the entry moves to the next
-// attempt, or goes with the next flush once the delivery is final.
-func (s *Sender) write(ctx context.Context, d *store.Delivery) error {
+// write stores a delivery's outcome and its place in the schedule, in the order that keeps its
+// entry no later than the stored next attempt at every step: an entry moving earlier than prev
+// (the next attempt stored so far; a first attempt's retry comes sooner than its lease) moves
+// before the delivery is written, an entry moving later moves after it, and the entry of a final
+// delivery goes with the next flush.
+func (s *Sender) write(ctx context.Context, d *store.Delivery, prev *time.Time) error {
+	if d.Status != store.StatusPending || d.NextAttemptAt == nil {
+		if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
+			return err
+		}
+		s.finMu.Lock()
+		s.finished = append(s.finished, d.ID)
+		s.finMu.Unlock()
+		return nil
+	}
+	next := *d.NextAttemptAt
+	if prev != nil && next.Before(*prev) {
+		if err := s.Store.MoveDue(ctx, d.ID, next); err != nil {
+			return err
+		}
+		return s.Store.ReplaceDelivery(ctx, d)
+	}
 	if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
 		return err
 	}
-	if d.Status == store.StatusPending && d.NextAttemptAt != nil {
-		return s.Store.MoveDue(ctx, d.ID, *d.NextAttemptAt)
-	}
-	s.finMu.Lock()
-	s.finished = append(s.finished, d.ID)
-	s.finMu.Unlock()
-	return nil
+	return s.Store.MoveDue(ctx, d.ID, next)
 }
 
 // flush deletes the entries of the deliveries that became final since the last flush. Entries it
@@ -312,7 +326,7 @@ func unauthorizedCount(as []store.Attempt) int {
 func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason string) error {
 	d.Status, d.NextAttemptAt = status, nil
 	d.Attempts = append(d.Attempts, store.Attempt{At: clock.Now(), Error: reason})
-	return s.write(ctx, d)
+	return s.write(ctx, d, nil)
 }
 
 // Run attempts due deliveries until ctx ends: retries, replays, and first attempts left behind by
