@@ -20,5 +20,5 @@ var Topics = []string{
 // from the event and the subscription, so a redelivered event inserts nothing new: no dedupe
 // record is needed.
 func Register(b *service.Base, f *webhook.Fanout) {
-	b.ConsumeIdempotent(Group, Topics, f.Handle)
+	b.ConsumeBatches(Group, Topics, f.Handle)
 }

@@ -57,6 +57,16 @@ func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) (inserted bool,
 	return true, nil
 }
 
+// InsertDeliveries stores new deliveries in one command and reports which got in: one that
+// already exists is left as it is.
+func (s *Store) InsertDeliveries(ctx context.Context, ds []*Delivery) ([]bool, error) {
+	inserted, err := mongox.InsertNew(ctx, s.c(Deliveries), ds)
+	if err != nil {
+		return nil, fmt.Errorf("store deliveries: %w", err)
+	}
+	return inserted, nil
+}
+
 // Delivery returns one delivery, or mongox.ErrNotFound.
 func (s *Store) Delivery(ctx context.Context, id string) (*Delivery, error) {
 	var d Delivery

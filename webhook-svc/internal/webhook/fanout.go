@@ -25,62 +25,65 @@ type Fanout struct {
 	Objects     ObjectReader
 }
 
-// Handle is the consumer of the domain topics. It is idempotent: a delivery's id is derived from
-// the event and the subscription, and an existing delivery is left to the sender's schedule.
-func (f *Fanout) Handle(ctx context.Context, ev events.Event) error {
-	name, body, err := NewPayload(ev)
-	if err != nil {
-		return events.Permanent(err) // malformed data stays malformed
-	}
-	if name == "" {
-		return nil
-	}
-	// Once an event is taken, its deliveries are recorded even if the replica is stopping: only
+// Handle is the consumer of the domain topics, an events.BatchHandler: the deliveries of a
+// batch of events are scheduled in one command and inserted in another. It is idempotent: a
+// delivery's id is derived from the event and the subscription, and an existing delivery is left
+// to the sender's schedule.
+func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
+	// Once events are taken, their deliveries are recorded even if the replica is stopping: only
 	// the attempts stop with it, and the sender of another replica makes them.
 	rec := context.WithoutCancel(ctx)
-	all, err := f.Subscribers.SubscriptionsTo(rec, ev.ObjectID)
-	if err != nil {
-		return err
-	}
-	subs, err := f.matching(rec, all, name, ev.ObjectID)
-	if err != nil {
-		return err
-	}
-	if len(subs) == 0 {
-		return nil
-	}
-	// A first attempt not made within a lease (its replica stopped) is the sender's to make.
 	now := clock.Now()
+	// A first attempt not made within a lease (its replica stopped) is the sender's to make.
 	due := now.Add(f.Sender.Lease)
-	entries := make([]store.DueEntry, len(subs))
-	for i, m := range subs {
-		entries[i] = store.DueEntry{ID: ev.ID + "." + m.sub.ID, DueAt: due}
-	}
-	// The schedule first, so that no delivery is ever pending without its entry. A replica
-	// stopping before the deliveries are in leaves entries without one: the event is consumed
-	// again (its offset was not committed), and the sender deletes an entry whose delivery does
-	// not exist once it is due.
-	if err := f.Store.InsertDue(rec, entries...); err != nil {
-		return err
-	}
-	var fresh []match
-	for i, m := range subs {
-		next := due
-		d := &store.Delivery{
-			ID: entries[i].ID, SubscriptionID: m.sub.ID, EventID: ev.ID, Event: name, Body: string(body),
-			CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &next, Attempts: []store.Attempt{},
+	var entries []store.DueEntry
+	var pending []match
+	var deliveries []*store.Delivery
+	for _, ev := range evs {
+		name, body, err := NewPayload(ev)
+		if err != nil {
+			return events.Permanent(err) // malformed data stays malformed
 		}
-		inserted, err := f.Store.InsertDelivery(rec, d)
+		if name == "" {
+			continue
+		}
+		all, err := f.Subscribers.SubscriptionsTo(rec, ev.ObjectID)
 		if err != nil {
 			return err
 		}
-		if inserted {
-			m.delivery = d
-			fresh = append(fresh, m)
+		subs, err := f.matching(rec, all, name, ev.ObjectID)
+		if err != nil {
+			return err
+		}
+		for _, m := range subs {
+			next := due
+			m.delivery = &store.Delivery{
+				ID: ev.ID + "." + m.sub.ID, SubscriptionID: m.sub.ID, EventID: ev.ID, Event: name, Body: string(body),
+				CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &next, Attempts: []store.Attempt{},
+			}
+			entries = append(entries, store.DueEntry{ID: m.delivery.ID, DueAt: due})
+			deliveries = append(deliveries, m.delivery)
+			pending = append(pending, m)
 		}
 	}
-	for _, m := range fresh {
-		f.Sender.First(ctx, &m.sub, m.health, m.delivery)
+	if len(pending) == 0 {
+		return nil
+	}
+	// The schedule first, so that no delivery is ever pending without its entry. A replica
+	// stopping before the deliveries are in leaves entries without one: the events are consumed
+	// again (their offsets were not committed), and the sender deletes an entry whose delivery
+	// does not exist once it is due.
+	if err := f.Store.InsertDue(rec, entries...); err != nil {
+		return err
+	}
+	inserted, err := f.Store.InsertDeliveries(rec, deliveries)
+	if err != nil {
+		return err
+	}
+	for i, m := range pending {
+		if inserted[i] {
+			f.Sender.First(ctx, &m.sub, m.health, m.delivery)
+		}
 	}
 	return nil
 }

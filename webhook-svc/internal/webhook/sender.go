@@ -46,6 +46,9 @@ type Sender struct {
 	mu    sync.Mutex
 	lanes map[string]*lane
 	busy  sync.WaitGroup
+	// recording bounds the outcomes of first attempts being written at once.
+	recordOnce sync.Once
+	recording  chan struct{}
 
 	// finished are the deliveries that became final since the last flush; their entries are
 	// deleted together, one command per poll rather than one per delivery.
@@ -109,11 +112,26 @@ func (s *Sender) First(ctx context.Context, sub *store.Subscription, h *store.Su
 		s.busy.Add(1)
 		go s.drain(sub.ID, l)
 	}
-	l.queue = append(l.queue, func() {
-		if err := s.deliver(ctx, sub, h, d); err != nil && ctx.Err() == nil {
-			s.Log.Warn("first delivery attempt failed", "delivery_id", d.ID, "error", err)
+	l.queue = append(l.queue, func() { s.first(ctx, sub, h, d) })
+}
+
+// first makes a first attempt and records its outcome beside the lane, so that the lane's next
+// POST does not wait for the store: the order a subscription's events reach it is the order of
+// the POSTs. At most Workers outcomes are being recorded at once; a lane waits for a free one.
+func (s *Sender) first(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) {
+	res := s.post(ctx, sub, d)
+	if ctx.Err() != nil {
+		return // the attempt's outcome is unknown: its lease makes it again
+	}
+	s.recordOnce.Do(func() { s.recording = make(chan struct{}, max(1, s.Workers)) })
+	s.recording <- struct{}{}
+	s.busy.Add(1)
+	go func() {
+		defer func() { <-s.recording; s.busy.Done() }()
+		if err := s.record(ctx, sub, d, h, res); err != nil {
+			s.Log.Warn("recording a first delivery attempt failed; its lease makes it again", "delivery_id", d.ID, "error", err)
 		}
-	})
+	}()
 }
 
 // drain runs a lane's attempts until it is empty.

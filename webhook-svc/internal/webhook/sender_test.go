@@ -3,8 +3,10 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -176,7 +178,7 @@ func TestFanoutSchedulesEachDeliveryUntilItIsFinal(t *testing.T) {
 	t.Parallel()
 	e := newSenderEnv(t)
 	ctx := context.Background()
-	if err := e.fanout.Handle(ctx, message("evt_ok")); err != nil {
+	if err := e.fanout.Handle(ctx, []events.Event{message("evt_ok")}); err != nil {
 		t.Fatal(err)
 	}
 	e.sender.busy.Wait() // the first attempt, made on the subscription's lane
@@ -194,7 +196,7 @@ func TestFanoutSchedulesEachDeliveryUntilItIsFinal(t *testing.T) {
 	e.mu.Lock()
 	e.status = []int{http.StatusServiceUnavailable}
 	e.mu.Unlock()
-	if err := e.fanout.Handle(ctx, message("evt_retry")); err != nil {
+	if err := e.fanout.Handle(ctx, []events.Event{message("evt_retry")}); err != nil {
 		t.Fatal(err)
 	}
 	e.sender.busy.Wait()
@@ -250,5 +252,41 @@ func TestRunDeliversDeliveriesStoredBeforeTheSchedule(t *testing.T) {
 	}
 	if got := e.schedule(t); len(got) != 0 {
 		t.Fatalf("after the stop the schedule holds %v", got)
+	}
+}
+
+// TestFanoutBatchKeepsOrder hands the fan-out a batch of events, one of them already delivered (a
+// redelivered batch): each new event is scheduled, delivered once and in the batch's order while
+// the outcomes are recorded beside the lane, and the one already delivered is not sent again.
+func TestFanoutBatchKeepsOrder(t *testing.T) {
+	t.Parallel()
+	e := newSenderEnv(t)
+	ctx := context.Background()
+	if err := e.fanout.Handle(ctx, []events.Event{message("evt_00")}); err != nil {
+		t.Fatal(err)
+	}
+	e.sender.busy.Wait()
+	batch := []events.Event{message("evt_00")}
+	want := []string{"evt_00"}
+	for i := 1; i <= 30; i++ {
+		id := fmt.Sprintf("evt_%02d", i)
+		batch = append(batch, message(id))
+		want = append(want, id)
+	}
+	if err := e.fanout.Handle(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	e.sender.busy.Wait()
+	if got := e.received(); !slices.Equal(got, want) {
+		t.Fatalf("receiver got %v, want each event once, in order: %v", got, want)
+	}
+	for _, id := range want {
+		if d := e.delivery(t, id+".whk_1"); d.Status != store.StatusSucceeded || len(d.Attempts) != 1 {
+			t.Errorf("%s: %s after %d attempts, want succeeded after one", id, d.Status, len(d.Attempts))
+		}
+	}
+	e.sender.flush(ctx)
+	if got := e.schedule(t); len(got) != 0 {
+		t.Errorf("after the flush the schedule holds %v", got)
 	}
 }

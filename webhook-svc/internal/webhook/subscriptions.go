@@ -42,6 +42,7 @@ type Repository interface {
 	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
 	DeleteHealth(ctx context.Context, id string) error
 	InsertDelivery(ctx context.Context, d *store.Delivery) (bool, error)
+	InsertDeliveries(ctx context.Context, ds []*store.Delivery) ([]bool, error)
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
 	ReplaceDelivery(ctx context.Context, d *store.Delivery) error
 	InsertDue(ctx context.Context, entries ...store.DueEntry) error
