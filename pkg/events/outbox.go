@@ -104,21 +104,30 @@ func (e *entry) pending() Pending {
 // records its id, and drops one whose document records other ids (another write of it won) or
 // is still missing after DiscardAfter (its write never happened). Delivery is at-least-once.
 type Outbox struct {
-	db    *mongo.Database
-	coll  *mongo.Collection
-	pub   Publisher
-	log   *slog.Logger
-	opts  OutboxOptions
-	queue chan Pending
+	db   *mongo.Database
+	coll *mongo.Collection
+	// staging inserts the entries of concurrent writes together.
+	staging *mongox.Batcher
+	pub     Publisher
+	log     *slog.Logger
+	opts    OutboxOptions
+	queue   chan Pending
 	// acks carries the ids of published events to the goroutine that deletes them, so that the
 	// next batch is published while the last one is acknowledged.
 	acks chan []string
 }
 
+// Staging batches hold up to stageBatch entries; a batch's insert times out after stageTimeout.
+const (
+	stageBatch   = 256
+	stageTimeout = 30 * time.Second
+)
+
 // NewOutbox returns the outbox of db, publishing through pub.
 func NewOutbox(db *mongo.Database, pub Publisher, log *slog.Logger, opts OutboxOptions) *Outbox {
 	opts.defaults()
-	return &Outbox{db: db, coll: db.Collection(OutboxCollection), pub: pub, log: log, opts: opts,
+	coll := db.Collection(OutboxCollection)
+	return &Outbox{db: db, coll: coll, staging: mongox.NewBatcher(coll, stageBatch, stageTimeout), pub: pub, log: log, opts: opts,
 		queue: make(chan Pending, opts.Queue), acks: make(chan []string, 64)}
 }
 
@@ -134,8 +143,8 @@ func (o *Outbox) Stage(ctx context.Context, collection string, id any, evs ...Pe
 			Collection: collection, DocID: id, CreatedAt: time.Now()}
 	}
 	// A resumed write stages the same events again: those already pending are left as they are.
-	_, err := o.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-	if err != nil && !mongox.OnlyDuplicateKeys(err) {
+	// Concurrent writes stage together (a group commit): one insert per batch, not per write.
+	if _, err := o.staging.InsertNew(ctx, docs...); err != nil {
 		return fmt.Errorf("stage events: %w", err)
 	}
 	return nil

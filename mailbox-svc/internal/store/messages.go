@@ -23,7 +23,7 @@ type Message struct {
 
 // InsertMessage stores a message; false if one with its id exists (a retried send).
 func (s *Store) InsertMessage(ctx context.Context, m *Message) (bool, error) {
-	return insertOnce(ctx, s.messages, m)
+	return insertBatched(ctx, s.newMessages, m)
 }
 
 // Messages returns up to limit messages of a thread after the message id `after` ("" for the

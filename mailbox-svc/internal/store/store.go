@@ -14,6 +14,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -46,6 +47,8 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	threads, messages, reads, blocks, unblocks, hashes, idempotency *mongo.Collection
+	// newThreads and newMessages insert the threads and messages of concurrent sends together.
+	newThreads, newMessages *mongox.Batcher
 	// remembered are the objects whose hash record this process has seen stored.
 	remembered *bounded[struct{}]
 	// participants are the participants of the threads this process has read or opened: a
@@ -55,12 +58,30 @@ type Store struct {
 
 // New returns a store over db.
 func New(db *mongo.Database) *Store {
+	threads, messages := db.Collection(Threads), db.Collection(Messages)
 	return &Store{
-		threads: db.Collection(Threads), messages: db.Collection(Messages), reads: db.Collection(Reads),
+		threads: threads, messages: messages, reads: db.Collection(Reads),
+		newThreads: mongox.NewBatcher(threads, writeBatch, writeTimeout), newMessages: mongox.NewBatcher(messages, writeBatch, writeTimeout),
 		blocks: db.Collection(SenderBlocks), unblocks: db.Collection(Unblocks),
 		hashes: db.Collection(ObjectHashes), idempotency: db.Collection(Idempotencies),
 		remembered: newBounded[struct{}](100_000), participants: newBounded[[]string](100_000),
 	}
+}
+
+// Sends' inserts go in batches of up to writeBatch documents, each timing out after writeTimeout.
+const (
+	writeBatch   = 256
+	writeTimeout = 30 * time.Second
+)
+
+// insertBatched inserts doc with the next batch of b; it reports false, without error, when a
+// document with its _id exists.
+func insertBatched(ctx context.Context, b *mongox.Batcher, doc any) (bool, error) {
+	inserted, err := b.InsertNew(ctx, doc)
+	if err != nil {
+		return false, err
+	}
+	return inserted[0], nil
 }
 
 // insertOnce inserts doc; it reports false, without error, when a document with its _id exists.

@@ -38,7 +38,7 @@ func Between(participants []string, a, b string) bool {
 
 // InsertThread stores a new thread; false if one with its id exists.
 func (s *Store) InsertThread(ctx context.Context, t *Thread) (bool, error) {
-	created, err := insertOnce(ctx, s.threads, t)
+	created, err := insertBatched(ctx, s.newThreads, t)
 	if created {
 		s.participants.add(t.ID, slices.Clone(t.Participants))
 	}
