@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/svcdev/svc/claims-svc/internal/store"
@@ -60,6 +61,10 @@ type Service struct {
 	// ChallengeTTL is how long a pending claim may be verified (7 days).
 	ChallengeTTL time.Duration
 	Log          *slog.Logger
+
+	// rechecked is the last period this replica saw every due re-check taken (see RecheckDue).
+	recheckMu sync.Mutex
+	rechecked time.Time
 }
 
 // View is a claim as its owner reads it.

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/svcdev/svc/claims-svc/internal/claims"
 	"github.com/svcdev/svc/claims-svc/internal/store"
 	"github.com/svcdev/svc/pkg/events"
@@ -79,6 +82,7 @@ func (c *confirmed) count(eventType string) int {
 }
 
 type fixture struct {
+	db     *mongo.Database
 	svc    *claims.Service
 	st     *store.Store
 	proofs *proofs
@@ -99,7 +103,7 @@ func newFixture(t *testing.T, n int) []fixture {
 	for range n {
 		ob := &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(t), events.OutboxOptions{})}
 		st := store.New(db)
-		out = append(out, fixture{st: st, proofs: p, outbox: ob, svc: &claims.Service{
+		out = append(out, fixture{db: db, st: st, proofs: p, outbox: ob, svc: &claims.Service{
 			Store: st, Identity: dir, Outbox: ob, Checker: p, ChallengeTTL: time.Hour, Log: testkit.Logger(t),
 		}})
 	}
@@ -213,5 +217,59 @@ func TestRecheckOncePerPeriodAcrossReplicas(t *testing.T) {
 	n, err := fs[0].st.RecentChecks(ctx, ids[0], time.Time{}, 100)
 	if err != nil || len(n) != 2 || !n[0].Scheduled {
 		t.Errorf("checks of a claim = %+v, %v; want the verification and one scheduled check", n, err)
+	}
+}
+
+// TestRecheckScansCostNothingOnceThePeriodIsDone: once a replica has taken or seen taken every
+// re-check of a period, its later scans in that period send no store command; the next period's
+// scan checks every verified claim again.
+func TestRecheckScansCostNothingOnceThePeriodIsDone(t *testing.T) {
+	fs := newFixture(t, 1)
+	ctx := context.Background()
+	var commands atomic.Int64
+	mon := &event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) }}
+	client, db, err := mongox.Connect(ctx, testkit.Backends(t).MongoURI, fs[0].db.Name(), mon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(ctx) })
+	f := fs[0]
+	svc := &claims.Service{Store: store.New(db), Identity: f.svc.Identity, Outbox: f.outbox, Checker: f.proofs,
+		ChallengeTTL: time.Hour, Log: testkit.Logger(t)}
+	for _, target := range []string{"a.example.com", "b.example.com"} {
+		c, err := f.svc.Create(ctx, "obj_a", "svc_a", claims.Domain, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.Verify(ctx, "req", "obj_a", c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const period = 3 * time.Second
+	waitNextPeriod := func() { time.Sleep(time.Until(time.Now().Truncate(period).Add(period)) + 10*time.Millisecond) }
+	waitNextPeriod()
+	before := f.proofs.looks.Load()
+	if err := svc.RecheckDue(ctx, period); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.proofs.looks.Load() - before; n != 2 {
+		t.Fatalf("%d looks in the first scan of a period, want 2", n)
+	}
+	commands.Store(0)
+	for range 3 {
+		if err := svc.RecheckDue(ctx, period); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := commands.Load(); n != 0 {
+		t.Errorf("later scans of the same period sent %d store commands, want none", n)
+	}
+	waitNextPeriod()
+	before = f.proofs.looks.Load()
+	if err := svc.RecheckDue(ctx, period); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.proofs.looks.Load() - before; n != 2 {
+		t.Errorf("%d looks in the next period's scan, want 2", n)
 	}
 }
