@@ -417,7 +417,7 @@ func (s *Sender) poll(ctx context.Context) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			final, err := s.look(ctx, e.ID, now)
+			final, err := s.look(ctx, e, now)
 			if err != nil && ctx.Err() == nil {
 				s.Log.Warn("delivery attempt failed", "delivery_id", e.ID, "error", err)
 			}
@@ -434,13 +434,15 @@ func (s *Sender) poll(ctx context.Context) error {
 
 // look reads the delivery of a due entry, the truth of its schedule: it attempts the delivery
 // when its next attempt has come, and otherwise moves the entry to it. It reports true when the
-// delivery is final or does not exist (its fan-out stopped before inserting it), so that the
-// entry is deleted.
-func (s *Sender) look(ctx context.Context, id string, now time.Time) (final bool, err error) {
-	d, err := s.Store.Delivery(ctx, id)
+// delivery is final, or does not exist a lease after the entry came due (its writer stopped
+// between inserting the entry and the delivery), so that the entry is deleted. Before that, a
+// missing delivery may still be on its way: a replay's entry is due at once, and its delivery is
+// inserted just after it.
+func (s *Sender) look(ctx context.Context, e store.DueEntry, now time.Time) (final bool, err error) {
+	d, err := s.Store.Delivery(ctx, e.ID)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
-		return true, nil
+		return now.Sub(e.DueAt) >= s.Lease, nil
 	case err != nil:
 		return false, err
 	case d.Status != store.StatusPending || d.NextAttemptAt == nil:

@@ -121,8 +121,10 @@ func message(id string) events.Event {
 }
 
 // TestPollDeletesEntriesOfFinalOrMissingDeliveries polls a schedule holding an entry whose
-// fan-out stopped before the delivery was inserted, the same not yet due, and the entry of a
-// final delivery: the due ones are deleted, the other is left to its time, nothing is sent.
+// writer stopped before the delivery was inserted (due more than a lease ago), an entry whose
+// delivery is still on its way (a replay's, due at once), one not yet due, and the entry of a
+// final delivery: the lost and the final ones are deleted, the others kept, nothing is sent; once
+// the replay's delivery is in, the next poll delivers it.
 func TestPollDeletesEntriesOfFinalOrMissingDeliveries(t *testing.T) {
 	t.Parallel()
 	e := newSenderEnv(t)
@@ -130,7 +132,8 @@ func TestPollDeletesEntriesOfFinalOrMissingDeliveries(t *testing.T) {
 	now := clock.Now()
 	e.insert(t, &store.Delivery{ID: "evt_done.whk_1", Status: store.StatusSucceeded, CreatedAt: now})
 	if err := e.st.InsertDue(ctx,
-		store.DueEntry{ID: "evt_lost.whk_1", DueAt: now.Add(-time.Second)},
+		store.DueEntry{ID: "evt_lost.whk_1", DueAt: now.Add(-e.sender.Lease - time.Second)},
+		store.DueEntry{ID: "dlv_replay", DueAt: now.Add(-time.Second)},
 		store.DueEntry{ID: "evt_early.whk_1", DueAt: now.Add(time.Hour)},
 		store.DueEntry{ID: "evt_done.whk_1", DueAt: now.Add(-time.Second)},
 	); err != nil {
@@ -139,11 +142,19 @@ func TestPollDeletesEntriesOfFinalOrMissingDeliveries(t *testing.T) {
 	if err := e.sender.poll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.schedule(t); len(got) != 1 || got["evt_early.whk_1"].IsZero() {
-		t.Fatalf("schedule after the poll: %v; want only the entry not yet due", got)
+	if got := e.schedule(t); len(got) != 2 || got["evt_early.whk_1"].IsZero() || got["dlv_replay"].IsZero() {
+		t.Fatalf("schedule after the poll: %v; want the entry not yet due and the replay's", got)
 	}
 	if got := e.received(); len(got) != 0 {
 		t.Fatalf("the poll sent %v", got)
+	}
+	next := now.Add(-time.Second)
+	e.insert(t, &store.Delivery{ID: "dlv_replay", Status: store.StatusPending, NextAttemptAt: &next, CreatedAt: now})
+	if err := e.sender.poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.received(); !slices.Equal(got, []string{"dlv_replay"}) {
+		t.Fatalf("after its delivery was inserted the poll sent %v, want the replay", got)
 	}
 }
 
