@@ -111,7 +111,7 @@ func (b *Batcher) insert(batch []*batchWrite) {
 	var bwe mongo.BulkWriteException
 	switch {
 	case err == nil:
-	case errors.As(err, &bwe) && bwe.WriteConcernError == nil:
+	case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
 		for _, we := range bwe.WriteErrors {
 			if IsDuplicateKey(we) || we.Code == 11000 {
 				failed[we.Index] = ErrTaken
