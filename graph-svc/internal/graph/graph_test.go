@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/testkit"
 )
@@ -278,5 +281,49 @@ func TestDecisionStoppedHalfWay(t *testing.T) {
 	}
 	if !slices.Equal(from, []string{"nod_half", later.ID}) {
 		t.Errorf("supersedes edges from %v, want the half-written decision's and the later one's, in order", from)
+	}
+}
+
+// pages answers every fetch with the same text and counts the fetches.
+type pages struct{ gets atomic.Int64 }
+
+func (*pages) CheckURL(raw string) (*url.URL, error) { return url.Parse(raw) }
+
+func (p *pages) Get(context.Context, string) (*outbound.Response, error) {
+	p.gets.Add(1)
+	return &outbound.Response{Status: 200, ContentType: "text/plain", Body: []byte("the page")}, nil
+}
+
+// TestRepullLeavesANewSourceToItsIngest: a scheduled scan that finds a source without a pull
+// leaves it alone while it is newer than the interval (its ingest makes its first pull, and both
+// pulling would store its text twice), and pulls it once it is that old.
+func TestRepullLeavesANewSourceToItsIngest(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	p := &pages{}
+	svc.Fetcher = p
+	ctx := context.Background()
+	now := clock.Now()
+	src := &store.Source{ID: "src_new", ThreadID: "thr_ab", OwnerID: "obj_a", OwnerHash: "svc_a", Kind: "url",
+		URL: "https://example.com/", FetchURL: "https://example.com/", Visibility: graph.Participants, CreatedAt: now}
+	if err := svc.Store.InsertSource(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RepullDue(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.gets.Load(); n != 0 {
+		t.Fatalf("a new source was pulled %d times by the scan", n)
+	}
+	old := *src
+	old.ID, old.CreatedAt = "src_old", now.Add(-2*time.Hour)
+	if err := svc.Store.InsertSource(ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RepullDue(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.gets.Load(); n != 1 {
+		t.Fatalf("%d pulls, want the source without a pull an interval old pulled once", n)
 	}
 }

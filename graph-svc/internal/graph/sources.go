@@ -157,8 +157,9 @@ func (s *Service) pull(ctx context.Context, requestID string, src *store.Source,
 	return nil
 }
 
-// RepullDue pulls every source whose latest pull is older than interval. Every replica runs it;
-// a source is pulled once per period by the replica that takes its lease.
+// RepullDue pulls every source whose latest pull is older than interval (a source without a
+// pull, once it is that old). Every replica runs it; a source is pulled once per period by the
+// replica that takes its lease.
 func (s *Service) RepullDue(ctx context.Context, interval time.Duration) error {
 	now := clock.Now()
 	if err := s.Store.Leases().Sweep(ctx, now); err != nil {
@@ -180,7 +181,13 @@ func (s *Service) RepullDue(ctx context.Context, interval time.Duration) error {
 	var errs []error
 	for i := range srcs {
 		src := &srcs[i]
-		if last := sums[src.ID].Latest; last != nil && now.Sub(last.At) < interval {
+		last := sums[src.ID].Latest
+		if last != nil && now.Sub(last.At) < interval {
+			continue
+		}
+		// A new source's first pull is its ingest's own, made as it is created: a scan between the
+		// two must not pull it as well. One whose first pull never came is pulled an interval on.
+		if last == nil && now.Sub(src.CreatedAt) < interval {
 			continue
 		}
 		ok, err := s.Store.Leases().Take(ctx, src.ID+"/"+clock.Format(period), period.Add(2*interval))
