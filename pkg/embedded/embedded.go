@@ -36,7 +36,8 @@ type MongoOptions struct {
 	PostgreSQLURL string // when set, PostgreSQL backs FerretDB instead of SQLite
 	Log           *slog.Logger
 	// IndexInterval is how often collections created since the last look get their `_id`
-	// pushdown index (default 1 s; see idindex.go). SyncIndexes does it at once.
+	// pushdown index during the first 30 s, when services create their collections (default
+	// 1 s; see idindex.go); after it, every ten intervals. SyncIndexes does it at once.
 	IndexInterval time.Duration
 }
 
@@ -98,10 +99,13 @@ func (m *Mongo) keepIndexed(ctx context.Context, every time.Duration) {
 	defer close(m.indexed)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	settled := time.After(30 * time.Second)
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-settled:
+			t.Reset(10 * every) // collections are created at start-up: later ones are rare
 		case <-t.C:
 			if err := m.indexer.sync(ctx); err != nil && ctx.Err() == nil {
 				m.log.Warn("embedded mongo: _id index", "err", err)

@@ -96,7 +96,7 @@ func Consume(ctx context.Context, cfg ConsumerConfig) error {
 		Brokers:                cfg.Brokers,
 		Topics:                 topics,
 		StartOffset:            kafka.FirstOffset,
-		HeartbeatInterval:      500 * time.Millisecond,
+		HeartbeatInterval:      time.Second,
 		SessionTimeout:         6 * time.Second,
 		RebalanceTimeout:       6 * time.Second,
 		JoinGroupBackoff:       250 * time.Millisecond,
