@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -24,45 +23,14 @@ type ObjectHash struct {
 // before the change cannot undo it. Since a stored record is never removed, an object this
 // process has seen stored costs no store command.
 func (s *Store) RememberHash(ctx context.Context, objectID, hash string) error {
-	if s.remembered.has(objectID) {
+	if s.remembered.Contains(objectID) {
 		return nil
 	}
 	if _, err := insertOnce(ctx, s.hashes, ObjectHash{ObjectID: objectID, Hash: hash}); err != nil {
 		return err
 	}
-	s.remembered.add(objectID, struct{}{})
+	s.remembered.Add(objectID, struct{}{})
 	return nil
-}
-
-// bounded is a map bounded in size: once full it starts again empty, which only costs the next
-// calls a store command each. It holds only what never changes once stored.
-type bounded[V any] struct {
-	mu  sync.Mutex
-	max int
-	m   map[string]V
-}
-
-func newBounded[V any](max int) *bounded[V] { return &bounded[V]{max: max, m: map[string]V{}} }
-
-func (b *bounded[V]) get(id string) (V, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, ok := b.m[id]
-	return v, ok
-}
-
-func (b *bounded[V]) has(id string) bool {
-	_, ok := b.get(id)
-	return ok
-}
-
-func (b *bounded[V]) add(id string, v V) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.m) >= b.max {
-		clear(b.m)
-	}
-	b.m[id] = v
 }
 
 // SetHash records an object's new current hash.

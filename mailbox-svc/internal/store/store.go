@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -50,10 +51,10 @@ type Store struct {
 	// newThreads and newMessages insert the threads and messages of concurrent sends together.
 	newThreads, newMessages *mongox.Batcher
 	// remembered are the objects whose hash record this process has seen stored.
-	remembered *bounded[struct{}]
+	remembered *lru.Cache[string, struct{}]
 	// participants are the participants of the threads this process has read or opened: a
 	// thread's participants never change, so a reply checks them without a store command.
-	participants *bounded[[]string]
+	participants *lru.Cache[string, []string]
 }
 
 // New returns a store over db.
@@ -64,8 +65,17 @@ func New(db *mongo.Database) *Store {
 		newThreads: mongox.NewBatcher(threads, writeBatch, writeTimeout), newMessages: mongox.NewBatcher(messages, writeBatch, writeTimeout),
 		blocks: db.Collection(SenderBlocks), unblocks: db.Collection(Unblocks),
 		hashes: db.Collection(ObjectHashes), idempotency: db.Collection(Idempotencies),
-		remembered: newBounded[struct{}](100_000), participants: newBounded[[]string](100_000),
+		remembered: mustLRU[struct{}](100_000), participants: mustLRU[[]string](100_000),
 	}
+}
+
+// mustLRU returns a cache of at most size entries; only what never changes once stored is kept.
+func mustLRU[V any](size int) *lru.Cache[string, V] {
+	c, err := lru.New[string, V](size)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return c
 }
 
 // Sends' inserts go in batches of up to writeBatch documents, each timing out after writeTimeout.

@@ -40,7 +40,7 @@ func Between(participants []string, a, b string) bool {
 func (s *Store) InsertThread(ctx context.Context, t *Thread) (bool, error) {
 	created, err := insertBatched(ctx, s.newThreads, t)
 	if created {
-		s.participants.add(t.ID, slices.Clone(t.Participants))
+		s.participants.Add(t.ID, slices.Clone(t.Participants))
 	}
 	return created, err
 }
@@ -48,7 +48,7 @@ func (s *Store) InsertThread(ctx context.Context, t *Thread) (bool, error) {
 // Participants returns the participants of a thread; mongox.ErrNotFound if there is none. A
 // thread's participants never change, so they are read from the store once per process.
 func (s *Store) Participants(ctx context.Context, id string) ([]string, error) {
-	if p, ok := s.participants.get(id); ok {
+	if p, ok := s.participants.Get(id); ok {
 		return p, nil
 	}
 	var t Thread
@@ -56,7 +56,7 @@ func (s *Store) Participants(ctx context.Context, id string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.participants.add(id, t.Participants)
+	s.participants.Add(id, t.Participants)
 	return t.Participants, nil
 }
 
