@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/svcdev/svc/feed-svc/internal/api"
@@ -17,7 +15,6 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/page"
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
-	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
@@ -69,21 +66,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Feeds:   feeds,
 		Network: &network.Network{Store: st},
 		Boxes: &api.Boxes{Resolver: ident,
-			Profiles: profiles{rpc.New("context-svc", cfg.ContextURL, b.Client("context-svc"), 0)}},
+			Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))},
 		Pages:        pages,
 		PollInterval: cfg.PollInterval,
 	})
 	// Every projection write is an insert keyed by the event: no dedupe record is needed.
 	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
 	return &App{Base: b}, nil
-}
-
-// profiles reads composed profiles from context-svc's internal API.
-type profiles struct{ rpc *rpc.Client }
-
-// ComposedProfile returns the markdown an object's llm.txt read shows.
-func (p profiles) ComposedProfile(ctx context.Context, objectID, hash string) (string, error) {
-	var out contract.ComposedProfile
-	err := p.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/profile?hash="+url.QueryEscape(hash), nil, &out)
-	return out.Markdown, err
 }
