@@ -10,6 +10,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // DeadLetterCollection holds the events a service's consumers gave up on.
@@ -50,15 +52,7 @@ func NewDeadLetters(db *mongo.Database, processed *mongo.Collection, handlers ma
 
 // List returns up to limit dead letters, oldest first.
 func (d *DeadLetters) List(ctx context.Context, limit int) ([]DeadLetter, error) {
-	cur, err := d.coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "parked_at", Value: 1}}).SetLimit(int64(limit)))
-	if err != nil {
-		return nil, fmt.Errorf("dead letters: %w", err)
-	}
-	out := []DeadLetter{}
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("dead letters: %w", err)
-	}
-	return out, nil
+	return mongox.FindAll[DeadLetter](ctx, d.coll, bson.D{}, options.Find().SetSort(bson.D{{Key: "parked_at", Value: 1}}).SetLimit(int64(limit)))
 }
 
 // Replay hands a dead letter to its group's handler once more. When the handler succeeds the

@@ -326,12 +326,8 @@ func (o *Outbox) sweepLimit() int { return 4 * o.opts.Batch }
 // sweepPage handles the first page of entries matching filter, in (created_at, _id) order. It
 // returns them, and false when it could not finish.
 func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([]entry, bool) {
-	cur, err := o.coll.Find(ctx, filter, options.Find().
+	entries, err := mongox.FindAll[entry](ctx, o.coll, filter, options.Find().
 		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(o.sweepLimit())))
-	var entries []entry
-	if err == nil {
-		err = cur.All(ctx, &entries)
-	}
 	if err != nil {
 		if ctx.Err() == nil {
 			o.log.Warn("outbox sweep failed", "error", err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -28,13 +27,9 @@ func (s *Store) HiddenAmong(ctx context.Context, ids []string) (map[string]bool,
 	if len(ids) == 0 {
 		return out, nil
 	}
-	cur, err := s.c(Hidden).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	marks, err := mongox.FindAll[Hide](ctx, s.c(Hidden), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 	if err != nil {
-		return nil, fmt.Errorf("store hidden items: %w", err)
-	}
-	var marks []Hide
-	if err := cur.All(ctx, &marks); err != nil {
-		return nil, fmt.Errorf("store hidden items: %w", err)
+		return nil, err
 	}
 	for _, m := range marks {
 		out[m.ItemID] = true

@@ -53,15 +53,7 @@ func (s *Store) ItemsPage(ctx context.Context, feedID, before string, limit int)
 	if before != "" {
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$lt", Value: before}}})
 	}
-	cur, err := s.c(Items).Find(ctx, filter, options.Find().
+	return mongox.FindAll[Item](ctx, s.c(Items), filter, options.Find().
 		SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(limit)).
 		SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
-	if err != nil {
-		return nil, fmt.Errorf("store items: %w", err)
-	}
-	out := []Item{}
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store items: %w", err)
-	}
-	return out, nil
 }

@@ -63,13 +63,9 @@ func (s *Store) AddHash(ctx context.Context, h HashName) error {
 
 // Objects returns every known object by id, each with its current hash.
 func (s *Store) Objects(ctx context.Context) (map[string]Object, error) {
-	cur, err := s.c(Objects).Find(ctx, bson.D{})
+	list, err := mongox.FindAll[Object](ctx, s.c(Objects), bson.D{})
 	if err != nil {
-		return nil, fmt.Errorf("store network objects: %w", err)
-	}
-	var list []Object
-	if err := cur.All(ctx, &list); err != nil {
-		return nil, fmt.Errorf("store network objects: %w", err)
+		return nil, err
 	}
 	out := make(map[string]Object, len(list))
 	for _, o := range list {
@@ -101,15 +97,7 @@ func (s *Store) EventsOf(ctx context.Context, types []string, objectID string, s
 	if !since.IsZero() {
 		filter = append(filter, bson.E{Key: "at", Value: bson.D{{Key: "$gte", Value: since}}})
 	}
-	cur, err := s.c(Events).Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}))
-	if err != nil {
-		return nil, fmt.Errorf("store network events: %w", err)
-	}
-	out := []Event{}
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store network events: %w", err)
-	}
-	return out, nil
+	return mongox.FindAll[Event](ctx, s.c(Events), filter, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}))
 }
 
 // CountEvents counts the events of one type, leaving out the objects named in except.
@@ -131,14 +119,10 @@ func (s *Store) CurrentHashes(ctx context.Context, objectIDs []string) (map[stri
 	if len(objectIDs) == 0 {
 		return out, nil
 	}
-	cur, err := s.c(Hashes).Find(ctx, bson.D{{Key: "object_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}},
+	hashes, err := mongox.FindAll[HashName](ctx, s.c(Hashes), bson.D{{Key: "object_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}},
 		options.Find().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "_id", Value: 1}}))
 	if err != nil {
-		return nil, fmt.Errorf("store network hashes: %w", err)
-	}
-	var hashes []HashName
-	if err := cur.All(ctx, &hashes); err != nil {
-		return nil, fmt.Errorf("store network hashes: %w", err)
+		return nil, err
 	}
 	for _, h := range hashes {
 		out[h.ObjectID] = h.Hash

@@ -146,15 +146,11 @@ func (s *Store) DeleteBlock(ctx context.Context, b *SenderBlock, outbox events.S
 
 // BlockedSenders returns the ids of the senders recipientID blocks, oldest block first.
 func (s *Store) BlockedSenders(ctx context.Context, recipientID string) ([]string, error) {
-	cur, err := s.blocks.Find(ctx, bson.D{{Key: "recipient_id", Value: recipientID}}, options.Find().
+	docs, err := mongox.FindAll[SenderBlock](ctx, s.blocks, bson.D{{Key: "recipient_id", Value: recipientID}}, options.Find().
 		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(MaxBlockedSenders).
 		SetProjection(bson.D{{Key: "sender_id", Value: 1}, {Key: "created_at", Value: 1}, {Key: "instance", Value: 1}}))
 	if err != nil {
-		return nil, fmt.Errorf("store sender blocks: %w", err)
-	}
-	var docs []SenderBlock
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("store sender blocks: %w", err)
+		return nil, err
 	}
 	if len(docs) == 0 {
 		return []string{}, nil
@@ -163,16 +159,12 @@ func (s *Store) BlockedSenders(ctx context.Context, recipientID string) ([]strin
 	for i := range docs {
 		unblockIDs[i] = docs[i].UnblockID()
 	}
-	cur, err = s.unblocks.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: unblockIDs}}}},
+	liftedDocs, err := mongox.FindAll[struct {
+		ID string `bson:"_id"`
+	}](ctx, s.unblocks, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: unblockIDs}}}},
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
-		return nil, fmt.Errorf("store sender unblocks: %w", err)
-	}
-	var liftedDocs []struct {
-		ID string `bson:"_id"`
-	}
-	if err := cur.All(ctx, &liftedDocs); err != nil {
-		return nil, fmt.Errorf("store sender unblocks: %w", err)
+		return nil, err
 	}
 	lifted := make(map[string]bool, len(liftedDocs))
 	for _, d := range liftedDocs {

@@ -53,13 +53,9 @@ func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]stri
 	if len(objectIDs) > 1 {
 		filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}}
 	}
-	cur, err := s.hashes.Find(ctx, filter)
+	docs, err := mongox.FindAll[ObjectHash](ctx, s.hashes, filter)
 	if err != nil {
-		return nil, fmt.Errorf("store object hashes: %w", err)
-	}
-	var docs []ObjectHash
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("store object hashes: %w", err)
+		return nil, err
 	}
 	for _, d := range docs {
 		out[d.ObjectID] = d.Hash

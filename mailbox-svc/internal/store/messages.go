@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Message is one message of a thread. It is written once, with the ids of its events.
@@ -33,14 +34,6 @@ func (s *Store) Messages(ctx context.Context, threadID, after string, limit int)
 	if after != "" {
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
 	}
-	cur, err := s.messages.Find(ctx, filter, options.Find().
+	return mongox.FindAll[Message](ctx, s.messages, filter, options.Find().
 		SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetProjection(withoutEvents))
-	if err != nil {
-		return nil, fmt.Errorf("store messages: %w", err)
-	}
-	var out []Message
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store messages: %w", err)
-	}
-	return out, nil
 }

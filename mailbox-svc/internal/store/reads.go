@@ -44,13 +44,9 @@ func (s *Store) ReadTimes(ctx context.Context, messageIDs []string) (map[string]
 	if len(messageIDs) == 0 {
 		return out, nil
 	}
-	cur, err := s.reads.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: messageIDs}}}})
+	reads, err := mongox.FindAll[Read](ctx, s.reads, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: messageIDs}}}})
 	if err != nil {
-		return nil, fmt.Errorf("store reads: %w", err)
-	}
-	var reads []Read
-	if err := cur.All(ctx, &reads); err != nil {
-		return nil, fmt.Errorf("store reads: %w", err)
+		return nil, err
 	}
 	for _, r := range reads {
 		out[r.MessageID] = r.ReadAt

@@ -121,15 +121,7 @@ func (s *Store) Mailbox(ctx context.Context, q MailboxQuery) ([]Thread, error) {
 		}})
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "last_message_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(int64(q.Limit))
-	cur, err := s.threads.Find(ctx, filter, opts)
-	if err != nil {
-		return nil, fmt.Errorf("store mailbox: %w", err)
-	}
-	var out []Thread
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("store mailbox: %w", err)
-	}
-	return out, nil
+	return mongox.FindAll[Thread](ctx, s.threads, filter, opts)
 }
 
 // Counts are a thread's message counts as one participant sees them.
