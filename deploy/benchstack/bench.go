@@ -211,8 +211,8 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 		return err
 	}
 	s.cmds.count(true)
-	rs = append(rs, runPhase(ctx, "new-thread sends", o.sendPhase, o.workers, s.cmds, true, send(false)))
-	rs = append(rs, runPhase(ctx, "replies", o.sendPhase, o.workers, s.cmds, true, send(true)))
+	rs = append(rs, s.phase(ctx, "new-thread sends", o.sendPhase, o.workers, true, send(false)))
+	rs = append(rs, s.phase(ctx, "replies", o.sendPhase, o.workers, true, send(true)))
 	s.cmds.count(false)
 	stopProfile()
 	lag50, lag99, lagN := lag.quantiles()
@@ -221,7 +221,7 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	all50, all99, allN := lag.quantiles()
 
 	raw := s.mongo.Database(s.prefix + "mailbox_svc").Collection("bench_raw_inserts")
-	rs = append(rs, runPhase(ctx, "raw insertOne (same store)", o.phase, o.workers, s.cmds, false, func(ctx context.Context, w, i int) error {
+	rs = append(rs, s.phase(ctx, "raw insertOne (same store)", o.phase, o.workers, false, func(ctx context.Context, w, i int) error {
 		_, err := raw.InsertOne(ctx, bson.D{{Key: "_id", Value: apikey.NewID("msg")}, {Key: "thread_id", Value: pairs[0].thread},
 			{Key: "from_id", Value: "obj_a"}, {Key: "to_id", Value: "obj_b"}, {Key: "kind", Value: "note"},
 			{Key: "body", Value: body}, {Key: "created_at", Value: time.Now()}})
@@ -238,13 +238,13 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 			return err
 		}
 	}
-	rs = append(rs, runPhase(ctx, "llm.txt read (full)", o.phase, o.workers, s.cmds, true, read(false)))
-	rs = append(rs, runPhase(ctx, "llm.txt read (304)", o.phase, o.workers, s.cmds, true, read(true)))
-	rs = append(rs, runPhase(ctx, "object read (full)", o.phase, o.workers, s.cmds, true, func(ctx context.Context, w, i int) error {
+	rs = append(rs, s.phase(ctx, "llm.txt read (full)", o.phase, o.workers, true, read(false)))
+	rs = append(rs, s.phase(ctx, "llm.txt read (304)", o.phase, o.workers, true, read(true)))
+	rs = append(rs, s.phase(ctx, "object read (full)", o.phase, o.workers, true, func(ctx context.Context, w, i int) error {
 		_, _, err := s.do(ctx, "GET", "/api/objects/"+pairs[(w+i*o.workers)%len(pairs)].to, "", nil, nil, 200)
 		return err
 	}))
-	rs = append(rs, runPhase(ctx, "owner GET …/keys", o.phase, o.workers, s.cmds, true, func(ctx context.Context, w, i int) error {
+	rs = append(rs, s.phase(ctx, "owner GET …/keys", o.phase, o.workers, true, func(ctx context.Context, w, i int) error {
 		p := pairs[(w+i*o.workers)%len(pairs)]
 		_, _, err := s.do(ctx, "GET", "/api/objects/"+p.to+"/keys", p.toKey, nil, nil, 200)
 		return err
@@ -252,6 +252,9 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	printResults(out, rs)
 	fmt.Fprintf(out, "\nsends vs raw insertOne: new-thread %s, replies %s; llm.txt 304 vs full: %.1fx\n",
 		ratio(rs[0].rps(), rs[2].rps()), ratio(rs[1].rps(), rs[2].rps()), rs[4].rps()/max(rs[3].rps(), 1))
+	fmt.Fprintf(out, "PostgreSQL's CPU alone bounds sends at: new-thread %s, replies %s of raw insertOne (%s)\n",
+		ratio(rs[2].cpuPerRequest().total(), rs[0].cpuPerRequest().postgres), ratio(rs[2].cpuPerRequest().total(), rs[1].cpuPerRequest().postgres),
+		"the rate at which a send would run if it cost nothing but its PostgreSQL CPU, the machine's CPU being the limit of both")
 	fmt.Fprintf(out, "background store commands (relay, consumers) during the sends: %.1f per send: %s\n",
 		float64(rs[0].Background+rs[1].Background)/float64(max(1, rs[0].Requests+rs[1].Requests)), s.cmds.top(rs[0].Requests+rs[1].Requests, 8))
 	fmt.Fprintf(out, "event lag (2xx → event on Kafka) during the sends: p50 %s, p99 %s (%d events)\n",
@@ -287,6 +290,14 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	fmt.Fprintf(out, "store commands while idle: %.2f per second: %s\n",
 		float64(s.cmds.background.Load()-bg0)/max(1, o.idle.Seconds()), s.cmds.top(max(1, idleSeconds), 8))
 	return nil
+}
+
+// phase runs a load phase (runPhase) and measures the CPU the stack used meanwhile.
+func (s *benchStack) phase(ctx context.Context, name string, d time.Duration, workers int, counted bool, fn op) result {
+	used := cpuWindow(s.be.RedisPID)
+	r := runPhase(ctx, name, d, workers, s.cmds, counted, fn)
+	r.CPU = used()
+	return r
 }
 
 // preloadThread is the number of messages of each preloaded thread.
@@ -374,25 +385,40 @@ func (s *benchStack) countDocuments(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// measureIdle reports the CPU that this process (services, gateway, FerretDB, kfake), the
-// redis-server and PostgreSQL's processes use over d, in percent of one core.
-func measureIdle(ctx context.Context, d time.Duration, redisPID int) string {
+// cpuUse is the CPU seconds used over a window by this process (services, gateway, FerretDB,
+// kfake and the load generator), the redis-server and PostgreSQL's processes.
+type cpuUse struct{ self, redis, postgres float64 }
+
+func (u cpuUse) total() float64 { return u.self + u.redis + u.postgres }
+
+// cpuWindow returns a function that reports the CPU used since cpuWindow was called.
+func cpuWindow(redisPID int) func() cpuUse {
 	before := cpuTimes(redisPID)
+	return func() cpuUse {
+		after := cpuTimes(redisPID)
+		used := func(k string) float64 {
+			sum := 0.0
+			for pid, t := range after[k] {
+				sum += t - before[k][pid] // a process started meanwhile counts whole; one that ended, not at all
+			}
+			return sum
+		}
+		return cpuUse{self: used("self"), redis: used("redis"), postgres: used("postgres")}
+	}
+}
+
+// measureIdle reports the CPU that this process, the redis-server and PostgreSQL use over d, in
+// percent of one core.
+func measureIdle(ctx context.Context, d time.Duration, redisPID int) string {
+	used := cpuWindow(redisPID)
 	start := time.Now()
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
-	after := cpuTimes(redisPID)
-	wall := time.Since(start).Seconds()
-	pct := func(k string) string {
-		used := 0.0
-		for pid, t := range after[k] {
-			used += t - before[k][pid] // a process started meanwhile counts whole; one that ended, not at all
-		}
-		return fmt.Sprintf("%.1f %%", 100*used/wall)
-	}
-	return fmt.Sprintf("all-in-one process %s, redis-server %s, postgres %s", pct("self"), pct("redis"), pct("postgres"))
+	u, wall := used(), time.Since(start).Seconds()
+	return fmt.Sprintf("all-in-one process %.1f %%, redis-server %.1f %%, postgres %.1f %%",
+		100*u.self/wall, 100*u.redis/wall, 100*u.postgres/wall)
 }
 
 // cpuTimes reads the user+system CPU seconds of this process, the redis-server and every process

@@ -117,6 +117,14 @@ type result struct {
 	Commands   int64
 	Background int64
 	FirstError string
+	// CPU is what the stack used during the phase, its background work included.
+	CPU cpuUse
+}
+
+// cpuPerRequest is the CPU of the phase per request, in seconds.
+func (r result) cpuPerRequest() cpuUse {
+	n := float64(max(1, r.Requests))
+	return cpuUse{self: r.CPU.self / n, redis: r.CPU.redis / n, postgres: r.CPU.postgres / n}
 }
 
 func (r result) rps() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }

@@ -98,12 +98,15 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	return s.bench(ctx, o, out)
 }
 
-// printResults writes the phases side by side.
+// printResults writes the phases side by side. CPU is per request, in milliseconds: the
+// all-in-one process (with the load generator), PostgreSQL and redis-server.
 func printResults(out io.Writer, rs []result) {
-	fmt.Fprintf(out, "\n%-26s %9s %9s %9s %9s %12s %8s\n", "phase", "requests", "rps", "p50", "p99", "cmds/req", "errors")
+	fmt.Fprintf(out, "\n%-26s %9s %7s %9s %9s %9s %6s %20s\n", "phase", "requests", "rps", "p50", "p99", "cmds/req", "errors", "CPU ms/req: svc pg redis")
 	for _, r := range rs {
-		fmt.Fprintf(out, "%-26s %9d %9.0f %9s %9s %12s %8d\n", r.Name, r.Requests, r.rps(),
-			r.quantile(0.50).Round(10*time.Microsecond), r.quantile(0.99).Round(10*time.Microsecond), r.perRequest(), r.Errors)
+		c := r.cpuPerRequest()
+		fmt.Fprintf(out, "%-26s %9d %7.0f %9s %9s %9s %6d %9.2f %5.2f %5.2f\n", r.Name, r.Requests, r.rps(),
+			r.quantile(0.50).Round(10*time.Microsecond), r.quantile(0.99).Round(10*time.Microsecond), r.perRequest(), r.Errors,
+			1000*c.self, 1000*c.postgres, 1000*c.redis)
 	}
 	for _, r := range rs {
 		if r.FirstError != "" {
