@@ -39,6 +39,9 @@ type MongoOptions struct {
 	// pushdown index during the first 30 s, when services create their collections (default
 	// 1 s; see idindex.go); after it, every ten intervals. SyncIndexes does it at once.
 	IndexInterval time.Duration
+	// TidyInterval is how often tables that deletes have left mostly dead are vacuumed, on
+	// PostgreSQL (default 1 s; see postgresIndexer.tidy).
+	TidyInterval time.Duration
 }
 
 // StartMongo starts FerretDB on a free loopback port.
@@ -87,7 +90,7 @@ func StartMongo(ctx context.Context, opts MongoOptions) (*Mongo, error) {
 		m.Stop()
 		return nil, fmt.Errorf("ferretdb did not start: %w", err)
 	}
-	go m.keepIndexed(runCtx, cmp.Or(opts.IndexInterval, time.Second))
+	go m.keepIndexed(runCtx, cmp.Or(opts.IndexInterval, time.Second), cmp.Or(opts.TidyInterval, time.Second))
 	return m, nil
 }
 
@@ -95,10 +98,12 @@ func StartMongo(ctx context.Context, opts MongoOptions) (*Mongo, error) {
 // does it every IndexInterval; call it after creating collections to not wait for the loop.
 func (m *Mongo) SyncIndexes(ctx context.Context) error { return m.indexer.sync(ctx) }
 
-func (m *Mongo) keepIndexed(ctx context.Context, every time.Duration) {
+func (m *Mongo) keepIndexed(ctx context.Context, every, tidyEvery time.Duration) {
 	defer close(m.indexed)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	tidy := time.NewTicker(tidyEvery)
+	defer tidy.Stop()
 	settled := time.After(30 * time.Second)
 	for {
 		select {
@@ -109,6 +114,10 @@ func (m *Mongo) keepIndexed(ctx context.Context, every time.Duration) {
 		case <-t.C:
 			if err := m.indexer.sync(ctx); err != nil && ctx.Err() == nil {
 				m.log.Warn("embedded mongo: _id index", "err", err)
+			}
+		case <-tidy.C:
+			if err := m.indexer.tidy(ctx); err != nil && ctx.Err() == nil {
+				m.log.Warn("embedded mongo: vacuum", "err", err)
 			}
 		}
 	}

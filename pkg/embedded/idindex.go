@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,6 +34,8 @@ import (
 type idIndexer interface {
 	// sync indexes every collection table that has no `_id` pushdown index yet.
 	sync(ctx context.Context) error
+	// tidy compacts the tables that deletes have left mostly dead (see postgresIndexer.tidy).
+	tidy(ctx context.Context) error
 	close()
 }
 
@@ -124,6 +127,10 @@ func (s *sqliteIndexer) syncFile(ctx context.Context, db *sql.DB) error {
 	return errors.Join(errs...)
 }
 
+// tidy has nothing to do on SQLite: a deleted row leaves the table's b-tree at once, so a scan
+// never reads it.
+func (s *sqliteIndexer) tidy(context.Context) error { return nil }
+
 func (s *sqliteIndexer) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,6 +176,8 @@ func missing(tables, have []string) []string {
 // postgresIndexer indexes every FerretDB schema of one PostgreSQL database.
 type postgresIndexer struct {
 	pool *pgxpool.Pool
+	// tuned is set once the indexes of earlier releases have fastupdate off.
+	tuned atomic.Bool
 }
 
 func newPostgresIndexer(ctx context.Context, url string) (*postgresIndexer, error) {
@@ -196,7 +205,39 @@ func (p *postgresIndexer) sync(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("index schema %s: %w", schema, err))
 		}
 	}
+	if !p.tuned.Load() {
+		err := p.fastUpdateOff(ctx)
+		p.tuned.Store(err == nil)
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// fastUpdateOff turns fastupdate off on the `_id` indexes that earlier releases created with it.
+func (p *postgresIndexer) fastUpdateOff(ctx context.Context) error {
+	rows, err := p.pool.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind = 'i' AND c.relname LIKE 'svc\_id\_%' AND NOT coalesce(c.reloptions @> '{fastupdate=off}', false)`)
+	if err != nil {
+		return fmt.Errorf("list _id indexes: %w", err)
+	}
+	indexes, err := pgx.CollectRows(rows, collectIdentifier)
+	if err != nil {
+		return fmt.Errorf("list _id indexes: %w", err)
+	}
+	var errs []error
+	for _, idx := range indexes {
+		if _, err := p.pool.Exec(ctx, "ALTER INDEX "+idx.Sanitize()+" SET (fastupdate = off)"); err != nil && !strings.Contains(err.Error(), "does not exist") {
+			errs = append(errs, fmt.Errorf("tune index %s: %w", idx.Sanitize(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// collectIdentifier reads a row of (schema, name).
+func collectIdentifier(r pgx.CollectableRow) (pgx.Identifier, error) {
+	var schema, name string
+	err := r.Scan(&schema, &name)
+	return pgx.Identifier{schema, name}, err
 }
 
 func (p *postgresIndexer) syncSchema(ctx context.Context, schema string) error {
@@ -211,10 +252,43 @@ func (p *postgresIndexer) syncSchema(ctx context.Context, schema string) error {
 	}
 	var errs []error
 	for _, table := range missing(tables, have) {
-		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING gin ((_jsonb->'_id'))`,
+		// Without fastupdate, an insert adds its key to the index itself rather than to a pending
+		// list that every lookup then reads until a vacuum empties it.
+		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING gin ((_jsonb->'_id')) WITH (fastupdate = off)`,
 			pgx.Identifier{idIndexName(table)}.Sanitize(), pgx.Identifier{schema, table}.Sanitize())
 		if _, err := p.pool.Exec(ctx, q); err != nil && !strings.Contains(err.Error(), "does not exist") {
 			errs = append(errs, fmt.Errorf("index %s: %w", table, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deadRows is the fewest dead rows for which tidy vacuums a table: below it a scan reads little.
+const deadRows = 200
+
+// tidy vacuums every FerretDB table whose dead rows outnumber its live ones, without giving
+// back its empty pages (which would lock out its writers). FerretDB answers any
+// filter but `_id` equality by reading the whole table, dead rows included, and a queue-like
+// collection (the outbox: an insert, then a delete, for every event) is read that way on every
+// acknowledgement. Autovacuum visits a database at most once a minute (autovacuum_naptime), in
+// which time such a table piles up tens of thousands of dead rows and every scan of it reads them.
+// Vacuumed as soon as its dead rows outnumber its live ones, it stays a few pages long. Its cost
+// follows the rows deleted since the last look, and one look at the statistics per call.
+func (p *postgresIndexer) tidy(ctx context.Context) error {
+	rows, err := p.pool.Query(ctx, `SELECT s.schemaname, s.relname FROM pg_stat_user_tables s
+		WHERE s.n_dead_tup >= $1 AND s.n_dead_tup > s.n_live_tup AND EXISTS (SELECT 1 FROM information_schema.tables t
+			WHERE t.table_schema = s.schemaname AND t.table_name = '_ferretdb_database_metadata')`, deadRows)
+	if err != nil {
+		return fmt.Errorf("find tables to vacuum: %w", err)
+	}
+	tables, err := pgx.CollectRows(rows, collectIdentifier)
+	if err != nil {
+		return fmt.Errorf("find tables to vacuum: %w", err)
+	}
+	var errs []error
+	for _, t := range tables {
+		if _, err := p.pool.Exec(ctx, "VACUUM (TRUNCATE false) "+t.Sanitize()); err != nil && !strings.Contains(err.Error(), "does not exist") {
+			errs = append(errs, fmt.Errorf("vacuum %s: %w", t.Sanitize(), err))
 		}
 	}
 	return errors.Join(errs...)

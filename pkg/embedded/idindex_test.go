@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,10 +27,13 @@ const postgresURLEnv = "FERRETDB_POSTGRESQL_URL"
 // startHandler starts FerretDB on handler ("sqlite" or "postgresql") and returns a client.
 func startHandler(tb testing.TB, handler string) (*Mongo, *mongo.Client) {
 	tb.Helper()
-	opts := MongoOptions{Dir: tb.TempDir(), IndexInterval: time.Hour}
+	opts := MongoOptions{Dir: tb.TempDir(), IndexInterval: time.Hour, TidyInterval: time.Hour}
 	if handler == "postgresql" {
 		opts.PostgreSQLURL = os.Getenv(postgresURLEnv)
 		if opts.PostgreSQLURL == "" {
+			if os.Getenv("SVC_REQUIRE_SYSTEM_BACKENDS") != "" {
+				tb.Fatalf("%s is not set, and SVC_REQUIRE_SYSTEM_BACKENDS forbids skipping the postgresql handler", postgresURLEnv)
+			}
 			tb.Skipf("%s is not set: the postgresql handler is not measured (make bench-embedded requires it)", postgresURLEnv)
 		}
 	}
@@ -143,6 +147,84 @@ func TestIDIndexServesPointReadsOnPostgreSQL(t *testing.T) {
 	}
 	if plan := strings.Join(lines, "; "); !strings.Contains(plan, idIndexName(table)) {
 		t.Fatalf("plan of an _id lookup = %q, want it to use %s", plan, idIndexName(table))
+	}
+}
+
+// TestTidyVacuumsTablesThatDeletesEmptied: a collection whose rows were mostly deleted is
+// vacuumed by one tidy, one whose rows are mostly live is left alone; the `_id` index is
+// created without a pending list (fastupdate off).
+func TestTidyVacuumsTablesThatDeletesEmptied(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, c := startHandler(t, "postgresql") // its own tidy loop waits an hour: this test calls tidy
+	name := uniqueDB("tidy")
+	t.Cleanup(func() { _ = c.Database(name).Drop(context.Background()) })
+	docs := make([]any, 1000)
+	for i := range docs {
+		docs[i] = bson.M{"_id": i, "payload": strings.Repeat("x", 500)}
+	}
+	for _, coll := range []string{"queue", "kept"} {
+		if _, err := c.Database(name).Collection(coll).InsertMany(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Database(name).Collection("queue").DeleteMany(ctx, bson.M{"_id": bson.M{"$gte": 100}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Database(name).Collection("kept").DeleteMany(ctx, bson.M{"_id": bson.M{"$gte": 800}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, os.Getenv(postgresURLEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	table := func(coll string) string {
+		var table string
+		meta := pgx.Identifier{name, "_ferretdb_database_metadata"}.Sanitize()
+		if err := conn.QueryRow(ctx, `SELECT _jsonb->>'table' FROM `+meta+` WHERE _jsonb->>'_id' = $1`, coll).Scan(&table); err != nil {
+			t.Fatal(err)
+		}
+		return table
+	}
+	queue, kept := table("queue"), table("kept")
+	stats := func(table string) (dead, vacuums int64) {
+		if err := conn.QueryRow(ctx, `SELECT n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`,
+			name, table).Scan(&dead, &vacuums); err != nil {
+			t.Fatal(err)
+		}
+		return dead, vacuums
+	}
+	// An idle backend reports its dead rows to the statistics within 10 s (PostgreSQL 15). The
+	// 200 dead rows of 1,000 stay below autovacuum's threshold (50 + 20 %).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		qd, _ := stats(queue)
+		kd, _ := stats(kept)
+		if qd >= 900 && kd >= 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the statistics never showed the deletes: %d and %d dead rows", qd, kd)
+		}
+	}
+	if err := m.indexer.tidy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dead, vacuums := stats(queue); vacuums == 0 || dead != 0 {
+		t.Errorf("mostly deleted table: %d vacuums, %d dead rows after tidy; want it vacuumed", vacuums, dead)
+	}
+	if dead, vacuums := stats(kept); vacuums != 0 || dead < 200 {
+		t.Errorf("mostly live table: %d vacuums, %d dead rows after tidy; want it left alone", vacuums, dead)
+	}
+	var options []string
+	if err := conn.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE relname = $1`, idIndexName(queue)).Scan(&options); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(options, "fastupdate=off") {
+		t.Errorf("_id index options %v, want fastupdate=off", options)
 	}
 }
 
