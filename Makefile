@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test test-browser lint run bench build fmt-check bench-embedded bench-stack
+.PHONY: test test-browser test-system lint run bench build fmt-check bench-embedded bench-stack
 
 include deploy/deploy.mk
 
@@ -14,6 +14,12 @@ test:
 ## Without Chromium it skips, saying so, unless CI is set; CI installs Chromium and sets it.
 test-browser:
 	cd deploy && go vet -tags browser ./e2e && go test $(GO_TEST_FLAGS) -tags browser -run 'InChromium' -v ./e2e
+
+## test-system: pkg's tests and the end-to-end suite on FerretDB over a real PostgreSQL and a real
+## redis-server, which .ci/with-system-backends starts in a temporary directory (Debian: apt-get
+## install -y postgresql redis-server); the PostgreSQL checks of the embedded store fail, not skip.
+test-system:
+	.ci/with-system-backends sh -c 'cd pkg && go test $(GO_TEST_FLAGS) ./... && cd ../deploy && go test $(GO_TEST_FLAGS) ./e2e'
 
 ## lint: go vet on every module, and gofmt drift
 lint: fmt-check
