@@ -3,6 +3,8 @@
 package events
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -107,13 +109,34 @@ type Pending struct {
 
 // New builds a pending event for topic (without the deployment's topic prefix).
 func New(topic, eventType, objectID, hash, requestID string, data any) (Pending, error) {
+	return newEvent(apikey.NewID("evt"), topic, eventType, objectID, hash, requestID, data)
+}
+
+// OnceID is the id of the one event of a change that writers may record concurrently, named by
+// key: each stages and confirms the same id, so the outbox keeps one entry and consumers handle
+// it once.
+func OnceID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "evt_" + hex.EncodeToString(sum[:16])
+}
+
+// MustNewOnce is MustNew with the id OnceID(key).
+func MustNewOnce(key, topic, eventType, objectID, hash, requestID string, data any) Pending {
+	p, err := newEvent(OnceID(key), topic, eventType, objectID, hash, requestID, data)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func newEvent(id, topic, eventType, objectID, hash, requestID string, data any) (Pending, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Pending{}, fmt.Errorf("encode %s data: %w", eventType, err)
 	}
 	now := clock.Now()
 	ev := Event{
-		ID: apikey.NewID("evt"), Type: eventType, ObjectID: objectID, Hash: hash,
+		ID: id, Type: eventType, ObjectID: objectID, Hash: hash,
 		Time: clock.Format(now), RequestID: requestID, Data: raw,
 	}
 	payload, err := json.Marshal(ev)

@@ -24,13 +24,14 @@ func decisionEvents(requestID string, n *store.Node, parts []contract.Participan
 }
 
 // sourceEvent reports that a source's text was read for the first time (added) or changed:
-// the owner's public context_source webhook event. It names the source, never its text.
-func sourceEvent(requestID string, src *store.Source, p *store.Pull, added bool) events.Pending {
+// the owner's public context_source webhook event. It names the source, never its text. Its id
+// derives from key, the change, so that pulls racing to record one change record one event.
+func sourceEvent(key, requestID string, src *store.Source, p *store.Pull, added bool) events.Pending {
 	change := "changed"
 	if added {
 		change = "added"
 	}
-	return events.MustNew(events.TopicGraph, events.ContextSourceChanged, src.OwnerID, src.OwnerHash, requestID,
+	return events.MustNewOnce(key, events.TopicGraph, events.ContextSourceChanged, src.OwnerID, src.OwnerHash, requestID,
 		contract.ThreadSourceChangedData{SourceID: src.ID, ThreadID: src.ThreadID, Kind: src.Kind, URL: src.URL,
 			NodeID: p.NodeID, Change: change, PulledAt: clock.Format(p.At)})
 }

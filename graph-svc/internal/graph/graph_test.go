@@ -327,3 +327,83 @@ func TestRepullLeavesANewSourceToItsIngest(t *testing.T) {
 		t.Fatalf("%d pulls, want the source without a pull an interval old pulled once", n)
 	}
 }
+
+// together is a fetcher whose gets all wait until n of them have started: the pulls that make
+// them race past their reads of the source's last pull.
+type together struct {
+	n       int
+	mu      sync.Mutex
+	started int
+	all     chan struct{}
+}
+
+func (*together) CheckURL(raw string) (*url.URL, error) { return url.Parse(raw) }
+
+func (f *together) Get(ctx context.Context, _ string) (*outbound.Response, error) {
+	f.mu.Lock()
+	if f.started++; f.started == f.n {
+		close(f.all)
+	}
+	f.mu.Unlock()
+	select {
+	case <-f.all:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &outbound.Response{Status: 200, ContentType: "text/plain", Body: []byte("the same page")}, nil
+}
+
+// TestRacingPullsOfOneChangeRecordItOnce: an owner's pulls and the schedule's, reading the same
+// new text at once, store one evidence node and report one context_source event.
+func TestRacingPullsOfOneChangeRecordItOnce(t *testing.T) {
+	t.Parallel()
+	svc, ob := newService(t)
+	const racers = 3
+	svc.Fetcher = &together{n: racers, all: make(chan struct{})}
+	ctx := context.Background()
+	src := &store.Source{ID: "src_race", ThreadID: "thr_ab", OwnerID: "obj_a", OwnerHash: "svc_a", Kind: "url",
+		URL: "https://example.com/", FetchURL: "https://example.com/", Visibility: graph.Participants,
+		CreatedAt: clock.Now().Add(-2 * time.Hour)}
+	if err := svc.Store.InsertSource(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() {
+			var err error
+			if i == 0 {
+				err = svc.RepullDue(ctx, time.Hour)
+			} else {
+				_, err = svc.PullNow(ctx, fmt.Sprintf("req_%d", i), alice, "thr_ab", src.ID)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	nodes, err := svc.Store.NodesOf(ctx, "thr_ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evidence []string
+	for _, n := range nodes {
+		if n.SourceID == src.ID {
+			evidence = append(evidence, n.ID)
+		}
+	}
+	if len(evidence) != 1 {
+		t.Errorf("%d evidence nodes for one change of the source, want 1: %v", len(evidence), evidence)
+	}
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	ids := map[string]bool{}
+	for _, ev := range ob.evs {
+		if ev.Type == events.ContextSourceChanged {
+			ids[ev.ID] = true
+		}
+	}
+	if len(ids) != 1 {
+		t.Errorf("%d distinct context_source events for one change, want 1", len(ids))
+	}
+}

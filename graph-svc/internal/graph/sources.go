@@ -132,9 +132,16 @@ func (s *Service) pull(ctx context.Context, requestID string, src *store.Source,
 		p.NodeID = prev.NodeID
 		return s.Store.InsertPull(ctx, p)
 	}
-	n := &store.Node{ID: apikey.NewID("nod"), ThreadID: src.ThreadID, Type: TypeEvidence, Body: text, Visibility: src.Visibility,
+	// The change is named by the source, the node it follows and the new text: pulls racing to
+	// record it (an owner's and the schedule's) insert one node and stage one event.
+	prevID := ""
+	if prev != nil {
+		prevID = prev.NodeID
+	}
+	change := src.ID + "/" + prevID + "/" + p.Digest
+	n := &store.Node{ID: changeNodeID(change), ThreadID: src.ThreadID, Type: TypeEvidence, Body: text, Visibility: src.Visibility,
 		AuthorID: src.OwnerID, AuthorHash: src.OwnerHash, SourceID: src.ID, CreatedAt: p.At}
-	if err := s.Store.InsertNode(ctx, n); err != nil {
+	if err := s.Store.InsertNode(ctx, n); err != nil && !errors.Is(err, mongox.ErrTaken) {
 		return err
 	}
 	if prev != nil {
@@ -145,7 +152,7 @@ func (s *Service) pull(ctx context.Context, requestID string, src *store.Source,
 		}
 	}
 	p.NodeID, p.Changed = n.ID, true
-	ev := sourceEvent(requestID, src, p, prev == nil)
+	ev := sourceEvent(change, requestID, src, p, prev == nil)
 	p.Events = events.IDs(ev)
 	if err := s.Outbox.Stage(ctx, store.Pulls, p.ID, ev); err != nil {
 		return err
@@ -155,6 +162,12 @@ func (s *Service) pull(ctx context.Context, requestID string, src *store.Source,
 	}
 	s.Outbox.Confirm(ev)
 	return nil
+}
+
+// changeNodeID is the id of the node that records a source's change.
+func changeNodeID(change string) string {
+	sum := sha256.Sum256([]byte(change))
+	return "nod_" + hex.EncodeToString(sum[:16])
 }
 
 // RepullDue pulls every source whose latest pull is older than interval (a source without a
