@@ -87,16 +87,16 @@ func TestStoreCommandBudget(t *testing.T) {
 		want   int
 		budget int
 	}{
-		// Hash resolution, the sender's key and the thread's participants (which never change) come
-		// from caches. Reply: sender blocks, the message's event staged in the outbox, the message
-		// insert, the thread's move up the mailbox.
-		{name: "reply in an open thread", method: "POST", path: "/api/messages", want: 201, budget: 4,
+		// Hash resolution, the sender's key, the thread's participants (which never change) and
+		// whether the recipient blocks the sender (under a token every block and unblock replaces)
+		// come from caches. Reply: the message's event staged in the outbox, the message insert,
+		// the thread's move up the mailbox.
+		{name: "reply in an open thread", method: "POST", path: "/api/messages", want: 201, budget: 3,
 			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "reply", "thread_id": thread}},
-		// New thread: sender blocks, the events staged in the outbox, the thread and message
-		// inserts. The recipient's admission comes from mailbox-svc's cache under context-svc's
+		// New thread: the events staged in the outbox, the thread and message inserts. The recipient's admission comes from mailbox-svc's cache under context-svc's
 		// validator (no call of context-svc); the participants' hash records are stored once per
 		// object, not once per thread.
-		{name: "new-thread send", method: "POST", path: "/api/messages", want: 201, budget: 4,
+		{name: "new-thread send", method: "POST", path: "/api/messages", want: 201, budget: 3,
 			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "new"}},
 		// identity-svc: the hash record, the object document and its facts (hash changes, profile
 		// versions, claims: inserted apart so that concurrent writes cannot overwrite each other).

@@ -17,6 +17,7 @@ import (
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
+	"github.com/svcdev/svc/pkg/versions"
 )
 
 // Name is the service name: its audience for internal tokens and its default database.
@@ -35,9 +36,15 @@ type Config struct {
 	RulesCacheTTL time.Duration `env:"RULES_CACHE_TTL, default=15m"`
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration `env:"IDEMPOTENCY_TTL, default=24h"`
+	// CachedBlockPairs bounds the (recipient, sender) block answers each replica keeps.
+	CachedBlockPairs int `env:"CACHED_BLOCK_PAIRS, default=100000"`
 	// SweepInterval is how often expired idempotency keys are deleted.
 	SweepInterval time.Duration `env:"IDEMPOTENCY_SWEEP_INTERVAL, default=10m"`
 }
+
+// blockTokenTTL bounds how long a recipient's block answers can outlive a write whose token
+// replacement failed (Redis unreachable at that moment).
+const blockTokenTTL = 5 * time.Minute
 
 // App is a running mailbox-svc: the shared service base (Serve, Run, Close) with its routes and
 // consumers.
@@ -56,8 +63,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	st := store.New(b.DB)
 	names := &mailbox.Names{Store: st, Identity: b.Identity(), Log: b.Log}
+	blocked := mailbox.NewBlockCache(versions.New(b.Redis, b.Log, "svc:mailbox-blocks:", blockTokenTTL), cfg.CachedBlockPairs)
 	sender := &mailbox.Sender{Store: st, Names: names, RulesTimeout: cfg.RulesTimeout, Outbox: b.Outbox,
-		IdempotencyTTL: cfg.IdempotencyTTL, Log: b.Log}
+		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Log: b.Log}
 	if cfg.ContextURL != "" {
 		sender.Rules = rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))
 		sender.Admissions = &mailbox.AdmissionCache{Redis: b.Redis, TTL: cfg.RulesCacheTTL,
@@ -66,7 +74,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	api.Register(b.API, &api.Handler{
 		Sender:  sender,
 		Threads: &mailbox.Threads{Store: st, Names: names},
-		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox},
+		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox, Cache: blocked},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice

@@ -106,6 +106,7 @@ func BenchmarkSend(b *testing.B) {
 	cfg.IdentityURL, cfg.ContextURL = identity.URL, contextSvc.URL
 	cfg.LogLevel, cfg.ShutdownTimeout = "error", 5*time.Second
 	cfg.RulesTimeout, cfg.RulesCacheTTL, cfg.IdempotencyTTL, cfg.SweepInterval = 5*time.Second, time.Hour, time.Hour, time.Hour
+	cfg.CachedBlockPairs = 1000
 	a, err := New(ctx, cfg, testkit.Logger(b))
 	if err != nil {
 		b.Fatal(err)

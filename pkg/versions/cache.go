@@ -32,7 +32,13 @@ func NewCache[V any](tokens *Tokens, size int) *Cache[V] {
 // Get returns key's value: the cached one while it is current, else what read returns, which is
 // kept under the token taken before it. Without a token (Redis failing) it reads and keeps nothing.
 func (c *Cache[V]) Get(ctx context.Context, key string, read func(context.Context) (V, error)) (V, error) {
-	tok, err := c.tokens.Current(ctx, key)
+	return c.GetIn(ctx, key, key, read)
+}
+
+// GetIn is Get for one of the values that share the token of group: a write to any of them
+// calls Changed(group) and retires them all.
+func (c *Cache[V]) GetIn(ctx context.Context, group, key string, read func(context.Context) (V, error)) (V, error) {
+	tok, err := c.tokens.Current(ctx, group)
 	if err != nil {
 		return read(ctx)
 	}

@@ -28,6 +28,8 @@ type Blocks struct {
 	Store  BlockStore
 	Names  *Names
 	Outbox Outbox
+	// Cache is the senders' block cache (Sender.Blocked), which every write here retires.
+	Cache *BlockCache
 }
 
 // Block makes owner's mailbox refuse messages from the object senderHash names, and returns the
@@ -57,6 +59,7 @@ func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, sende
 	if err != nil {
 		return "", err
 	}
+	b.Cache.changed(ctx, owner.ObjectID) // also when a retry finds the block written
 	if created {
 		b.Outbox.Confirm(ev)
 	}
@@ -92,6 +95,7 @@ func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, sen
 	if err != nil {
 		return "", err
 	}
+	b.Cache.changed(ctx, owner.ObjectID)
 	if inserted {
 		b.Outbox.Confirm(ev)
 	}

@@ -6,12 +6,18 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/testkit"
+	"github.com/svcdev/svc/pkg/versions"
 )
 
 func TestBlockAndUnblock(t *testing.T) {
@@ -157,4 +163,69 @@ func TestConcurrentUnblocksAndBlocks(t *testing.T) {
 	if got := f.outbox.types(); !slices.Equal(got, []string{events.SenderBlocked, events.SenderUnblocked, events.SenderBlocked, events.SenderUnblocked}) {
 		t.Fatalf("events = %v", got)
 	}
+}
+
+// countingBlocks is the real store, counting the block checks a send makes of it.
+type countingBlocks struct {
+	*store.Store
+	checks atomic.Int64
+}
+
+func (c *countingBlocks) IsBlocked(ctx context.Context, recipientID, senderID string) (bool, error) {
+	c.checks.Add(1)
+	return c.Store.IsBlocked(ctx, recipientID, senderID)
+}
+
+// TestBlockCacheFollowsEveryBlockAndUnblock: with two replicas' caches on one Redis, a send whose
+// answer is cached reads no block from the store, and a block or an unblock made through one
+// replica holds for the very next send through the other.
+func TestBlockCacheFollowsEveryBlockAndUnblock(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(must(redis.ParseURL(testkit.Backends(t).RedisURL)))
+	t.Cleanup(func() { _ = rdb.Close() })
+	replica := func() *mailbox.BlockCache {
+		return mailbox.NewBlockCache(versions.New(rdb, testkit.Logger(t), "svc:mailbox-blocks:", time.Hour), 100)
+	}
+	counted := &countingBlocks{Store: f.store}
+	sender := *f.sender
+	sender.Store, sender.Blocked = counted, replica()
+	blocks := *f.blocks
+	blocks.Cache = replica()
+	owner := mailbox.Owner{ObjectID: bob.ObjectID, Hash: bob.Hash}
+	send := func() error {
+		_, err := sender.Send(ctx, "req", note("svc_alice", "svc_bob", "hello"), "")
+		return err
+	}
+
+	for range 3 {
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := counted.checks.Load(); n != 1 {
+		t.Errorf("three sends between an unchanged pair read the store's blocks %d times, want once", n)
+	}
+	if _, err := blocks.Block(ctx, "req", owner, "svc_alice"); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, send(), http.StatusForbidden)
+	wantStatus(t, send(), http.StatusForbidden)
+	if _, err := blocks.Unblock(ctx, "req", owner, "svc_alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := send(); err != nil {
+		t.Fatalf("a send right after the unblock: %v", err)
+	}
+	if n := counted.checks.Load(); n != 3 {
+		t.Errorf("the store's blocks were read %d times, want 3: once per change of bob's blocks", n)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

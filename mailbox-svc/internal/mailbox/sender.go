@@ -44,6 +44,8 @@ type Sender struct {
 	Rules Rules
 	// Admissions caches the rules lookup; nil asks context-svc on every new thread.
 	Admissions *AdmissionCache
+	// Blocked caches the block check; nil reads the store on every send. Blocks must share it.
+	Blocked *BlockCache
 	// RulesTimeout bounds the rules lookup: a send never waits on context-svc for longer.
 	RulesTimeout time.Duration
 	Outbox       Outbox
@@ -141,7 +143,9 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 			admission = s.Admission(ctx, to.ObjectID)
 		}
 	}()
-	blocked, err := s.Store.IsBlocked(ctx, to.ObjectID, from.ObjectID)
+	blocked, err := s.Blocked.blocked(ctx, to.ObjectID, from.ObjectID, func(ctx context.Context) (bool, error) {
+		return s.Store.IsBlocked(ctx, to.ObjectID, from.ObjectID)
+	})
 	<-looked
 	switch {
 	case err != nil:
