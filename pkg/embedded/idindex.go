@@ -215,19 +215,27 @@ func (p *postgresIndexer) sync(ctx context.Context) error {
 
 // fastUpdateOff turns fastupdate off on the `_id` indexes that earlier releases created with it.
 func (p *postgresIndexer) fastUpdateOff(ctx context.Context) error {
-	rows, err := p.pool.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	return p.eachRelation(ctx, "ALTER INDEX %s SET (fastupdate = off)",
+		`SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind = 'i' AND c.relname LIKE 'svc\_id\_%' AND NOT coalesce(c.reloptions @> '{fastupdate=off}', false)`)
+}
+
+// eachRelation runs stmt, whose %s is a relation's name, on every (schema, name) that query
+// lists; one dropped meanwhile is skipped.
+func (p *postgresIndexer) eachRelation(ctx context.Context, stmt, query string, args ...any) error {
+	rows, err := p.pool.Query(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("list _id indexes: %w", err)
+		return fmt.Errorf("list relations for %q: %w", stmt, err)
 	}
-	indexes, err := pgx.CollectRows(rows, collectIdentifier)
+	rels, err := pgx.CollectRows(rows, collectIdentifier)
 	if err != nil {
-		return fmt.Errorf("list _id indexes: %w", err)
+		return fmt.Errorf("list relations for %q: %w", stmt, err)
 	}
 	var errs []error
-	for _, idx := range indexes {
-		if _, err := p.pool.Exec(ctx, "ALTER INDEX "+idx.Sanitize()+" SET (fastupdate = off)"); err != nil && !strings.Contains(err.Error(), "does not exist") {
-			errs = append(errs, fmt.Errorf("tune index %s: %w", idx.Sanitize(), err))
+	for _, rel := range rels {
+		q := fmt.Sprintf(stmt, rel.Sanitize())
+		if _, err := p.pool.Exec(ctx, q); err != nil && !strings.Contains(err.Error(), "does not exist") {
+			errs = append(errs, fmt.Errorf("%s: %w", q, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -275,23 +283,9 @@ const deadRows = 200
 // Vacuumed as soon as its dead rows outnumber its live ones, it stays a few pages long. Its cost
 // follows the rows deleted since the last look, and one look at the statistics per call.
 func (p *postgresIndexer) tidy(ctx context.Context) error {
-	rows, err := p.pool.Query(ctx, `SELECT s.schemaname, s.relname FROM pg_stat_user_tables s
+	return p.eachRelation(ctx, "VACUUM (TRUNCATE false) %s", `SELECT s.schemaname, s.relname FROM pg_stat_user_tables s
 		WHERE s.n_dead_tup >= $1 AND s.n_dead_tup > s.n_live_tup AND EXISTS (SELECT 1 FROM information_schema.tables t
 			WHERE t.table_schema = s.schemaname AND t.table_name = '_ferretdb_database_metadata')`, deadRows)
-	if err != nil {
-		return fmt.Errorf("find tables to vacuum: %w", err)
-	}
-	tables, err := pgx.CollectRows(rows, collectIdentifier)
-	if err != nil {
-		return fmt.Errorf("find tables to vacuum: %w", err)
-	}
-	var errs []error
-	for _, t := range tables {
-		if _, err := p.pool.Exec(ctx, "VACUUM (TRUNCATE false) "+t.Sanitize()); err != nil && !strings.Contains(err.Error(), "does not exist") {
-			errs = append(errs, fmt.Errorf("vacuum %s: %w", t.Sanitize(), err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (p *postgresIndexer) strings(ctx context.Context, q string, args ...any) ([]string, error) {

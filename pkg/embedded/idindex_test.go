@@ -56,6 +56,21 @@ func startMongo(tb testing.TB, opts MongoOptions) (*Mongo, *mongo.Client) {
 	return m, c
 }
 
+// syncAndConnect indexes m's collections and connects to its PostgreSQL database, until the test ends.
+func syncAndConnect(t *testing.T, m *Mongo) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	if err := m.SyncIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, os.Getenv(postgresURLEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
 // uniqueDB names a database no other run uses (PostgreSQL keeps schemas between runs).
 func uniqueDB(prefix string) string { return fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano()) }
 
@@ -118,14 +133,7 @@ func TestIDIndexServesPointReadsOnPostgreSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Database(name).Drop(context.Background()) })
-	if err := m.SyncIndexes(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, os.Getenv(postgresURLEnv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := syncAndConnect(t, m)
 	var table string
 	meta := pgx.Identifier{name, "_ferretdb_database_metadata"}.Sanitize()
 	if err := conn.QueryRow(ctx, `SELECT _jsonb->>'table' FROM `+meta+` WHERE _jsonb->>'_id' = 'things'`).Scan(&table); err != nil {
@@ -174,14 +182,7 @@ func TestTidyVacuumsTablesThatDeletesEmptied(t *testing.T) {
 	if _, err := c.Database(name).Collection("kept").DeleteMany(ctx, bson.M{"_id": bson.M{"$gte": 800}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SyncIndexes(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, os.Getenv(postgresURLEnv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := syncAndConnect(t, m)
 	table := func(coll string) string {
 		var table string
 		meta := pgx.Identifier{name, "_ferretdb_database_metadata"}.Sanitize()
