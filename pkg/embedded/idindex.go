@@ -274,14 +274,14 @@ func (p *postgresIndexer) syncSchema(ctx context.Context, schema string) error {
 // deadRows is the fewest dead rows for which tidy vacuums a table: below it a scan reads little.
 const deadRows = 200
 
-// tidy vacuums every FerretDB table whose dead rows outnumber its live ones, without giving
-// back its empty pages (which would lock out its writers). FerretDB answers any
-// filter but `_id` equality by reading the whole table, dead rows included, and a queue-like
-// collection (the outbox: an insert, then a delete, for every event) is read that way on every
-// acknowledgement. Autovacuum visits a database at most once a minute (autovacuum_naptime), in
-// which time such a table piles up tens of thousands of dead rows and every scan of it reads them.
-// Vacuumed as soon as its dead rows outnumber its live ones, it stays a few pages long. Its cost
-// follows the rows deleted since the last look, and one look at the statistics per call.
+// tidy vacuums every FerretDB table whose dead rows outnumber its live ones, without giving back
+// its empty pages (that would lock out its writers). FerretDB answers any filter but `_id`
+// equality by reading the whole table, dead rows included, and a queue-like collection (the
+// outbox: an insert, then a delete, for every event) is read that way on every acknowledgement.
+// Autovacuum visits a database at most once a minute (autovacuum_naptime), in which time such a
+// table piles up tens of thousands of dead rows and every scan of it reads them. Vacuumed as soon
+// as its dead rows outnumber its live ones, it stays a few pages long. Its cost follows the rows
+// deleted since the last look, and one look at the statistics per call.
 func (p *postgresIndexer) tidy(ctx context.Context) error {
 	return p.eachRelation(ctx, "VACUUM (TRUNCATE false) %s", `SELECT s.schemaname, s.relname FROM pg_stat_user_tables s
 		WHERE s.n_dead_tup >= $1 AND s.n_dead_tup > s.n_live_tup AND EXISTS (SELECT 1 FROM information_schema.tables t

@@ -183,10 +183,11 @@ func TestBlockCacheFollowsEveryBlockAndUnblock(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	rdb := redis.NewClient(must(redis.ParseURL(testkit.Backends(t).RedisURL)))
+	env := testkit.Backends(t)
+	rdb := redis.NewClient(must(redis.ParseURL(env.RedisURL)))
 	t.Cleanup(func() { _ = rdb.Close() })
 	replica := func() *mailbox.BlockCache {
-		return mailbox.NewBlockCache(versions.New(rdb, testkit.Logger(t), "svc:mailbox-blocks:", time.Hour), 100)
+		return mailbox.NewBlockCache(versions.New(rdb, testkit.Logger(t), env.Name+":blocks:", time.Hour), 100)
 	}
 	counted := &countingBlocks{Store: f.store}
 	sender := *f.sender
