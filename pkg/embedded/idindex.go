@@ -13,7 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite" // the SQLite driver FerretDB itself uses
 )
@@ -234,11 +236,17 @@ func (p *postgresIndexer) eachRelation(ctx context.Context, stmt, query string, 
 	var errs []error
 	for _, rel := range rels {
 		q := fmt.Sprintf(stmt, rel.Sanitize())
-		if _, err := p.pool.Exec(ctx, q); err != nil && !strings.Contains(err.Error(), "does not exist") {
+		if _, err := p.pool.Exec(ctx, q); err != nil && !dropped(err) {
 			errs = append(errs, fmt.Errorf("%s: %w", q, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// dropped reports whether err says that a table or schema does not exist (any more).
+func dropped(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == pgerrcode.UndefinedTable || pgErr.Code == pgerrcode.InvalidSchemaName)
 }
 
 // collectIdentifier reads a row of (schema, name).
@@ -251,6 +259,9 @@ func collectIdentifier(r pgx.CollectableRow) (pgx.Identifier, error) {
 func (p *postgresIndexer) syncSchema(ctx context.Context, schema string) error {
 	meta := pgx.Identifier{schema, "_ferretdb_database_metadata"}.Sanitize()
 	tables, err := p.strings(ctx, `SELECT _jsonb->>'table' FROM `+meta)
+	if dropped(err) {
+		return nil // the database was dropped since the schemas were listed
+	}
 	if err != nil {
 		return err
 	}
@@ -264,7 +275,7 @@ func (p *postgresIndexer) syncSchema(ctx context.Context, schema string) error {
 		// list that every lookup then reads until a vacuum empties it.
 		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING gin ((_jsonb->'_id')) WITH (fastupdate = off)`,
 			pgx.Identifier{idIndexName(table)}.Sanitize(), pgx.Identifier{schema, table}.Sanitize())
-		if _, err := p.pool.Exec(ctx, q); err != nil && !strings.Contains(err.Error(), "does not exist") {
+		if _, err := p.pool.Exec(ctx, q); err != nil && !dropped(err) {
 			errs = append(errs, fmt.Errorf("index %s: %w", table, err))
 		}
 	}

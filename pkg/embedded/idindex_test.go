@@ -234,6 +234,16 @@ func TestTidyVacuumsTablesThatDeletesEmptied(t *testing.T) {
 	}
 }
 
+// TestSyncSkipsADroppedDatabase: a database dropped between the listing of schemas and the read
+// of its metadata (tests and services drop theirs at any time) is no error.
+func TestSyncSkipsADroppedDatabase(t *testing.T) {
+	t.Parallel()
+	m, _ := startHandler(t, "postgresql")
+	if err := m.indexer.(*postgresIndexer).syncSchema(context.Background(), uniqueDB("dropped")); err != nil {
+		t.Fatalf("sync of a schema that is gone: %v", err)
+	}
+}
+
 func TestCollectionsCreatedAfterStartAreIndexed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
