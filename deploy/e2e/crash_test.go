@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -105,27 +104,6 @@ func startChild(t *testing.T, o childOptions) *child {
 	return c
 }
 
-// blackHole is a Kafka address that accepts connections and never answers: publishing to it
-// hangs, as it does while a broker is unreachable behind a silent network.
-func blackHole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(io.Discard, conn) }()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // TestAcknowledgedWritesSurviveAKill writes through a suite whose Kafka does not answer, kills
 // its process with SIGKILL right after the last 2xx (every event still unpublished), starts the
 // suite again, and finds the event of every acknowledged write on Kafka.
@@ -138,7 +116,7 @@ func TestAcknowledgedWritesSurviveAKill(t *testing.T) {
 	}
 	opts := childOptions{
 		MongoURI: be.MongoURI, RedisURL: be.RedisURL, DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".",
-		GatewayJWTKey: authn.GenerateSeed(), ServiceJWTKey: authn.GenerateSeed(), Brokers: []string{blackHole(t)}, Env: env,
+		GatewayJWTKey: authn.GenerateSeed(), ServiceJWTKey: authn.GenerateSeed(), Brokers: []string{testkit.Silent(t)}, Env: env,
 	}
 	t.Cleanup(func() { dropDatabases(be.MongoURI, be.Name+"_") })
 	first := startChild(t, opts)

@@ -7,7 +7,9 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"regexp"
 	"strings"
@@ -140,4 +142,27 @@ type tWriter struct{ t testing.TB }
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// Silent returns the address of a server that accepts connections and never answers, as a
+// backend behind a silent network does: a client's calls to it hang until their deadlines. It and
+// its connections close when the test ends.
+func Silent(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+			go func() { _, _ = io.Copy(io.Discard, conn) }()
+		}
+	}()
+	return ln.Addr().String()
 }
