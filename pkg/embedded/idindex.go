@@ -295,8 +295,8 @@ const deadRows = 200
 // deleted since the last look, and one look at the statistics per call.
 func (p *postgresIndexer) tidy(ctx context.Context) error {
 	return p.eachRelation(ctx, "VACUUM (TRUNCATE false) %s", `SELECT s.schemaname, s.relname FROM pg_stat_user_tables s
-		WHERE s.n_dead_tup >= $1 AND s.n_dead_tup > s.n_live_tup AND EXISTS (SELECT 1 FROM information_schema.tables t
-			WHERE t.table_schema = s.schemaname AND t.table_name = '_ferretdb_database_metadata')`, deadRows)
+		WHERE s.n_dead_tup >= $1 AND s.n_dead_tup > s.n_live_tup
+			AND to_regclass(quote_ident(s.schemaname) || '._ferretdb_database_metadata') IS NOT NULL`, deadRows)
 }
 
 func (p *postgresIndexer) strings(ctx context.Context, q string, args ...any) ([]string, error) {
