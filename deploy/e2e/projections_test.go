@@ -14,7 +14,9 @@ func TestRulesAnswerWithoutMailbox(t *testing.T) {
 	carol, _ := env.CreateObject(t, nil)
 	env.Do(t, "POST", "/api/objects/"+bob+"/sender-blocks", bobKey, map[string]any{"blocked_hash": carol}).Expect(t, 201)
 	rules := "/api/objects/" + bob + "/rules?show_blocked_list=1"
-	blocked := func() string { return fmt.Sprint(env.Do(t, "GET", rules, bobKey, nil).Expect(t, 200).JSON(t)["blocked_hashes"]) }
+	blocked := func() string {
+		return fmt.Sprint(env.Do(t, "GET", rules, bobKey, nil).Expect(t, 200).JSON(t)["blocked_hashes"])
+	}
 	env.Eventually(t, func() bool { return blocked() == fmt.Sprint([]any{carol}) }, "the block in the blocked list")
 
 	if err := env.Stack.StopReplica("mailbox-svc", 0); err != nil {
