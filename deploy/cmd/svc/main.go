@@ -1,0 +1,129 @@
+// Command svc talks to an svc deployment from a terminal: create an object, send a message, list
+// a mailbox, read a thread, watch a mailbox for new messages. It uses pkg/client; SVC_URL names
+// the deployment (default http://127.0.0.1:8080) and SVC_KEY the API key of owner commands.
+//
+//	svc create [-profile '# Ada'] [-private]
+//	svc send -from svc_… -to svc_… [-kind note] [-thread thr_…] [-idempotency-key k] 'the body'
+//	svc mailbox svc_…            (SVC_KEY: that object's key)
+//	svc read thr_…               (SVC_KEY: a participant's key)
+//	svc watch [-every 5s] svc_…  (prints each new message once, until Ctrl-C)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/svcdev/svc/pkg/client"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv("SVC_URL"), os.Getenv("SVC_KEY"), os.Stdout)
+	var usage usageError
+	switch {
+	case errors.As(err, &usage):
+		fmt.Fprintln(os.Stderr, "svc:", err)
+		os.Exit(2)
+	case err != nil && !errors.Is(err, context.Canceled):
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+const usage = "usage: svc create|send|mailbox|read|watch …  (SVC_URL, SVC_KEY; see the package doc)"
+
+// run executes one command; its answers are printed as JSON, one value per line.
+func run(ctx context.Context, args []string, baseURL, key string, out io.Writer) error {
+	if len(args) == 0 {
+		return usageError(usage)
+	}
+	if baseURL == "" {
+		baseURL = "http://127.0.0.1:8080"
+	}
+	c := client.New(baseURL, key)
+	enc := json.NewEncoder(out)
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	switch args[0] {
+	case "create":
+		profile := fs.String("profile", "", "the first llm.txt (markdown)")
+		private := fs.Bool("private", false, "a private object")
+		if err := parse(fs, args[1:], 0); err != nil {
+			return err
+		}
+		o := client.NewObject{InitialLLMTxt: *profile, Visibility: "public"}
+		if *private {
+			o.Visibility = "private"
+		}
+		obj, err := c.CreateObject(ctx, o)
+		if err != nil {
+			return err
+		}
+		return enc.Encode(obj)
+	case "send":
+		from := fs.String("from", "", "the sender's hash")
+		to := fs.String("to", "", "the recipient's hash")
+		kind := fs.String("kind", "note", "note, question, request, artifact_update or system")
+		thread := fs.String("thread", "", "a thread to continue")
+		idem := fs.String("idempotency-key", "", "makes a retry store the message once")
+		if err := parse(fs, args[1:], 1); err != nil {
+			return err
+		}
+		if *from == "" || *to == "" {
+			return usageError("send needs -from and -to")
+		}
+		m, err := c.Send(ctx, client.NewMessage{FromHash: *from, ToHash: *to, Kind: *kind, Body: fs.Arg(0),
+			ThreadID: *thread, IdempotencyKey: *idem})
+		if err != nil {
+			return err
+		}
+		return enc.Encode(m)
+	case "mailbox", "read":
+		if err := parse(fs, args[1:], 1); err != nil {
+			return err
+		}
+		if args[0] == "read" {
+			t, err := c.Thread(ctx, fs.Arg(0), "")
+			if err != nil {
+				return err
+			}
+			return enc.Encode(t)
+		}
+		box, err := c.Mailbox(ctx, fs.Arg(0), "")
+		if err != nil {
+			return err
+		}
+		return enc.Encode(box)
+	case "watch":
+		every := fs.Duration("every", 5*time.Second, "how often to look")
+		if err := parse(fs, args[1:], 1); err != nil {
+			return err
+		}
+		return c.Watch(ctx, fs.Arg(0), *every, func(m client.Message) error { return enc.Encode(m) })
+	}
+	return usageError(usage)
+}
+
+// parse reads a command's flags and checks it got exactly args positional arguments.
+func parse(fs *flag.FlagSet, args []string, positional int) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError(fmt.Sprintf("%s: %v", fs.Name(), err))
+	}
+	if fs.NArg() != positional {
+		return usageError(fmt.Sprintf("%s takes %d argument(s), got %q", fs.Name(), positional, strings.Join(fs.Args(), " ")))
+	}
+	return nil
+}
