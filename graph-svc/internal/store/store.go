@@ -28,6 +28,9 @@ const (
 	Sources  = "sources"
 	Pulls    = "source_pulls"
 	Leases   = "pull_leases"
+	Hashes   = "object_hashes"
+	GraphLog = "graph_log"
+	Blocks   = "sender_blocks"
 )
 
 // ErrTaken says that a document with the same _id exists: another writer got there first.
@@ -45,6 +48,10 @@ var Indexes = []mongox.Index{
 	{Collection: Sources, Keys: bson.D{{Key: "owner_id", Value: 1}}},
 	{Collection: Pulls, Keys: bson.D{{Key: "source_id", Value: 1}, {Key: "at", Value: -1}}},
 	{Collection: Leases, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+	// The projections are read by _id only; listed so that their collections exist from start-up.
+	{Collection: Hashes, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Blocks, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: GraphLog, Keys: bson.D{{Key: "_id", Value: 1}}},
 }
 
 // Store is the repository.
