@@ -294,5 +294,3 @@ func rss() string {
 	}
 	return strings.Join(out, ", ")
 }
-
-

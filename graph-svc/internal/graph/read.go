@@ -159,7 +159,9 @@ func cutToBudget(entries []mongox.Entry[store.GraphItem], next int64) ([]mongox.
 
 // edgeVisibleTo reports whether an edge is shown to a participant: every edge but those joining
 // the other side's owner_only nodes.
-func edgeVisibleTo(e *store.Edge, objectID string) bool { return e.Private == "" || e.Private == objectID }
+func edgeVisibleTo(e *store.Edge, objectID string) bool {
+	return e.Private == "" || e.Private == objectID
+}
 
 // positionAt is the position of the newest item of a thread's graph appended at or before t (0
 // when none was): a binary search of point reads, since items are appended in time order.

@@ -17,4 +17,3 @@ type Edge struct {
 	// Private is the author of an owner_only node the edge joins: only that author sees it.
 	Private string `bson:"private,omitempty"`
 }
-

@@ -27,10 +27,10 @@ type Node struct {
 	PrivateSupersedes []string `bson:"private_supersedes,omitempty"`
 	// DerivedFrom is the node a source's changed text follows (its derived_from edge).
 	DerivedFrom string    `bson:"derived_from,omitempty"`
-	MessageID  string    `bson:"message_id,omitempty"`
-	SourceID   string    `bson:"source_id,omitempty"`
-	CreatedAt  time.Time `bson:"created_at"`
-	Events     []string  `bson:"_events,omitempty"`
+	MessageID   string    `bson:"message_id,omitempty"`
+	SourceID    string    `bson:"source_id,omitempty"`
+	CreatedAt   time.Time `bson:"created_at"`
+	Events      []string  `bson:"_events,omitempty"`
 }
 
 // InsertNode stores a new node; ErrTaken when its _id exists.

@@ -38,7 +38,9 @@ func (s *Store) AddThreads(ctx context.Context, ts []Thread) error {
 }
 
 // AddThread records a thread once; a thread already known is left as it is.
-func (s *Store) AddThread(ctx context.Context, t *Thread) error { return s.AddThreads(ctx, []Thread{*t}) }
+func (s *Store) AddThread(ctx context.Context, t *Thread) error {
+	return s.AddThreads(ctx, []Thread{*t})
+}
 
 // Thread reads a thread; mongox.ErrNotFound if graph-svc does not know it.
 func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {

@@ -19,4 +19,3 @@ type Invalidation struct {
 func (s *Store) Invalidate(ctx context.Context, v *Invalidation) error {
 	return s.insertOnce(ctx, Validity, v)
 }
-
