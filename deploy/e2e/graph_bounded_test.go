@@ -164,3 +164,43 @@ func TestGraphAnswersWithMailboxDown(t *testing.T) {
 		t.Fatalf("graph with mailbox-svc down: %v %v", nodes, edges)
 	}
 }
+
+// TestConcurrentIngestsAreBoundedThroughTheGateway: 16 concurrent ingests of 2 MiB pages against
+// a graph-svc that reads 2 at once with 2 waiting: the excess is 503 UNAVAILABLE with a
+// Retry-After, and what was refused wrote nothing (its caller has no self-ingest thread).
+func TestConcurrentIngestsAreBoundedThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	p := startPages(t)
+	env := ingestEnv(t, p, WithEnv("OUTBOUND_MAX_CONCURRENT", "2"), WithEnv("OUTBOUND_MAX_QUEUED", "2"),
+		WithEnv("OUTBOUND_QUEUE_WAIT", "100ms"))
+	p.set("/wide", "<html><head><title>Wide</title></head><body>"+
+		strings.Repeat("<div><p>A wide page of many paragraphs.</p></div>", (2<<20)/50)+"</body></html>")
+	keys := make([]string, 16)
+	for i := range keys {
+		_, keys[i] = env.CreateObject(t, nil)
+	}
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	for _, key := range keys {
+		wg.Go(func() {
+			r := env.Do(t, "POST", "/api/ingest", key, map[string]any{"urls": []string{p.URL + "/wide"}})
+			if r.Status == 503 && (r.Header.Get("Retry-After") == "" || r.ErrorCode(t) != "UNAVAILABLE") {
+				t.Errorf("a refused ingest lacks Retry-After or UNAVAILABLE: %v", r.Header)
+			}
+			if r.Status == 503 {
+				if o := env.Do(t, "GET", "/api/ingest", key, nil).Expect(t, 200).JSON(t); o["self_thread"] != nil {
+					t.Errorf("a refused ingest wrote its self-ingest thread: %v", o["self_thread"])
+				}
+			}
+			mu.Lock()
+			codes[r.Status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	t.Logf("16 concurrent ingests of 2 MiB pages: %v", codes)
+	if codes[201] < 2 || codes[503] == 0 || codes[201]+codes[503] != 16 {
+		t.Fatalf("answers %v: want the ingests that got a turn 201 and the excess 503", codes)
+	}
+}
