@@ -19,10 +19,10 @@ var Graph = []Route{
 		Tag:     "graph", Request: "Decision", Status: 201, Response: "GraphNode", Errors: []int{409, 413}},
 	{Method: "PUT", Path: "/api/threads/{threadId}/private-guidance", Service: "graph-svc", Auth: Owner, Mailbox: true,
 		Summary: "Write the caller's private guidance for the thread (a new version; readable only by the caller's owner)",
-		Tag:     "guidance", Request: "PrivateGuidance", Response: "PrivateGuidanceWrite", Errors: []int{409}},
+		Tag:     "guidance", Request: "PrivateGuidance", Response: "PrivateGuidanceWrite"},
 	{Method: "GET", Path: "/api/threads/{threadId}/private-guidance", Service: "graph-svc", Auth: Owner, Mailbox: true,
-		Summary: "Read the caller's own private guidance for the thread and its versions", Tag: "guidance",
-		Response: "PrivateGuidanceRead"},
+		Summary: "Read the caller's own private guidance for the thread and a page of its versions, newest first", Tag: "guidance",
+		Response: "PrivateGuidanceRead", Query: Paging},
 	{Method: "GET", Path: "/api/threads/{threadId}/sources", Service: "graph-svc", Auth: Owner, Mailbox: true,
 		Summary: "List the thread's tracked sources with their status, last pull, linked node and last error, newest first",
 		Tag:     "ingest", Response: "ThreadSourceList", Query: Paging},
@@ -124,6 +124,7 @@ var GraphSchemas = map[string]Schema{
 		"ok", "thread_id", "version", "updated_at"),
 	"PrivateGuidanceRead": Obj(map[string]Schema{
 		"thread_id": Str(), "body": Str(), "version": Int(), "updated_at": DateTime(),
-		"versions": Arr(Obj(map[string]Schema{"version": Int(), "created_at": DateTime()}, "version", "created_at")),
-	}, "thread_id", "body", "version", "updated_at", "versions"),
+		"versions":    Arr(Obj(map[string]Schema{"version": Int(), "created_at": DateTime()}, "version", "created_at")),
+		"next_cursor": Nullable(Str()),
+	}, "thread_id", "body", "version", "updated_at", "versions", "next_cursor"),
 }

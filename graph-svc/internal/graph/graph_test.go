@@ -181,14 +181,14 @@ func TestConcurrentGuidanceKeepsEveryVersion(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	g, err := svc.Guidance(context.Background(), alice, "thr_ab")
+	g, err := svc.Guidance(context.Background(), alice, "thr_ab", 0, 50, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.Version != n || len(g.Versions) != n {
 		t.Errorf("guidance at version %d with %d versions, want %d", g.Version, len(g.Versions), n)
 	}
-	if _, err := svc.Guidance(context.Background(), bob, "thr_ab"); err == nil {
+	if _, err := svc.Guidance(context.Background(), bob, "thr_ab", 0, 50, nil); err == nil {
 		t.Error("bob reads guidance he never wrote")
 	}
 }

@@ -23,7 +23,6 @@ const (
 	Threads  = "threads"
 	Nodes    = "nodes"
 	Validity = "node_validity"
-	Guidance = "guidance"
 	Sources  = "sources"
 	Pulls    = "source_pulls"
 	Leases   = "pull_leases"
@@ -36,10 +35,9 @@ const (
 var ErrTaken = mongox.ErrTaken
 
 // Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
-// collections created at start-up). Every read but the guidance versions' is by _id: the lists
-// a page reads are mongox.Log lists in graph_log.
+// collections created at start-up). Every read is by _id: the lists a page reads are mongox.Log
+// lists in graph_log.
 var Indexes = []mongox.Index{
-	{Collection: Guidance, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "owner_id", Value: 1}, {Key: "version", Value: -1}}},
 	{Collection: Leases, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 	{Collection: Threads, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Nodes, Keys: bson.D{{Key: "_id", Value: 1}}},
