@@ -7,8 +7,10 @@ GO_TEST_FLAGS ?= -count=1 -timeout 15m
 include deploy/deploy.mk
 
 ## test: every test of every module (embedded FerretDB, kfake and miniredis; nothing to install)
+## Every module runs, also after one fails; the failed ones are named at the end.
 test:
-	@set -e; for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...); done
+	@failed=""; for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...) || failed="$$failed $$m"; done; \
+	if [ -n "$$failed" ]; then echo "FAILED modules:$$failed"; exit 1; fi
 
 ## test-browser: the box page in a real headless Chromium (Debian: apt-get install -y chromium).
 ## Without Chromium it skips, saying so, unless CI is set; CI installs Chromium and sets it.

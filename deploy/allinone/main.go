@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -57,6 +59,9 @@ func realMain(ctx context.Context) error {
 	log := base.With("service", "allinone")
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data dir: %w", err)
+	}
+	if err := addrFree(cfg.Addr); err != nil {
+		return err
 	}
 	var stops []func()
 	defer func() {
@@ -126,6 +131,7 @@ func realMain(ctx context.Context) error {
 	}
 	log.Info("svc is up", "gateway", s.GatewayURL, "base_url", baseURL, "data_dir", cfg.DataDir,
 		"vouchers", "PAYMENT_VOUCHER_SECRET=$(cat "+filepath.Join(cfg.DataDir, "voucher-secret")+") go run ./identity-svc/cmd/svc-voucher")
+	greet(os.Stderr, baseURL, cfg.DataDir)
 	<-ctx.Done()
 	log.Info("shutting down")
 	return s.Stop()
@@ -152,4 +158,28 @@ func voucherSecret(cfg Config) (string, error) {
 		return "", fmt.Errorf("voucher secret: %w", err)
 	}
 	return secret, nil
+}
+
+// addrFree checks SVC_ADDR before anything starts, so that a busy port is said in the words a
+// person set it with rather than as a bare "address already in use" after the backends started.
+func addrFree(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("SVC_ADDR %s is already in use (another svc, or another program, listens there): stop it, or choose another address, e.g. SVC_ADDR=127.0.0.1:8081", addr)
+	}
+	if err != nil {
+		return fmt.Errorf("SVC_ADDR %s: %w", addr, err)
+	}
+	return ln.Close()
+}
+
+// greet tells a person, whatever the log level, where svc answers and what to do next.
+func greet(w io.Writer, baseURL, dataDir string) {
+	fmt.Fprintf(w, `
+svc is ready at %[1]s (data in %[2]s; Ctrl-C stops it)
+  create an object:  curl -s -X POST %[1]s/api/objects -d '{"initial_llm_txt":"# Ada","visibility":"public"}'
+  agent manual:      %[1]s/llms.txt    API: %[1]s/openapi.json    MCP: %[1]s/mcp
+  the README's "A first walk" goes on from there.
+
+`, baseURL, dataDir)
 }

@@ -88,7 +88,8 @@ func Start(t testing.TB, opts ...Option) *Env {
 	be := testkit.Backends(t)
 	logs := &syncBuffer{}
 	var w io.Writer = logs
-	if testing.Verbose() {
+	// A fuzz target may not call F's methods, so a fuzz test's suite keeps its logs to itself.
+	if _, fuzz := t.(*testing.F); testing.Verbose() && !fuzz {
 		w = io.MultiWriter(logs, testWriter{t})
 	}
 	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))

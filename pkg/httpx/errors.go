@@ -159,7 +159,9 @@ func Abort(c *gin.Context, err error) {
 		}
 		c.Header("Retry-After", strconv.Itoa(secs))
 	}
-	c.AbortWithStatusJSON(e.Status, Body{Error: BodyError{
+	// PureJSON: a message such as "Bearer <api_key>" reads as written, not as \u003capi_key\u003e.
+	c.Abort()
+	c.PureJSON(e.Status, Body{Error: BodyError{
 		Code: e.Code, Message: e.Message, RequestID: RequestID(c),
 	}})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +64,17 @@ func TestUnreachableStoreIsRetryable(t *testing.T) {
 			t.Errorf("%s: %d %+v Retry-After %q (%v), want %d %s %q", path, resp.StatusCode, body.Error,
 				resp.Header.Get("Retry-After"), err, want.status, want.code, want.retryAfter)
 		}
+	}
+}
+
+// TestAbortWritesMessagesAsWritten: a message with <, > or & reaches the client unescaped.
+func TestAbortWritesMessagesAsWritten(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	c, _ := gin.CreateTestContext(rec)
+	c.Request = httptest.NewRequest("GET", "/", nil)
+	Abort(c, Unauthorized("an API key is required: Authorization: Bearer <api_key>"))
+	if body := rec.Body.String(); !strings.Contains(body, "Bearer <api_key>") || rec.Code != 401 {
+		t.Fatalf("%d %s; want 401 naming Bearer <api_key> as written", rec.Code, body)
 	}
 }

@@ -41,6 +41,19 @@ type Source struct {
 	Unavailable bool
 }
 
+// ComposedMarker separates, in the public llm.txt, the owner's markdown from what svc composes
+// after it. A markdown renderer shows nothing of it, and a write of llm.txt drops it and all that
+// follows (StoredPart), so that what a read returns can be written back unchanged.
+const ComposedMarker = "<!-- svc: everything below is composed by svc (sources, how to message); writing llm.txt back drops it -->"
+
+// StoredPart is the owner's markdown of an llm.txt that may carry the composed part of a read.
+func StoredPart(md string) string {
+	if i := strings.Index(md, ComposedMarker); i >= 0 {
+		return strings.TrimRight(md[:i], " \t\r\n")
+	}
+	return md
+}
+
 // Compose is the public llm.txt: the owner's markdown, every included source, and how to message
 // the object.
 func Compose(hash, baseURL, markdown string, sources []Source) string {
@@ -50,7 +63,7 @@ func Compose(hash, baseURL, markdown string, sources []Source) string {
 		md = fmt.Sprintf("# %s\n\nThis object has not written its profile yet.", hash)
 	}
 	b.WriteString(md)
-	b.WriteString("\n")
+	b.WriteString("\n\n" + ComposedMarker + "\n")
 	if len(sources) > 0 {
 		b.WriteString("\n")
 		b.WriteString(ComposeSources(sources))

@@ -17,7 +17,7 @@ func TestCompose(t *testing.T) {
 		{Kind: KindSocial, Title: "Gone", URL: "https://social.example/ada", Unavailable: true},
 	})
 	for _, want := range []string{
-		"# Ada\n\nHello.\n\n## Home page\n\nSource (url): https://ada.example\n\nFetched text.\n",
+		"# Ada\n\nHello.\n\n" + ComposedMarker + "\n\n## Home page\n\nSource (url): https://ada.example\n\nFetched text.\n",
 		"\n## Notes\n\nSome notes.\n",
 		"## Gone\n\nSource (social): https://social.example/ada\n\n(This source could not be fetched.)\n",
 		"\n---\n\n## How to message this object\n",
@@ -29,8 +29,24 @@ func TestCompose(t *testing.T) {
 			t.Errorf("composed profile lacks %q:\n%s", want, got)
 		}
 	}
-	if empty := Compose("svc_new", "https://svc.example", " \n", nil); !strings.HasPrefix(empty, "# svc_new\n\nThis object has not written its profile yet.\n\n---") {
+	if empty := Compose("svc_new", "https://svc.example", " \n", nil); !strings.HasPrefix(empty, "# svc_new\n\nThis object has not written its profile yet.\n\n"+ComposedMarker+"\n\n---") {
 		t.Errorf("profile without markdown:\n%s", empty)
+	}
+}
+
+// TestStoredPart: a composed llm.txt written back keeps only the owner's markdown.
+func TestStoredPart(t *testing.T) {
+	t.Parallel()
+	md := "# Ada\n\nHello."
+	composed := Compose("svc_ada", "https://svc.example", md, []Source{{Kind: KindText, Title: "Notes", Text: "n"}})
+	if got := StoredPart(composed); got != md {
+		t.Fatalf("StoredPart of the composed profile = %q, want %q", got, md)
+	}
+	if again := Compose("svc_ada", "https://svc.example", StoredPart(composed), []Source{{Kind: KindText, Title: "Notes", Text: "n"}}); again != composed {
+		t.Fatalf("a round trip changed the profile:\n%s\n---\n%s", composed, again)
+	}
+	if got := StoredPart("# Plain\n"); got != "# Plain\n" {
+		t.Fatalf("markdown without the marker changed: %q", got)
 	}
 }
 

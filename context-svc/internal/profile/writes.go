@@ -19,8 +19,10 @@ const ProfileSection = "profile"
 // MaxRebuildDecisions bounds the decisions a rebuild reads, newest first.
 const MaxRebuildDecisions = 500
 
-// setLLMTxt replaces the owner's markdown, and the title derived from it.
+// setLLMTxt replaces the owner's markdown, and the title derived from it. A body that is a read
+// llm.txt written back keeps only its stored part.
 func setLLMTxt(p *store.Profile, md string) {
+	md = StoredPart(md)
 	p.LLMTxt = md
 	p.Title = contract.ProfileTitle(md)
 }

@@ -56,8 +56,11 @@ func Bearer(header string) (key string, ok bool) {
 // Authenticate returns the principal of an Authorization header value.
 func (a *Authenticator) Authenticate(ctx context.Context, header string) (*authn.Principal, error) {
 	key, present := Bearer(header)
-	if !present {
+	switch {
+	case !present:
 		return nil, httpx.Unauthorized("an API key is required: Authorization: Bearer <api_key>")
+	case key == "":
+		return nil, httpx.Unauthorized("the Authorization header must read Bearer <api_key>")
 	}
 	if !apikey.Valid(key) {
 		return nil, httpx.Unauthorized("the API key is malformed")

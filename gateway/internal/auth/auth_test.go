@@ -51,6 +51,13 @@ func TestAuthenticate(t *testing.T) {
 	if n := v.calls.Load(); n != 0 {
 		t.Fatalf("malformed keys caused %d lookups, want none", n)
 	}
+	// A key sent without its scheme is told how to send it, not called malformed.
+	for _, header := range []string{key, "Basic " + key} {
+		_, err := a.Authenticate(ctx, header)
+		if msg := httpx.AsError(err).Message; !strings.Contains(msg, "Bearer <api_key>") {
+			t.Errorf("%q: message %q, want one naming Bearer <api_key>", header, msg)
+		}
+	}
 	if _, err := a.Authenticate(ctx, "Bearer "+unknown); httpx.AsError(err).Code != httpx.CodeUnauthorized {
 		t.Errorf("unknown key: err = %v, want UNAUTHORIZED", err)
 	}
