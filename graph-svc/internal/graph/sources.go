@@ -223,9 +223,6 @@ func (s *Service) schedule(ctx context.Context, sourceID string, at time.Time) e
 func (s *Service) RepullDue(ctx context.Context) error {
 	now := clock.Now()
 	width := s.Schedule.Scan
-	if err := s.Store.Leases().Sweep(ctx, now); err != nil {
-		return err
-	}
 	last, err := s.Store.LastRepulled(ctx)
 	if err != nil {
 		return err
@@ -241,10 +238,37 @@ func (s *Service) RepullDue(ctx context.Context) error {
 		if err := s.Store.MarkRepulled(ctx, start); err != nil {
 			return err
 		}
+		if err := s.dropLeases(ctx, start.Add(-2*s.Schedule.Interval)); err != nil {
+			return err
+		}
 		start = start.Add(width)
 	}
 	return nil
 }
+
+// dropLeases deletes the leases of a bucket long done (two intervals before the one just done,
+// when no replica can still be pulling it), one point delete per source it listed: leases cost
+// what was due, never a sweep of them all.
+func (s *Service) dropLeases(ctx context.Context, bucket time.Time) error {
+	name := store.DueBucket(bucket, s.Schedule.Scan)
+	for before := int64(0); ; {
+		es, next, err := s.Store.DuePage(ctx, name, before, duePage)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if err := s.Store.DropLease(ctx, leaseKey(e.Value.SourceID, name)); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		before = next
+	}
+}
+
+func leaseKey(sourceID, bucket string) string { return sourceID + "/" + bucket }
 
 // repullBucket pulls the sources of one due bucket.
 func (s *Service) repullBucket(ctx context.Context, bucket, now time.Time) error {
@@ -256,7 +280,7 @@ func (s *Service) repullBucket(ctx context.Context, bucket, now time.Time) error
 			return err
 		}
 		for _, e := range es {
-			ok, err := s.Store.Leases().Take(ctx, e.Value.SourceID+"/"+name, now.Add(2*s.Schedule.Interval))
+			ok, err := s.Store.Leases().Take(ctx, leaseKey(e.Value.SourceID, name), now.Add(2*s.Schedule.Interval))
 			if err != nil || !ok {
 				errs = append(errs, err)
 				continue

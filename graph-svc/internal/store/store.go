@@ -11,6 +11,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -38,7 +39,7 @@ var ErrTaken = mongox.ErrTaken
 // collections created at start-up). Every read is by _id: the lists a page reads are mongox.Log
 // lists in graph_log.
 var Indexes = []mongox.Index{
-	{Collection: Leases, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+	{Collection: Leases, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Threads, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Nodes, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Validity, Keys: bson.D{{Key: "_id", Value: 1}}},
@@ -64,6 +65,14 @@ func (s *Store) insert(ctx context.Context, coll string, doc any) error {
 
 // Leases are the leases of the scheduled jobs, one per item and period.
 func (s *Store) Leases() mongox.Leases { return mongox.NewLeases(s.c(Leases)) }
+
+// DropLease deletes one lease by its key: a point delete.
+func (s *Store) DropLease(ctx context.Context, key string) error {
+	if _, err := s.c(Leases).DeleteOne(ctx, mongox.ByID(key)); err != nil {
+		return fmt.Errorf("store leases: %w", err)
+	}
+	return nil
+}
 
 // insertOnce inserts doc, treating an existing document with the same _id as done: the
 // documents inserted this way are keyed by what they record, so the existing one is the same.
