@@ -135,8 +135,8 @@ func TestNodeQuotasHoldUnderConcurrency(t *testing.T) {
 	}
 }
 
-// event builds a consumed event.
-func event(t *testing.T, typ, objectID string, data any) events.Event {
+// consumed builds a consumed event.
+func consumed(t *testing.T, typ, objectID string, data any) events.Event {
 	t.Helper()
 	p := events.MustNew(events.TopicMailbox, typ, objectID, "", "req_test", data)
 	var ev events.Event
@@ -160,7 +160,7 @@ func TestBlockCoversTheGraph(t *testing.T) {
 	}
 	m := &consumers.Messages{Graph: svc}
 	block := contract.SenderBlockData{SenderObjectID: bob.ObjectID, SenderHash: bob.Hash, At: clock.Format(clock.Now())}
-	if err := m.Handle(ctx, []events.Event{event(t, events.SenderBlocked, alice.ObjectID, block)}); err != nil {
+	if err := m.Handle(ctx, []events.Event{consumed(t, events.SenderBlocked, alice.ObjectID, block)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.AddNode(ctx, bob, "thr_ab", graph.NodeDraft{Type: "question", Body: "q"}); code(err) != "403 SENDER_BLOCKED" {
@@ -181,7 +181,7 @@ func TestBlockCoversTheGraph(t *testing.T) {
 	if _, err := svc.Decide(ctx, "req_o", alice, "thr_ab", graph.DecisionDraft{Title: "t", Body: "b"}); err != nil {
 		t.Errorf("the owner's own decision: %v", err)
 	}
-	if err := m.Handle(ctx, []events.Event{event(t, events.SenderUnblocked, alice.ObjectID, block)}); err != nil {
+	if err := m.Handle(ctx, []events.Event{consumed(t, events.SenderUnblocked, alice.ObjectID, block)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.AddNode(ctx, bob, "thr_ab", graph.NodeDraft{Type: "question", Body: "q"}); err != nil {
@@ -206,7 +206,7 @@ func TestGraphAnswersWithoutMailbox(t *testing.T) {
 	ctx := context.Background()
 	msg := contract.MessageCreatedData{MessageID: "msg_1", ThreadID: "thr_cd", FromObjectID: "obj_c", FromHash: "svc_c",
 		ToObjectID: "obj_d", ToHash: "svc_d", Body: "hello", CreatedAt: clock.Format(clock.Now())}
-	if err := (&consumers.Messages{Graph: svc}).Handle(ctx, []events.Event{event(t, events.MessageCreated, "obj_d", msg)}); err != nil {
+	if err := (&consumers.Messages{Graph: svc}).Handle(ctx, []events.Event{consumed(t, events.MessageCreated, "obj_d", msg)}); err != nil {
 		t.Fatal(err)
 	}
 	p := events.MustNew(events.TopicIdentity, events.ObjectHashChanged, "obj_c", "svc_custom", "req_h",
