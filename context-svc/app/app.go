@@ -17,7 +17,6 @@ import (
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
-	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -41,9 +40,6 @@ const (
 type Config struct {
 	config.Service
 	config.Outbound
-	// MailboxURL is the internal address of mailbox-svc, which owns sender blocks; without it the
-	// owner's blocked list is empty.
-	MailboxURL string `env:"MAILBOX_URL"`
 	// SourceRefresh is how long the fetched content of a URL source is reused.
 	SourceRefresh time.Duration `env:"SOURCE_REFRESH, default=15m"`
 }
@@ -77,7 +73,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store:    st,
 		Outbox:   b.Outbox,
 		Identity: b.Identity(),
-		Mailbox:  rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,
 		Git: gitsync.New(gitsync.Syncer{
 			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,

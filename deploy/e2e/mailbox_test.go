@@ -381,13 +381,12 @@ func TestSenderBlocks(t *testing.T) {
 	// The block binds the recipient only: bob may still write to carol.
 	sendMessage(t, env, bob, carol, "", "I can still write to you")
 
-	// The owner's blocked list, beside the rules (context-svc asks mailbox-svc), oldest first.
+	// The owner's blocked list, beside the rules (context-svc's projection of mailbox-svc's block
+	// events, which follows within moments), oldest first.
 	blocked := func() string {
 		return fmt.Sprint(env.Do(t, "GET", "/api/objects/"+bob+"/rules?show_blocked_list=1", bobKey, nil).Expect(t, 200).JSON(t)["blocked_hashes"])
 	}
-	if got := blocked(); got != fmt.Sprint([]any{carol, alice}) {
-		t.Fatalf("blocked list %v, want [%s %s]", got, carol, alice)
-	}
+	env.Eventually(t, func() bool { return blocked() == fmt.Sprint([]any{carol, alice}) }, "blocked list [carol alice]")
 
 	r := env.Do(t, "DELETE", blocks+"/"+alice, bobKey, nil).Expect(t, 200).JSON(t)
 	if r["ok"] != true || r["unblocked"] != alice {
@@ -396,9 +395,7 @@ func TestSenderBlocks(t *testing.T) {
 	env.Do(t, "DELETE", blocks+"/"+alice, bobKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "DELETE", blocks+"/svc_nosuchobject", bobKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "POST", "/api/messages", "", msg).Expect(t, 201)
-	if got := blocked(); got != fmt.Sprint([]any{carol}) {
-		t.Fatalf("blocked list after unblocking %v, want [%s]", got, carol)
-	}
+	env.Eventually(t, func() bool { return blocked() == fmt.Sprint([]any{carol}) }, "blocked list [carol] after unblocking alice")
 }
 
 func TestIdempotentSend(t *testing.T) {

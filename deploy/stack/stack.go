@@ -24,6 +24,7 @@ import (
 	mailbox "github.com/svcdev/svc/mailbox-svc/app"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/service"
 	webhook "github.com/svcdev/svc/webhook-svc/app"
 	"go.mongodb.org/mongo-driver/v2/event"
 )
@@ -231,11 +232,12 @@ func jwtEnv(opts Options) (gateway, services map[string]string, err error) {
 
 // instance is one running instance of a service.
 type instance struct {
-	c    component
-	env  map[string]string
-	addr string
-	stop context.CancelFunc
-	done chan struct{}
+	c      component
+	env    map[string]string
+	addr   string
+	stop   context.CancelFunc
+	done   chan struct{}
+	runner runner
 }
 
 func (s *Stack) start(ctx context.Context, c component, env map[string]string, ln net.Listener) error {
@@ -255,7 +257,7 @@ func (s *Stack) run(ctx context.Context, c component, env map[string]string, ln 
 		return nil, fmt.Errorf("start %s: %w", c.name, err)
 	}
 	runCtx, stop := context.WithCancel(s.runCtx)
-	in := &instance{c: c, env: env, addr: ln.Addr().String(), stop: stop, done: make(chan struct{})}
+	in := &instance{c: c, env: env, addr: ln.Addr().String(), stop: stop, done: make(chan struct{}), runner: r}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -313,6 +315,20 @@ func (s *Stack) instance(service string, i int) (*instance, error) {
 		return nil, fmt.Errorf("%s has no instance %d", service, i)
 	}
 	return s.instances[service][i], nil
+}
+
+// Wiring returns each backend service's runtime edges as its constructor made them (the first
+// replica's: replicas are built alike).
+func (s *Stack) Wiring() map[string]service.Wiring {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]service.Wiring{}
+	for name, ins := range s.instances {
+		if w, ok := ins[0].runner.(interface{ Wiring() service.Wiring }); ok {
+			out[name] = w.Wiring()
+		}
+	}
+	return out
 }
 
 // Wait blocks until the stack has stopped, by Stop or because a service failed, and returns

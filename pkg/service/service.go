@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,24 @@ type Base struct {
 	API      *gin.RouterGroup
 	loops    []func(context.Context) error
 	handlers map[string]events.Handler
+	// wiring is what the service was built to call and consume (Wiring).
+	wiring Wiring
+}
+
+// Wiring is a service's runtime edges as its constructor made them: the services it calls
+// synchronously (the audiences of its clients) and the topics it consumes. docs/architecture.md
+// draws them, and a test compares the drawing with every service's Wiring.
+type Wiring struct {
+	Calls    []string
+	Consumes []string
+}
+
+// Wiring reports the service's runtime edges, each list sorted.
+func (b *Base) Wiring() Wiring {
+	w := Wiring{Calls: slices.Clone(b.wiring.Calls), Consumes: slices.Clone(b.wiring.Consumes)}
+	slices.Sort(w.Calls)
+	slices.Sort(w.Consumes)
+	return w
 }
 
 // Options lists what a service adds to the base.
@@ -206,6 +225,11 @@ func (b *Base) ConsumeBatches(group string, topics []string, h events.BatchHandl
 func (b *Base) consume(group string, topics []string, h events.Handler, batch events.BatchHandler, processed *mongo.Collection) {
 	id := b.Name + "." + group
 	b.handlers[id] = h
+	for _, topic := range topics {
+		if !slices.Contains(b.wiring.Consumes, topic) {
+			b.wiring.Consumes = append(b.wiring.Consumes, topic)
+		}
+	}
 	b.Go(func(ctx context.Context) error {
 		return events.Consume(ctx, events.ConsumerConfig{
 			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: topics,
@@ -232,6 +256,9 @@ func RequireIdentityURL(cfg config.Service) error {
 // Client returns an HTTP client that calls service audience with an internal token of the
 // service's own, which carries no principal.
 func (b *Base) Client(audience string) *http.Client {
+	if !slices.Contains(b.wiring.Calls, audience) {
+		b.wiring.Calls = append(b.wiring.Calls, audience)
+	}
 	return &http.Client{Timeout: 10 * time.Second, Transport: &authn.Transport{
 		Key: b.Key, Issuer: b.Name, Audience: audience, Base: sharedTransport,
 	}}

@@ -1,6 +1,7 @@
 // Package consumers holds what context-svc consumes: object.created (identity-svc), which
-// materialises an object's profile as a backstop of the first read, and decision.recorded
-// (graph-svc), which feeds the decision-memory rebuild.
+// materialises an object's profile as a backstop of the first read, decision.recorded
+// (graph-svc), which feeds the decision-memory rebuild, and sender.blocked and unblocked
+// (mailbox-svc) with object.hash_changed (identity-svc), which keep the owner's blocked list.
 package consumers
 
 import (
@@ -15,7 +16,7 @@ import (
 )
 
 // Topics are the topics context-svc consumes.
-var Topics = []string{events.TopicIdentity, events.TopicGraph}
+var Topics = []string{events.TopicIdentity, events.TopicGraph, events.TopicMailbox}
 
 // Projections handles the consumed events.
 type Projections struct {
@@ -32,6 +33,25 @@ func (h *Projections) Handle(ctx context.Context, ev events.Event) error {
 		}
 		_, err := h.Store.Materialise(ctx, d.Object)
 		return err
+	case events.SenderBlocked, events.SenderUnblocked:
+		var d contract.SenderBlockData
+		if err := ev.Decode(&d); err != nil || d.SenderObjectID == "" || ev.ObjectID == "" {
+			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err))
+		}
+		if ev.Type == events.SenderUnblocked {
+			return h.Store.RecordUnblock(ctx, ev.ObjectID, d.SenderObjectID)
+		}
+		at, err := time.Parse(clock.Layout, d.At)
+		if err != nil {
+			at = clock.Now()
+		}
+		return h.Store.RecordBlock(ctx, ev.ObjectID, store.BlockedSender{ObjectID: d.SenderObjectID, Hash: d.SenderHash, BlockedAt: at})
+	case events.ObjectHashChanged:
+		var d contract.HashChangedData
+		if err := ev.Decode(&d); err != nil || d.Hash == "" || ev.ObjectID == "" {
+			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err))
+		}
+		return h.Store.SetSenderName(ctx, ev.ObjectID, d.Hash)
 	case events.DecisionRecorded:
 		var d contract.DecisionRecordedData
 		if err := ev.Decode(&d); err != nil || d.NodeID == "" || ev.ObjectID == "" {

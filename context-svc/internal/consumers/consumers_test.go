@@ -3,6 +3,7 @@ package consumers_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/svcdev/svc/context-svc/internal/consumers"
@@ -57,5 +58,43 @@ func TestProjections(t *testing.T) {
 	malformed := events.Event{ID: "evt_bad", Type: events.ObjectCreated, Data: json.RawMessage(`"not an object"`)}
 	if err := h.Handle(ctx, malformed); !events.IsPermanent(err) {
 		t.Fatalf("a malformed event: got %v, want a permanent error (dead-lettered, not retried)", err)
+	}
+}
+
+// TestBlockedListProjection: the owner's blocked list follows mailbox-svc's block events, in block
+// order, with the blocked senders' current hashes, and redeliveries change nothing.
+func TestBlockedListProjection(t *testing.T) {
+	t.Parallel()
+	st := store.New(testkit.Database(t, testkit.Backends(t), "context"), testkit.Logger(t))
+	h := &consumers.Projections{Store: st}
+	ctx := context.Background()
+	handle := func(typ, objectID string, data any) {
+		t.Helper()
+		for range 2 { // every event twice: a redelivery changes nothing
+			if err := h.Handle(ctx, event(t, typ, objectID, data)); err != nil {
+				t.Fatalf("%s: %v", typ, err)
+			}
+		}
+	}
+	blocked := func() []string {
+		t.Helper()
+		got, err := st.BlockedHashes(ctx, "obj_bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	handle(events.SenderBlocked, "obj_bob", contract.SenderBlockData{SenderObjectID: "obj_carol", SenderHash: "svc_carol", At: "2026-01-01T00:00:00.000Z"})
+	handle(events.SenderBlocked, "obj_bob", contract.SenderBlockData{SenderObjectID: "obj_alice", SenderHash: "svc_alice", At: "2026-01-01T00:00:01.000Z"})
+	if got := blocked(); !slices.Equal(got, []string{"svc_carol", "svc_alice"}) {
+		t.Fatalf("blocked %v, want [svc_carol svc_alice]", got)
+	}
+	handle(events.ObjectHashChanged, "obj_alice", contract.HashChangedData{Hash: "svc_ada", PreviousHash: "svc_alice"})
+	handle(events.SenderUnblocked, "obj_bob", contract.SenderBlockData{SenderObjectID: "obj_carol", SenderHash: "svc_carol"})
+	if got := blocked(); !slices.Equal(got, []string{"svc_ada"}) {
+		t.Fatalf("after a hash change and an unblock: %v, want [svc_ada]", got)
+	}
+	if got, err := st.BlockedHashes(ctx, "obj_nobody"); err != nil || len(got) != 0 {
+		t.Fatalf("an object without blocks: %v, %v", got, err)
 	}
 }

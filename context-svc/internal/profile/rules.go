@@ -2,15 +2,10 @@ package profile
 
 import (
 	"context"
-
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
-// BlockedHashes lists the sender hashes the object blocks, for its owner's rules read.
+// BlockedHashes lists the sender hashes the object blocks, for its owner's rules read: context-svc's
+// projection of mailbox-svc's blocks, so that the read needs no other service.
 func (s *Service) BlockedHashes(ctx context.Context, objectID string) ([]string, error) {
-	blocked, err := s.Mailbox.BlockedHashes(ctx, objectID)
-	if err != nil {
-		return nil, httpx.Unavailable(err)
-	}
-	return blocked, nil
+	return s.Store.BlockedHashes(ctx, objectID)
 }

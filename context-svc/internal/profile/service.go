@@ -54,6 +54,11 @@ type Decisions interface {
 	RecentDecisions(ctx context.Context, objectID string, limit int) ([]store.Decision, error)
 }
 
+// Blocks is the projection of the object's sender blocks (store.Store).
+type Blocks interface {
+	BlockedHashes(ctx context.Context, recipientID string) ([]string, error)
+}
+
 // Store is the repository the use cases work on: store.Store.
 type Store interface {
 	Versions
@@ -61,17 +66,13 @@ type Store interface {
 	Links
 	Syncs
 	Decisions
+	Blocks
 }
 
 // Identity is what the use cases need of identity-svc.
 type Identity interface {
 	Object(ctx context.Context, objectID string) (*contract.Object, error)
 	ReportProfile(ctx context.Context, objectID string, update contract.ProfileUpdate) error
-}
-
-// Mailbox is what the rules read needs of mailbox-svc.
-type Mailbox interface {
-	BlockedHashes(ctx context.Context, objectID string) ([]string, error)
 }
 
 // Outbox stages the events of a write before it and relays them once it is done (events.Outbox).
@@ -103,7 +104,6 @@ type Service struct {
 	Store    Store
 	Outbox   Outbox
 	Identity Identity
-	Mailbox  Mailbox
 	Fetcher  Fetcher
 	Git      Git
 	// SourceRefresh is how long fetched source content is reused before it is fetched again.

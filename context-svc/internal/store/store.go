@@ -25,6 +25,9 @@ const (
 	Fetches     = "fetches"
 	Links       = "links"
 	Decisions   = "decisions"
+	// Blocks and Names project mailbox-svc's sender blocks and identity-svc's hash changes.
+	Blocks = "blocks"
+	Names  = "names"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below.
@@ -38,8 +41,8 @@ var Indexes = []mongox.Index{
 
 // Store is the repository.
 type Store struct {
-	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions *mongo.Collection
-	log                                                                     *slog.Logger
+	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions, blocks, names *mongo.Collection
+	log                                                                                    *slog.Logger
 	// MaxAttempts bounds the retries of a write that keeps losing the race for a version.
 	MaxAttempts int
 }
@@ -50,6 +53,7 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 		versions: db.Collection(Versions), heads: db.Collection(Heads), syncs: db.Collection(Syncs),
 		sources: db.Collection(Sources), sourceSlots: db.Collection(SourceSlots), fetches: db.Collection(Fetches),
 		links: db.Collection(Links), decisions: db.Collection(Decisions),
+		blocks: db.Collection(Blocks), names: db.Collection(Names),
 		MaxAttempts: 32,
 	}
 }

@@ -81,12 +81,11 @@ const Gateway = "gateway"
 // deployments keep them in a Secret, never in plain values. Only the gateway gets the key that
 // signs principals; the other services get its public key and the services' own key.
 func SecretEnv(service string) []string {
-	env := []string{"KAFKA_BROKERS", "MONGO_URI", "REDIS_URL"}
+	// The gateway has no database and publishes nothing: it gets neither address.
 	if service == Gateway {
-		env = append(env, "GATEWAY_JWT_KEY")
-	} else {
-		env = append(env, "GATEWAY_JWT_PUBLIC_KEY", "SERVICE_JWT_KEY")
+		return []string{"REDIS_URL", "GATEWAY_JWT_KEY"}
 	}
+	env := []string{"KAFKA_BROKERS", "MONGO_URI", "REDIS_URL", "GATEWAY_JWT_PUBLIC_KEY", "SERVICE_JWT_KEY"}
 	if service == "identity-svc" {
 		env = append(env, "PAYMENT_VOUCHER_SECRET")
 	}

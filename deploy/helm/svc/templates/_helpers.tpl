@@ -91,8 +91,8 @@ service, "!name" every service but that one. Only the gateway holds the key that
 GATEWAY_JWT_KEY: [gateway]
 GATEWAY_JWT_PUBLIC_KEY: ["!gateway"]
 SERVICE_JWT_KEY: ["!gateway"]
-MONGO_URI: []
-KAFKA_BROKERS: []
+MONGO_URI: ["!gateway"]
+KAFKA_BROKERS: ["!gateway"]
 REDIS_URL: []
 PAYMENT_VOUCHER_SECRET: [identity-svc]
 {{- end -}}
