@@ -286,13 +286,19 @@ func TestGraphDecisions(t *testing.T) {
 	env.Do(t, "POST", base+"/decision", aliceKey, map[string]any{"title": "t", "body": "b", "supersedes_node_ids": []string{foreign}}).
 		ExpectError(t, 400, "INVALID_REQUEST")
 
-	// Both participants' decision memory counts both decisions (major: 0.8 and none).
+	// Both participants' decision memory lists the second decision as current, naming the first
+	// it superseded; the first is marked superseded, never current.
 	for _, side := range []struct{ hash, key string }{{alice, aliceKey}, {bob, bobKey}} {
 		path := "/api/objects/" + side.hash + "/decision-memory"
 		env.Eventually(t, func() bool {
-			return Num(t, env.Do(t, "POST", path, side.key, nil).Expect(t, 200).JSON(t), "rebuilt_from_decisions") == 2
+			mem := Str(t, env.Do(t, "GET", path, side.key, nil).Expect(t, 200).JSON(t), "memory")
+			return Num(t, env.Do(t, "POST", path, side.key, nil).Expect(t, 200).JSON(t), "rebuilt_from_decisions") == 1 &&
+				strings.Contains(mem, "SUPERSEDED")
 		}, "both decisions in "+side.hash+"'s decision memory")
-		if mem := Str(t, env.Do(t, "GET", path, side.key, nil).Expect(t, 200).JSON(t), "memory"); !containsAll(mem, "Hand-write the parser", "Hand-write it, in Go", threadID) {
+		mem := Str(t, env.Do(t, "GET", path, side.key, nil).Expect(t, 200).JSON(t), "memory")
+		current, superseded, _ := strings.Cut(mem, "## Superseded decisions")
+		if !containsAll(current, "## Hand-write it, in Go", `Supersedes "Hand-write the parser" (node `+decision+`)`, threadID) ||
+			strings.Contains(current, "## Hand-write the parser") || !strings.Contains(superseded, `SUPERSEDED: "Hand-write the parser"`) {
 			t.Errorf("%s's decision memory:\n%s", side.hash, mem)
 		}
 	}

@@ -26,7 +26,8 @@ const Name = "graph-svc"
 type Config struct {
 	config.Service
 	config.Outbound
-	// MailboxURL is the internal address of mailbox-svc, asked who takes part in a thread;
+	// MailboxURL is the internal address of mailbox-svc, asked who takes part in a thread graph-svc
+	// has not heard of yet;
 	// ContextURL that of context-svc, asked for the composed profile the ingest overview sums up.
 	MailboxURL string `env:"MAILBOX_URL"`
 	ContextURL string `env:"CONTEXT_URL"`
@@ -35,6 +36,12 @@ type Config struct {
 	FetchMaxBytes int64         `env:"GRAPH_FETCH_MAX_BYTES, default=2097152"`
 	PullInterval  time.Duration `env:"GRAPH_PULL_INTERVAL, default=6h"`
 	PullScan      time.Duration `env:"GRAPH_PULL_SCAN, default=5m"`
+	// Quotas of what callers write (docs/operations.md).
+	MaxNodesPerThread int64 `env:"GRAPH_MAX_NODES_PER_THREAD, default=10000"`
+	MaxNodesPerAuthor int64 `env:"GRAPH_MAX_NODES_PER_AUTHOR, default=5000"`
+	MaxEdgesPerAuthor int64 `env:"GRAPH_MAX_EDGES_PER_AUTHOR, default=10000"`
+	MaxNodeBytes      int   `env:"GRAPH_MAX_NODE_BYTES, default=65536"`
+	MaxSources        int64 `env:"GRAPH_MAX_SOURCES_PER_OWNER, default=200"`
 }
 
 // App is a running graph-svc: the shared service base (Serve, Run, Close) with its routes and
@@ -49,9 +56,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.FetchMaxBytes <= 0 || cfg.PullInterval <= 0 || cfg.PullScan <= 0 {
 		return nil, errors.New("configuration: GRAPH_FETCH_MAX_BYTES, GRAPH_PULL_INTERVAL and GRAPH_PULL_SCAN must be positive")
 	}
+	limits := graph.Limits{NodesPerThread: cfg.MaxNodesPerThread, NodesPerAuthor: cfg.MaxNodesPerAuthor,
+		EdgesPerAuthor: cfg.MaxEdgesPerAuthor, NodeBytes: cfg.MaxNodeBytes, SourcesPerOwner: cfg.MaxSources}
+	if limits.NodesPerThread <= 0 || limits.NodesPerAuthor <= 0 || limits.EdgesPerAuthor <= 0 || limits.SourcesPerOwner <= 0 ||
+		limits.NodeBytes <= 0 || limits.NodeBytes > graph.MaxBody {
+		return nil, errors.New("configuration: GRAPH_MAX_* quotas must be positive, GRAPH_MAX_NODE_BYTES at most 65536")
+	}
 	opts := outbound.FromConfig(cfg.Outbound)
 	opts.MaxBytes = cfg.FetchMaxBytes
 	pages, err := outbound.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	limiter, err := outbound.NewLimiter(outbound.LimiterFromConfig(cfg.Outbound))
 	if err != nil {
 		return nil, err
 	}
@@ -60,13 +77,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	svc := &graph.Service{
+		Limits: limits, Schedule: graph.Schedule{Interval: cfg.PullInterval, Scan: cfg.PullScan},
 		Store: store.New(b.DB), Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")), Outbox: b.Outbox,
-		Fetcher: pages, MaxFetchBytes: cfg.FetchMaxBytes, Log: b.Log,
+		Fetcher: pages, Limiter: limiter, MaxFetchBytes: cfg.FetchMaxBytes, Log: b.Log,
 	}
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
 	b.ConsumeBatches(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc}).Handle)
-	b.Every(cfg.PullScan, "re-pulling sources", func(ctx context.Context) error { return svc.RepullDue(ctx, cfg.PullInterval) })
+	b.Consume(consumers.HashGroup, consumers.HashTopics, (&consumers.Hashes{Graph: svc}).Handle)
+	b.Every(cfg.PullScan, "re-pulling sources", func(ctx context.Context) error { return svc.RepullDue(ctx) })
 	return &App{Base: b}, nil
 }

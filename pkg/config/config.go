@@ -99,6 +99,12 @@ type Outbound struct {
 	CAFile       string `env:"OUTBOUND_CA_FILE"`
 	// Ports may be dialled by outbound fetches (80 and 443 when empty), comma-separated.
 	Ports []int `env:"OUTBOUND_PORTS"`
+	// MaxConcurrent bounds the memory-holding outbound work (a fetch and its parse) a service
+	// runs at once; MaxQueued the callers that wait for a turn, each at most QueueWait. Past
+	// that a caller is refused at once (outbound.Limiter).
+	MaxConcurrent int           `env:"OUTBOUND_MAX_CONCURRENT, default=4"`
+	MaxQueued     int           `env:"OUTBOUND_MAX_QUEUED, default=8"`
+	QueueWait     time.Duration `env:"OUTBOUND_QUEUE_WAIT, default=5s"`
 }
 
 // SetCommandMonitor attaches a command monitor; the all-in-one stack reaches it through any

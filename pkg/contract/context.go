@@ -36,6 +36,9 @@ type DecisionRecordedData struct {
 	Title      string   `json:"title"`
 	Body       string   `json:"body"`
 	Confidence *float64 `json:"confidence"`
+	// Supersedes names the nodes of the thread the decision superseded, so that decision memory
+	// stops presenting them as current.
+	Supersedes []string `json:"supersedes_node_ids,omitempty"`
 	CreatedAt  string   `json:"created_at"`
 }
 

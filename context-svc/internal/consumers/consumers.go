@@ -63,7 +63,7 @@ func (h *Projections) Handle(ctx context.Context, ev events.Event) error {
 		}
 		return h.Store.RecordDecision(ctx, &store.Decision{
 			ObjectID: ev.ObjectID, ThreadID: d.ThreadID, NodeID: d.NodeID, Title: d.Title, Body: d.Body,
-			Confidence: d.Confidence, CreatedAt: at,
+			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: at,
 		})
 	}
 	return nil

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,39 +14,93 @@ import (
 // without a confidence counts too.
 const MajorConfidence = 0.5
 
-// Decision is a decision recorded in one of the object's threads.
+// Decision is a decision recorded in one of the object's threads. Supersedes names the nodes
+// it superseded; SupersededBy is set by Current on a decision a later one superseded.
 type Decision struct {
-	ThreadID   string
-	NodeID     string
-	Title      string
-	Body       string
-	Confidence *float64
-	CreatedAt  time.Time
+	ThreadID     string
+	NodeID       string
+	Title        string
+	Body         string
+	Confidence   *float64
+	Supersedes   []string
+	CreatedAt    time.Time
+	SupersededBy *Decision
 }
 
 // Major reports whether d belongs in decision memory.
 func Major(d Decision) bool { return d.Confidence == nil || *d.Confidence >= MajorConfidence }
 
-// DecisionMemory renders the major decisions (newest first, as given) as markdown.
-func DecisionMemory(decisions []Decision, at time.Time) string {
+// Current splits the recorded decisions (newest first) into the major ones still current and the
+// major ones a later decision superseded (each with SupersededBy set). A decision superseded by
+// any recorded decision, major or not, is no longer current: the graph marked it invalid.
+func Current(recorded []Decision) (current, superseded []Decision) {
+	by := map[string]*Decision{}
+	for i := len(recorded) - 1; i >= 0; i-- { // oldest first, so the newest superseder wins
+		for _, old := range recorded[i].Supersedes {
+			by[old] = &recorded[i]
+		}
+	}
+	for _, d := range recorded {
+		if !Major(d) {
+			continue
+		}
+		if s := by[d.NodeID]; s != nil {
+			d.SupersededBy = s
+			superseded = append(superseded, d)
+			continue
+		}
+		current = append(current, d)
+	}
+	return current, superseded
+}
+
+// DecisionMemory renders the current major decisions (newest first, as given), each naming what
+// it superseded, then the superseded ones, marked as no longer current.
+func DecisionMemory(current, superseded []Decision, at time.Time) string {
 	var b strings.Builder
 	b.WriteString("# Decision memory\n\n")
-	if len(decisions) == 0 {
+	if len(current) == 0 && len(superseded) == 0 {
 		fmt.Fprintf(&b, "Rebuilt %s: no major thread decisions are recorded yet.\n", clock.Format(at))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Rebuilt %s from %d major thread decisions, newest first.\n", clock.Format(at), len(decisions))
-	for _, d := range decisions {
+	fmt.Fprintf(&b, "Rebuilt %s from %d current major thread decisions, newest first.\n", clock.Format(at), len(current))
+	titles := map[string]string{}
+	for _, d := range append(slices.Clone(current), superseded...) {
+		titles[d.NodeID] = d.Title
+	}
+	for _, d := range current {
 		fmt.Fprintf(&b, "\n## %s\n\n", oneLine(d.Title))
 		if body := strings.TrimSpace(d.Body); body != "" {
 			b.WriteString(body)
 			b.WriteString("\n\n")
 		}
-		conf := "not given"
-		if d.Confidence != nil {
-			conf = strconv.FormatFloat(*d.Confidence, 'f', -1, 64)
+		fmt.Fprintf(&b, "Thread %s, decided %s, confidence %s.\n", d.ThreadID, clock.Format(d.CreatedAt), confidence(d))
+		if len(d.Supersedes) > 0 {
+			names := make([]string, 0, len(d.Supersedes))
+			for _, id := range d.Supersedes {
+				if t, ok := titles[id]; ok {
+					names = append(names, fmt.Sprintf("%q (node %s)", oneLine(t), id))
+				} else {
+					names = append(names, "node "+id)
+				}
+			}
+			fmt.Fprintf(&b, "Supersedes %s.\n", strings.Join(names, ", "))
 		}
-		fmt.Fprintf(&b, "Thread %s, decided %s, confidence %s.\n", d.ThreadID, clock.Format(d.CreatedAt), conf)
+	}
+	if len(superseded) > 0 {
+		b.WriteString("\n## Superseded decisions (no longer current)\n\n")
+		for _, d := range superseded {
+			fmt.Fprintf(&b, "- SUPERSEDED: %q (node %s, thread %s, decided %s), replaced by %q (node %s) on %s.\n",
+				oneLine(d.Title), d.NodeID, d.ThreadID, clock.Format(d.CreatedAt), oneLine(d.SupersededBy.Title),
+				d.SupersededBy.NodeID, clock.Format(d.SupersededBy.CreatedAt))
+		}
 	}
 	return b.String()
+}
+
+func confidence(d Decision) string {
+	if d.Confidence == nil {
+		return "not given"
+	}
+	return strconv.FormatFloat(*d.Confidence, 'f', -1, 64)
 }

@@ -134,9 +134,9 @@ func TestDecisionMemory(t *testing.T) {
 			t.Errorf("Major(confidence %v) = %v", c.d.Confidence, !c.want)
 		}
 	}
-	got := DecisionMemory(ds, at)
+	got := DecisionMemory(ds, nil, at)
 	for _, want := range []string{
-		"# Decision memory\n\nRebuilt 2026-03-01T12:00:00.000Z from 2 major thread decisions, newest first.\n",
+		"# Decision memory\n\nRebuilt 2026-03-01T12:00:00.000Z from 2 current major thread decisions, newest first.\n",
 		"## Write it in Go\n\nThread thr_2, decided 2026-03-01T11:00:00.000Z, confidence not given.\n",
 		"## Ship v1\n\nIn March.\n\nThread thr_1, decided 2026-03-01T10:00:00.000Z, confidence 0.9.\n",
 	} {
@@ -144,7 +144,7 @@ func TestDecisionMemory(t *testing.T) {
 			t.Errorf("memory lacks %q:\n%s", want, got)
 		}
 	}
-	if none := DecisionMemory(nil, at); !strings.Contains(none, "no major thread decisions are recorded yet") {
+	if none := DecisionMemory(nil, nil, at); !strings.Contains(none, "no major thread decisions are recorded yet") {
 		t.Errorf("memory without decisions:\n%s", none)
 	}
 }

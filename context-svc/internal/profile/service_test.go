@@ -360,3 +360,38 @@ func TestRebuildMemoryKeepsMajorDecisions(t *testing.T) {
 			n, p.Memory, p.MemoryVersion, p.Version)
 	}
 }
+
+// TestRebuildMemoryHonoursSupersession: after a decision that supersedes an earlier one, the
+// rebuilt memory presents only the new one as current, names what it superseded and marks the
+// old one as superseded.
+func TestRebuildMemoryHonoursSupersession(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	st := store.New(f.db, testkit.Logger(t))
+	at := time.Now().Add(-time.Hour)
+	for _, d := range []store.Decision{
+		{ObjectID: f.t.ObjectID, ThreadID: "thr_1", NodeID: "nod_old", Title: "Use Postgres", CreatedAt: at},
+		{ObjectID: f.t.ObjectID, ThreadID: "thr_1", NodeID: "nod_new", Title: "Use SQLite", Supersedes: []string{"nod_old", "nod_hyp"},
+			CreatedAt: at.Add(time.Minute)},
+	} {
+		if err := st.RecordDecision(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, n, err := f.svc.RebuildMemory(ctx, f.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := p.Memory
+	cur, old, _ := strings.Cut(mem, "## Superseded decisions")
+	if n != 1 || !strings.Contains(cur, "## Use SQLite") || strings.Contains(cur, "## Use Postgres") {
+		t.Fatalf("rebuilt from %d current decisions, want only the new one current:\n%s", n, mem)
+	}
+	if !strings.Contains(cur, `Supersedes "Use Postgres" (node nod_old), node nod_hyp.`) {
+		t.Errorf("the new decision does not name what it superseded:\n%s", mem)
+	}
+	if !strings.Contains(old, `SUPERSEDED: "Use Postgres" (node nod_old`) || !strings.Contains(old, `replaced by "Use SQLite" (node nod_new)`) {
+		t.Errorf("the old decision is not marked superseded:\n%s", mem)
+	}
+}

@@ -52,22 +52,21 @@ func (s *Service) PutMemory(ctx context.Context, t Target, memory string) (*stor
 }
 
 // RebuildMemory replaces decision memory by the major decisions recorded in the object's
-// threads, as learned from graph-svc's decision.recorded events, and says how many it used.
+// threads, as learned from graph-svc's decision.recorded events, and says how many current ones
+// it used. A decision a later one superseded is listed apart, marked, never as current.
 func (s *Service) RebuildMemory(ctx context.Context, t Target) (*store.Profile, int, error) {
 	recorded, err := s.Store.RecentDecisions(ctx, t.ObjectID, MaxRebuildDecisions)
 	if err != nil {
 		return nil, 0, err
 	}
-	var major []Decision
+	all := make([]Decision, 0, len(recorded))
 	for _, d := range recorded {
-		pd := Decision{ThreadID: d.ThreadID, NodeID: d.NodeID, Title: d.Title, Body: d.Body,
-			Confidence: d.Confidence, CreatedAt: d.CreatedAt}
-		if Major(pd) {
-			major = append(major, pd)
-		}
+		all = append(all, Decision{ThreadID: d.ThreadID, NodeID: d.NodeID, Title: d.Title, Body: d.Body,
+			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: d.CreatedAt})
 	}
-	p, err := s.PutMemory(ctx, t, DecisionMemory(major, clock.Now()))
-	return p, len(major), err
+	current, superseded := Current(all)
+	p, err := s.PutMemory(ctx, t, DecisionMemory(current, superseded, clock.Now()))
+	return p, len(current), err
 }
 
 // SectionChange includes or leaves out one section of the public profile; both fields are

@@ -20,6 +20,7 @@ type Decision struct {
 	Title      string    `bson:"title"`
 	Body       string    `bson:"body"`
 	Confidence *float64  `bson:"confidence"`
+	Supersedes []string  `bson:"supersedes,omitempty"`
 	CreatedAt  time.Time `bson:"created_at"`
 }
 

@@ -37,7 +37,13 @@ func (h *Handler) graph(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Graph.Graph(c.Request.Context(), who, c.Param("threadId"), asOf)
+	scope := graph.GraphScope(c.Param("threadId"))
+	limit, before, err := httpx.PageSeq(c, scope)
+	if err != nil {
+		return err
+	}
+	v, err := h.Graph.Graph(c.Request.Context(), who, c.Param("threadId"), graph.GraphPage{
+		Before: before, Limit: limit, AsOf: asOf, Cursor: func(seq int64) string { return httpx.SeqCursor(scope, seq) }})
 	if err != nil {
 		return err
 	}

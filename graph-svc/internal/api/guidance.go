@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/svcdev/svc/graph-svc/internal/graph"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -34,7 +35,13 @@ func (h *Handler) getGuidance(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Graph.Guidance(c.Request.Context(), who, c.Param("threadId"))
+	scope := graph.GuidanceScope(c.Param("threadId"), who.ObjectID)
+	limit, before, err := httpx.PageSeq(c, scope)
+	if err != nil {
+		return err
+	}
+	v, err := h.Graph.Guidance(c.Request.Context(), who, c.Param("threadId"), before, limit,
+		func(seq int64) string { return httpx.SeqCursor(scope, seq) })
 	if err != nil {
 		return err
 	}

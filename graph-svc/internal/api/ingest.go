@@ -73,7 +73,12 @@ func (h *Handler) overview(c *gin.Context) error {
 	default:
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "include_graph must be 1 or 0")
 	}
-	v, err := h.Graph.Overview(c.Request.Context(), who, graphs)
+	scope := graph.SourcesScope(graph.SelfThreadID(who.ObjectID))
+	limit, before, err := httpx.PageSeq(c, scope)
+	if err != nil {
+		return err
+	}
+	v, err := h.Graph.Overview(c.Request.Context(), who, graphs, before, limit, func(seq int64) string { return httpx.SeqCursor(scope, seq) })
 	if err != nil {
 		return err
 	}
@@ -86,11 +91,21 @@ func (h *Handler) sources(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Graph.Sources(c.Request.Context(), who, c.Param("threadId"))
+	scope := graph.SourcesScope(c.Param("threadId"))
+	limit, before, err := httpx.PageSeq(c, scope)
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"sources": v})
+	v, err := h.Graph.Sources(c.Request.Context(), who, c.Param("threadId"), before, limit)
+	if err != nil {
+		return err
+	}
+	var next *string
+	if v.Next > 0 {
+		cur := httpx.SeqCursor(scope, v.Next)
+		next = &cur
+	}
+	c.JSON(http.StatusOK, gin.H{"sources": v.Sources, "next_cursor": next})
 	return nil
 }
 

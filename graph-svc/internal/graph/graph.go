@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/rpc"
 )
 
@@ -64,7 +66,9 @@ type Outbox interface {
 	Confirm(evs ...events.Pending)
 }
 
-// Mailbox tells who takes part in a mailbox thread (mailbox-svc's internal API).
+// Mailbox tells who takes part in a mailbox thread (mailbox-svc's internal API). It is asked only
+// for a thread graph-svc has not heard of yet (a graph call racing the projection of the
+// thread's first message); once known, a thread is answered from graph-svc's own data.
 type Mailbox interface {
 	Thread(ctx context.Context, threadID string) (*contract.Thread, error)
 }
@@ -74,19 +78,46 @@ type Profiles interface {
 	ComposedProfile(ctx context.Context, objectID, hash string) (string, error)
 }
 
+// Limits are the quotas of what callers write into graphs (GRAPH_MAX_* in docs/operations.md).
+type Limits struct {
+	// NodesPerThread bounds the nodes written into one thread (messages, which mailbox-svc
+	// bounds, aside); NodesPerAuthor those one participant writes into one thread, and
+	// EdgesPerAuthor its edges. Keep NodesPerThread at least twice NodesPerAuthor, so that one
+	// side of a thread never uses up the other's room.
+	NodesPerThread, NodesPerAuthor, EdgesPerAuthor int64
+	// NodeBytes bounds the body of a node written through the thread routes.
+	NodeBytes int
+	// SourcesPerOwner bounds the sources one object tracks.
+	SourcesPerOwner int64
+}
+
+// DefaultLimits are the quotas when configuration sets none.
+var DefaultLimits = Limits{NodesPerThread: 10000, NodesPerAuthor: 5000, EdgesPerAuthor: 10000, NodeBytes: MaxBody,
+	SourcesPerOwner: 200}
+
+// Schedule is when tracked sources are pulled again: every Interval, found by scans every Scan.
+type Schedule struct {
+	Interval, Scan time.Duration
+}
+
 // Service holds the use cases.
 type Service struct {
+	Limits   Limits
+	Schedule Schedule
 	Store    *store.Store
 	Mailbox  Mailbox
 	Profiles Profiles
 	Outbox   Outbox
 	Fetcher  Fetcher
+	// Limiter bounds the fetches and parses the process runs at once (ingest, pulls).
+	Limiter *outbound.Limiter
 	// MaxFetchBytes is the fetcher's cap on a page, named in the error of a larger one.
 	MaxFetchBytes int64
 	Log           *slog.Logger
 
 	knownOnce sync.Once
 	known     *lru.Cache[string, struct{}] // threads recorded by this process
+	hashed    *lru.Cache[string, struct{}] // objects whose hash this process recorded
 }
 
 // knownThreads bounds how many recorded threads a process remembers, so that a message of a
@@ -103,7 +134,10 @@ func (s *Service) rememberThread(id string) {
 	s.known.Add(id, struct{}{})
 }
 
-func (s *Service) initKnown() { s.known, _ = lru.New[string, struct{}](knownThreads) }
+func (s *Service) initKnown() {
+	s.known, _ = lru.New[string, struct{}](knownThreads)
+	s.hashed, _ = lru.New[string, struct{}](knownThreads)
+}
 
 // Caller is who calls a use case: the caller's object and its current hash.
 type Caller struct {
@@ -146,24 +180,14 @@ func (s *Service) learnThread(ctx context.Context, threadID string) (*store.Thre
 	th := &store.Thread{ID: mt.ThreadID, CreatedAt: parseTime(mt.CreatedAt)}
 	for _, p := range mt.Participants {
 		th.Participants = append(th.Participants, p.ObjectID)
+		if err := s.Store.RememberHash(ctx, p.ObjectID, p.Hash); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.Store.AddThread(ctx, th); err != nil {
 		return nil, err
 	}
 	return th, nil
-}
-
-// participants returns who takes part in a thread with their current hashes: the owner of a
-// self-ingest thread, or the mailbox thread's two participants as mailbox-svc names them now.
-func (s *Service) participants(ctx context.Context, th *store.Thread, c Caller) ([]contract.Participant, error) {
-	if th.Self {
-		return []contract.Participant{{ObjectID: c.ObjectID, Hash: c.Hash}}, nil
-	}
-	mt, err := s.Mailbox.Thread(ctx, th.ID)
-	if err != nil {
-		return nil, httpx.Unavailable(fmt.Errorf("read the thread's participants: %w", err))
-	}
-	return mt.Participants, nil
 }
 
 // parseTime reads a timestamp of the public API; the zero time when it is not one.
@@ -201,4 +225,18 @@ func visibility(v string) (string, error) {
 // side's owner_only ones.
 func visibleTo(n *store.Node, objectID string) bool {
 	return n.Visibility != OwnerOnly || n.AuthorID == objectID
+}
+
+// turn takes a turn of the process's outbound work for a caller: 503 UNAVAILABLE with
+// Retry-After when the process runs as much as it may.
+func (s *Service) turn(ctx context.Context) (func(), error) {
+	release, err := s.Limiter.Acquire(ctx)
+	var busy *outbound.BusyError
+	if errors.As(err, &busy) {
+		e := httpx.Errorf(http.StatusServiceUnavailable, httpx.CodeUnavailable,
+			"this service is fetching and reading as many pages as it may at once: retry later")
+		e.RetryAfter = busy.RetryAfter
+		return nil, e
+	}
+	return release, err
 }

@@ -55,8 +55,16 @@ func newService(t *testing.T) (*graph.Service, *confirmed) {
 		t.Fatal(err)
 	}
 	ob := &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(t), events.OutboxOptions{})}
-	return &graph.Service{Store: store.New(db), Mailbox: mailbox{}, Outbox: ob, Log: testkit.Logger(t)}, ob
+	lim, err := outbound.NewLimiter(outbound.LimiterOptions{Max: 4, Queue: 4, Wait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
+		Store: store.New(db), Mailbox: mailbox{}, Outbox: ob, Limiter: lim, Log: testkit.Logger(t)}, ob
 }
+
+// page is a graph page of up to 200 items, the newest.
+var page = graph.GraphPage{Limit: 200}
 
 var (
 	alice = graph.Caller{ObjectID: "obj_a", Hash: "svc_a"}
@@ -104,7 +112,7 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			g, err := svc.Graph(context.Background(), bob, "thr_ab", nil)
+			g, err := svc.Graph(context.Background(), bob, "thr_ab", page)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,58 +132,6 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 				t.Errorf("replies_to edges\n got %v\nwant %v", got, want)
 			}
 		})
-	}
-}
-
-// TestStoredMessageEdgesGiveWayToTheChain: replies_to edges stored by earlier projections, some
-// made stale by a message projected late, are read as the chain of message nodes; a
-// participant's own replies_to edge stays.
-func TestStoredMessageEdgesGiveWayToTheChain(t *testing.T) {
-	t.Parallel()
-	svc, _ := newService(t)
-	ctx := context.Background()
-	start := clock.Now().Add(-time.Hour)
-	for i := range 3 {
-		from, to := "obj_a", "obj_b"
-		if i == 1 {
-			from, to = to, from
-		}
-		if err := svc.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: fmt.Sprintf("msg_%d", i), ThreadID: "thr_ab",
-			FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from[4:], Body: "m",
-			CreatedAt: clock.Format(start.Add(time.Duration(i) * time.Second))}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	node := graph.MessageNodeID
-	// msg_2 was projected before msg_1 reached the graph: its stored edge skips msg_1.
-	stale := &store.Edge{ID: "edg_msg_2_msg_0", ThreadID: "thr_ab", From: node("msg_2"), To: node("msg_0"),
-		Type: graph.EdgeRepliesTo, AuthorID: "obj_a", AuthorHash: "svc_a", MessageID: "msg_2", CreatedAt: start.Add(2 * time.Second)}
-	if err := svc.Store.InsertEdge(ctx, stale); err != nil {
-		t.Fatal(err)
-	}
-	own, err := svc.AddEdge(ctx, alice, "thr_ab", graph.EdgeDraft{From: node("msg_2"), To: node("msg_0"), Type: graph.EdgeRepliesTo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := svc.Graph(ctx, alice, "thr_ab", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range g.Edges {
-		got = append(got, e.ID+":"+e.From+">"+e.To)
-	}
-	want := []string{"edg_msg_1_msg_0:" + node("msg_1") + ">" + node("msg_0"), "edg_msg_2_msg_1:" + node("msg_2") + ">" + node("msg_1"),
-		own.ID + ":" + node("msg_2") + ">" + node("msg_0")}
-	if !slices.Equal(got, want) {
-		t.Errorf("edges\n got %v\nwant %v", got, want)
-	}
-	asOf := start.Add(1500 * time.Millisecond)
-	if g, err = svc.Graph(ctx, alice, "thr_ab", &asOf); err != nil {
-		t.Fatal(err)
-	}
-	if len(g.Nodes) != 2 || len(g.Edges) != 1 || g.Edges[0].ID != "edg_msg_1_msg_0" {
-		t.Errorf("as of the second message: %d nodes and edges %v, want 2 nodes and msg_1's edge", len(g.Nodes), g.Edges)
 	}
 }
 
@@ -225,22 +181,22 @@ func TestConcurrentGuidanceKeepsEveryVersion(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	g, err := svc.Guidance(context.Background(), alice, "thr_ab")
+	g, err := svc.Guidance(context.Background(), alice, "thr_ab", 0, 50, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.Version != n || len(g.Versions) != n {
 		t.Errorf("guidance at version %d with %d versions, want %d", g.Version, len(g.Versions), n)
 	}
-	if _, err := svc.Guidance(context.Background(), bob, "thr_ab"); err == nil {
+	if _, err := svc.Guidance(context.Background(), bob, "thr_ab", 0, 50, nil); err == nil {
 		t.Error("bob reads guidance he never wrote")
 	}
 }
 
-// TestDecisionStoppedHalfWay: a decision whose write stopped after its own insert (before its
-// edges and validity facts) still shows every supersession it records; the earlier of two
-// decisions superseding one node sets its invalid_at.
-func TestDecisionStoppedHalfWay(t *testing.T) {
+// TestTwoDecisionsSupersedingOneNode: the earlier of two decisions superseding one node sets
+// its invalid_at; both decisions' supersedes edges are shown; as of before the second, only the
+// first's.
+func TestTwoDecisionsSupersedingOneNode(t *testing.T) {
 	t.Parallel()
 	svc, _ := newService(t)
 	ctx := context.Background()
@@ -248,39 +204,45 @@ func TestDecisionStoppedHalfWay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond)
-	at := clock.Now()
-	time.Sleep(5 * time.Millisecond)
-	half := &store.Node{ID: "nod_half", ThreadID: "thr_ab", Type: graph.TypeDecision, Title: "t", Body: "b",
-		Visibility: graph.Participants, AuthorID: "obj_b", AuthorHash: "svc_b", Supersedes: []string{h.ID}, CreatedAt: at}
-	if err := svc.Store.InsertNode(ctx, half); err != nil {
+	first, err := svc.Decide(ctx, "req_1", bob, "thr_ab", graph.DecisionDraft{Title: "t1", Body: "b1", Supersedes: []string{h.ID}})
+	if err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(5 * time.Millisecond)
+	between := clock.Now()
+	time.Sleep(5 * time.Millisecond)
 	later, err := svc.Decide(ctx, "req_2", alice, "thr_ab", graph.DecisionDraft{Title: "t2", Body: "b2", Supersedes: []string{h.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := svc.Graph(ctx, alice, "thr_ab", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var node *graph.NodeView
-	for i := range g.Nodes {
-		if g.Nodes[i].ID == h.ID {
-			node = &g.Nodes[i]
+	for _, c := range []struct {
+		asOf *time.Time
+		from []string
+	}{{nil, []string{first.ID, later.ID}}, {&between, []string{first.ID}}} {
+		pg := page
+		pg.AsOf = c.asOf
+		g, err := svc.Graph(ctx, alice, "thr_ab", pg)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if node == nil || node.InvalidatedBy == nil || *node.InvalidatedBy != "nod_half" {
-		t.Errorf("superseded node %+v, want it invalidated by the earlier decision", node)
-	}
-	var from []string
-	for _, e := range g.Edges {
-		if e.Type == graph.EdgeSupersedes && e.To == h.ID {
-			from = append(from, e.From)
+		var node *graph.NodeView
+		for i := range g.Nodes {
+			if g.Nodes[i].ID == h.ID {
+				node = &g.Nodes[i]
+			}
 		}
-	}
-	if !slices.Equal(from, []string{"nod_half", later.ID}) {
-		t.Errorf("supersedes edges from %v, want the half-written decision's and the later one's, in order", from)
+		if node == nil || node.InvalidatedBy == nil || *node.InvalidatedBy != first.ID {
+			t.Errorf("as of %v: superseded node %+v, want it invalidated by the earlier decision", c.asOf, node)
+		}
+		var from []string
+		for _, e := range g.Edges {
+			if e.Type == graph.EdgeSupersedes && e.To == h.ID {
+				from = append(from, e.From)
+			}
+		}
+		if !slices.Equal(from, c.from) {
+			t.Errorf("as of %v: supersedes edges from %v, want %v", c.asOf, from, c.from)
+		}
 	}
 }
 
@@ -294,37 +256,36 @@ func (p *pages) Get(context.Context, string) (*outbound.Response, error) {
 	return &outbound.Response{Status: 200, ContentType: "text/plain", Body: []byte("the page")}, nil
 }
 
-// TestRepullLeavesANewSourceToItsIngest: a scheduled scan that finds a source without a pull
-// leaves it alone while it is newer than the interval (its ingest makes its first pull, and both
-// pulling would store its text twice), and pulls it once it is that old.
-func TestRepullLeavesANewSourceToItsIngest(t *testing.T) {
+// TestRepullCostsWhatIsDue: a scan pulls the sources listed in the due buckets that ended since
+// the last scan, each once, and leaves the sources not yet due alone; a second scan pulls nothing.
+func TestRepullCostsWhatIsDue(t *testing.T) {
 	t.Parallel()
 	svc, _ := newService(t)
 	p := &pages{}
 	svc.Fetcher = p
 	ctx := context.Background()
 	now := clock.Now()
-	src := &store.Source{ID: "src_new", ThreadID: "thr_ab", OwnerID: "obj_a", OwnerHash: "svc_a", Kind: "url",
-		URL: "https://example.com/", FetchURL: "https://example.com/", Visibility: graph.Participants, CreatedAt: now}
-	if err := svc.Store.InsertSource(ctx, src); err != nil {
+	for i, due := range []time.Time{now.Add(-10 * time.Minute), now.Add(-5 * time.Minute), now.Add(time.Hour)} {
+		src := &store.Source{ID: fmt.Sprint("src_", i), ThreadID: "thr_ab", OwnerID: "obj_a", OwnerHash: "svc_a", Kind: "url",
+			URL: "https://example.com/", FetchURL: "https://example.com/", Visibility: graph.Participants, CreatedAt: now}
+		if err := svc.Store.InsertSource(ctx, src); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Store.AppendDue(ctx, store.DueBucket(due, svc.Schedule.Scan), store.Due{SourceID: src.ID, At: due}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.RepullDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.RepullDue(ctx, time.Hour); err != nil {
+	if n := p.gets.Load(); n != 2 {
+		t.Fatalf("%d pulls, want the two sources due pulled once each", n)
+	}
+	if err := svc.RepullDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := p.gets.Load(); n != 0 {
-		t.Fatalf("a new source was pulled %d times by the scan", n)
-	}
-	old := *src
-	old.ID, old.CreatedAt = "src_old", now.Add(-2*time.Hour)
-	if err := svc.Store.InsertSource(ctx, &old); err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.RepullDue(ctx, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if n := p.gets.Load(); n != 1 {
-		t.Fatalf("%d pulls, want the source without a pull an interval old pulled once", n)
+	if n := p.gets.Load(); n != 2 {
+		t.Fatalf("a second scan pulled again: %d pulls", n)
 	}
 }
 
@@ -367,12 +328,16 @@ func TestRacingPullsOfOneChangeRecordItOnce(t *testing.T) {
 	if err := svc.Store.InsertSource(ctx, src); err != nil {
 		t.Fatal(err)
 	}
+	due := clock.Now().Add(-5 * time.Minute)
+	if err := svc.Store.AppendDue(ctx, store.DueBucket(due, svc.Schedule.Scan), store.Due{SourceID: src.ID, At: due}); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	for i := range racers {
 		wg.Go(func() {
 			var err error
 			if i == 0 {
-				err = svc.RepullDue(ctx, time.Hour)
+				err = svc.RepullDue(ctx)
 			} else {
 				_, err = svc.PullNow(ctx, fmt.Sprintf("req_%d", i), alice, "thr_ab", src.ID)
 			}
@@ -382,13 +347,13 @@ func TestRacingPullsOfOneChangeRecordItOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	nodes, err := svc.Store.NodesOf(ctx, "thr_ab")
+	g, err := svc.Graph(ctx, alice, "thr_ab", page)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var evidence []string
-	for _, n := range nodes {
-		if n.SourceID == src.ID {
+	for _, n := range g.Nodes {
+		if n.SourceID != nil && *n.SourceID == src.ID {
 			evidence = append(evidence, n.ID)
 		}
 	}

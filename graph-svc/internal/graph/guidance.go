@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
@@ -15,9 +14,6 @@ import (
 // MaxGuidance bounds one version of private guidance.
 const MaxGuidance = 64 << 10
 
-// guidanceAttempts bounds the retries of a write that lost its version number to a concurrent one.
-const guidanceAttempts = 8
-
 // GuidanceWrite is the answer of a guidance write.
 type GuidanceWrite struct {
 	OK        bool   `json:"ok"`
@@ -26,13 +22,15 @@ type GuidanceWrite struct {
 	UpdatedAt string `json:"updated_at"`
 }
 
-// GuidanceView is the caller's current guidance for a thread and the list of its versions.
+// GuidanceView is the caller's current guidance for a thread and one page of its versions,
+// newest first; NextCursor reads the next.
 type GuidanceView struct {
-	ThreadID  string            `json:"thread_id"`
-	Body      string            `json:"body"`
-	Version   int               `json:"version"`
-	UpdatedAt string            `json:"updated_at"`
-	Versions  []GuidanceVersion `json:"versions"`
+	ThreadID   string            `json:"thread_id"`
+	Body       string            `json:"body"`
+	Version    int               `json:"version"`
+	UpdatedAt  string            `json:"updated_at"`
+	Versions   []GuidanceVersion `json:"versions"`
+	NextCursor *string           `json:"next_cursor"`
 }
 
 // GuidanceVersion names one version.
@@ -40,6 +38,9 @@ type GuidanceVersion struct {
 	Version   int    `json:"version"`
 	CreatedAt string `json:"created_at"`
 }
+
+// GuidanceScope is the cursor scope of a caller's guidance versions in a thread.
+func GuidanceScope(threadID, objectID string) string { return "guidance:" + threadID + "/" + objectID }
 
 // PutGuidance records a new version of the caller's guidance for a thread it takes part in.
 func (s *Service) PutGuidance(ctx context.Context, c Caller, threadID, body string) (*GuidanceWrite, error) {
@@ -50,47 +51,41 @@ func (s *Service) PutGuidance(ctx context.Context, c Caller, threadID, body stri
 	if err != nil {
 		return nil, err
 	}
-	for range guidanceAttempts {
-		versions, err := s.Store.GuidanceOf(ctx, th.ID, c.ObjectID)
-		if err != nil {
-			return nil, err
-		}
-		next := 1
-		if len(versions) > 0 {
-			next = versions[0].Version + 1
-		}
-		g := &store.GuidanceVersion{ID: store.GuidanceID(th.ID, c.ObjectID, next), ThreadID: th.ID, OwnerID: c.ObjectID,
-			Version: next, Body: body, CreatedAt: clock.Now()}
-		err = s.Store.InsertGuidance(ctx, g)
-		if errors.Is(err, store.ErrTaken) {
-			continue // a concurrent write took this version: write the next one
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &GuidanceWrite{OK: true, ThreadID: th.ID, Version: next, UpdatedAt: clock.Format(g.CreatedAt)}, nil
+	g := store.GuidanceVersion{Body: body, CreatedAt: clock.Now()}
+	v, err := s.Store.AppendGuidance(ctx, th.ID, c.ObjectID, g)
+	if err != nil {
+		return nil, err
 	}
-	return nil, httpx.Conflict(httpx.CodeConflict, "private guidance is being written concurrently: retry")
+	return &GuidanceWrite{OK: true, ThreadID: th.ID, Version: int(v), UpdatedAt: clock.Format(g.CreatedAt)}, nil
 }
 
-// Guidance reads the caller's own guidance for a thread; not found while it has none.
-func (s *Service) Guidance(ctx context.Context, c Caller, threadID string) (*GuidanceView, error) {
+// Guidance reads the caller's own guidance for a thread with one page of its versions (the
+// first page from the newest, before a cursor's version otherwise); not found while it has none.
+func (s *Service) Guidance(ctx context.Context, c Caller, threadID string, before int64, limit int, cursor func(int64) string) (*GuidanceView, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
 	}
-	versions, err := s.Store.GuidanceOf(ctx, th.ID, c.ObjectID)
+	latest, _, err := s.Store.GuidancePage(ctx, th.ID, c.ObjectID, 0, 1)
 	if err != nil {
 		return nil, err
 	}
-	if len(versions) == 0 {
+	if len(latest) == 0 {
 		return nil, httpx.NotFound("private guidance")
 	}
-	cur := versions[0]
-	out := &GuidanceView{ThreadID: th.ID, Body: cur.Body, Version: cur.Version, UpdatedAt: clock.Format(cur.CreatedAt),
+	versions, next, err := s.Store.GuidancePage(ctx, th.ID, c.ObjectID, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	cur := latest[0]
+	out := &GuidanceView{ThreadID: th.ID, Body: cur.Value.Body, Version: int(cur.Seq), UpdatedAt: clock.Format(cur.Value.CreatedAt),
 		Versions: make([]GuidanceVersion, 0, len(versions))}
 	for _, v := range versions {
-		out.Versions = append(out.Versions, GuidanceVersion{Version: v.Version, CreatedAt: clock.Format(v.CreatedAt)})
+		out.Versions = append(out.Versions, GuidanceVersion{Version: int(v.Seq), CreatedAt: clock.Format(v.Value.CreatedAt)})
+	}
+	if next > 0 && cursor != nil {
+		n := cursor(next)
+		out.NextCursor = &n
 	}
 	return out, nil
 }

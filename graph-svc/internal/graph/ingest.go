@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
@@ -21,8 +19,6 @@ import (
 const (
 	// MaxIngestURLs bounds the URLs (urls and cloud_drive_urls together) of one ingest.
 	MaxIngestURLs = 20
-	// pullsAtOnce bounds the fetches one ingest runs at once.
-	pullsAtOnce = 4
 	// previewThreads and previewNodes bound the graph previews of the ingest overview.
 	previewThreads = 10
 	previewNodes   = 5
@@ -64,18 +60,30 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d Inge
 	if len(srcs) == 0 && strings.TrimSpace(d.Text) == "" && strings.TrimSpace(d.MessageBody) == "" {
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "nothing to ingest: give urls, cloud_drive_urls, text or message_body")
 	}
+	if len(srcs) > 0 {
+		// One turn of the process's outbound work for the whole ingest, taken before anything is
+		// written: its pages are fetched and read one at a time under it.
+		release, err := s.turn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	th, err := s.selfThread(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	out := &IngestResult{ThreadID: th.ID, Nodes: []NodeView{}, Sources: []SourceView{}}
+	if err := s.reserveSources(ctx, c, srcs); err != nil {
+		return nil, err
+	}
 	for _, n := range []struct{ typ, body string }{{TypeMessage, d.MessageBody}, {TypeContext, d.Text}} {
 		if strings.TrimSpace(n.body) == "" {
 			continue
 		}
 		node := &store.Node{ID: apikey.NewID("nod"), ThreadID: th.ID, Type: n.typ, Body: n.body, Visibility: vis,
 			AuthorID: c.ObjectID, AuthorHash: c.Hash, CreatedAt: clock.Now()}
-		if err := s.Store.InsertNode(ctx, node); err != nil {
+		if err := s.addNode(ctx, node); err != nil {
 			return nil, err
 		}
 		out.Nodes = append(out.Nodes, nodeView(node, nil))
@@ -83,6 +91,12 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d Inge
 	for i := range srcs {
 		srcs[i].ThreadID = th.ID
 		if err := s.Store.InsertSource(ctx, &srcs[i]); err != nil {
+			return nil, err
+		}
+		if err := s.Store.AppendSource(ctx, &srcs[i]); err != nil {
+			return nil, err
+		}
+		if err := s.schedule(ctx, srcs[i].ID, srcs[i].CreatedAt.Add(s.Schedule.Interval)); err != nil {
 			return nil, err
 		}
 	}
@@ -103,6 +117,33 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d Inge
 		out.Nodes = append(out.Nodes, nodeView(n, nil))
 	}
 	return out, nil
+}
+
+// reserveSources takes a slot of the owner's source quota for each new source. A draft that
+// cannot fit is refused before anything is written (a read of the quota's length); the slots
+// themselves are claimed by inserts, so concurrent ingests never pass the quota together.
+func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Source) error {
+	if len(srcs) == 0 {
+		return nil
+	}
+	list := "quota:sources:" + c.ObjectID
+	used, err := s.Store.QuotaUsed(ctx, list)
+	if err != nil {
+		return err
+	}
+	if used+int64(len(srcs)) > s.Limits.SourcesPerOwner {
+		return httpx.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
+	}
+	for _, src := range srcs {
+		ok, err := s.Store.Reserve(ctx, list, s.Limits.SourcesPerOwner, src.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return httpx.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
+		}
+	}
+	return nil
 }
 
 // newSources checks the draft's URLs and returns the sources they become (not yet stored).
@@ -136,34 +177,25 @@ func (s *Service) newSources(c Caller, d IngestDraft, vis string) ([]store.Sourc
 	return out, nil
 }
 
-// pullAll pulls sources, a few at once.
+// pullAll pulls sources one at a time, under the ingest's turn.
 func (s *Service) pullAll(ctx context.Context, requestID string, srcs []store.Source) error {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, pullsAtOnce)
-	errs := make([]error, len(srcs))
 	for i := range srcs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			errs[i] = s.pull(ctx, requestID, &srcs[i], false)
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+		if err := s.pull(ctx, requestID, &srcs[i], false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Overview is the owner's view of what it ingested and decided.
+// Overview is the owner's view of what it ingested and decided. Sources is one page of the
+// self-ingest thread's sources, newest first; NextCursor reads the next.
 type Overview struct {
 	Hash           string          `json:"hash"`
 	Context        ContextSummary  `json:"context"`
 	DecisionMemory DecisionSummary `json:"decision_memory"`
 	SelfThread     *SelfThread     `json:"self_thread"`
 	Sources        []SourceView    `json:"sources"`
+	NextCursor     *string         `json:"next_cursor"`
 	GraphPreviews  []GraphPreview  `json:"graph_previews,omitempty"`
 }
 
@@ -197,7 +229,9 @@ type SelfThread struct {
 	SourceCount int    `json:"source_count"`
 }
 
-// GraphPreview is the size and newest nodes of one of the owner's thread graphs.
+// GraphPreview is the size and newest nodes of one of the owner's thread graphs. The counts are
+// of the nodes and edges written (a decision's supersedes edges, read from the decision, are not
+// counted).
 type GraphPreview struct {
 	ThreadID  string     `json:"thread_id"`
 	NodeCount int        `json:"node_count"`
@@ -209,89 +243,105 @@ type GraphPreview struct {
 const excerptBytes = 280
 
 // Overview answers GET /api/ingest: the owner's hash, a summary of its context and decisions,
-// its self-ingest thread, the sources it tracks and, with graphs, previews of its thread graphs.
-func (s *Service) Overview(ctx context.Context, c Caller, graphs bool) (*Overview, error) {
+// its self-ingest thread, a page of the sources it tracks and, with graphs, previews of its
+// newest thread graphs.
+func (s *Service) Overview(ctx context.Context, c Caller, graphs bool, before int64, limit int, cursor func(int64) string) (*Overview, error) {
 	md, err := s.Profiles.ComposedProfile(ctx, c.ObjectID, c.Hash)
 	if err != nil {
 		return nil, httpx.Unavailable(fmt.Errorf("read the composed profile: %w", err))
 	}
 	out := &Overview{Hash: c.Hash, Sources: []SourceView{},
 		Context: ContextSummary{Title: contract.ProfileTitle(md), Bytes: len(md), Excerpt: truncate(md, excerptBytes)}}
-	threads, err := s.Store.ThreadsOf(ctx, c.ObjectID)
+	n, latest, err := s.Store.Decisions(ctx, c.ObjectID)
 	if err != nil {
 		return nil, err
 	}
-	if out.DecisionMemory, err = s.decisionSummary(ctx, threads); err != nil {
-		return nil, err
+	out.DecisionMemory.Decisions = int(n)
+	if latest != nil {
+		out.DecisionMemory.Latest = &DecisionRef{NodeID: latest.NodeID, ThreadID: latest.ThreadID, Title: latest.Title,
+			CreatedAt: clock.Format(latest.CreatedAt)}
 	}
-	srcs, err := s.Store.SourcesOwnedBy(ctx, c.ObjectID)
+	page, err := s.sourcePage(ctx, c, SelfThreadID(c.ObjectID), before, limit)
 	if err != nil {
 		return nil, err
 	}
-	if out.Sources, err = s.sourceViews(ctx, c, srcs); err != nil {
-		return nil, err
+	out.Sources = page.Sources
+	if page.Next > 0 {
+		cur := cursor(page.Next)
+		out.NextCursor = &cur
 	}
-	if out.SelfThread, err = s.selfSummary(ctx, c, srcs); err != nil {
+	if out.SelfThread, err = s.selfSummary(ctx, c); err != nil {
 		return nil, err
 	}
 	if graphs {
-		if out.GraphPreviews, err = s.previews(ctx, c, threads); err != nil {
+		if out.GraphPreviews, err = s.previews(ctx, c); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (s *Service) decisionSummary(ctx context.Context, threads []store.Thread) (DecisionSummary, error) {
-	out := DecisionSummary{}
-	if len(threads) == 0 {
-		return out, nil
-	}
-	ids := make([]string, 0, len(threads))
-	for _, th := range threads {
-		ids = append(ids, th.ID)
-	}
-	ds, err := s.Store.NodesOfType(ctx, ids, TypeDecision)
-	if err != nil || len(ds) == 0 {
-		return out, err
-	}
-	last := ds[len(ds)-1]
-	out.Decisions = len(ds)
-	out.Latest = &DecisionRef{NodeID: last.ID, ThreadID: last.ThreadID, Title: last.Title, CreatedAt: clock.Format(last.CreatedAt)}
-	return out, nil
-}
-
-func (s *Service) selfSummary(ctx context.Context, c Caller, srcs []store.Source) (*SelfThread, error) {
-	th, err := s.Store.Thread(ctx, selfPrefix+c.ObjectID)
+func (s *Service) selfSummary(ctx context.Context, c Caller) (*SelfThread, error) {
+	th, err := s.Store.Thread(ctx, SelfThreadID(c.ObjectID))
 	if errors.Is(err, mongox.ErrNotFound) {
 		return nil, nil // nothing ingested yet
 	}
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := s.Store.NodesOf(ctx, th.ID)
+	nodes, _, err := s.counts(ctx, th)
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, src := range srcs {
-		if src.ThreadID == th.ID {
-			n++
-		}
+	srcs, err := s.Store.SourceCount(ctx, th.ID)
+	if err != nil {
+		return nil, err
 	}
-	return &SelfThread{ThreadID: th.ID, CreatedAt: clock.Format(th.CreatedAt), NodeCount: len(nodes), SourceCount: n}, nil
+	return &SelfThread{ThreadID: th.ID, CreatedAt: clock.Format(th.CreatedAt), NodeCount: nodes, SourceCount: int(srcs)}, nil
 }
 
-func (s *Service) previews(ctx context.Context, c Caller, threads []store.Thread) ([]GraphPreview, error) {
-	slices.SortFunc(threads, func(a, b store.Thread) int { return b.CreatedAt.Compare(a.CreatedAt) })
+// counts are the nodes and edges written into a thread, read from its quota and msgs lists.
+func (s *Service) counts(ctx context.Context, th *store.Thread) (nodes, edges int, err error) {
+	written, err := s.Store.QuotaUsed(ctx, nodeQuota(th.ID))
+	if err != nil {
+		return 0, 0, err
+	}
+	msgs, err := s.Store.MessageCount(ctx, th.ID)
+	if err != nil {
+		return 0, 0, err
+	}
+	nodes = int(min(written, s.Limits.NodesPerThread) + msgs)
+	edges = int(max(msgs-1, 0))
+	for _, p := range th.Participants {
+		n, err := s.Store.QuotaUsed(ctx, edgeQuota(th.ID, p))
+		if err != nil {
+			return 0, 0, err
+		}
+		edges += int(min(n, s.Limits.EdgesPerAuthor))
+	}
+	return nodes, edges, nil
+}
+
+func (s *Service) previews(ctx context.Context, c Caller) ([]GraphPreview, error) {
+	ids, err := s.Store.ThreadsPage(ctx, c.ObjectID, previewThreads)
+	if err != nil {
+		return nil, err
+	}
 	out := []GraphPreview{}
-	for _, th := range threads[:min(len(threads), previewThreads)] {
-		g, err := s.Graph(ctx, c, th.ID, nil)
+	for _, id := range ids {
+		g, err := s.Graph(ctx, c, id, GraphPage{Limit: previewNodes})
 		if err != nil {
 			return nil, err
 		}
-		latest := g.Nodes[max(0, len(g.Nodes)-previewNodes):]
-		out = append(out, GraphPreview{ThreadID: th.ID, NodeCount: len(g.Nodes), EdgeCount: len(g.Edges), Nodes: latest})
+		th, err := s.Store.Thread(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		nodes, edges, err := s.counts(ctx, th)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, GraphPreview{ThreadID: id, NodeCount: nodes, EdgeCount: edges, Nodes: g.Nodes})
 	}
 	return out, nil
 }

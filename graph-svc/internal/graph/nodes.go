@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"errors"
+	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // NodeView is a node as a participant reads it. InvalidAt is set once a decision superseded it
@@ -45,12 +48,15 @@ type EdgeView struct {
 	CreatedAt  string  `json:"created_at"`
 }
 
-// GraphView is a thread's graph as a participant reads it.
+// GraphView is one page of a thread's graph as a participant reads it: the nodes and edges
+// written in a stretch of the thread's history, each page older than the one before;
+// NextCursor reads the next (nil on the oldest page). Nodes and edges are listed oldest first.
 type GraphView struct {
-	ThreadID string     `json:"thread_id"`
-	AsOf     *string    `json:"as_of"`
-	Nodes    []NodeView `json:"nodes"`
-	Edges    []EdgeView `json:"edges"`
+	ThreadID   string     `json:"thread_id"`
+	AsOf       *string    `json:"as_of"`
+	Nodes      []NodeView `json:"nodes"`
+	Edges      []EdgeView `json:"edges"`
+	NextCursor *string    `json:"next_cursor"`
 }
 
 // NodeDraft is a node a participant writes.
@@ -69,7 +75,8 @@ type EdgeDraft struct {
 // the mailbox and decision nodes from POST …/decision.
 var writableNodeTypes = slices.DeleteFunc(slices.Clone(NodeTypes), func(t string) bool { return t == TypeMessage || t == TypeDecision })
 
-// AddNode writes a node of the caller into a thread it takes part in.
+// AddNode writes a node of the caller into a thread it takes part in, within the caller's and
+// the thread's node quotas.
 func (s *Service) AddNode(ctx context.Context, c Caller, threadID string, d NodeDraft) (*NodeView, error) {
 	if !slices.Contains(NodeTypes, d.Type) {
 		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "type must be one of %s", strings.Join(NodeTypes, ", "))
@@ -82,24 +89,85 @@ func (s *Service) AddNode(ctx context.Context, c Caller, threadID string, d Node
 	if err != nil {
 		return nil, err
 	}
-	if err := checkText("body", d.Body, MaxBody); err != nil {
+	if err := s.checkBody("body", d.Body); err != nil {
 		return nil, err
 	}
-	th, err := s.thread(ctx, threadID, c.ObjectID)
+	th, err := s.writableThread(ctx, threadID, c)
 	if err != nil {
 		return nil, err
 	}
 	n := &store.Node{ID: apikey.NewID("nod"), ThreadID: th.ID, Type: d.Type, Body: d.Body, Visibility: vis,
 		AuthorID: c.ObjectID, AuthorHash: c.Hash, CreatedAt: clock.Now()}
-	if err := s.Store.InsertNode(ctx, n); err != nil {
+	if err := s.addNode(ctx, n); err != nil {
 		return nil, err
 	}
 	v := nodeView(n, nil)
 	return &v, nil
 }
 
-// AddEdge writes an edge of the caller between two nodes of a thread it takes part in.
-// supersedes edges are made only by decisions.
+// writableThread returns a thread the caller takes part in and may write into: one whose other
+// participant has not blocked it.
+func (s *Service) writableThread(ctx context.Context, threadID string, c Caller) (*store.Thread, error) {
+	th, err := s.thread(ctx, threadID, c.ObjectID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkNotBlocked(ctx, th, c); err != nil {
+		return nil, err
+	}
+	return th, nil
+}
+
+// addNode takes a slot of the author's and the thread's node quotas, stores the node (read by
+// id when an edge or a decision names it) and appends it to the thread's graph.
+func (s *Service) addNode(ctx context.Context, n *store.Node) error {
+	if err := s.reserveNode(ctx, n); err != nil {
+		return err
+	}
+	if err := s.Store.InsertNode(ctx, n); err != nil {
+		return err
+	}
+	_, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n})
+	return err
+}
+
+// Quota lists: one slot per node or edge written into a thread (messages, which mailbox-svc
+// bounds, take none).
+func nodeQuota(threadID string) string           { return "quota:nodes:" + threadID }
+func authorQuota(threadID, author string) string { return "quota:nodes:" + threadID + "/" + author }
+func edgeQuota(threadID, author string) string   { return "quota:edges:" + threadID + "/" + author }
+
+// reserveNode takes a slot of the author's quota in the thread, then of the thread's.
+func (s *Service) reserveNode(ctx context.Context, n *store.Node) error {
+	ok, err := s.Store.Reserve(ctx, authorQuota(n.ThreadID, n.AuthorID), s.Limits.NodesPerAuthor, n.ID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return httpx.QuotaExceeded("nodes written by one participant in one thread", s.Limits.NodesPerAuthor)
+	}
+	if ok, err = s.Store.Reserve(ctx, nodeQuota(n.ThreadID), s.Limits.NodesPerThread, n.ID); err != nil {
+		return err
+	}
+	if !ok {
+		return httpx.QuotaExceeded("nodes written in one thread", s.Limits.NodesPerThread)
+	}
+	return nil
+}
+
+// checkBody refuses an empty body or one over the node size quota.
+func (s *Service) checkBody(field, body string) error {
+	if strings.TrimSpace(body) == "" {
+		return httpx.BadRequest(httpx.CodeInvalidRequest, "%s must not be empty", field)
+	}
+	if len(body) > s.Limits.NodeBytes {
+		return httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge, "%s is longer than %d bytes, the most a node holds", field, s.Limits.NodeBytes)
+	}
+	return nil
+}
+
+// AddEdge writes an edge of the caller between two nodes of a thread it takes part in, within
+// the caller's edge quota. supersedes edges are made only by decisions.
 func (s *Service) AddEdge(ctx context.Context, c Caller, threadID string, d EdgeDraft) (*EdgeView, error) {
 	if !slices.Contains(EdgeTypes, d.Type) {
 		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "type must be one of %s", strings.Join(EdgeTypes, ", "))
@@ -111,136 +179,54 @@ func (s *Service) AddEdge(ctx context.Context, c Caller, threadID string, d Edge
 	if d.From == d.To {
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "an edge joins two different nodes")
 	}
-	th, err := s.thread(ctx, threadID, c.ObjectID)
+	th, err := s.writableThread(ctx, threadID, c)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.nodesOfThread(ctx, th.ID, c.ObjectID, map[string]string{d.From: "from_node_id", d.To: "to_node_id"}); err != nil {
+	ends, err := s.nodesOfThread(ctx, th.ID, c.ObjectID, map[string]string{d.From: "from_node_id", d.To: "to_node_id"})
+	if err != nil {
 		return nil, err
 	}
 	e := &store.Edge{ID: apikey.NewID("edg"), ThreadID: th.ID, From: d.From, To: d.To, Type: d.Type,
 		AuthorID: c.ObjectID, AuthorHash: c.Hash, CreatedAt: clock.Now()}
-	if err := s.Store.InsertEdge(ctx, e); err != nil {
+	for _, n := range ends {
+		if n.Visibility == OwnerOnly {
+			e.Private = n.AuthorID
+		}
+	}
+	ok, err := s.Store.Reserve(ctx, edgeQuota(th.ID, c.ObjectID), s.Limits.EdgesPerAuthor, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, httpx.QuotaExceeded("edges written by one participant in one thread", s.Limits.EdgesPerAuthor)
+	}
+	if _, err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Edge: e}); err != nil {
 		return nil, err
 	}
 	v := edgeView(e)
 	return &v, nil
 }
 
-// nodesOfThread reads the nodes named by fields (node id → the request field naming it) and
-// refuses any that is not a node of the thread the caller may see.
+// nodesOfThread reads the nodes named by fields (node id → the request field naming it), one
+// point read each, and refuses any that is not a node of the thread the caller may see.
 func (s *Service) nodesOfThread(ctx context.Context, threadID, objectID string, fields map[string]string) ([]store.Node, error) {
-	ids := make([]string, 0, len(fields))
-	for id, field := range fields {
-		if id == "" || len(id) > MaxNodeID {
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s does not name a node of this thread", field)
-		}
-		ids = append(ids, id)
-	}
-	found, err := s.Store.NodesByID(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[string]store.Node, len(found))
-	for _, n := range found {
-		if n.ThreadID == threadID && visibleTo(&n, objectID) {
-			byID[n.ID] = n
-		}
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(fields))
+	out := make([]store.Node, 0, len(ids))
 	for _, id := range ids {
-		if _, ok := byID[id]; !ok {
+		if id == "" || len(id) > MaxNodeID {
+			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s does not name a node of this thread", fields[id])
+		}
+		n, err := s.Store.Node(ctx, id)
+		if err != nil && !errors.Is(err, mongox.ErrNotFound) {
+			return nil, err
+		}
+		if err != nil || n.ThreadID != threadID || !visibleTo(n, objectID) {
 			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s %q does not name a node of this thread", fields[id], id)
 		}
-	}
-	return found, nil
-}
-
-// Graph reads a thread's graph as the caller may see it: every node but the other side's
-// owner_only ones, and the edges between visible nodes. With asOf, only what existed then, each
-// node with the validity it had then.
-func (s *Service) Graph(ctx context.Context, c Caller, threadID string, asOf *time.Time) (*GraphView, error) {
-	th, err := s.thread(ctx, threadID, c.ObjectID)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := s.Store.NodesOf(ctx, th.ID)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := s.Store.EdgesOf(ctx, th.ID)
-	if err != nil {
-		return nil, err
-	}
-	edges := messageChain(nodes)
-	for i := range stored {
-		if !projectedEdge(&stored[i]) {
-			edges = append(edges, stored[i])
-		}
-	}
-	invalid, err := s.Store.InvalidationsOf(ctx, th.ID)
-	if err != nil {
-		return nil, err
-	}
-	edges = impliedBy(nodes, edges, invalid)
-	slices.SortStableFunc(edges, func(a, b store.Edge) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	hashes := s.currentHashes(ctx, th, c)
-	existed := func(at time.Time) bool { return asOf == nil || !at.After(*asOf) }
-	out := &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(asOf), Nodes: []NodeView{}, Edges: []EdgeView{}}
-	shown := map[string]bool{}
-	for i := range nodes {
-		n := &nodes[i]
-		if !existed(n.CreatedAt) || !visibleTo(n, c.ObjectID) {
-			continue
-		}
-		shown[n.ID] = true
-		var inv *store.Invalidation
-		if v, ok := invalid[n.ID]; ok && existed(v.InvalidAt) {
-			inv = &v
-		}
-		v := nodeView(n, inv)
-		if h := hashes[n.AuthorID]; h != "" {
-			v.AuthorHash = h
-		}
-		out.Nodes = append(out.Nodes, v)
-	}
-	for i := range edges {
-		e := &edges[i]
-		if existed(e.CreatedAt) && shown[e.From] && shown[e.To] {
-			v := edgeView(e)
-			if h := hashes[e.AuthorID]; h != "" {
-				v.AuthorHash = h
-			}
-			out.Edges = append(out.Edges, v)
-		}
+		out = append(out, *n)
 	}
 	return out, nil
-}
-
-// currentHashes maps the thread's participants to their hashes now, so that a read names authors
-// by their current hash after a custom hash replaced the one they wrote under. Should
-// mailbox-svc not answer, the read names them by the hash they wrote under.
-func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c Caller) map[string]string {
-	out := map[string]string{c.ObjectID: c.Hash}
-	if th.Self {
-		return out
-	}
-	mt, err := s.Mailbox.Thread(ctx, th.ID)
-	if err != nil {
-		s.Log.Warn("reading the thread's participants failed; authors keep the hash they wrote under", "error", err)
-		return out
-	}
-	for _, p := range mt.Participants {
-		if p.Hash != "" {
-			out[p.ObjectID] = p.Hash
-		}
-	}
-	return out
 }
 
 // ErrBadAsOf says that as_of is not a date-time.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
@@ -42,17 +41,40 @@ type SourceView struct {
 	CreatedAt    string  `json:"created_at"`
 }
 
-// Sources lists a thread's tracked sources. The other side's owner_only sources are not shown.
-func (s *Service) Sources(ctx context.Context, c Caller, threadID string) ([]SourceView, error) {
+// SourcesScope is the cursor scope of a thread's source pages.
+func SourcesScope(threadID string) string { return "sources:" + threadID }
+
+// SourcePage is one page of tracked sources, newest first; Next is the position the following
+// page reads below (0 on the last).
+type SourcePage struct {
+	Sources []SourceView
+	Next    int64
+}
+
+// Sources lists one page of a thread's tracked sources. The other side's owner_only sources are
+// not shown.
+func (s *Service) Sources(ctx context.Context, c Caller, threadID string, before int64, limit int) (*SourcePage, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
 	}
-	srcs, err := s.Store.SourcesOf(ctx, th.ID)
+	return s.sourcePage(ctx, c, th.ID, before, limit)
+}
+
+func (s *Service) sourcePage(ctx context.Context, c Caller, threadID string, before int64, limit int) (*SourcePage, error) {
+	es, next, err := s.Store.SourcesPage(ctx, threadID, before, limit)
 	if err != nil {
 		return nil, err
 	}
-	return s.sourceViews(ctx, c, srcs)
+	srcs := make([]store.Source, 0, len(es))
+	for _, e := range es {
+		srcs = append(srcs, e.Value)
+	}
+	views, err := s.sourceViews(ctx, c, srcs)
+	if err != nil {
+		return nil, err
+	}
+	return &SourcePage{Sources: views, Next: next}, nil
 }
 
 // PullNow pulls a thread's source on its owner's demand and answers its state after the pull.
@@ -68,7 +90,13 @@ func (s *Service) PullNow(ctx context.Context, requestID string, c Caller, threa
 	if err != nil {
 		return nil, err
 	}
-	if err := s.pull(ctx, requestID, src, false); err != nil {
+	release, err := s.turn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = s.pull(ctx, requestID, src, false)
+	release()
+	if err != nil {
 		return nil, err
 	}
 	views, err := s.sourceViews(ctx, c, []store.Source{*src})
@@ -78,22 +106,18 @@ func (s *Service) PullNow(ctx context.Context, requestID string, c Caller, threa
 	return &views[0], nil
 }
 
-// sourceViews renders sources with their pulls, leaving out the other side's owner_only ones.
+// sourceViews renders sources with their state (one read each), leaving out the other side's
+// owner_only ones.
 func (s *Service) sourceViews(ctx context.Context, c Caller, srcs []store.Source) ([]SourceView, error) {
-	ids := make([]string, 0, len(srcs))
-	for _, src := range srcs {
-		ids = append(ids, src.ID)
-	}
-	sums, err := s.Store.PullSummaries(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	out := []SourceView{}
 	for _, src := range srcs {
 		if src.Visibility == OwnerOnly && src.OwnerID != c.ObjectID {
 			continue
 		}
-		sum := sums[src.ID]
+		sum, err := s.Store.PullSummaryOf(ctx, src.ID)
+		if err != nil {
+			return nil, err
+		}
 		v := SourceView{ID: src.ID, ThreadID: src.ThreadID, Kind: src.Kind, URL: src.URL, FetchURL: src.FetchURL,
 			Visibility: src.Visibility, Status: StatusPending, CreatedAt: clock.Format(src.CreatedAt)}
 		if sum.Latest != nil {
@@ -111,48 +135,48 @@ func (s *Service) sourceViews(ctx context.Context, c Caller, srcs []store.Source
 }
 
 // pull fetches a source once and records the pull. When the text changed (or is read for the
-// first time) it becomes a new node of the source's thread, derived from the previous one, and
-// the owner's context_source event reports it; the event is staged before the pull's insert.
+// first time) it becomes a new node of the source's thread, derived from the previous one and
+// taking a slot of the node quotas, and the owner's context_source event reports it; the event
+// is staged before the pull's insert.
 func (s *Service) pull(ctx context.Context, requestID string, src *store.Source, scheduled bool) error {
-	sums, err := s.Store.PullSummaries(ctx, []string{src.ID})
+	prev, err := s.Store.PullSummaryOf(ctx, src.ID)
 	if err != nil {
 		return err
 	}
-	prev := sums[src.ID].LatestOK
 	p := &store.Pull{ID: apikey.NewID("pul"), SourceID: src.ID, Status: StatusOK, Scheduled: scheduled}
 	text, ferr := s.fetchText(ctx, src.FetchURL)
 	p.At = clock.Now()
 	if ferr != nil {
 		p.Status, p.Error = StatusError, ferr.Error()
-		return s.Store.InsertPull(ctx, p)
+		return s.recordPull(ctx, prev, p)
 	}
 	sum := sha256.Sum256([]byte(text))
 	p.Digest = hex.EncodeToString(sum[:])
-	if prev != nil && prev.Digest == p.Digest {
-		p.NodeID = prev.NodeID
-		return s.Store.InsertPull(ctx, p)
+	if prev.LatestOK != nil && prev.LatestOK.Digest == p.Digest {
+		p.NodeID = prev.LatestOK.NodeID
+		return s.recordPull(ctx, prev, p)
 	}
 	// The change is named by the source, the node it follows and the new text: pulls racing to
 	// record it (an owner's and the schedule's) insert one node and stage one event.
 	prevID := ""
-	if prev != nil {
-		prevID = prev.NodeID
+	if prev.LatestOK != nil {
+		prevID = prev.LatestOK.NodeID
 	}
 	change := src.ID + "/" + prevID + "/" + p.Digest
 	n := &store.Node{ID: changeNodeID(change), ThreadID: src.ThreadID, Type: TypeEvidence, Body: text, Visibility: src.Visibility,
-		AuthorID: src.OwnerID, AuthorHash: src.OwnerHash, SourceID: src.ID, CreatedAt: p.At}
-	if err := s.Store.InsertNode(ctx, n); err != nil && !errors.Is(err, mongox.ErrTaken) {
-		return err
-	}
-	if prev != nil {
-		e := &store.Edge{ID: fmt.Sprintf("edg_%s_%s", n.ID, prev.NodeID), ThreadID: src.ThreadID, From: n.ID, To: prev.NodeID,
-			Type: "derived_from", AuthorID: src.OwnerID, AuthorHash: src.OwnerHash, SourceID: src.ID, CreatedAt: p.At}
-		if err := s.Store.AddEdge(ctx, e); err != nil {
+		AuthorID: src.OwnerID, AuthorHash: src.OwnerHash, SourceID: src.ID, DerivedFrom: prevID, CreatedAt: p.At}
+	if _, err := s.Store.Node(ctx, n.ID); errors.Is(err, mongox.ErrNotFound) {
+		if err := s.addNode(ctx, n); errors.As(err, new(*httpx.Error)) {
+			p.Status, p.Error = StatusError, "the text changed but the thread's node quota is reached"
+			return s.recordPull(ctx, prev, p)
+		} else if err != nil && !errors.Is(err, mongox.ErrTaken) {
 			return err
 		}
+	} else if err != nil {
+		return err
 	}
 	p.NodeID, p.Changed = n.ID, true
-	ev := sourceEvent(change, requestID, src, p, prev == nil)
+	ev := sourceEvent(change, requestID, src, p, prev.LatestOK == nil)
 	p.Events = events.IDs(ev)
 	if err := s.Outbox.Stage(ctx, store.Pulls, p.ID, ev); err != nil {
 		return err
@@ -161,7 +185,15 @@ func (s *Service) pull(ctx context.Context, requestID string, src *store.Source,
 		return err
 	}
 	s.Outbox.Confirm(ev)
-	return nil
+	return s.Store.AppendPull(ctx, prev, p)
+}
+
+// recordPull stores a pull that reports no change and appends it to its source's state.
+func (s *Service) recordPull(ctx context.Context, prev store.PullSummary, p *store.Pull) error {
+	if err := s.Store.InsertPull(ctx, p); err != nil {
+		return err
+	}
+	return s.Store.AppendPull(ctx, prev, p)
 }
 
 // changeNodeID is the id of the node that records a source's change.
@@ -170,45 +202,114 @@ func changeNodeID(change string) string {
 	return "nod_" + hex.EncodeToString(sum[:16])
 }
 
-// RepullDue pulls every source whose latest pull is older than interval (a source without a
-// pull, once it is that old). Every replica runs it; a source is pulled once per period by the
-// replica that takes its lease.
-func (s *Service) RepullDue(ctx context.Context, interval time.Duration) error {
+// Re-pull schedule. Each source is listed in the due bucket of its next pull (buckets are
+// PullScan wide); a scan reads the buckets that ended since the last one it finished, so it
+// costs what is due, not what is tracked.
+const (
+	duePage = 100
+	// maxBucketsPerScan bounds the (mostly empty) buckets one scan reads after a long pause; the
+	// next scan goes on from there.
+	maxBucketsPerScan = 288
+)
+
+// schedule lists a source as due at a time.
+func (s *Service) schedule(ctx context.Context, sourceID string, at time.Time) error {
+	return s.Store.AppendDue(ctx, store.DueBucket(at, s.Schedule.Scan), store.Due{SourceID: sourceID, At: at})
+}
+
+// RepullDue pulls the sources whose due bucket ended, each rescheduled an interval on before
+// its pull. Every replica runs it; a source is pulled once per bucket by the replica that takes
+// its lease.
+func (s *Service) RepullDue(ctx context.Context) error {
 	now := clock.Now()
-	if err := s.Store.Leases().Sweep(ctx, now); err != nil {
-		return err
-	}
-	srcs, err := s.Store.AllSources(ctx)
-	if err != nil || len(srcs) == 0 {
-		return err
-	}
-	ids := make([]string, 0, len(srcs))
-	for _, src := range srcs {
-		ids = append(ids, src.ID)
-	}
-	sums, err := s.Store.PullSummaries(ctx, ids)
+	width := s.Schedule.Scan
+	last, err := s.Store.LastRepulled(ctx)
 	if err != nil {
 		return err
 	}
-	period := now.Truncate(interval)
-	var errs []error
-	for i := range srcs {
-		src := &srcs[i]
-		last := sums[src.ID].Latest
-		if last != nil && now.Sub(last.At) < interval {
-			continue
-		}
-		// A new source's first pull is its ingest's own, made as it is created: a scan between the
-		// two must not pull it as well. One whose first pull never came is pulled an interval on.
-		if last == nil && now.Sub(src.CreatedAt) < interval {
-			continue
-		}
-		ok, err := s.Store.Leases().Take(ctx, src.ID+"/"+clock.Format(period), period.Add(2*interval))
-		if err != nil || !ok {
-			errs = append(errs, err)
-			continue
-		}
-		errs = append(errs, s.pull(ctx, "", src, true))
+	start := now.Add(-s.Schedule.Interval - width).Truncate(width)
+	if !last.IsZero() {
+		start = last.Add(width)
 	}
-	return errors.Join(errs...)
+	for i := 0; i < maxBucketsPerScan && !start.Add(width).After(now); i++ {
+		if err := s.repullBucket(ctx, start, now); err != nil {
+			return err
+		}
+		if err := s.Store.MarkRepulled(ctx, start); err != nil {
+			return err
+		}
+		if err := s.dropLeases(ctx, start.Add(-2*s.Schedule.Interval)); err != nil {
+			return err
+		}
+		start = start.Add(width)
+	}
+	return nil
+}
+
+// dropLeases deletes the leases of a bucket long done (two intervals before the one just done,
+// when no replica can still be pulling it), one point delete per source it listed: leases cost
+// what was due, never a sweep of them all.
+func (s *Service) dropLeases(ctx context.Context, bucket time.Time) error {
+	name := store.DueBucket(bucket, s.Schedule.Scan)
+	for before := int64(0); ; {
+		es, next, err := s.Store.DuePage(ctx, name, before, duePage)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if err := s.Store.DropLease(ctx, leaseKey(e.Value.SourceID, name)); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		before = next
+	}
+}
+
+func leaseKey(sourceID, bucket string) string { return sourceID + "/" + bucket }
+
+// repullBucket pulls the sources of one due bucket.
+func (s *Service) repullBucket(ctx context.Context, bucket, now time.Time) error {
+	name := store.DueBucket(bucket, s.Schedule.Scan)
+	var errs []error
+	for before := int64(0); ; {
+		es, next, err := s.Store.DuePage(ctx, name, before, duePage)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			ok, err := s.Store.Leases().Take(ctx, leaseKey(e.Value.SourceID, name), now.Add(2*s.Schedule.Interval))
+			if err != nil || !ok {
+				errs = append(errs, err)
+				continue
+			}
+			errs = append(errs, s.repull(ctx, e.Value.SourceID, now))
+		}
+		if next == 0 {
+			return errors.Join(errs...)
+		}
+		before = next
+	}
+}
+
+// repull reschedules a source, then pulls it.
+func (s *Service) repull(ctx context.Context, sourceID string, now time.Time) error {
+	src, err := s.Store.Source(ctx, sourceID)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.schedule(ctx, src.ID, now.Add(s.Schedule.Interval)); err != nil {
+		return err
+	}
+	release, err := s.Limiter.Wait(ctx) // a scheduled pull waits for its turn: no caller to refuse
+	if err != nil {
+		return err
+	}
+	defer release()
+	return s.pull(ctx, "", src, true)
 }

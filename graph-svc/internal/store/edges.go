@@ -1,13 +1,8 @@
 package store
 
-import (
-	"context"
-	"time"
+import "time"
 
-	"github.com/svcdev/svc/pkg/mongox"
-)
-
-// Edge is an edge of a thread's graph, inserted once and never changed.
+// Edge is an edge of a thread's graph, appended once to the thread's graph list and never changed.
 type Edge struct {
 	ID         string    `bson:"_id"`
 	ThreadID   string    `bson:"thread_id"`
@@ -19,15 +14,6 @@ type Edge struct {
 	MessageID  string    `bson:"message_id,omitempty"`
 	SourceID   string    `bson:"source_id,omitempty"`
 	CreatedAt  time.Time `bson:"created_at"`
-}
-
-// InsertEdge stores a new edge; ErrTaken when its _id exists.
-func (s *Store) InsertEdge(ctx context.Context, e *Edge) error { return s.insert(ctx, Edges, e) }
-
-// AddEdge stores an edge whose _id names what it records; an existing one is left as it is.
-func (s *Store) AddEdge(ctx context.Context, e *Edge) error { return s.insertOnce(ctx, Edges, e) }
-
-// EdgesOf lists a thread's edges, oldest first.
-func (s *Store) EdgesOf(ctx context.Context, threadID string) ([]Edge, error) {
-	return mongox.FindAll[Edge](ctx, s.c(Edges), byThread(threadID), oldestFirst())
+	// Private is the author of an owner_only node the edge joins: only that author sees it.
+	Private string `bson:"private,omitempty"`
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -23,11 +21,16 @@ type Node struct {
 	Confidence *float64 `bson:"confidence,omitempty"`
 	// Supersedes lists the nodes a decision supersedes (its supersedes edges and validity facts
 	// follow its insert).
-	Supersedes []string  `bson:"supersedes,omitempty"`
-	MessageID  string    `bson:"message_id,omitempty"`
-	SourceID   string    `bson:"source_id,omitempty"`
-	CreatedAt  time.Time `bson:"created_at"`
-	Events     []string  `bson:"_events,omitempty"`
+	Supersedes []string `bson:"supersedes,omitempty"`
+	// PrivateSupersedes are those of Supersedes that are owner_only nodes of the decision's
+	// author: their supersedes edges are shown to that author only.
+	PrivateSupersedes []string `bson:"private_supersedes,omitempty"`
+	// DerivedFrom is the node a source's changed text follows (its derived_from edge).
+	DerivedFrom string    `bson:"derived_from,omitempty"`
+	MessageID   string    `bson:"message_id,omitempty"`
+	SourceID    string    `bson:"source_id,omitempty"`
+	CreatedAt   time.Time `bson:"created_at"`
+	Events      []string  `bson:"_events,omitempty"`
 }
 
 // InsertNode stores a new node; ErrTaken when its _id exists.
@@ -42,25 +45,8 @@ func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
 	return &n, nil
 }
 
-// NodesOf lists a thread's nodes, oldest first.
-func (s *Store) NodesOf(ctx context.Context, threadID string) ([]Node, error) {
-	return mongox.FindAll[Node](ctx, s.c(Nodes), byThread(threadID), oldestFirst())
-}
-
-// NodesByID reads the nodes with the given ids, in no particular order.
-func (s *Store) NodesByID(ctx context.Context, ids []string) ([]Node, error) {
-	return mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
-}
-
 // AddNodes stores nodes whose _id names what they record, in one command; existing ones are
-// left as they are.
-func (s *Store) AddNodes(ctx context.Context, ns []Node) error {
-	_, err := mongox.InsertNew(ctx, s.c(Nodes), ns)
-	return err
-}
-
-// NodesOfType lists the nodes of one type in the given threads, oldest first.
-func (s *Store) NodesOfType(ctx context.Context, threadIDs []string, typ string) ([]Node, error) {
-	return mongox.FindAll[Node](ctx, s.c(Nodes), bson.D{{Key: "thread_id", Value: bson.D{{Key: "$in", Value: threadIDs}}}, {Key: "type", Value: typ}},
-		oldestFirst())
+// left as they are. It reports which were inserted now.
+func (s *Store) AddNodes(ctx context.Context, ns []Node) ([]bool, error) {
+	return mongox.InsertNew(ctx, s.c(Nodes), ns)
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -55,48 +52,97 @@ func (s *Store) Source(ctx context.Context, id string) (*Source, error) {
 	return &src, nil
 }
 
-// SourcesOf lists a thread's sources, oldest first.
-func (s *Store) SourcesOf(ctx context.Context, threadID string) ([]Source, error) {
-	return mongox.FindAll[Source](ctx, s.c(Sources), byThread(threadID), oldestFirst())
+// SourcesPage reads up to limit of a thread's sources, newest first, below position before.
+func (s *Store) SourcesPage(ctx context.Context, threadID string, before int64, limit int) ([]mongox.Entry[Source], int64, error) {
+	return mongox.Page[Source](ctx, s.Log(), sourcesList(threadID), before, limit)
 }
 
-// SourcesOwnedBy lists the sources an object added, oldest first.
-func (s *Store) SourcesOwnedBy(ctx context.Context, ownerID string) ([]Source, error) {
-	return mongox.FindAll[Source](ctx, s.c(Sources), bson.D{{Key: "owner_id", Value: ownerID}}, oldestFirst())
+// AppendSource lists a stored source in its thread's sources.
+func (s *Store) AppendSource(ctx context.Context, src *Source) error {
+	_, _, err := mongox.AppendOnce(ctx, s.Log(), sourcesList(src.ThreadID), src.ID, *src)
+	return err
 }
 
-// AllSources lists every source, for the scheduled re-pull.
-func (s *Store) AllSources(ctx context.Context) ([]Source, error) {
-	return mongox.FindAll[Source](ctx, s.c(Sources), bson.D{}, oldestFirst())
+// SourceCount is how many sources a thread's list holds.
+func (s *Store) SourceCount(ctx context.Context, threadID string) (int64, error) {
+	return s.Log().Len(ctx, sourcesList(threadID))
 }
 
-// InsertPull records a pull.
+func sourcesList(threadID string) string { return "sources:" + threadID }
+func pullsList(sourceID string) string   { return "pulls:" + sourceID }
+
+// InsertPull records a pull (the document its events are staged under).
 func (s *Store) InsertPull(ctx context.Context, p *Pull) error { return s.insert(ctx, Pulls, p) }
 
 // PullSummary is what a source's pulls say of it: the latest pull, the latest pull that read
-// text (nil before the first), and the latest failed one.
+// text (nil before the first), and the latest failed one. Each pull appends the summary as it
+// leaves it to the source's pulls list, so the newest entry is the source's state: one read.
 type PullSummary struct {
-	Latest, LatestOK, LatestError *Pull
+	Latest      *Pull `bson:"latest,omitempty"`
+	LatestOK    *Pull `bson:"latest_ok,omitempty"`
+	LatestError *Pull `bson:"latest_error,omitempty"`
 }
 
-// PullSummaries summarises the pulls of the given sources, by source id.
-func (s *Store) PullSummaries(ctx context.Context, sourceIDs []string) (map[string]PullSummary, error) {
-	all, err := mongox.FindAll[Pull](ctx, s.c(Pulls), bson.D{{Key: "source_id", Value: bson.D{{Key: "$in", Value: sourceIDs}}}},
-		mopts.Find().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, err
+// AppendPull appends p to its source's pulls, with the summary it leaves after prev.
+func (s *Store) AppendPull(ctx context.Context, prev PullSummary, p *Pull) error {
+	next := PullSummary{Latest: p, LatestOK: prev.LatestOK, LatestError: prev.LatestError}
+	q := *p
+	q.Events = nil
+	next.Latest = &q
+	if p.Status == "ok" {
+		next.LatestOK = &q
+	} else {
+		next.LatestError = &q
 	}
-	out := make(map[string]PullSummary, len(sourceIDs))
-	for i := range all {
-		p := &all[i]
-		sum := out[p.SourceID]
-		sum.Latest = p
-		if p.Status == "ok" {
-			sum.LatestOK = p
-		} else {
-			sum.LatestError = p
-		}
-		out[p.SourceID] = sum
+	_, err := mongox.Append(ctx, s.Log(), pullsList(p.SourceID), next)
+	return err
+}
+
+// PullSummaryOf reads a source's state: the newest entry of its pulls (empty before the first).
+func (s *Store) PullSummaryOf(ctx context.Context, sourceID string) (PullSummary, error) {
+	l := s.Log()
+	n, err := l.Len(ctx, pullsList(sourceID))
+	if err != nil || n == 0 {
+		return PullSummary{}, err
 	}
-	return out, nil
+	e, err := mongox.Get[PullSummary](ctx, l, pullsList(sourceID), n)
+	return e.Value, err
+}
+
+// Due is an entry of a due bucket: a source to pull again once its time came.
+type Due struct {
+	SourceID string    `bson:"source_id"`
+	At       time.Time `bson:"at"`
+}
+
+// AppendDue lists a source as due at a time, in the bucket of that time.
+func (s *Store) AppendDue(ctx context.Context, bucket string, d Due) error {
+	_, err := mongox.Append(ctx, s.Log(), bucket, d)
+	return err
+}
+
+// DuePage reads up to limit entries of a due bucket below position before.
+func (s *Store) DuePage(ctx context.Context, bucket string, before int64, limit int) ([]mongox.Entry[Due], int64, error) {
+	return mongox.Page[Due](ctx, s.Log(), bucket, before, limit)
+}
+
+// repulled lists the due buckets whose sources were all pulled, in order: its newest entry is
+// where the next scan starts.
+const repulled = "repulled"
+
+// LastRepulled is the start of the latest bucket fully re-pulled (zero before the first).
+func (s *Store) LastRepulled(ctx context.Context) (time.Time, error) {
+	l := s.Log()
+	n, err := l.Len(ctx, repulled)
+	if err != nil || n == 0 {
+		return time.Time{}, err
+	}
+	e, err := mongox.Get[time.Time](ctx, l, repulled, n)
+	return e.Value, err
+}
+
+// MarkRepulled records that a bucket was fully re-pulled.
+func (s *Store) MarkRepulled(ctx context.Context, bucket time.Time) error {
+	_, err := mongox.Append(ctx, s.Log(), repulled, bucket)
+	return err
 }

@@ -1,6 +1,7 @@
-// Package store is graph-svc's MongoDB repository: the threads it knows, the nodes and edges of
-// their graphs, the validity facts of superseded nodes, private guidance versions, tracked
-// sources with their pulls, and the leases of scheduled re-pulls. One file per collection.
+// Package store is graph-svc's MongoDB repository: the threads it knows, the nodes of their
+// graphs, the validity facts of superseded nodes, private guidance versions, tracked sources
+// with their pulls, the leases of scheduled re-pulls, the projections of other services' data,
+// and the lists pages read (graphlog.go). One file per collection.
 //
 // Everything is an insert with a natural or random _id and never changes afterwards: FerretDB
 // applies an update as read-document-then-write-document, so concurrent updates of one document
@@ -10,10 +11,10 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -22,29 +23,31 @@ import (
 const (
 	Threads  = "threads"
 	Nodes    = "nodes"
-	Edges    = "edges"
 	Validity = "node_validity"
-	Guidance = "guidance"
 	Sources  = "sources"
 	Pulls    = "source_pulls"
 	Leases   = "pull_leases"
+	Hashes   = "object_hashes"
+	GraphLog = "graph_log"
+	Blocks   = "sender_blocks"
 )
 
 // ErrTaken says that a document with the same _id exists: another writer got there first.
 var ErrTaken = mongox.ErrTaken
 
 // Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
-// collections created at start-up).
+// collections created at start-up). Every read is by _id: the lists a page reads are mongox.Log
+// lists in graph_log.
 var Indexes = []mongox.Index{
-	{Collection: Threads, Keys: bson.D{{Key: "owner_id", Value: 1}, {Key: "created_at", Value: -1}}},
-	{Collection: Nodes, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "created_at", Value: 1}}},
-	{Collection: Edges, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "created_at", Value: 1}}},
-	{Collection: Validity, Keys: bson.D{{Key: "thread_id", Value: 1}}},
-	{Collection: Guidance, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "owner_id", Value: 1}, {Key: "version", Value: -1}}},
-	{Collection: Sources, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "created_at", Value: 1}}},
-	{Collection: Sources, Keys: bson.D{{Key: "owner_id", Value: 1}}},
-	{Collection: Pulls, Keys: bson.D{{Key: "source_id", Value: 1}, {Key: "at", Value: -1}}},
-	{Collection: Leases, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+	{Collection: Leases, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Threads, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Nodes, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Validity, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Sources, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Pulls, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Hashes, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Blocks, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: GraphLog, Keys: bson.D{{Key: "_id", Value: 1}}},
 }
 
 // Store is the repository.
@@ -63,16 +66,16 @@ func (s *Store) insert(ctx context.Context, coll string, doc any) error {
 // Leases are the leases of the scheduled jobs, one per item and period.
 func (s *Store) Leases() mongox.Leases { return mongox.NewLeases(s.c(Leases)) }
 
+// DropLease deletes one lease by its key: a point delete.
+func (s *Store) DropLease(ctx context.Context, key string) error {
+	if _, err := s.c(Leases).DeleteOne(ctx, mongox.ByID(key)); err != nil {
+		return fmt.Errorf("store leases: %w", err)
+	}
+	return nil
+}
+
 // insertOnce inserts doc, treating an existing document with the same _id as done: the
 // documents inserted this way are keyed by what they record, so the existing one is the same.
 func (s *Store) insertOnce(ctx context.Context, coll string, doc any) error {
 	return mongox.InsertOnce(ctx, s.c(coll), doc)
-}
-
-// byThread is the filter of a thread's documents.
-func byThread(threadID string) bson.D { return bson.D{{Key: "thread_id", Value: threadID}} }
-
-// oldestFirst sorts by creation, then id.
-func oldestFirst() mopts.Lister[mopts.FindOptions] {
-	return mopts.Find().SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}})
 }

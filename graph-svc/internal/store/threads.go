@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -20,13 +17,29 @@ type Thread struct {
 	CreatedAt    time.Time `bson:"created_at"`
 }
 
-// AddThread records a thread once; a thread already known is left as it is.
-func (s *Store) AddThread(ctx context.Context, t *Thread) error { return s.insertOnce(ctx, Threads, t) }
-
-// AddThreads records threads once each, in one command.
+// AddThreads records threads once each, in one command, and lists each new one in its
+// participants' thread lists (ThreadsPage).
 func (s *Store) AddThreads(ctx context.Context, ts []Thread) error {
-	_, err := mongox.InsertNew(ctx, s.c(Threads), ts)
-	return err
+	added, err := mongox.InsertNew(ctx, s.c(Threads), ts)
+	if err != nil {
+		return err
+	}
+	for i, t := range ts {
+		if i < len(added) && !added[i] {
+			continue
+		}
+		for _, p := range t.Participants {
+			if _, _, err := mongox.AppendOnce(ctx, s.Log(), threadsList(p), t.ID, t.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// AddThread records a thread once; a thread already known is left as it is.
+func (s *Store) AddThread(ctx context.Context, t *Thread) error {
+	return s.AddThreads(ctx, []Thread{*t})
 }
 
 // Thread reads a thread; mongox.ErrNotFound if graph-svc does not know it.
@@ -38,13 +51,14 @@ func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
 	return &t, nil
 }
 
-// SelfThreads lists an owner's self-ingest threads, newest first.
-func (s *Store) SelfThreads(ctx context.Context, ownerID string) ([]Thread, error) {
-	return mongox.FindAll[Thread](ctx, s.c(Threads), bson.D{{Key: "owner_id", Value: ownerID}, {Key: "self", Value: true}},
-		mopts.Find().SetSort(bson.D{{Key: "created_at", Value: -1}}))
-}
+func threadsList(objectID string) string { return "threads:" + objectID }
 
-// ThreadsOf lists the threads an object takes part in.
-func (s *Store) ThreadsOf(ctx context.Context, objectID string) ([]Thread, error) {
-	return mongox.FindAll[Thread](ctx, s.c(Threads), bson.D{{Key: "participants", Value: objectID}})
+// ThreadsPage reads up to limit ids of the threads an object takes part in, newest first.
+func (s *Store) ThreadsPage(ctx context.Context, objectID string, limit int) ([]string, error) {
+	es, _, err := mongox.Page[string](ctx, s.Log(), threadsList(objectID), 0, limit)
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.Value)
+	}
+	return out, err
 }

@@ -1,0 +1,71 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+// TestGraphPageCostsAPage: reading the newest page of a thread's graph sends as many store
+// commands with 20 nodes stored as with 520 (and as many with other threads' nodes in the
+// store): a page costs its items, not the history.
+func TestGraphPageCostsAPage(t *testing.T) {
+	t.Parallel()
+	env := testkit.Backends(t)
+	var commands atomic.Int64
+	client, err := mongo.Connect(options.Client().ApplyURI(env.MongoURI).SetMonitor(&event.CommandMonitor{
+		Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) },
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	db := client.Database(env.Name + "_cost")
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	lim, err := outbound.NewLimiter(outbound.LimiterOptions{Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
+		Store: store.New(db), Mailbox: mailbox{}, Limiter: lim, Log: testkit.Logger(t)}
+	ctx := context.Background()
+	write := func(who graph.Caller, thread string, n int) {
+		for i := range n {
+			if _, err := svc.AddNode(ctx, who, thread, graph.NodeDraft{Type: "evidence", Body: fmt.Sprint("node ", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	read := func() int64 {
+		before := commands.Load()
+		g, err := svc.Graph(ctx, bob, "thr_ab", graph.GraphPage{Limit: 10})
+		if err != nil || len(g.Nodes) != 10 {
+			t.Fatalf("page of %d nodes, %v", len(g.Nodes), err)
+		}
+		return commands.Load() - before
+	}
+	write(alice, "thr_ab", 20)
+	small := read()
+	write(alice, "thr_ab", 250)
+	write(bob, "thr_ab", 250)
+	large := read()
+	t.Logf("store commands of a 10-node page: %d with 20 nodes stored, %d with 520", small, large)
+	if large != small {
+		t.Fatalf("a page cost %d store commands with 520 nodes stored, %d with 20", large, small)
+	}
+}

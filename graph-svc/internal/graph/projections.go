@@ -1,0 +1,98 @@
+package graph
+
+import (
+	"context"
+	"time"
+
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// graph-svc answers from its own projections of other services' data: who takes part in a
+// thread (message.created, or mailbox-svc's answer the one time a thread is asked for before its
+// first message was projected), the current hash of each object it has seen (message.created,
+// then identity-svc's object.hash_changed) and the sender blocks of box owners (mailbox-svc's
+// sender.blocked and sender.unblocked). A graph read or a decision calls no other service.
+
+// ProjectHash records an object's new current hash (identity-svc's object.hash_changed).
+func (s *Service) ProjectHash(ctx context.Context, objectID, hash string) error {
+	return s.Store.SetHash(ctx, objectID, hash)
+}
+
+// ProjectBlock records that blocker blocks, or no longer blocks, sender.
+func (s *Service) ProjectBlock(ctx context.Context, blockerID, senderID string, blocked bool, at time.Time) error {
+	return s.Store.SetBlock(ctx, blockerID, senderID, blocked, at)
+}
+
+// rememberHashes records the hashes a batch of messages names, for objects this process has
+// not recorded yet.
+func (s *Service) rememberHashes(ctx context.Context, msgs []contract.MessageCreatedData) error {
+	s.knownOnce.Do(s.initKnown)
+	for _, m := range msgs {
+		for _, p := range []contract.Participant{{ObjectID: m.FromObjectID, Hash: m.FromHash}, {ObjectID: m.ToObjectID, Hash: m.ToHash}} {
+			if p.Hash == "" || s.hashed.Contains(p.ObjectID) {
+				continue
+			}
+			if err := s.Store.RememberHash(ctx, p.ObjectID, p.Hash); err != nil {
+				return err
+			}
+			s.hashed.Add(p.ObjectID, struct{}{})
+		}
+	}
+	return nil
+}
+
+// participants returns who takes part in a thread with their current hashes, from the
+// projections: the caller is named by the hash it called with.
+func (s *Service) participants(ctx context.Context, th *store.Thread, c Caller) ([]contract.Participant, error) {
+	out := make([]contract.Participant, 0, len(th.Participants))
+	for _, id := range th.Participants {
+		if id == c.ObjectID {
+			out = append(out, contract.Participant{ObjectID: id, Hash: c.Hash})
+			continue
+		}
+		h, err := s.Store.Hash(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, contract.Participant{ObjectID: id, Hash: h})
+	}
+	return out, nil
+}
+
+// currentHashes maps the thread's participants to their hashes now, so that a read names
+// authors by their current hash after a custom hash replaced the one they wrote under; an
+// object whose hash graph-svc has not learned keeps the hash it wrote under.
+func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c Caller) (map[string]string, error) {
+	parts, err := s.participants(ctx, th, c)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(parts))
+	for _, p := range parts {
+		if p.Hash != "" {
+			out[p.ObjectID] = p.Hash
+		}
+	}
+	return out, nil
+}
+
+// checkNotBlocked refuses a write of the caller into a thread whose other participant blocked
+// it: a block covers the graph as it covers messages, so a blocked sender's nodes, edges and
+// decisions never reach the box owner (nor its decision webhooks and memory).
+func (s *Service) checkNotBlocked(ctx context.Context, th *store.Thread, c Caller) error {
+	for _, id := range th.Participants {
+		if id == c.ObjectID {
+			continue
+		}
+		blocked, err := s.Store.Blocked(ctx, id, c.ObjectID)
+		if err != nil {
+			return err
+		}
+		if blocked {
+			return httpx.Forbidden(httpx.CodeSenderBlocked, "the other participant of this thread blocked you: you cannot write into its graph")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,296 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Graph pages.
+const (
+	// PageBodyBytes bounds the node bodies one page carries: a page stops early (its
+	// next_cursor reads on) once its bodies passed it, so a page of large nodes stays a bounded
+	// response. A page always holds at least one item.
+	PageBodyBytes = 1 << 20
+	// asOfSlack is how long after its creation an item may have been appended (a message
+	// projected late): an as_of page starts from the items appended up to as_of plus this.
+	asOfSlack = time.Hour
+	// chainWindow is how far from a message's position in the thread's msgs list its replies_to
+	// edge looks for the message created just before it: messages of the two sides travel in
+	// different partitions, so neighbours may be projected out of order. A page reads at most
+	// 2×chainWindow entries beyond its own messages.
+	chainWindow = 16
+	// pageReaders bounds the point reads a page sends at once.
+	pageReaders = 8
+)
+
+// GraphScope is the cursor scope of a thread's graph pages.
+func GraphScope(threadID string) string { return "graph:" + threadID }
+
+// GraphPage says which page of a graph to read: up to Limit items below position Before (0:
+// the newest), as of AsOf (nil: now).
+type GraphPage struct {
+	Before int64
+	Limit  int
+	AsOf   *time.Time
+	// Cursor makes the next_cursor of a page from the position to read below.
+	Cursor func(seq int64) string
+}
+
+// Graph reads one page of a thread's graph as the caller may see it: every node but the other
+// side's owner_only ones, and the edges between visible nodes. With AsOf, only what existed
+// then, each node with the validity it had then. A page costs its items' point reads (plus one
+// per node for its validity and a few for the message chain), whatever the thread holds.
+func (s *Service) Graph(ctx context.Context, c Caller, threadID string, pg GraphPage) (*GraphView, error) {
+	th, err := s.thread(ctx, threadID, c.ObjectID)
+	if err != nil {
+		return nil, err
+	}
+	hashes, err := s.currentHashes(ctx, th, c)
+	if err != nil {
+		return nil, err
+	}
+	before := pg.Before
+	if pg.AsOf != nil && before == 0 {
+		top, err := s.positionAt(ctx, th.ID, pg.AsOf.Add(asOfSlack))
+		if err != nil {
+			return nil, err
+		}
+		if top == 0 {
+			return &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(pg.AsOf), Nodes: []NodeView{}, Edges: []EdgeView{}}, nil
+		}
+		before = top + 1
+	}
+	entries, next, err := s.Store.GraphPage(ctx, th.ID, before, pg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	entries, next = cutToBudget(entries, next)
+	out := &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(pg.AsOf), Nodes: []NodeView{}, Edges: []EdgeView{}}
+	if next > 0 && pg.Cursor != nil {
+		cur := pg.Cursor(next)
+		out.NextCursor = &cur
+	}
+	existed := func(at time.Time) bool { return pg.AsOf == nil || !at.After(*pg.AsOf) }
+	var nodes []*store.Node
+	var edges []store.Edge
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if n := e.Value.Node; n != nil {
+			if seen[n.ID] {
+				continue // appended twice by a projection that crashed half-way
+			}
+			seen[n.ID] = true
+		}
+		switch {
+		case e.Value.Node != nil && existed(e.Value.Node.CreatedAt) && visibleTo(e.Value.Node, c.ObjectID):
+			nodes = append(nodes, e.Value.Node)
+		case e.Value.Edge != nil && existed(e.Value.Edge.CreatedAt) && edgeVisibleTo(e.Value.Edge, c.ObjectID):
+			edges = append(edges, *e.Value.Edge)
+		}
+	}
+	chain, err := s.messageChain(ctx, th.ID, entries)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range append(chain, derivedEdges(nodes)...) {
+		if !seen[e.ID] && existed(e.CreatedAt) && edgeVisibleTo(&e, c.ObjectID) {
+			seen[e.ID] = true
+			edges = append(edges, e)
+		}
+	}
+	invalid, err := s.invalidations(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		var inv *store.Invalidation
+		if v := invalid[n.ID]; v != nil && existed(v.InvalidAt) {
+			inv = v
+		}
+		v := nodeView(n, inv)
+		if h := hashes[n.AuthorID]; h != "" {
+			v.AuthorHash = h
+		}
+		out.Nodes = append(out.Nodes, v)
+	}
+	for i := range edges {
+		v := edgeView(&edges[i])
+		if h := hashes[edges[i].AuthorID]; h != "" {
+			v.AuthorHash = h
+		}
+		out.Edges = append(out.Edges, v)
+	}
+	slices.SortStableFunc(out.Nodes, func(a, b NodeView) int { return byTime(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+	slices.SortStableFunc(out.Edges, func(a, b EdgeView) int { return byTime(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+	return out, nil
+}
+
+func byTime(at1, id1, at2, id2 string) int {
+	if c := strings.Compare(at1, at2); c != 0 {
+		return c
+	}
+	return strings.Compare(id1, id2)
+}
+
+// cutToBudget ends a page (entries newest first) once its node bodies passed PageBodyBytes; the
+// cut entries are the next page's.
+func cutToBudget(entries []mongox.Entry[store.GraphItem], next int64) ([]mongox.Entry[store.GraphItem], int64) {
+	total := 0
+	for i, e := range entries {
+		if e.Value.Node != nil {
+			total += len(e.Value.Node.Body)
+		}
+		if total > PageBodyBytes && i > 0 {
+			return entries[:i], e.Seq + 1
+		}
+	}
+	return entries, next
+}
+
+// edgeVisibleTo reports whether an edge is shown to a participant: every edge but those joining
+// the other side's owner_only nodes.
+func edgeVisibleTo(e *store.Edge, objectID string) bool {
+	return e.Private == "" || e.Private == objectID
+}
+
+// positionAt is the position of the newest item of a thread's graph appended at or before t (0
+// when none was): a binary search of point reads, since items are appended in time order.
+func (s *Service) positionAt(ctx context.Context, threadID string, t time.Time) (int64, error) {
+	n, err := s.Store.GraphLen(ctx, threadID)
+	if err != nil {
+		return 0, err
+	}
+	lo, hi := int64(0), n // the answer is in [lo, hi]
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		e, err := s.Store.GraphEntry(ctx, threadID, mid)
+		if err != nil {
+			return 0, err
+		}
+		if e.At.After(t) {
+			hi = mid - 1
+		} else {
+			lo = mid
+		}
+	}
+	return lo, nil
+}
+
+// invalidations reads the validity facts of the page's nodes, a point read each.
+func (s *Service) invalidations(ctx context.Context, nodes []*store.Node) (map[string]*store.Invalidation, error) {
+	out := make([]*store.Invalidation, len(nodes))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(pageReaders)
+	for i, n := range nodes {
+		g.Go(func() error {
+			v, err := s.Store.Invalidation(gctx, n.ID)
+			out[i] = v
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	m := make(map[string]*store.Invalidation, len(nodes))
+	for i, v := range out {
+		if v != nil {
+			m[nodes[i].ID] = v
+		}
+	}
+	return m, nil
+}
+
+// derivedEdges are the edges the page's nodes record themselves: a decision's supersedes edges
+// and a source change's derived_from edge.
+func derivedEdges(nodes []*store.Node) []store.Edge {
+	var out []store.Edge
+	for _, n := range nodes {
+		for _, old := range n.Supersedes {
+			e := supersedesEdge(n, old)
+			if slices.Contains(n.PrivateSupersedes, old) {
+				e.Private = n.AuthorID
+			}
+			out = append(out, *e)
+		}
+		if n.DerivedFrom != "" {
+			out = append(out, store.Edge{ID: fmt.Sprintf("edg_%s_%s", n.ID, n.DerivedFrom), ThreadID: n.ThreadID, From: n.ID,
+				To: n.DerivedFrom, Type: "derived_from", AuthorID: n.AuthorID, AuthorHash: n.AuthorHash, SourceID: n.SourceID,
+				CreatedAt: n.CreatedAt})
+		}
+	}
+	return out
+}
+
+// messageChain returns the replies_to edges of the page's message nodes: from each message to
+// the one created just before it, looked for among its neighbours in the thread's msgs list
+// (chainWindow on each side). An edge's id, author and time are its message's.
+func (s *Service) messageChain(ctx context.Context, threadID string, entries []mongox.Entry[store.GraphItem]) ([]store.Edge, error) {
+	refs := map[int64]store.MessageRef{}
+	var msgs []mongox.Entry[store.GraphItem]
+	for _, e := range entries {
+		if n := e.Value.Node; n != nil && n.Type == TypeMessage && e.Value.MsgSeq > 0 {
+			refs[e.Value.MsgSeq] = store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt}
+			msgs = append(msgs, e)
+		}
+	}
+	var out []store.Edge
+	for _, e := range msgs {
+		n, seq := e.Value.Node, e.Value.MsgSeq
+		var prev *store.MessageRef
+		for k := seq - chainWindow; k <= seq+chainWindow; k++ {
+			if k < 1 || k == seq {
+				continue
+			}
+			ref, err := s.messageRef(ctx, threadID, k, refs)
+			if err != nil {
+				return nil, err
+			}
+			if ref == nil || !before(ref, n) {
+				continue
+			}
+			if prev == nil || before(prev, &store.Node{ID: ref.NodeID, CreatedAt: ref.CreatedAt}) {
+				prev = ref
+			}
+		}
+		if prev != nil {
+			out = append(out, store.Edge{ID: fmt.Sprintf("edg_%s_%s", n.MessageID, strings.TrimPrefix(prev.NodeID, "nod_")),
+				ThreadID: threadID, From: n.ID, To: prev.NodeID, Type: EdgeRepliesTo, AuthorID: n.AuthorID,
+				AuthorHash: n.AuthorHash, MessageID: n.MessageID, CreatedAt: n.CreatedAt})
+		}
+	}
+	return out, nil
+}
+
+// before reports whether message ref was created before node n (ties broken by id).
+func before(ref *store.MessageRef, n *store.Node) bool {
+	if c := ref.CreatedAt.Compare(n.CreatedAt); c != 0 {
+		return c < 0
+	}
+	return ref.NodeID < n.ID
+}
+
+// messageRef reads entry k of a thread's msgs list through refs (nil past its end).
+func (s *Service) messageRef(ctx context.Context, threadID string, k int64, refs map[int64]store.MessageRef) (*store.MessageRef, error) {
+	if r, ok := refs[k]; ok {
+		return &r, nil
+	}
+	r, err := s.Store.MessageAt(ctx, threadID, k)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	refs[k] = r
+	return &r, nil
+}
