@@ -43,8 +43,18 @@ type Sender struct {
 	Workers      int
 	Log          *slog.Logger
 
-	mu    sync.Mutex
-	lanes map[string]*lane
+	// Subscribers gives a subscription as it is now (one Redis read while unchanged), so that a
+	// queued first attempt of a deleted or disabled subscription is dropped before it is sent.
+	Subscribers Subscribers
+	// Timeout bounds one POST (the outbound client's timeout); a lane starts a first attempt only
+	// when the POST and its record can finish before the delivery's lease ends.
+	Timeout time.Duration
+	// Lanes bounds the subscriptions with first attempts queued in this process, LaneDepth the
+	// attempts queued for one of them, LaneQueue the attempts queued in all. A delivery past a
+	// bound is left to the schedule, due at once.
+	Lanes, LaneDepth, LaneQueue int
+
+	lanes lanes
 	busy  sync.WaitGroup
 	// recording bounds the outcomes of first attempts being written at once.
 	recordOnce sync.Once
@@ -55,10 +65,6 @@ type Sender struct {
 	finMu    sync.Mutex
 	finished []string
 }
-
-// lane is the queue of first attempts of one subscription, made one after the other so that a
-// healthy endpoint receives a subscription's events in order.
-type lane struct{ queue []func() }
 
 // Attempt makes the next attempt of d when this replica wins its claim for slot. A context
 // ending mid-attempt leaves the delivery as it was: its claim lapses and another replica retries.
@@ -95,68 +101,12 @@ func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error
 	return s.deliver(ctx, sub, h, cur)
 }
 
-// First queues the first attempt of a delivery this replica has just inserted, behind the
-// subscription's earlier ones, and returns at once. It needs no claim: no other replica attempts
-// a delivery before its first lease has passed. An attempt that fails to complete is left to
-// that lease.
-func (s *Sender) First(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lanes == nil {
-		s.lanes = map[string]*lane{}
-	}
-	l, ok := s.lanes[sub.ID]
-	if !ok {
-		l = &lane{}
-		s.lanes[sub.ID] = l
-		s.busy.Add(1)
-		go s.drain(sub.ID, l)
-	}
-	l.queue = append(l.queue, func() { s.first(ctx, sub, h, d) })
-}
-
-// first makes a first attempt and records its outcome beside the lane, so that the lane's next
-// POST does not wait for the store: the order a subscription's events reach it is the order of
-// the POSTs. At most Workers outcomes are being recorded at once; a lane waits for a free one.
-func (s *Sender) first(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) {
-	res := s.post(ctx, sub, d)
-	if ctx.Err() != nil {
-		return // the attempt's outcome is unknown: its lease makes it again
-	}
-	s.recordOnce.Do(func() { s.recording = make(chan struct{}, max(1, s.Workers)) })
-	s.recording <- struct{}{}
-	s.busy.Add(1)
-	go func() {
-		defer func() { <-s.recording; s.busy.Done() }()
-		if err := s.record(ctx, sub, d, h, res); err != nil {
-			s.Log.Warn("recording a first delivery attempt failed; its lease makes it again", "delivery_id", d.ID, "error", err)
-		}
-	}()
-}
-
-// drain runs a lane's attempts until it is empty.
-func (s *Sender) drain(key string, l *lane) {
-	defer s.busy.Done()
-	for {
-		s.mu.Lock()
-		if len(l.queue) == 0 {
-			delete(s.lanes, key)
-			s.mu.Unlock()
-			return
-		}
-		job := l.queue[0]
-		l.queue = l.queue[1:]
-		s.mu.Unlock()
-		job()
-	}
-}
-
 func (s *Sender) deliver(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) error {
 	res := s.post(ctx, sub, d)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return s.record(ctx, sub, d, h, res)
+	return s.record(context.WithoutCancel(ctx), sub, d, h, res) // the attempt was made: its outcome is kept
 }
 
 // result is what one POST gave.
@@ -209,7 +159,7 @@ func describe(err error) string {
 	return msg
 }
 
-// record applies an attempt's outcome: 2xx succeeds; 410 fails and disables the subscription;
+// record applies an attempt's outcome (ctx is the caller's budget for the writes): 2xx succeeds; 410 fails and disables the subscription;
 // 401 is retried once; network errors, 429 and 5xx follow the retry schedule; anything else
 // fails.
 func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.Delivery, h *store.SubscriptionHealth, res result) error {
@@ -238,7 +188,6 @@ func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.D
 			d.Status, d.NextAttemptAt = store.StatusFailed, nil
 		}
 	}
-	ctx = context.WithoutCancel(ctx) // the attempt was made: its outcome is kept
 	// Health first, so that whoever sees the delivery's outcome also sees its effect on the endpoint.
 	if err := s.noteHealth(ctx, sub, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
 		return err
@@ -281,7 +230,15 @@ func (s *Sender) flush(ctx context.Context) {
 	ids := s.finished
 	s.finished = nil
 	s.finMu.Unlock()
-	if err := s.Store.DeleteDue(ctx, ids...); err != nil && ctx.Err() == nil {
+	err := s.Store.DeleteDue(ctx, ids...)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Stopping: the flush on the way out tries them again.
+		s.finMu.Lock()
+		s.finished = append(s.finished, ids...)
+		s.finMu.Unlock()
+	default:
 		s.Log.Warn("deleting schedule entries of final deliveries failed; the poll will", "entries", len(ids), "error", err)
 	}
 }
