@@ -27,6 +27,7 @@ const (
 	Claims        = "claims"
 	Due           = "due"
 	Migrations    = "migrations"
+	Slots         = "slots"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below. Creating them also creates
@@ -38,6 +39,7 @@ var Indexes = []mongox.Index{
 	{Collection: Claims, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 	{Collection: Due, Keys: bson.D{{Key: "due_at", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
+	{Collection: Slots, Keys: bson.D{{Key: "subscription_id", Value: 1}}},
 }
 
 // Store is the repository.

@@ -33,6 +33,8 @@ type Subscription struct {
 	Headers     map[string]string `bson:"headers,omitempty"`
 	CreatedAt   time.Time         `bson:"created_at"`
 	UpdatedAt   time.Time         `bson:"updated_at"`
+	// Slots are the quota places the subscription holds (Slot), freed when it is deleted.
+	Slots []string `bson:"slots,omitempty"`
 }
 
 // Secret is a signing secret; a rotated-away secret keeps signing until ExpiresAt.

@@ -5,7 +5,6 @@ package webhook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -25,8 +24,6 @@ const (
 	MaxURLLength      = 2048
 	MaxHeaders        = 20
 	MaxHeaderValueLen = 4096
-	// MaxPerObject bounds the subscriptions to one object, so that fan-out stays bounded.
-	MaxPerObject = 100
 	// RecentDeliveries is how many deliveries a subscription read shows.
 	RecentDeliveries = 20
 )
@@ -52,6 +49,9 @@ type Repository interface {
 	ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error)
 	RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]store.Delivery, error)
 	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
+	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
+	SlotAt(ctx context.Context, scope string, n int) (*store.Slot, error)
+	ReleaseSlots(ctx context.Context, ids ...string) error
 }
 
 // URLChecker refuses callback URLs the sender would never dial (pkg/outbound).
@@ -65,6 +65,7 @@ type Subscriptions struct {
 	URLs  URLChecker
 	// Overlap is how long a rotated-away secret keeps signing beside the new one.
 	Overlap time.Duration
+	Quotas  Quotas
 }
 
 // Draft is a new subscription as asked for.
@@ -102,13 +103,6 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID st
 	if err != nil {
 		return nil, err
 	}
-	existing, err := s.Store.SubscriptionsOf(ctx, objectID, "", "", MaxPerObject)
-	if err != nil {
-		return nil, err
-	}
-	if len(existing) >= MaxPerObject {
-		return nil, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object has at most %d subscriptions", MaxPerObject))
-	}
 	now := clock.Now()
 	prefix := "whk"
 	if kind == store.KindContext {
@@ -119,7 +113,11 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID st
 		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, CallbackURL: callback,
 		Events: evs, Secrets: []store.Secret{{Value: secret, CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
 	}
+	if sub.Slots, err = s.takeSlots(ctx, sub); err != nil {
+		return nil, err
+	}
 	if err := s.Store.InsertSubscription(ctx, sub); err != nil {
+		s.releaseSlots(ctx, sub.Slots)
 		return nil, err
 	}
 	return &Created{Subscription: sub, Secret: secret}, nil
@@ -252,14 +250,15 @@ func (s *Subscriptions) RotateSecret(ctx context.Context, t *authn.Target, id st
 
 // DeleteWebhook deletes an owner's webhook.
 func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *authn.Target, id string) error {
-	if _, err := s.webhook(ctx, t, id); err != nil {
+	sub, err := s.webhook(ctx, t, id)
+	if err != nil {
 		return err
 	}
-	return s.delete(ctx, id)
+	return s.delete(ctx, sub)
 }
 
-// DeleteContextSubscription deletes a context subscription of the watched box; only the object
-// that created it may (anyone else gets 404).
+// DeleteContextSubscription deletes a context subscription of the watched box; the object that
+// created it and the box's owner may (anyone else gets 404).
 func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, id string) error {
 	sub, err := s.Store.Subscription(ctx, id)
 	switch {
@@ -268,17 +267,23 @@ func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *authn.
 	case err != nil:
 		return err
 	}
-	if sub.Kind != store.KindContext || sub.ObjectID != t.ObjectID || sub.CreatorID != p.ObjectID {
+	owner := t.ObjectID == p.ObjectID
+	if sub.Kind != store.KindContext || sub.ObjectID != t.ObjectID || (sub.CreatorID != p.ObjectID && !owner) {
 		return httpx.NotFound("subscription")
 	}
-	return s.delete(ctx, id)
+	return s.delete(ctx, sub)
 }
 
-func (s *Subscriptions) delete(ctx context.Context, id string) error {
-	if err := s.Store.DeleteSubscription(ctx, id); err != nil {
+// delete deletes a subscription, then frees its quota places: a stop between leaves a place
+// taken, which the owner's listing of the scope frees (see ListContextSubscriptions).
+func (s *Subscriptions) delete(ctx context.Context, sub *store.Subscription) error {
+	if err := s.Store.DeleteSubscription(ctx, sub.ID); err != nil {
 		return err
 	}
-	return s.Store.DeleteHealth(ctx, id)
+	if err := s.Store.DeleteHealth(ctx, sub.ID); err != nil {
+		return err
+	}
+	return s.Store.ReleaseSlots(ctx, sub.Slots...)
 }
 
 // Replay sends one delivery of a webhook again, as a new delivery signed with the current
