@@ -27,6 +27,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	o.POST("/webhooks/:subscription_id/rotate-secret", httpx.Handle(h.rotateSecret))
 	o.POST("/webhooks/:subscription_id/deliveries/:delivery_id/replay", httpx.Handle(h.replay))
 	o.POST("/context-subscriptions", httpx.Handle(h.createContextSubscription))
+	o.GET("/context-subscriptions", httpx.Handle(h.listContextSubscriptions))
 	o.DELETE("/context-subscriptions", httpx.Handle(h.deleteContextSubscription))
 }
 
