@@ -178,11 +178,11 @@ func (s *Sender) runFirst(a firstAttempt) {
 	switch {
 	case sub == nil:
 		defer cancel()
-		s.drop(wctx, d, "subscription deleted")
+		s.drop(wctx, d, reasonDeleted)
 		return
 	case h.DisabledAt != nil:
 		defer cancel()
-		s.drop(wctx, d, "subscription disabled")
+		s.drop(wctx, d, reasonDisabled)
 		return
 	}
 	res := s.post(ctx, sub, d)

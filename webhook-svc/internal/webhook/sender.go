@@ -86,7 +86,7 @@ func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error
 	}
 	sub, err := s.Store.Subscription(ctx, cur.SubscriptionID)
 	if errors.Is(err, mongox.ErrNotFound) {
-		return s.finish(ctx, cur, store.StatusFailed, "subscription deleted")
+		return s.finish(ctx, cur, store.StatusFailed, reasonDeleted)
 	}
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error
 		return err
 	}
 	if h.DisabledAt != nil {
-		return s.finish(ctx, cur, store.StatusFailed, "subscription disabled")
+		return s.finish(ctx, cur, store.StatusFailed, reasonDisabled)
 	}
 	return s.deliver(ctx, sub, h, cur)
 }
@@ -192,7 +192,29 @@ func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.D
 	if err := s.noteHealth(ctx, sub, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
 		return err
 	}
-	return s.write(ctx, d, prev)
+	if err := s.write(ctx, d, prev); err != nil {
+		return err
+	}
+	s.logAttempt(ctx, d)
+	return nil
+}
+
+// logAttempt appends a delivery's latest attempt to its subscription's delivery log, after the
+// delivery (the truth) is written: a failure here loses a log line, never a delivery.
+func (s *Sender) logAttempt(ctx context.Context, d *store.Delivery) {
+	a := d.Attempts[len(d.Attempts)-1]
+	outcome := store.OutcomeRetrying
+	switch d.Status {
+	case store.StatusSucceeded:
+		outcome = store.OutcomeSucceeded
+	case store.StatusFailed:
+		outcome = store.OutcomeFailed
+	}
+	e := store.AttemptEntry{DeliveryID: d.ID, EventID: d.EventID, Event: d.Event, Attempt: len(d.Attempts), Outcome: outcome,
+		StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS, At: a.At}
+	if err := s.Store.LogAttempt(ctx, d.SubscriptionID, e); err != nil {
+		s.Log.Warn("logging a delivery attempt failed", "delivery_id", d.ID, "error", err)
+	}
 }
 
 // write stores a delivery's outcome and its place in the schedule, in the order that keeps its
@@ -301,8 +323,20 @@ func unauthorizedCount(as []store.Attempt) int {
 func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason string) error {
 	d.Status, d.NextAttemptAt = status, nil
 	d.Attempts = append(d.Attempts, store.Attempt{At: clock.Now(), Error: reason})
-	return s.write(ctx, d, nil)
+	if err := s.write(ctx, d, nil); err != nil {
+		return err
+	}
+	if reason != reasonDeleted { // a deleted subscription's log is read by no one
+		s.logAttempt(ctx, d)
+	}
+	return nil
 }
+
+// Reasons a delivery fails unsent.
+const (
+	reasonDeleted  = "subscription deleted"
+	reasonDisabled = "subscription disabled"
+)
 
 // Run attempts due deliveries until ctx ends: retries, replays, and first attempts left behind by
 // a replica that stopped. It schedules the deliveries stored by releases without the schedule

@@ -74,7 +74,7 @@ func newSenderEnv(t *testing.T) *senderEnv {
 	}))
 	t.Cleanup(rcv.Close)
 	e.sender = &Sender{
-		Store: e.st, HTTP: rcv.Client(), Lease: 5 * time.Second, DisableAfter: time.Hour,
+		Store: e.st, HTTP: rcv.Client(), Lease: 20 * time.Second, Timeout: time.Second, DisableAfter: time.Hour,
 		Retry:        RetryStrategy{Schedule: []time.Duration{300 * time.Millisecond}},
 		PollInterval: 50 * time.Millisecond, Workers: 4, Log: testkit.Logger(t),
 	}

@@ -52,6 +52,10 @@ type Repository interface {
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
 	SlotAt(ctx context.Context, scope string, n int) (*store.Slot, error)
 	ReleaseSlots(ctx context.Context, ids ...string) error
+	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
+	Attempts(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.AttemptEntry], int64, error)
+	AttemptsLen(ctx context.Context, list string) (int64, error)
+	AttemptsBefore(ctx context.Context, list string, t time.Time) (int64, error)
 }
 
 // URLChecker refuses callback URLs the sender would never dial (pkg/outbound).
