@@ -30,6 +30,8 @@ const (
 	Slots         = "slots"
 	// Logs holds the delivery logs (mongox.Log): each subscription's attempts and outcomes.
 	Logs = "logs"
+	// Objects is the projection of objects' visibility (objects.go).
+	Objects = "objects"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below. Creating them also creates
@@ -43,6 +45,7 @@ var Indexes = []mongox.Index{
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
 	{Collection: Slots, Keys: bson.D{{Key: "subscription_id", Value: 1}}},
 	{Collection: Logs, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Objects, Keys: bson.D{{Key: "visibility", Value: 1}}},
 }
 
 // Store is the repository.

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/svcdev/svc/pkg/clock"
@@ -10,7 +11,8 @@ import (
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
 
-// ObjectReader reads an object's visibility from identity-svc.
+// ObjectReader reads an object's visibility from identity-svc: only for an object the
+// projection has not recorded (created before webhook-svc kept it), once.
 type ObjectReader interface {
 	Object(ctx context.Context, objectID string) (*contract.Object, error)
 }
@@ -41,6 +43,10 @@ func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
 	var pending []match
 	var deliveries []*store.Delivery
 	for _, ev := range evs {
+		if err := f.project(rec, ev); err != nil {
+			f.release(pending)
+			return err
+		}
 		name, body, err := NewPayload(ev)
 		if err != nil {
 			f.release(pending)
@@ -134,11 +140,11 @@ func (f *Fanout) matching(ctx context.Context, subs []Subscriber, name, objectID
 		}
 		if sub.CreatorID != objectID {
 			if private == nil {
-				obj, err := f.Objects.Object(ctx, objectID)
+				v, err := f.visibility(ctx, objectID)
 				if err != nil {
 					return nil, err
 				}
-				p := obj.Visibility == "private"
+				p := v == "private"
 				private = &p
 			}
 			if *private {
@@ -148,4 +154,36 @@ func (f *Fanout) matching(ctx context.Context, subs []Subscriber, name, objectID
 		out = append(out, match{sub: sub})
 	}
 	return out, nil
+}
+
+// project keeps the visibility of each object identity-svc creates (it never changes after).
+func (f *Fanout) project(ctx context.Context, ev events.Event) error {
+	if ev.Type != events.ObjectCreated {
+		return nil
+	}
+	var d contract.ObjectCreatedData
+	if err := ev.Decode(&d); err != nil {
+		return events.Permanent(fmt.Errorf("malformed %s event: %w", ev.Type, err)) // retrying cannot help
+	}
+	if d.Visibility == "" {
+		return nil // left to the read-through below
+	}
+	return f.Store.PutVisibility(ctx, ev.ObjectID, d.Visibility)
+}
+
+// visibility answers from the projection; an object it has not recorded (created before the
+// projection, with no context subscription made since) is read from identity-svc once and kept.
+func (f *Fanout) visibility(ctx context.Context, objectID string) (string, error) {
+	v, err := f.Store.Visibility(ctx, objectID)
+	if err != nil || v != "" {
+		return v, err
+	}
+	if f.Objects == nil {
+		return "", fmt.Errorf("object %s: visibility unknown", objectID)
+	}
+	obj, err := f.Objects.Object(ctx, objectID)
+	if err != nil {
+		return "", err
+	}
+	return obj.Visibility, f.Store.PutVisibility(ctx, objectID, obj.Visibility)
 }

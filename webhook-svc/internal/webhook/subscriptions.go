@@ -52,6 +52,8 @@ type Repository interface {
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
 	SlotAt(ctx context.Context, scope string, n int) (*store.Slot, error)
 	ReleaseSlots(ctx context.Context, ids ...string) error
+	PutVisibility(ctx context.Context, objectID, visibility string) error
+	Visibility(ctx context.Context, objectID string) (string, error)
 	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
 	Attempts(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.AttemptEntry], int64, error)
 	AttemptsLen(ctx context.Context, list string) (int64, error)
@@ -94,6 +96,12 @@ func (s *Subscriptions) CreateWebhook(ctx context.Context, t *authn.Target, d Dr
 func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, d Draft) (*Created, error) {
 	if t.Visibility == "private" && t.ObjectID != p.ObjectID {
 		return nil, httpx.NotFound("object")
+	}
+	if t.Visibility != "" {
+		// The fan-out decides from this projection whether the box's events may reach strangers.
+		if err := s.Store.PutVisibility(ctx, t.ObjectID, t.Visibility); err != nil {
+			return nil, err
+		}
 	}
 	return s.create(ctx, store.KindContext, t.ObjectID, p.ObjectID, d, ContextEvents)
 }
