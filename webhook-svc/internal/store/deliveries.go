@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -79,12 +78,6 @@ func (s *Store) Delivery(ctx context.Context, id string) (*Delivery, error) {
 // ReplaceDelivery rewrites a delivery; only the holder of its attempt claim calls it.
 func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
 	return s.replace(ctx, Deliveries, d.ID, d)
-}
-
-// RecentDeliveries returns a subscription's latest deliveries, newest first.
-func (s *Store) RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]Delivery, error) {
-	return mongox.FindAll[Delivery](ctx, s.c(Deliveries), bson.D{{Key: "subscription_id", Value: subscriptionID}},
-		options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(int64(limit)))
 }
 
 // SweepDeliveries deletes final deliveries created before cutoff.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/svcdev/svc/pkg/authn"
@@ -204,4 +206,41 @@ func (s *Subscriptions) recoverChunk(ctx context.Context, id string, since time.
 		}
 	}
 	return k, nil
+}
+
+// recentDeliveries returns the latest deliveries attempted for a webhook, newest first: those
+// of the newest attempts in its log (a page of the log and a point read per delivery, whatever
+// the store holds). A delivery not attempted yet shows once its first attempt is made.
+func (s *Subscriptions) recentDeliveries(ctx context.Context, id string) ([]store.Delivery, error) {
+	// A delivery may have several attempts among the newest: read a few per delivery shown.
+	entries, _, err := s.Store.Attempts(ctx, store.AttemptList(id, ""), 0, 3*RecentDeliveries)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	out := []store.Delivery{}
+	for _, e := range entries {
+		if len(out) == RecentDeliveries {
+			break
+		}
+		if seen[e.Value.DeliveryID] {
+			continue
+		}
+		seen[e.Value.DeliveryID] = true
+		d, err := s.Store.Delivery(ctx, e.Value.DeliveryID)
+		switch {
+		case errors.Is(err, mongox.ErrNotFound):
+			continue // swept
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, *d)
+	}
+	slices.SortStableFunc(out, func(a, b store.Delivery) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out, nil
 }

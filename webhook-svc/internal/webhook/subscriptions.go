@@ -47,7 +47,6 @@ type Repository interface {
 	MoveDue(ctx context.Context, id string, at time.Time) error
 	DeleteDue(ctx context.Context, ids ...string) error
 	ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error)
-	RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]store.Delivery, error)
 	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
 	SlotAt(ctx context.Context, scope string, n int) (*store.Slot, error)
@@ -157,7 +156,7 @@ func (s *Subscriptions) Webhook(ctx context.Context, t *authn.Target, id string)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := s.Store.RecentDeliveries(ctx, id, RecentDeliveries)
+	ds, err := s.recentDeliveries(ctx, id)
 	if err != nil {
 		return nil, err
 	}
