@@ -228,3 +228,36 @@ func TestWebhookDeliveryLogAndRecover(t *testing.T) {
 	}
 	env.Do(t, "POST", base+"/recover", key, map[string]any{}).ExpectError(t, 400, "MISSING_FIELD")
 }
+
+// TestWebhookTroubleLeavesASystemMessage makes an endpoint answer 410 Gone: the webhook is
+// disabled and its owner finds a system message saying so in its own mailbox, from itself.
+func TestWebhookTroubleLeavesASystemMessage(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t)
+	rcv.setAnswer(func(int, http.ResponseWriter) int { return http.StatusGone })
+	env := webhookEnv(t, rcv)
+	sender, _ := env.CreateObject(t, nil)
+	hash, key := env.CreateObject(t, nil)
+	id, _ := createWebhook(t, env, hash, key, map[string]any{"callback_url": rcv.URL("/gone"), "events": []string{"message"}})
+	sendMessage(t, env, sender, hash, "", "to a gone endpoint")
+	var notice map[string]any
+	env.Eventually(t, func() bool {
+		for _, th := range threadsOf(t, env, hash, key, "?limit=200") {
+			full := env.Do(t, "GET", "/api/threads/"+th["id"].(string), key, nil).Expect(t, 200).JSON(t)
+			for _, m := range messagesOf(full) {
+				if m["kind"] == "system" {
+					notice = m
+					return true
+				}
+			}
+		}
+		return false
+	}, "a system message in the owner's mailbox")
+	body, _ := notice["body"].(string)
+	if !strings.Contains(body, id) || !strings.Contains(body, "disabled") || notice["from_hash"] != hash || notice["to_hash"] != hash {
+		t.Fatalf("system message %v; want one from and to the owner naming the disabled webhook %s", notice, id)
+	}
+	if st := webhookStatus(t, env, hash, key, id); st["health"].(map[string]any)["status"] != "disabled" {
+		t.Fatalf("health %v, want disabled", st["health"])
+	}
+}

@@ -89,7 +89,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store: subs, HTTP: out.HTTPClient(), Lease: cfg.Lease, DisableAfter: cfg.DisableAfter,
 		Retry:        webhook.RetryStrategy{Schedule: schedule, Jitter: cfg.RetryJitter, MaxRetryAfter: cfg.MaxRetryAfter},
 		PollInterval: cfg.PollInterval, Workers: cfg.Workers, Log: b.Log,
-		Subscribers: subs, Timeout: cfg.Timeout, Lanes: cfg.Lanes, LaneDepth: cfg.LaneDepth, LaneQueue: cfg.LaneQueue,
+		Notices: b.Outbox, Subscribers: subs, Timeout: cfg.Timeout, Lanes: cfg.Lanes, LaneDepth: cfg.LaneDepth, LaneQueue: cfg.LaneQueue,
 	}
 	api.Register(b.API, &api.Handler{Subscriptions: &webhook.Subscriptions{Store: subs, URLs: out, Overlap: cfg.SecretOverlap,
 		Quotas: webhook.Quotas{WebhooksPerObject: cfg.MaxWebhooks, ContextPerBox: cfg.MaxContextPerBox, ContextPerWatcher: cfg.MaxContextPerWatcher}}})

@@ -34,6 +34,8 @@ type Delivery struct {
 	NextAttemptAt *time.Time `bson:"next_attempt_at,omitempty"`
 	Attempts      []Attempt  `bson:"attempts"`
 	ReplayOf      string     `bson:"replay_of,omitempty"`
+	// Events are the ids of the events this write staged in the outbox (events.EventsField).
+	Events []string `bson:"_events,omitempty"`
 }
 
 // Attempt is one POST to the callback.

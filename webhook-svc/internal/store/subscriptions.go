@@ -25,8 +25,10 @@ type Subscription struct {
 	// ObjectID is the object whose events are delivered: the owner's own object for a webhook,
 	// the watched box for a context subscription.
 	ObjectID string `bson:"object_id"`
-	// CreatorID is the object whose key created the subscription.
+	// CreatorID is the object whose key created the subscription; HolderHash its hash then, which
+	// names the mailbox told of the subscription's trouble.
 	CreatorID   string            `bson:"creator_id"`
+	HolderHash  string            `bson:"holder_hash,omitempty"`
 	CallbackURL string            `bson:"callback_url"`
 	Events      []string          `bson:"events"`
 	Secrets     []Secret          `bson:"secrets"`

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -53,6 +54,8 @@ type Sender struct {
 	// attempts queued for one of them, LaneQueue the attempts queued in all. A delivery past a
 	// bound is left to the schedule, due at once.
 	Lanes, LaneDepth, LaneQueue int
+	// Notices, when set, stages the events of a subscription disabled or a delivery given up.
+	Notices Notifier
 
 	lanes lanes
 	busy  sync.WaitGroup
@@ -180,20 +183,32 @@ func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.D
 	default:
 		d.Status, d.NextAttemptAt = store.StatusFailed, nil
 	}
+	givenUp := false
 	if d.Status == store.StatusPending {
 		if delay, ok := s.Retry.NextDuration(len(d.Attempts)-1, res.retryAfter); retry && ok {
 			next := now.Add(delay)
 			d.NextAttemptAt = &next
 		} else {
-			d.Status, d.NextAttemptAt = store.StatusFailed, nil
+			d.Status, d.NextAttemptAt, givenUp = store.StatusFailed, nil, retry
 		}
 	}
 	// Health first, so that whoever sees the delivery's outcome also sees its effect on the endpoint.
 	if err := s.noteHealth(ctx, sub, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
 		return err
 	}
+	var staged []events.Pending
+	if ev, ok := s.givenUpNotice(sub, d, now); givenUp && ok {
+		// Staged before the delivery that records it is written (events.Outbox).
+		if err := s.Notices.Stage(ctx, store.Deliveries, d.ID, ev); err != nil {
+			return err
+		}
+		d.Events, staged = []string{ev.ID}, append(staged, ev)
+	}
 	if err := s.write(ctx, d, prev); err != nil {
 		return err
+	}
+	if len(staged) > 0 {
+		s.Notices.Confirm(staged...)
 	}
 	s.logAttempt(ctx, d)
 	return nil
@@ -280,9 +295,25 @@ func (s *Sender) noteHealth(ctx context.Context, sub *store.Subscription, h *sto
 	if gone && next.DisabledAt == nil {
 		next.DisabledAt, next.DisabledReason = &now, "the endpoint answered 410 Gone"
 	}
-	next.ObjectID = sub.ObjectID
+	next.ObjectID, next.Events = sub.ObjectID, nil
+	ev, notify := events.Pending{}, false
+	if cur.DisabledAt == nil && next.DisabledAt != nil {
+		if ev, notify = s.disabledNotice(sub, &next); notify {
+			// Staged before the health that records it is written (events.Outbox).
+			if err := s.Notices.Stage(ctx, store.Health, next.ID, ev); err != nil {
+				return err
+			}
+			next.Events = []string{ev.ID}
+		}
+	}
 	*h = next
-	return s.Store.PutHealth(ctx, &next)
+	if err := s.Store.PutHealth(ctx, &next); err != nil {
+		return err
+	}
+	if notify {
+		s.Notices.Confirm(ev)
+	}
+	return nil
 }
 
 // healthEvery bounds how stale last_success_at may be on a healthy endpoint: a success is written

@@ -87,7 +87,7 @@ type Created struct {
 
 // CreateWebhook creates an owner webhook on the owner's own object.
 func (s *Subscriptions) CreateWebhook(ctx context.Context, t *authn.Target, d Draft) (*Created, error) {
-	return s.create(ctx, store.KindWebhook, t.ObjectID, t.ObjectID, d, Events)
+	return s.create(ctx, store.KindWebhook, t.ObjectID, t.ObjectID, t.Hash, d, Events)
 }
 
 // CreateContextSubscription subscribes the caller's object to a watched box's context updates.
@@ -102,10 +102,10 @@ func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *authn.
 			return nil, err
 		}
 	}
-	return s.create(ctx, store.KindContext, t.ObjectID, p.ObjectID, d, ContextEvents)
+	return s.create(ctx, store.KindContext, t.ObjectID, p.ObjectID, p.Hash, d, ContextEvents)
 }
 
-func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID string, d Draft, allowed []string) (*Created, error) {
+func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID, creatorHash string, d Draft, allowed []string) (*Created, error) {
 	callback, err := s.checkURL(d.CallbackURL)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID st
 	}
 	secret := NewSecret()
 	sub := &store.Subscription{
-		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, CallbackURL: callback,
+		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, HolderHash: creatorHash, CallbackURL: callback,
 		Events: evs, Secrets: []store.Secret{{Value: secret, CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
 	}
 	if sub.Slots, err = s.takeSlots(ctx, sub); err != nil {
