@@ -35,6 +35,10 @@ type Subscription struct {
 	Headers     map[string]string `bson:"headers,omitempty"`
 	CreatedAt   time.Time         `bson:"created_at"`
 	UpdatedAt   time.Time         `bson:"updated_at"`
+	// DisabledAt is set while the owner has disabled the subscription. It lives here, written
+	// only by the owner's requests, so that no outcome the sender records can undo it (the
+	// sender disables in the health record).
+	DisabledAt *time.Time `bson:"disabled_at,omitempty"`
 	// Slots are the quota places the subscription holds (Slot), freed when it is deleted.
 	Slots []string `bson:"slots,omitempty"`
 }
@@ -93,4 +97,9 @@ func (s *Store) SubscriptionsOf(ctx context.Context, objectID, kind, after strin
 		opts.SetLimit(int64(limit))
 	}
 	return mongox.FindAll[Subscription](ctx, s.c(Subscriptions), filter, opts)
+}
+
+// Disabled reports whether a subscription receives nothing: its owner or the sender disabled it.
+func Disabled(sub *Subscription, h *SubscriptionHealth) bool {
+	return sub.DisabledAt != nil || (h != nil && h.DisabledAt != nil)
 }

@@ -135,7 +135,7 @@ func (f *Fanout) matching(ctx context.Context, subs []Subscriber, name, objectID
 		if !slices.Contains(sub.Events, name) {
 			continue
 		}
-		if s.Health.DisabledAt != nil {
+		if store.Disabled(&sub, &s.Health) {
 			continue
 		}
 		if sub.CreatorID != objectID {

@@ -180,7 +180,7 @@ func (s *Sender) runFirst(a firstAttempt) {
 		defer cancel()
 		s.drop(wctx, d, reasonDeleted)
 		return
-	case h.DisabledAt != nil:
+	case store.Disabled(sub, h):
 		defer cancel()
 		s.drop(wctx, d, reasonDisabled)
 		return

@@ -98,7 +98,7 @@ func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error
 	if err != nil {
 		return err
 	}
-	if h.DisabledAt != nil {
+	if store.Disabled(sub, h) {
 		return s.finish(ctx, cur, store.StatusFailed, reasonDisabled)
 	}
 	return s.deliver(ctx, sub, h, cur)

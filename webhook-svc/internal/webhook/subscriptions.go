@@ -174,8 +174,8 @@ type Change struct {
 	Enabled *bool
 }
 
-// disabledByOwner is the reason shown for a webhook its owner disabled.
-const disabledByOwner = "disabled by its owner"
+// DisabledByOwner is the reason shown for a webhook its owner disabled.
+const DisabledByOwner = "disabled by its owner"
 
 // UpdateWebhook applies a change to an owner's webhook.
 func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id string, ch Change) (*store.Subscription, error) {
@@ -200,33 +200,31 @@ func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id s
 		sub.Headers = ch.Headers
 	}
 	sub.UpdatedAt = clock.Now()
+	if ch.Enabled != nil && !*ch.Enabled && sub.DisabledAt == nil {
+		sub.DisabledAt = &sub.UpdatedAt
+	}
+	if ch.Enabled != nil && *ch.Enabled {
+		sub.DisabledAt = nil
+	}
 	if err := s.Store.ReplaceSubscription(ctx, sub); err != nil {
 		return nil, err
 	}
-	if ch.Enabled != nil {
-		if err := s.setEnabled(ctx, sub, *ch.Enabled); err != nil {
+	if ch.Enabled != nil && *ch.Enabled {
+		if err := s.enable(ctx, sub); err != nil {
 			return nil, err
 		}
 	}
 	return sub, nil
 }
 
-// setEnabled enables or disables a webhook. Enabling forgets the failures that disabled it, so
-// that the endpoint gets the full failure period again.
-func (s *Subscriptions) setEnabled(ctx context.Context, sub *store.Subscription, enabled bool) error {
+// enable forgets the failures that made the sender disable a webhook, so that the endpoint gets
+// the full failure period again. (The owner's own disable is on the subscription.)
+func (s *Subscriptions) enable(ctx context.Context, sub *store.Subscription) error {
 	h, err := s.Store.Health(ctx, sub.ID)
-	if err != nil {
+	if err != nil || h.DisabledAt == nil {
 		return err
 	}
-	switch {
-	case enabled && h.DisabledAt != nil:
-		h.DisabledAt, h.DisabledReason, h.FailingSince = nil, "", nil
-	case !enabled && h.DisabledAt == nil:
-		now := clock.Now()
-		h.DisabledAt, h.DisabledReason = &now, disabledByOwner
-	default:
-		return nil
-	}
+	h.DisabledAt, h.DisabledReason, h.FailingSince = nil, "", nil
 	h.ObjectID = sub.ObjectID
 	return s.Store.PutHealth(ctx, h)
 }
