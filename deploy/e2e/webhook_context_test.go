@@ -59,7 +59,6 @@ func TestContextSubscriptions(t *testing.T) {
 	}
 
 	env.Do(t, "DELETE", path+"?subscription_id="+id, strangerKey, nil).ExpectError(t, 404, "NOT_FOUND")
-	env.Do(t, "DELETE", path+"?subscription_id="+id, boxKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "DELETE", path, watcherKey, nil).ExpectError(t, 400, "MISSING_FIELD")
 	del := env.Do(t, "DELETE", path+"?subscription_id="+id, watcherKey, nil).Expect(t, 200).JSON(t)
 	if del["ok"] != true || del["deleted"] != id {

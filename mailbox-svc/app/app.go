@@ -77,6 +77,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox, Cache: blocked},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
+	b.Consume("webhook-notices", []string{events.TopicWebhook}, (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice
 	// is harmless.
 	b.Every(cfg.SweepInterval, "sweeping idempotency keys", func(ctx context.Context) error {

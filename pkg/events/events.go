@@ -22,6 +22,7 @@ const (
 	TopicGraph    = "svc.graph.v1"
 	TopicClaims   = "svc.claims.v1"
 	TopicFeed     = "svc.feed.v1"
+	TopicWebhook  = "svc.webhook.v1"
 )
 
 // Internal event types.
@@ -44,6 +45,10 @@ const (
 	FeedItemPublished     = "feed.item_published"
 	AssociationCreated    = "association.created"
 	AssociationDeleted    = "association.deleted"
+	// WebhookDisabled and WebhookDeliveryGivenUp tell a subscription's holder of trouble
+	// (mailbox-svc leaves a system message in its mailbox).
+	WebhookDisabled        = "webhook.disabled"
+	WebhookDeliveryGivenUp = "webhook.delivery_given_up"
 )
 
 // Public webhook event names (spec "Events").

@@ -43,6 +43,17 @@ type Config struct {
 	// CachedObjects bounds how many objects' subscription lists a replica keeps in memory.
 	CachedObjects int `env:"WEBHOOK_CACHED_OBJECTS, default=10000"`
 	Workers       int `env:"WEBHOOK_WORKERS, default=16"`
+	// Lanes, LaneDepth and LaneQueue bound the first attempts queued in memory: subscriptions with
+	// a lane, attempts queued on one lane, attempts queued in all. Past them a delivery is left to
+	// the schedule, due at once.
+	Lanes     int `env:"WEBHOOK_LANES, default=64"`
+	LaneDepth int `env:"WEBHOOK_LANE_DEPTH, default=64"`
+	LaneQueue int `env:"WEBHOOK_LANE_QUEUE, default=1024"`
+	// Quotas: an owner's webhooks on its object, context subscriptions to one box (anyone's), and
+	// context subscriptions one object holds.
+	MaxWebhooks          int `env:"WEBHOOK_MAX_PER_OBJECT, default=25"`
+	MaxContextPerBox     int `env:"WEBHOOK_MAX_CONTEXT_PER_BOX, default=100"`
+	MaxContextPerWatcher int `env:"WEBHOOK_MAX_CONTEXT_PER_WATCHER, default=100"`
 	// Retention is how long finished deliveries are kept for the delivery log.
 	Retention time.Duration `env:"WEBHOOK_RETENTION, default=720h"`
 }
@@ -78,8 +89,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store: subs, HTTP: out.HTTPClient(), Lease: cfg.Lease, DisableAfter: cfg.DisableAfter,
 		Retry:        webhook.RetryStrategy{Schedule: schedule, Jitter: cfg.RetryJitter, MaxRetryAfter: cfg.MaxRetryAfter},
 		PollInterval: cfg.PollInterval, Workers: cfg.Workers, Log: b.Log,
+		Notices: b.Outbox, Subscribers: subs, Timeout: cfg.Timeout, Lanes: cfg.Lanes, LaneDepth: cfg.LaneDepth, LaneQueue: cfg.LaneQueue,
 	}
-	api.Register(b.API, &api.Handler{Subscriptions: &webhook.Subscriptions{Store: subs, URLs: out, Overlap: cfg.SecretOverlap}})
+	api.Register(b.API, &api.Handler{Subscriptions: &webhook.Subscriptions{Store: subs, URLs: out, Overlap: cfg.SecretOverlap,
+		Quotas: webhook.Quotas{WebhooksPerObject: cfg.MaxWebhooks, ContextPerBox: cfg.MaxContextPerBox, ContextPerWatcher: cfg.MaxContextPerWatcher}}})
 	consumers.Register(b, &webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()})
 	b.Go(sender.Run)
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg, b.Log) })

@@ -51,6 +51,9 @@ type Draft struct {
 	Body     string
 	// ThreadID names the thread to continue; "" starts a new one.
 	ThreadID string
+	// Notice marks the service's own notice to an object (a system message from and to it, made
+	// by a consumer, never by the API): only a notice may name the same object twice.
+	Notice bool
 }
 
 // Validate checks the shape of every field; whether the objects and the thread exist is for the

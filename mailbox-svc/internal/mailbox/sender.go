@@ -121,7 +121,7 @@ func (s *Sender) addressees(ctx context.Context, d Draft) (from, to *identity.Ob
 	if from, err = s.Names.Resolve(ctx, d.FromHash, "sender object"); err != nil {
 		return nil, nil, err
 	}
-	if from.ObjectID == to.ObjectID {
+	if from.ObjectID == to.ObjectID && !d.Notice {
 		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "from_hash and to_hash name the same object")
 	}
 	return from, to, nil

@@ -26,7 +26,11 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	o.DELETE("/webhooks/:subscription_id", httpx.Handle(h.deleteWebhook))
 	o.POST("/webhooks/:subscription_id/rotate-secret", httpx.Handle(h.rotateSecret))
 	o.POST("/webhooks/:subscription_id/deliveries/:delivery_id/replay", httpx.Handle(h.replay))
+	o.GET("/webhooks/:subscription_id/attempts", httpx.Handle(h.listAttempts))
+	o.GET("/webhooks/:subscription_id/attempt-counts", httpx.Handle(h.countAttempts))
+	o.POST("/webhooks/:subscription_id/recover", httpx.Handle(h.recoverDeliveries))
 	o.POST("/context-subscriptions", httpx.Handle(h.createContextSubscription))
+	o.GET("/context-subscriptions", httpx.Handle(h.listContextSubscriptions))
 	o.DELETE("/context-subscriptions", httpx.Handle(h.deleteContextSubscription))
 }
 

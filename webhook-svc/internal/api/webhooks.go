@@ -73,10 +73,14 @@ func webhookView(sub *store.Subscription, hash, secret string) webhookResponse {
 		Secret: secret, CreatedAt: clock.Format(sub.CreatedAt), UpdatedAt: clock.Format(sub.UpdatedAt)}
 }
 
-func healthView(h *store.SubscriptionHealth) healthResponse {
+func healthView(sub *store.Subscription, h *store.SubscriptionHealth) healthResponse {
 	out := healthResponse{Status: "enabled", LastSuccessAt: clock.FormatPtr(h.LastSuccessAt),
 		LastFailureAt: clock.FormatPtr(h.LastFailureAt), FailingSince: clock.FormatPtr(h.FailingSince)}
-	if h.DisabledAt != nil {
+	switch {
+	case sub.DisabledAt != nil:
+		reason := webhook.DisabledByOwner
+		out.Status, out.DisabledReason = "disabled", &reason
+	case h.DisabledAt != nil:
 		out.Status, out.DisabledReason = "disabled", &h.DisabledReason
 	}
 	return out
@@ -154,7 +158,7 @@ func (h *Handler) getWebhook(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	out := webhookStatusResponse{webhookResponse: webhookView(st.Subscription, t.Hash, ""), Health: healthView(st.Health),
+	out := webhookStatusResponse{webhookResponse: webhookView(st.Subscription, t.Hash, ""), Health: healthView(st.Subscription, st.Health),
 		Deliveries: []deliveryResponse{}}
 	for i := range st.Deliveries {
 		out.Deliveries = append(out.Deliveries, deliveryView(&st.Deliveries[i]))

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -35,6 +34,8 @@ type Delivery struct {
 	NextAttemptAt *time.Time `bson:"next_attempt_at,omitempty"`
 	Attempts      []Attempt  `bson:"attempts"`
 	ReplayOf      string     `bson:"replay_of,omitempty"`
+	// Events are the ids of the events this write staged in the outbox (events.EventsField).
+	Events []string `bson:"_events,omitempty"`
 }
 
 // Attempt is one POST to the callback.
@@ -79,12 +80,6 @@ func (s *Store) Delivery(ctx context.Context, id string) (*Delivery, error) {
 // ReplaceDelivery rewrites a delivery; only the holder of its attempt claim calls it.
 func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
 	return s.replace(ctx, Deliveries, d.ID, d)
-}
-
-// RecentDeliveries returns a subscription's latest deliveries, newest first.
-func (s *Store) RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]Delivery, error) {
-	return mongox.FindAll[Delivery](ctx, s.c(Deliveries), bson.D{{Key: "subscription_id", Value: subscriptionID}},
-		options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(int64(limit)))
 }
 
 // SweepDeliveries deletes final deliveries created before cutoff.

@@ -20,6 +20,8 @@ type SubscriptionHealth struct {
 	FailingSince   *time.Time `bson:"failing_since,omitempty"`
 	DisabledAt     *time.Time `bson:"disabled_at,omitempty"`
 	DisabledReason string     `bson:"disabled_reason,omitempty"`
+	// Events are the ids of the events this write staged in the outbox (events.EventsField).
+	Events []string `bson:"_events,omitempty"`
 }
 
 // Health returns a subscription's health; a subscription never delivered to has an empty one.

@@ -27,6 +27,11 @@ const (
 	Claims        = "claims"
 	Due           = "due"
 	Migrations    = "migrations"
+	Slots         = "slots"
+	// Logs holds the delivery logs (mongox.Log): each subscription's attempts and outcomes.
+	Logs = "logs"
+	// Objects is the projection of objects' visibility (objects.go).
+	Objects = "objects"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below. Creating them also creates
@@ -38,19 +43,30 @@ var Indexes = []mongox.Index{
 	{Collection: Claims, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 	{Collection: Due, Keys: bson.D{{Key: "due_at", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
+	{Collection: Slots, Keys: bson.D{{Key: "subscription_id", Value: 1}}},
+	{Collection: Logs, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Objects, Keys: bson.D{{Key: "visibility", Value: 1}}},
 }
 
 // Store is the repository.
-type Store struct{ db *mongo.Database }
+type Store struct {
+	db  *mongo.Database
+	log mongox.Log
+}
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db} }
+func New(db *mongo.Database) *Store { return &Store{db: db, log: mongox.NewLog(db.Collection(Logs))} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 
 // replace rewrites the document with doc's _id, inserting it when absent.
 func (s *Store) replace(ctx context.Context, coll, id string, doc any) error {
 	_, err := s.c(coll).ReplaceOne(ctx, mongox.ByID(id), doc, upsert)
+	if mongox.IsDuplicateKey(err) {
+		// Two upserts of a new document raced and the other inserted it: it exists now, so the
+		// replace applies to it.
+		_, err = s.c(coll).ReplaceOne(ctx, mongox.ByID(id), doc, upsert)
+	}
 	if err != nil {
 		return fmt.Errorf("store %s: %w", coll, err)
 	}

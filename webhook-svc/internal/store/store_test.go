@@ -51,8 +51,7 @@ func TestDeliveryInsertedOnce(t *testing.T) {
 			t.Fatalf("insert %d: %v, %v; want %v", i, inserted, err, want)
 		}
 	}
-	list, err := st.RecentDeliveries(ctx, "whk_1", 10)
-	if err != nil || len(list) != 1 {
-		t.Fatalf("deliveries = %v, %v", list, err)
+	if got, err := st.Delivery(ctx, d.ID); err != nil || got.Status != StatusPending {
+		t.Fatalf("delivery = %v, %v", got, err)
 	}
 }

@@ -25,14 +25,22 @@ type Subscription struct {
 	// ObjectID is the object whose events are delivered: the owner's own object for a webhook,
 	// the watched box for a context subscription.
 	ObjectID string `bson:"object_id"`
-	// CreatorID is the object whose key created the subscription.
+	// CreatorID is the object whose key created the subscription; HolderHash its hash then, which
+	// names the mailbox told of the subscription's trouble.
 	CreatorID   string            `bson:"creator_id"`
+	HolderHash  string            `bson:"holder_hash,omitempty"`
 	CallbackURL string            `bson:"callback_url"`
 	Events      []string          `bson:"events"`
 	Secrets     []Secret          `bson:"secrets"`
 	Headers     map[string]string `bson:"headers,omitempty"`
 	CreatedAt   time.Time         `bson:"created_at"`
 	UpdatedAt   time.Time         `bson:"updated_at"`
+	// DisabledAt is set while the owner has disabled the subscription. It lives here, written
+	// only by the owner's requests, so that no outcome the sender records can undo it (the
+	// sender disables in the health record).
+	DisabledAt *time.Time `bson:"disabled_at,omitempty"`
+	// Slots are the quota places the subscription holds (Slot), freed when it is deleted.
+	Slots []string `bson:"slots,omitempty"`
 }
 
 // Secret is a signing secret; a rotated-away secret keeps signing until ExpiresAt.
@@ -89,4 +97,9 @@ func (s *Store) SubscriptionsOf(ctx context.Context, objectID, kind, after strin
 		opts.SetLimit(int64(limit))
 	}
 	return mongox.FindAll[Subscription](ctx, s.c(Subscriptions), filter, opts)
+}
+
+// Disabled reports whether a subscription receives nothing: its owner or the sender disabled it.
+func Disabled(sub *Subscription, h *SubscriptionHealth) bool {
+	return sub.DisabledAt != nil || (h != nil && h.DisabledAt != nil)
 }

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/svcdev/svc/pkg/clock"
@@ -10,7 +11,8 @@ import (
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
 
-// ObjectReader reads an object's visibility from identity-svc.
+// ObjectReader reads an object's visibility from identity-svc: only for an object the
+// projection has not recorded (created before webhook-svc kept it), once.
 type ObjectReader interface {
 	Object(ctx context.Context, objectID string) (*contract.Object, error)
 }
@@ -34,34 +36,40 @@ func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
 	// the attempts stop with it, and the sender of another replica makes them.
 	rec := context.WithoutCancel(ctx)
 	now := clock.Now()
-	// A first attempt not made within a lease (its replica stopped) is the sender's to make.
-	due := now.Add(f.Sender.Lease)
+	// A first attempt not made within a lease (its replica stopped) is the poll's to make; a
+	// delivery that finds no place on its lane is the poll's at once.
+	leased := now.Add(f.Sender.Lease)
 	var entries []store.DueEntry
 	var pending []match
 	var deliveries []*store.Delivery
 	for _, ev := range evs {
+		if err := f.project(rec, ev); err != nil {
+			f.release(pending)
+			return err
+		}
 		name, body, err := NewPayload(ev)
 		if err != nil {
+			f.release(pending)
 			return events.Permanent(err) // malformed data stays malformed
 		}
 		if name == "" {
 			continue
 		}
-		all, err := f.Subscribers.SubscriptionsTo(rec, ev.ObjectID)
+		subs, err := f.subscribers(rec, name, ev.ObjectID)
 		if err != nil {
-			return err
-		}
-		subs, err := f.matching(rec, all, name, ev.ObjectID)
-		if err != nil {
+			f.release(pending)
 			return err
 		}
 		for _, m := range subs {
-			next := due
+			next := now
+			if m.queued = f.Sender.Reserve(m.sub.ID); m.queued {
+				next = leased
+			}
 			m.delivery = &store.Delivery{
 				ID: ev.ID + "." + m.sub.ID, SubscriptionID: m.sub.ID, EventID: ev.ID, Event: name, Body: string(body),
 				CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &next, Attempts: []store.Attempt{},
 			}
-			entries = append(entries, store.DueEntry{ID: m.delivery.ID, DueAt: due})
+			entries = append(entries, store.DueEntry{ID: m.delivery.ID, DueAt: next})
 			deliveries = append(deliveries, m.delivery)
 			pending = append(pending, m)
 		}
@@ -73,26 +81,48 @@ func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
 	// stopping before the deliveries are in leaves entries without one: the events are consumed
 	// again (their offsets were not committed), and the sender deletes an entry whose delivery
 	// does not exist once it is due.
-	if err := f.Store.InsertDue(rec, entries...); err != nil {
-		return err
-	}
-	inserted, err := f.Store.InsertDeliveries(rec, deliveries)
-	if err != nil {
-		return err
-	}
+	inserted, err := f.insert(rec, entries, deliveries)
 	for i, m := range pending {
-		if inserted[i] {
-			f.Sender.First(ctx, &m.sub, m.health, m.delivery)
+		switch { // every reserved place is queued or given back
+		case !m.queued:
+		case err == nil && inserted[i]:
+			f.Sender.Queue(ctx, &m.sub, m.delivery)
+		default:
+			f.Sender.Release(m.sub.ID)
 		}
 	}
-	return nil
+	return err
 }
 
-// match is a subscription that takes an event, with its health and the delivery made for it.
+func (f *Fanout) subscribers(ctx context.Context, name, objectID string) ([]match, error) {
+	all, err := f.Subscribers.SubscriptionsTo(ctx, objectID)
+	if err != nil {
+		return nil, err
+	}
+	return f.matching(ctx, all, name, objectID)
+}
+
+// release gives back the lane places of deliveries that will not be queued.
+func (f *Fanout) release(pending []match) {
+	for _, m := range pending {
+		if m.queued {
+			f.Sender.Release(m.sub.ID)
+		}
+	}
+}
+
+func (f *Fanout) insert(ctx context.Context, entries []store.DueEntry, deliveries []*store.Delivery) ([]bool, error) {
+	if err := f.Store.InsertDue(ctx, entries...); err != nil {
+		return nil, err
+	}
+	return f.Store.InsertDeliveries(ctx, deliveries)
+}
+
+// match is a subscription that takes an event, and the delivery made for it.
 type match struct {
 	sub      store.Subscription
-	health   *store.SubscriptionHealth
 	delivery *store.Delivery
+	queued   bool // a place on the subscription's lane is reserved
 }
 
 // matching keeps the enabled subscriptions that selected the event. A context subscription of
@@ -101,27 +131,59 @@ func (f *Fanout) matching(ctx context.Context, subs []Subscriber, name, objectID
 	var out []match
 	var private *bool
 	for _, s := range subs {
-		sub, h := s.Sub, s.Health
+		sub := s.Sub
 		if !slices.Contains(sub.Events, name) {
 			continue
 		}
-		if h.DisabledAt != nil {
+		if store.Disabled(&sub, &s.Health) {
 			continue
 		}
 		if sub.CreatorID != objectID {
 			if private == nil {
-				obj, err := f.Objects.Object(ctx, objectID)
+				v, err := f.visibility(ctx, objectID)
 				if err != nil {
 					return nil, err
 				}
-				p := obj.Visibility == "private"
+				p := v == "private"
 				private = &p
 			}
 			if *private {
 				continue
 			}
 		}
-		out = append(out, match{sub: sub, health: &h})
+		out = append(out, match{sub: sub})
 	}
 	return out, nil
+}
+
+// project keeps the visibility of each object identity-svc creates (it never changes after).
+func (f *Fanout) project(ctx context.Context, ev events.Event) error {
+	if ev.Type != events.ObjectCreated {
+		return nil
+	}
+	var d contract.ObjectCreatedData
+	if err := ev.Decode(&d); err != nil {
+		return events.Permanent(fmt.Errorf("malformed %s event: %w", ev.Type, err)) // retrying cannot help
+	}
+	if d.Visibility == "" {
+		return nil // left to the read-through below
+	}
+	return f.Store.PutVisibility(ctx, ev.ObjectID, d.Visibility)
+}
+
+// visibility answers from the projection; an object it has not recorded (created before the
+// projection, with no context subscription made since) is read from identity-svc once and kept.
+func (f *Fanout) visibility(ctx context.Context, objectID string) (string, error) {
+	v, err := f.Store.Visibility(ctx, objectID)
+	if err != nil || v != "" {
+		return v, err
+	}
+	if f.Objects == nil {
+		return "", fmt.Errorf("object %s: visibility unknown", objectID)
+	}
+	obj, err := f.Objects.Object(ctx, objectID)
+	if err != nil {
+		return "", err
+	}
+	return obj.Visibility, f.Store.PutVisibility(ctx, objectID, obj.Visibility)
 }

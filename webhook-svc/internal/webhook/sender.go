@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -43,8 +44,20 @@ type Sender struct {
 	Workers      int
 	Log          *slog.Logger
 
-	mu    sync.Mutex
-	lanes map[string]*lane
+	// Subscribers gives a subscription as it is now (one Redis read while unchanged), so that a
+	// queued first attempt of a deleted or disabled subscription is dropped before it is sent.
+	Subscribers Subscribers
+	// Timeout bounds one POST (the outbound client's timeout); a lane starts a first attempt only
+	// when the POST and its record can finish before the delivery's lease ends.
+	Timeout time.Duration
+	// Lanes bounds the subscriptions with first attempts queued in this process, LaneDepth the
+	// attempts queued for one of them, LaneQueue the attempts queued in all. A delivery past a
+	// bound is left to the schedule, due at once.
+	Lanes, LaneDepth, LaneQueue int
+	// Notices, when set, stages the events of a subscription disabled or a delivery given up.
+	Notices Notifier
+
+	lanes lanes
 	busy  sync.WaitGroup
 	// recording bounds the outcomes of first attempts being written at once.
 	recordOnce sync.Once
@@ -55,10 +68,6 @@ type Sender struct {
 	finMu    sync.Mutex
 	finished []string
 }
-
-// lane is the queue of first attempts of one subscription, made one after the other so that a
-// healthy endpoint receives a subscription's events in order.
-type lane struct{ queue []func() }
 
 // Attempt makes the next attempt of d when this replica wins its claim for slot. A context
 // ending mid-attempt leaves the delivery as it was: its claim lapses and another replica retries.
@@ -80,7 +89,7 @@ func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error
 	}
 	sub, err := s.Store.Subscription(ctx, cur.SubscriptionID)
 	if errors.Is(err, mongox.ErrNotFound) {
-		return s.finish(ctx, cur, store.StatusFailed, "subscription deleted")
+		return s.finish(ctx, cur, store.StatusFailed, reasonDeleted)
 	}
 	if err != nil {
 		return err
@@ -89,66 +98,10 @@ func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error
 	if err != nil {
 		return err
 	}
-	if h.DisabledAt != nil {
-		return s.finish(ctx, cur, store.StatusFailed, "subscription disabled")
+	if store.Disabled(sub, h) {
+		return s.finish(ctx, cur, store.StatusFailed, reasonDisabled)
 	}
 	return s.deliver(ctx, sub, h, cur)
-}
-
-// First queues the first attempt of a delivery this replica has just inserted, behind the
-// subscription's earlier ones, and returns at once. It needs no claim: no other replica attempts
-// a delivery before its first lease has passed. An attempt that fails to complete is left to
-// that lease.
-func (s *Sender) First(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lanes == nil {
-		s.lanes = map[string]*lane{}
-	}
-	l, ok := s.lanes[sub.ID]
-	if !ok {
-		l = &lane{}
-		s.lanes[sub.ID] = l
-		s.busy.Add(1)
-		go s.drain(sub.ID, l)
-	}
-	l.queue = append(l.queue, func() { s.first(ctx, sub, h, d) })
-}
-
-// first makes a first attempt and records its outcome beside the lane, so that the lane's next
-// POST does not wait for the store: the order a subscription's events reach it is the order of
-// the POSTs. At most Workers outcomes are being recorded at once; a lane waits for a free one.
-func (s *Sender) first(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) {
-	res := s.post(ctx, sub, d)
-	if ctx.Err() != nil {
-		return // the attempt's outcome is unknown: its lease makes it again
-	}
-	s.recordOnce.Do(func() { s.recording = make(chan struct{}, max(1, s.Workers)) })
-	s.recording <- struct{}{}
-	s.busy.Add(1)
-	go func() {
-		defer func() { <-s.recording; s.busy.Done() }()
-		if err := s.record(ctx, sub, d, h, res); err != nil {
-			s.Log.Warn("recording a first delivery attempt failed; its lease makes it again", "delivery_id", d.ID, "error", err)
-		}
-	}()
-}
-
-// drain runs a lane's attempts until it is empty.
-func (s *Sender) drain(key string, l *lane) {
-	defer s.busy.Done()
-	for {
-		s.mu.Lock()
-		if len(l.queue) == 0 {
-			delete(s.lanes, key)
-			s.mu.Unlock()
-			return
-		}
-		job := l.queue[0]
-		l.queue = l.queue[1:]
-		s.mu.Unlock()
-		job()
-	}
 }
 
 func (s *Sender) deliver(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) error {
@@ -156,7 +109,7 @@ func (s *Sender) deliver(ctx context.Context, sub *store.Subscription, h *store.
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return s.record(ctx, sub, d, h, res)
+	return s.record(context.WithoutCancel(ctx), sub, d, h, res) // the attempt was made: its outcome is kept
 }
 
 // result is what one POST gave.
@@ -209,7 +162,7 @@ func describe(err error) string {
 	return msg
 }
 
-// record applies an attempt's outcome: 2xx succeeds; 410 fails and disables the subscription;
+// record applies an attempt's outcome (ctx is the caller's budget for the writes): 2xx succeeds; 410 fails and disables the subscription;
 // 401 is retried once; network errors, 429 and 5xx follow the retry schedule; anything else
 // fails.
 func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.Delivery, h *store.SubscriptionHealth, res result) error {
@@ -230,20 +183,53 @@ func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.D
 	default:
 		d.Status, d.NextAttemptAt = store.StatusFailed, nil
 	}
+	givenUp := false
 	if d.Status == store.StatusPending {
 		if delay, ok := s.Retry.NextDuration(len(d.Attempts)-1, res.retryAfter); retry && ok {
 			next := now.Add(delay)
 			d.NextAttemptAt = &next
 		} else {
-			d.Status, d.NextAttemptAt = store.StatusFailed, nil
+			d.Status, d.NextAttemptAt, givenUp = store.StatusFailed, nil, retry
 		}
 	}
-	ctx = context.WithoutCancel(ctx) // the attempt was made: its outcome is kept
 	// Health first, so that whoever sees the delivery's outcome also sees its effect on the endpoint.
 	if err := s.noteHealth(ctx, sub, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
 		return err
 	}
-	return s.write(ctx, d, prev)
+	var staged []events.Pending
+	if ev, ok := s.givenUpNotice(sub, d, now); givenUp && ok {
+		// Staged before the delivery that records it is written (events.Outbox).
+		if err := s.Notices.Stage(ctx, store.Deliveries, d.ID, ev); err != nil {
+			return err
+		}
+		d.Events, staged = []string{ev.ID}, append(staged, ev)
+	}
+	if err := s.write(ctx, d, prev); err != nil {
+		return err
+	}
+	if len(staged) > 0 {
+		s.Notices.Confirm(staged...)
+	}
+	s.logAttempt(ctx, d)
+	return nil
+}
+
+// logAttempt appends a delivery's latest attempt to its subscription's delivery log, after the
+// delivery (the truth) is written: a failure here loses a log line, never a delivery.
+func (s *Sender) logAttempt(ctx context.Context, d *store.Delivery) {
+	a := d.Attempts[len(d.Attempts)-1]
+	outcome := store.OutcomeRetrying
+	switch d.Status {
+	case store.StatusSucceeded:
+		outcome = store.OutcomeSucceeded
+	case store.StatusFailed:
+		outcome = store.OutcomeFailed
+	}
+	e := store.AttemptEntry{DeliveryID: d.ID, EventID: d.EventID, Event: d.Event, Attempt: len(d.Attempts), Outcome: outcome,
+		StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS, At: a.At}
+	if err := s.Store.LogAttempt(ctx, d.SubscriptionID, e); err != nil {
+		s.Log.Warn("logging a delivery attempt failed", "delivery_id", d.ID, "error", err)
+	}
 }
 
 // write stores a delivery's outcome and its place in the schedule, in the order that keeps its
@@ -281,7 +267,15 @@ func (s *Sender) flush(ctx context.Context) {
 	ids := s.finished
 	s.finished = nil
 	s.finMu.Unlock()
-	if err := s.Store.DeleteDue(ctx, ids...); err != nil && ctx.Err() == nil {
+	err := s.Store.DeleteDue(ctx, ids...)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Stopping: the flush on the way out tries them again.
+		s.finMu.Lock()
+		s.finished = append(s.finished, ids...)
+		s.finMu.Unlock()
+	default:
 		s.Log.Warn("deleting schedule entries of final deliveries failed; the poll will", "entries", len(ids), "error", err)
 	}
 }
@@ -301,9 +295,25 @@ func (s *Sender) noteHealth(ctx context.Context, sub *store.Subscription, h *sto
 	if gone && next.DisabledAt == nil {
 		next.DisabledAt, next.DisabledReason = &now, "the endpoint answered 410 Gone"
 	}
-	next.ObjectID = sub.ObjectID
+	next.ObjectID, next.Events = sub.ObjectID, nil
+	ev, notify := events.Pending{}, false
+	if cur.DisabledAt == nil && next.DisabledAt != nil {
+		if ev, notify = s.disabledNotice(sub, &next); notify {
+			// Staged before the health that records it is written (events.Outbox).
+			if err := s.Notices.Stage(ctx, store.Health, next.ID, ev); err != nil {
+				return err
+			}
+			next.Events = []string{ev.ID}
+		}
+	}
 	*h = next
-	return s.Store.PutHealth(ctx, &next)
+	if err := s.Store.PutHealth(ctx, &next); err != nil {
+		return err
+	}
+	if notify {
+		s.Notices.Confirm(ev)
+	}
+	return nil
 }
 
 // healthEvery bounds how stale last_success_at may be on a healthy endpoint: a success is written
@@ -344,8 +354,20 @@ func unauthorizedCount(as []store.Attempt) int {
 func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason string) error {
 	d.Status, d.NextAttemptAt = status, nil
 	d.Attempts = append(d.Attempts, store.Attempt{At: clock.Now(), Error: reason})
-	return s.write(ctx, d, nil)
+	if err := s.write(ctx, d, nil); err != nil {
+		return err
+	}
+	if reason != reasonDeleted { // a deleted subscription's log is read by no one
+		s.logAttempt(ctx, d)
+	}
+	return nil
 }
+
+// Reasons a delivery fails unsent.
+const (
+	reasonDeleted  = "subscription deleted"
+	reasonDisabled = "subscription disabled"
+)
 
 // Run attempts due deliveries until ctx ends: retries, replays, and first attempts left behind by
 // a replica that stopped. It schedules the deliveries stored by releases without the schedule

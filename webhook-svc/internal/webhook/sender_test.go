@@ -28,10 +28,16 @@ type senderEnv struct {
 	sender *Sender
 	fanout *Fanout
 	sub    *store.Subscription
+	subs   *SubscriptionCache
 
 	mu     sync.Mutex
 	status []int // answers still to give, then 200
 	got    []string
+	// arrived is told of each request as it arrives; gate, when set, holds every request until it
+	// is closed; delay slows every answer.
+	arrived chan struct{}
+	gate    chan struct{}
+	delay   time.Duration
 }
 
 func newSenderEnv(t *testing.T) *senderEnv {
@@ -45,8 +51,21 @@ func newSenderEnv(t *testing.T) *senderEnv {
 	e := &senderEnv{st: store.New(db)}
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
-		defer e.mu.Unlock()
 		e.got = append(e.got, r.Header.Get("webhook-id"))
+		arrived, gate, delay := e.arrived, e.gate, e.delay
+		e.mu.Unlock()
+		if arrived != nil {
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+		}
+		if gate != nil {
+			<-gate
+		}
+		time.Sleep(delay)
+		e.mu.Lock()
+		defer e.mu.Unlock()
 		code := http.StatusOK
 		if len(e.status) > 0 {
 			code, e.status = e.status[0], e.status[1:]
@@ -55,7 +74,7 @@ func newSenderEnv(t *testing.T) *senderEnv {
 	}))
 	t.Cleanup(rcv.Close)
 	e.sender = &Sender{
-		Store: e.st, HTTP: rcv.Client(), Lease: 5 * time.Second, DisableAfter: time.Hour,
+		Store: e.st, HTTP: rcv.Client(), Lease: 20 * time.Second, Timeout: time.Second, DisableAfter: time.Hour,
 		Retry:        RetryStrategy{Schedule: []time.Duration{300 * time.Millisecond}},
 		PollInterval: 50 * time.Millisecond, Workers: 4, Log: testkit.Logger(t),
 	}
@@ -66,6 +85,8 @@ func newSenderEnv(t *testing.T) *senderEnv {
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
 	subs := NewSubscriptionCache(e.st, versions.New(rdb, testkit.Logger(t), "test:subs:", TokenTTL), 10)
+	e.subs = subs
+	e.sender.Subscribers = subs
 	e.fanout = &Fanout{Store: e.st, Subscribers: subs, Sender: e.sender}
 	now := clock.Now()
 	e.sub = &store.Subscription{ID: "whk_1", Kind: store.KindWebhook, ObjectID: "obj_1", CreatorID: "obj_1",

@@ -5,7 +5,6 @@ package webhook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -25,8 +24,6 @@ const (
 	MaxURLLength      = 2048
 	MaxHeaders        = 20
 	MaxHeaderValueLen = 4096
-	// MaxPerObject bounds the subscriptions to one object, so that fan-out stays bounded.
-	MaxPerObject = 100
 	// RecentDeliveries is how many deliveries a subscription read shows.
 	RecentDeliveries = 20
 )
@@ -50,8 +47,16 @@ type Repository interface {
 	MoveDue(ctx context.Context, id string, at time.Time) error
 	DeleteDue(ctx context.Context, ids ...string) error
 	ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error)
-	RecentDeliveries(ctx context.Context, subscriptionID string, limit int) ([]store.Delivery, error)
 	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
+	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
+	SlotAt(ctx context.Context, scope string, n int) (*store.Slot, error)
+	ReleaseSlots(ctx context.Context, ids ...string) error
+	PutVisibility(ctx context.Context, objectID, visibility string) error
+	Visibility(ctx context.Context, objectID string) (string, error)
+	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
+	Attempts(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.AttemptEntry], int64, error)
+	AttemptsLen(ctx context.Context, list string) (int64, error)
+	AttemptsBefore(ctx context.Context, list string, t time.Time) (int64, error)
 }
 
 // URLChecker refuses callback URLs the sender would never dial (pkg/outbound).
@@ -65,6 +70,7 @@ type Subscriptions struct {
 	URLs  URLChecker
 	// Overlap is how long a rotated-away secret keeps signing beside the new one.
 	Overlap time.Duration
+	Quotas  Quotas
 }
 
 // Draft is a new subscription as asked for.
@@ -81,7 +87,7 @@ type Created struct {
 
 // CreateWebhook creates an owner webhook on the owner's own object.
 func (s *Subscriptions) CreateWebhook(ctx context.Context, t *authn.Target, d Draft) (*Created, error) {
-	return s.create(ctx, store.KindWebhook, t.ObjectID, t.ObjectID, d, Events)
+	return s.create(ctx, store.KindWebhook, t.ObjectID, t.ObjectID, t.Hash, d, Events)
 }
 
 // CreateContextSubscription subscribes the caller's object to a watched box's context updates.
@@ -90,10 +96,16 @@ func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *authn.
 	if t.Visibility == "private" && t.ObjectID != p.ObjectID {
 		return nil, httpx.NotFound("object")
 	}
-	return s.create(ctx, store.KindContext, t.ObjectID, p.ObjectID, d, ContextEvents)
+	if t.Visibility != "" {
+		// The fan-out decides from this projection whether the box's events may reach strangers.
+		if err := s.Store.PutVisibility(ctx, t.ObjectID, t.Visibility); err != nil {
+			return nil, err
+		}
+	}
+	return s.create(ctx, store.KindContext, t.ObjectID, p.ObjectID, p.Hash, d, ContextEvents)
 }
 
-func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID string, d Draft, allowed []string) (*Created, error) {
+func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID, creatorHash string, d Draft, allowed []string) (*Created, error) {
 	callback, err := s.checkURL(d.CallbackURL)
 	if err != nil {
 		return nil, err
@@ -102,13 +114,6 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID st
 	if err != nil {
 		return nil, err
 	}
-	existing, err := s.Store.SubscriptionsOf(ctx, objectID, "", "", MaxPerObject)
-	if err != nil {
-		return nil, err
-	}
-	if len(existing) >= MaxPerObject {
-		return nil, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object has at most %d subscriptions", MaxPerObject))
-	}
 	now := clock.Now()
 	prefix := "whk"
 	if kind == store.KindContext {
@@ -116,10 +121,14 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID st
 	}
 	secret := NewSecret()
 	sub := &store.Subscription{
-		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, CallbackURL: callback,
+		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, HolderHash: creatorHash, CallbackURL: callback,
 		Events: evs, Secrets: []store.Secret{{Value: secret, CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
 	}
+	if sub.Slots, err = s.takeSlots(ctx, sub); err != nil {
+		return nil, err
+	}
 	if err := s.Store.InsertSubscription(ctx, sub); err != nil {
+		s.releaseSlots(ctx, sub.Slots)
 		return nil, err
 	}
 	return &Created{Subscription: sub, Secret: secret}, nil
@@ -147,7 +156,7 @@ func (s *Subscriptions) Webhook(ctx context.Context, t *authn.Target, id string)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := s.Store.RecentDeliveries(ctx, id, RecentDeliveries)
+	ds, err := s.recentDeliveries(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +174,8 @@ type Change struct {
 	Enabled *bool
 }
 
-// disabledByOwner is the reason shown for a webhook its owner disabled.
-const disabledByOwner = "disabled by its owner"
+// DisabledByOwner is the reason shown for a webhook its owner disabled.
+const DisabledByOwner = "disabled by its owner"
 
 // UpdateWebhook applies a change to an owner's webhook.
 func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id string, ch Change) (*store.Subscription, error) {
@@ -191,33 +200,31 @@ func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id s
 		sub.Headers = ch.Headers
 	}
 	sub.UpdatedAt = clock.Now()
+	if ch.Enabled != nil && !*ch.Enabled && sub.DisabledAt == nil {
+		sub.DisabledAt = &sub.UpdatedAt
+	}
+	if ch.Enabled != nil && *ch.Enabled {
+		sub.DisabledAt = nil
+	}
 	if err := s.Store.ReplaceSubscription(ctx, sub); err != nil {
 		return nil, err
 	}
-	if ch.Enabled != nil {
-		if err := s.setEnabled(ctx, sub, *ch.Enabled); err != nil {
+	if ch.Enabled != nil && *ch.Enabled {
+		if err := s.enable(ctx, sub); err != nil {
 			return nil, err
 		}
 	}
 	return sub, nil
 }
 
-// setEnabled enables or disables a webhook. Enabling forgets the failures that disabled it, so
-// that the endpoint gets the full failure period again.
-func (s *Subscriptions) setEnabled(ctx context.Context, sub *store.Subscription, enabled bool) error {
+// enable forgets the failures that made the sender disable a webhook, so that the endpoint gets
+// the full failure period again. (The owner's own disable is on the subscription.)
+func (s *Subscriptions) enable(ctx context.Context, sub *store.Subscription) error {
 	h, err := s.Store.Health(ctx, sub.ID)
-	if err != nil {
+	if err != nil || h.DisabledAt == nil {
 		return err
 	}
-	switch {
-	case enabled && h.DisabledAt != nil:
-		h.DisabledAt, h.DisabledReason, h.FailingSince = nil, "", nil
-	case !enabled && h.DisabledAt == nil:
-		now := clock.Now()
-		h.DisabledAt, h.DisabledReason = &now, disabledByOwner
-	default:
-		return nil
-	}
+	h.DisabledAt, h.DisabledReason, h.FailingSince = nil, "", nil
 	h.ObjectID = sub.ObjectID
 	return s.Store.PutHealth(ctx, h)
 }
@@ -252,14 +259,15 @@ func (s *Subscriptions) RotateSecret(ctx context.Context, t *authn.Target, id st
 
 // DeleteWebhook deletes an owner's webhook.
 func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *authn.Target, id string) error {
-	if _, err := s.webhook(ctx, t, id); err != nil {
+	sub, err := s.webhook(ctx, t, id)
+	if err != nil {
 		return err
 	}
-	return s.delete(ctx, id)
+	return s.delete(ctx, sub)
 }
 
-// DeleteContextSubscription deletes a context subscription of the watched box; only the object
-// that created it may (anyone else gets 404).
+// DeleteContextSubscription deletes a context subscription of the watched box; the object that
+// created it and the box's owner may (anyone else gets 404).
 func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, id string) error {
 	sub, err := s.Store.Subscription(ctx, id)
 	switch {
@@ -268,17 +276,23 @@ func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *authn.
 	case err != nil:
 		return err
 	}
-	if sub.Kind != store.KindContext || sub.ObjectID != t.ObjectID || sub.CreatorID != p.ObjectID {
+	owner := t.ObjectID == p.ObjectID
+	if sub.Kind != store.KindContext || sub.ObjectID != t.ObjectID || (sub.CreatorID != p.ObjectID && !owner) {
 		return httpx.NotFound("subscription")
 	}
-	return s.delete(ctx, id)
+	return s.delete(ctx, sub)
 }
 
-func (s *Subscriptions) delete(ctx context.Context, id string) error {
-	if err := s.Store.DeleteSubscription(ctx, id); err != nil {
+// delete deletes a subscription, then frees its quota places: a stop between leaves a place
+// taken, which the owner's listing of the scope frees (see ListContextSubscriptions).
+func (s *Subscriptions) delete(ctx context.Context, sub *store.Subscription) error {
+	if err := s.Store.DeleteSubscription(ctx, sub.ID); err != nil {
 		return err
 	}
-	return s.Store.DeleteHealth(ctx, id)
+	if err := s.Store.DeleteHealth(ctx, sub.ID); err != nil {
+		return err
+	}
+	return s.Store.ReleaseSlots(ctx, sub.Slots...)
 }
 
 // Replay sends one delivery of a webhook again, as a new delivery signed with the current
