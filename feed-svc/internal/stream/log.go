@@ -49,7 +49,7 @@ func NewLog(rdb *redis.Client, ret Retention) *Log { return &Log{rdb: rdb, ret: 
 // Retention is the log's retention.
 func (l *Log) Retention() Retention { return l.ret }
 
-func streamKey(list string) string        { return "svc:stream:{" + list + "}" }
+func streamKey(list string) string          { return "svc:stream:{" + list + "}" }
 func markerKey(list, eventID string) string { return streamKey(list) + ":at:" + eventID }
 
 //go:embed append.lua
