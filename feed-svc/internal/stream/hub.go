@@ -18,11 +18,14 @@ type Hub struct {
 
 	mu      sync.Mutex
 	waiters map[string]map[*Waiter]struct{}
+	// done is closed when Run returns: the service is stopping, and its streams end so that
+	// their clients reconnect (with Last-Event-ID) to a replica that is not.
+	done chan struct{}
 }
 
 // NewHub returns a hub over rdb; Run delivers its wakes.
 func NewHub(rdb *redis.Client, log *slog.Logger) *Hub {
-	return &Hub{rdb: rdb, log: log, waiters: map[string]map[*Waiter]struct{}{}}
+	return &Hub{rdb: rdb, log: log, waiters: map[string]map[*Waiter]struct{}{}, done: make(chan struct{})}
 }
 
 // Waiter is one reader's wake-up: C has a value when its log may have grown since the reader
@@ -32,6 +35,9 @@ type Waiter struct {
 	list string
 	hub  *Hub
 }
+
+// Done is closed once the hub has stopped.
+func (h *Hub) Done() <-chan struct{} { return h.done }
 
 // Watch registers a reader of list. Register before reading, so that no append between the read
 // and the wait goes unnoticed.
@@ -88,7 +94,11 @@ func (h *Hub) wakeAll() {
 // readers' heartbeats re-read their logs meanwhile, and every reader is woken once the
 // subscription is back.
 func (h *Hub) Run(ctx context.Context) error {
+	defer close(h.done)
 	sub := h.rdb.Subscribe(ctx, WakeChannel)
+	// A blocked Receive does not see ctx end; closing the subscription ends it.
+	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
+	defer stop()
 	defer func() { _ = sub.Close() }()
 	for {
 		msg, err := sub.Receive(ctx)

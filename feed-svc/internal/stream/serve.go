@@ -138,6 +138,8 @@ func (s *Server) SSE(c *gin.Context, list, lastID string, keep func(Entry) bool)
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.Hub.Done():
+			return nil
 		case <-w.C:
 		case <-beat.C:
 			if err := s.write(rc, c.Writer, ": heartbeat\n\n"); err != nil {
@@ -206,6 +208,8 @@ func (s *Server) Poll(ctx context.Context, list, lastID string, wait time.Durati
 		}
 		select {
 		case <-ctx.Done():
+			return out, nil
+		case <-s.Hub.Done():
 			return out, nil
 		case <-deadline.C:
 			return out, nil
