@@ -16,7 +16,7 @@ test-browser:
 	cd deploy && go vet -tags browser ./e2e && go test $(GO_TEST_FLAGS) -tags browser -run 'InChromium' -v ./e2e
 
 ## test-sse-js: an owner's event stream of the all-in-one followed by the npm eventsource package
-## (pinned in deploy/ssejs; needs node >= 20 and npm)
+## (pinned in deploy/ssejs; needs node >= 18 and npm)
 test-sse-js:
 	deploy/ssejs/run.sh
 

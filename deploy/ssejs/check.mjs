@@ -18,8 +18,9 @@ async function call(method, path, body, key) {
 function open(hash, key, lastEventId) {
   const es = new EventSource(`${base}/api/objects/${hash}/events?types=message`, {
     fetch: (url, init) => {
-      const headers = { ...init.headers, authorization: `Bearer ${key}` };
-      if (lastEventId) headers["last-event-id"] = lastEventId;
+      const headers = new Headers(init.headers);
+      headers.set("authorization", `Bearer ${key}`);
+      if (lastEventId) headers.set("last-event-id", lastEventId);
       return fetch(url, { ...init, headers });
     },
   });
@@ -48,7 +49,7 @@ const bob = await call("POST", "/api/objects", {});
 const send = (body, thread) => call("POST", "/api/messages",
   { from_hash: bob.hash, to_hash: alice.hash, kind: "note", body, ...(thread ? { thread_id: thread } : {}) });
 
-let s = open(alice.hash, alice.key);
+let s = open(alice.hash, alice.api_key);
 await s.opened;
 const sent = Date.now();
 const first = await send("one");
@@ -62,7 +63,7 @@ s.es.close();
 const want = [];
 for (const body of ["two", "three", "four"]) want.push((await send(body, first.thread_id)).id);
 
-s = open(alice.hash, alice.key, ev.lastEventId);
+s = open(alice.hash, alice.api_key, ev.lastEventId);
 const got = [];
 for (let i = 0; i < 3; i++) got.push(JSON.parse((await s.next(10000)).data).data.message_id);
 await new Promise((r) => setTimeout(r, 500));
