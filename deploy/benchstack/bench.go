@@ -44,7 +44,7 @@ var unlimited = map[string]string{
 	"RATE_OWNER_PER_MIN": "100000000", "RATE_OWNER_BURST": "100000000",
 	"RATE_AUTH_IP_PER_MIN": "100000000", "RATE_AUTH_IP_BURST": "100000000",
 	"RATE_STREAMS_PER_KEY": "100000",
-	"LOG_LEVEL": "warn",
+	"LOG_LEVEL":            "warn",
 }
 
 // benchStack is the running stack with the clients the load needs.
