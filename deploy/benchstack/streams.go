@@ -24,8 +24,8 @@ func (s *benchStack) benchStreams(ctx context.Context, p pair, rate int, d time.
 	if err != nil {
 		return fmt.Errorf("stream latency: %w", err)
 	}
-	fmt.Fprintf(out, "event → stream (POST /api/messages answered → SSE event) at %d messages/s: p50 %s, p99 %s (%d of %d events received)\n",
-		rate, p50.Round(100*time.Microsecond), p99.Round(100*time.Microsecond), got, sent)
+	fmt.Fprintf(out, "event → stream (POST /api/messages answered → SSE event) at %d messages/s (%.0f/s offered): p50 %s, p99 %s (%d of %d events received)\n",
+		rate, float64(sent)/d.Seconds(), p50.Round(100*time.Microsecond), p99.Round(100*time.Microsecond), got, sent)
 	perStream, goroutines, err := s.streamMemory(ctx, p, n)
 	if err != nil {
 		return fmt.Errorf("stream memory: %w", err)
