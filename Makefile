@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test test-browser test-system lint run bench build fmt-check bench-embedded bench-stack
+.PHONY: test test-browser test-system lint run bench build fmt-check bench-embedded bench-stack test-sse-js
 
 include deploy/deploy.mk
 
@@ -16,6 +16,11 @@ test:
 ## Without Chromium it skips, saying so, unless CI is set; CI installs Chromium and sets it.
 test-browser:
 	cd deploy && go vet -tags browser ./e2e && go test $(GO_TEST_FLAGS) -tags browser -run 'InChromium' -v ./e2e
+
+## test-sse-js: an owner's event stream of the all-in-one followed by the npm eventsource package
+## (pinned in deploy/ssejs; needs node >= 18 and npm)
+test-sse-js:
+	deploy/ssejs/run.sh
 
 ## test-system: pkg's tests and the end-to-end suite on FerretDB over a real PostgreSQL and a real
 ## redis-server, which .ci/with-system-backends starts in a temporary directory (Debian: apt-get

@@ -126,9 +126,21 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require github.com/miekg/dns v1.1.73
+require (
+	github.com/miekg/dns v1.1.73
+	github.com/r3labs/sse/v2 v2.10.0
+	gopkg.in/cenkalti/backoff.v1 v1.1.0
+)
 
-require code.dny.dev/ssrf v0.3.0 // indirect
+require (
+	code.dny.dev/ssrf v0.3.0 // indirect
+	codeberg.org/readeck/go-readability/v2 v2.1.3 // indirect
+	github.com/andybalholm/cascadia v1.3.3 // indirect
+	github.com/go-shiori/dom v0.0.0-20230515143342-73569d674e1c // indirect
+	github.com/gogs/chardet v0.0.0-20211120154057-b7413eaefb8f // indirect
+	github.com/itlightning/dateparse v0.2.1 // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+)
 
 require (
 	dario.cat/mergo v1.0.1 // indirect
@@ -196,7 +208,7 @@ require (
 	github.com/lib/pq v1.12.3 // indirect
 	github.com/liggitt/tabwriter v0.0.0-20181228230101-89fcab3d43de // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
-	github.com/mattn/go-runewidth v0.0.9 // indirect
+	github.com/mattn/go-runewidth v0.0.16 // indirect
 	github.com/microcosm-cc/bluemonday v1.0.27 // indirect
 	github.com/mitchellh/copystructure v1.2.0 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect

@@ -43,7 +43,8 @@ var unlimited = map[string]string{
 	"RATE_PUBLIC_PER_MIN": "100000000", "RATE_PUBLIC_BURST": "100000000",
 	"RATE_OWNER_PER_MIN": "100000000", "RATE_OWNER_BURST": "100000000",
 	"RATE_AUTH_IP_PER_MIN": "100000000", "RATE_AUTH_IP_BURST": "100000000",
-	"LOG_LEVEL": "warn",
+	"RATE_STREAMS_PER_KEY": "100000",
+	"LOG_LEVEL":            "warn",
 }
 
 // benchStack is the running stack with the clients the load needs.
@@ -289,7 +290,7 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	idleSeconds := int(o.idle.Seconds())
 	fmt.Fprintf(out, "store commands while idle: %.2f per second: %s\n",
 		float64(s.cmds.background.Load()-bg0)/max(1, o.idle.Seconds()), s.cmds.top(max(1, idleSeconds), 8))
-	return nil
+	return s.benchStreams(ctx, pairs[0], 100, o.phase, o.streams, out)
 }
 
 // phase runs a load phase (runPhase) and measures the CPU the stack used meanwhile.

@@ -2,7 +2,8 @@
 // on loopback with bounded loops, and prints side by side: new-thread sends, replies, raw
 // insertOne on the same store, public reads (full and 304), an owner read — each with rps, p50,
 // p99 and store commands per request — then the event lag of the sends, how long their backlog
-// takes to drain, the idle CPU after the load and the number of stored documents.
+// takes to drain, the idle CPU after the load and the number of stored documents; last, event →
+// stream latency at 100 messages/s and the memory per open event stream.
 //
 //	go run ./deploy/benchstack                        # FerretDB on SQLite, miniredis: nothing to install
 //	go run ./deploy/benchstack -postgresql-url postgres://127.0.0.1/ferretdb   # + redis-server when on PATH
@@ -35,6 +36,7 @@ type options struct {
 	preload     int
 	idleProfile string
 	sendProfile string
+	streams     int
 }
 
 func main() {
@@ -47,6 +49,7 @@ func main() {
 	flag.IntVar(&o.workers, "c", 16, "concurrent clients")
 	flag.IntVar(&o.objects, "objects", 32, "sender/recipient pairs")
 	flag.DurationVar(&o.idle, "idle", 60*time.Second, "idle window after the load, for CPU use")
+	flag.IntVar(&o.streams, "streams", 1000, "event streams held open to measure the memory each holds")
 	flag.IntVar(&o.preload, "preload", 0, "messages inserted straight into the store before the load (threads of 100), so that the\n"+
 		"load and the idle window run over stored data")
 	flag.DurationVar(&o.drainLimit, "drain-limit", 5*time.Minute, "longest wait for the event backlog to drain")

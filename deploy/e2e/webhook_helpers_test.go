@@ -102,7 +102,15 @@ func webhookEnv(t testing.TB, rcv *receiver, opts ...Option) *Env {
 		WithEnv("WEBHOOK_RETRY_SCHEDULE", "300ms,300ms,300ms"), WithEnv("WEBHOOK_RETRY_JITTER", "0"),
 		WithEnv("WEBHOOK_TIMEOUT", "2s"), WithEnv("WEBHOOK_CLAIM_LEASE", "3s"), WithEnv("WEBHOOK_POLL_INTERVAL", "200ms"),
 	}
-	return Start(t, append(base, opts...)...)
+	env := Start(t, append(base, opts...)...)
+	// Every payload the test's receiver gets must match its event's schema in the catalog.
+	cat := loadCatalog(t, env)
+	t.Cleanup(func() {
+		for _, r := range rcv.Got() {
+			cat.check(t, "delivery "+r.Header.Get("webhook-id"), r.Body)
+		}
+	})
+	return env
 }
 
 // createWebhook creates a webhook and returns its id and secret.

@@ -48,7 +48,7 @@ type Options struct {
 	// Env is added to every service's environment (rate limits, secrets, outbound settings).
 	Env map[string]string
 	// Replicas runs that many instances of a service (default 1), sharing its database, behind
-	// one comma-separated upstream list.
+	// one comma-separated upstream list; "gateway" runs that many gateways (Stack.GatewayURLs).
 	Replicas map[string]int
 	Log      *slog.Logger
 	// CommandMonitor, when set, sees every store command of every service (tests count them).
@@ -117,6 +117,8 @@ var gatewayComponent = component{name: gateway.Name, build: build(func(ctx conte
 type Stack struct {
 	// GatewayURL is the public entry point, for example http://127.0.0.1:8080.
 	GatewayURL string
+	// GatewayURLs are every gateway replica's entry point, GatewayURL first (Replicas["gateway"]).
+	GatewayURLs []string
 	// ServiceURLs are the services' internal addresses, by name (comma-separated for replicas).
 	ServiceURLs map[string]string
 	// instances are each service's running instances, in start order.
@@ -208,6 +210,20 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		_ = ln.Close()
 		s.Stop()
 		return nil, err
+	}
+	s.GatewayURLs = []string{s.GatewayURL}
+	for range max(1, opts.Replicas[gatewayComponent.name]) - 1 {
+		gl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("listen for a gateway replica: %w", err)
+		}
+		if err := s.start(ctx, gatewayComponent, genv, gl); err != nil {
+			_ = gl.Close()
+			s.Stop()
+			return nil, err
+		}
+		s.GatewayURLs = append(s.GatewayURLs, "http://"+gl.Addr().String())
 	}
 	return s, nil
 }

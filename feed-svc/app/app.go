@@ -14,6 +14,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/network"
 	"github.com/svcdev/svc/feed-svc/internal/page"
 	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/feed-svc/internal/stream"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
@@ -34,6 +35,19 @@ type Config struct {
 	// PollInterval is the max-age of feed reads: how often a poller should come back. Keep it
 	// equal to the gateway's RATE_FEED_POLL_INTERVAL.
 	PollInterval time.Duration `env:"FEED_POLL_INTERVAL, default=15m"`
+	Streams      StreamConfig
+}
+
+// StreamConfig bounds the event streams (docs/api.md "Event streams").
+type StreamConfig struct {
+	// Retention is how long a stream can be resumed from an event id; RetentionEvents how many
+	// events of one object (or of the network feed) are kept within it.
+	Retention       time.Duration `env:"STREAM_RETENTION, default=24h"`
+	RetentionEvents int64         `env:"STREAM_RETENTION_EVENTS, default=1000"`
+	Heartbeat       time.Duration `env:"STREAM_HEARTBEAT, default=15s"`
+	Retry           time.Duration `env:"STREAM_RETRY, default=3s"`
+	// MaxOpen bounds the streams and long polls one replica serves at once.
+	MaxOpen int `env:"STREAM_MAX_OPEN, default=10000"`
 }
 
 // App is a running feed-svc: the shared service base (Serve, Run, Close) with its routes and
@@ -44,6 +58,9 @@ type App struct{ *service.Base }
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := service.RequireIdentityURL(cfg.Service); err != nil {
 		return nil, err
+	}
+	if s := cfg.Streams; s.Retention < time.Minute || s.RetentionEvents < 1 || s.Heartbeat < time.Second || s.Retry < time.Millisecond || s.MaxOpen < 1 {
+		return nil, errors.New("configuration: STREAM_RETENTION (≥1m), STREAM_RETENTION_EVENTS, STREAM_HEARTBEAT (≥1s), STREAM_RETRY and STREAM_MAX_OPEN must be positive")
 	}
 	if cfg.PollInterval < time.Second {
 		return nil, errors.New("configuration: FEED_POLL_INTERVAL must be at least 1s")
@@ -62,6 +79,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store: st, Outbox: b.Outbox, Identity: ident,
 		Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 	}
+	logs := stream.NewLog(b.Redis, stream.Retention{Age: cfg.Streams.Retention, Max: cfg.Streams.RetentionEvents})
+	hub := stream.NewHub(b.Redis, b.Log)
+	b.Go(hub.Run)
 	api.Register(b.API, &api.Handler{
 		Feeds:   feeds,
 		Network: &network.Network{Store: st},
@@ -69,8 +89,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))},
 		Pages:        pages,
 		PollInterval: cfg.PollInterval,
+		Streams:      stream.NewServer(logs, hub, cfg.Streams.Heartbeat, cfg.Streams.Retry, cfg.Streams.MaxOpen),
 	})
 	// Every projection write is an insert keyed by the event: no dedupe record is needed.
 	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
+	// The streams follow the pipeline in a group of their own: every public event to its
+	// object's log, every feed row to the feed's log (appends are once per event id).
+	b.ConsumeBatches("streams", stream.Topics, (&stream.Appender{Log: logs, Objects: st}).Handle)
 	return &App{Base: b}, nil
 }

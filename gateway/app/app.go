@@ -77,6 +77,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if log == nil {
 		log = server.NewLogger(cfg.LogLevel, Name)
 	}
+	if cfg.Limits.StreamsPerKey < 1 || cfg.Limits.StreamsMax < 1 {
+		return nil, fmt.Errorf("configuration: RATE_STREAMS_PER_KEY and RATE_STREAMS_MAX must be at least 1")
+	}
 	key, err := authn.ParseSigningKey(cfg.GatewayKey)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: GATEWAY_JWT_KEY: %w", err)
@@ -94,6 +97,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	gw.ETags = httpx.NewETags(rdb, log, 0)
+	gw.Streams = ratelimit.NewStreams(rdb, cfg.Limits.StreamsPerKey, cfg.Limits.StreamsMax)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := httpx.NewEngine(log, httpx.NewMetrics(reg))
@@ -104,12 +108,20 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	server.MountProbes(e, reg, map[string]server.Check{
 		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	})
+	local := map[string]gin.HandlerFunc{
+		"GET /api/webhook-events": func(c *gin.Context) { c.JSON(http.StatusOK, catalog) },
+	}
 	var served []routes.Route
 	for _, r := range routes.All() {
-		if gw.Serves(r) {
+		switch {
+		case r.Service == routes.Gateway:
+			e.Handle(r.Method, GinPath(r.Path), gw.Local(r, local[r.Method+" "+r.Path]))
+		case gw.Serves(r):
 			e.Handle(r.Method, GinPath(r.Path), gw.Handler(r))
-			served = append(served, r)
+		default:
+			continue
 		}
+		served = append(served, r)
 	}
 	doc := openapi.Build(served, cfg.BaseURL)
 	e.GET("/openapi.json", func(c *gin.Context) { c.JSON(http.StatusOK, doc) })
@@ -118,6 +130,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	return &App{cfg: cfg, log: log, redis: rdb, engine: e}, nil
 }
+
+// catalog is the answer of GET /api/webhook-events, built once.
+var catalog = routes.Catalog()
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
 

@@ -15,6 +15,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/feed"
 	"github.com/svcdev/svc/feed-svc/internal/network"
 	"github.com/svcdev/svc/feed-svc/internal/page"
+	"github.com/svcdev/svc/feed-svc/internal/stream"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/httpx"
 )
@@ -25,6 +26,7 @@ type Handler struct {
 	Network *network.Network
 	Boxes   *Boxes
 	Pages   *page.Renderer
+	Streams *stream.Server
 	// PollInterval is the max-age of every feed read: how long a poller should wait.
 	PollInterval time.Duration
 }
@@ -40,6 +42,8 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.GET("/feed.txt", httpx.Handle(h.globalText))
 	api.GET("/api/activity", httpx.Handle(h.activity))
 	api.GET("/api/stats", httpx.Handle(h.stats))
+	api.GET("/api/objects/:hash/events", httpx.Handle(h.objectEvents))
+	api.GET("/api/feed/stream", httpx.Handle(h.feedStream))
 	api.GET("/:box", httpx.Handle(h.boxPage))
 }
 

@@ -130,6 +130,22 @@ func (v *view) row(e store.Event, hidden map[string]bool) (Row, bool) {
 	if !ok {
 		return Row{}, false
 	}
+	author := box
+	if e.Type != events.ObjectCreated {
+		if author, ok = v.public[e.AuthorID]; !ok || hidden[e.ItemID] {
+			return Row{}, false
+		}
+	}
+	return RowOf(e, box, author)
+}
+
+// RowOf renders an event of box as its feed row, by author (the box itself for its creation), or
+// reports that no public row shows it: either is private. The feed reads and the feed stream
+// render rows here, so both show the same row.
+func RowOf(e store.Event, box, author store.Object) (Row, bool) {
+	if box.Visibility == "private" || author.Visibility == "private" {
+		return Row{}, false
+	}
 	if e.Type == events.ObjectCreated {
 		name := box.Title
 		if name == "" {
@@ -137,10 +153,6 @@ func (v *view) row(e store.Event, hidden map[string]bool) (Row, bool) {
 		}
 		return Row{Kind: KindNewSvc, Hash: box.Hash, ID: e.ID, Title: "New svc: " + name,
 			Who: &feed.Who{Svc: box.Hash, Name: name}, Tags: []string{}, PostedAt: clock.Format(e.At)}, true
-	}
-	author, ok := v.public[e.AuthorID]
-	if !ok || hidden[e.ItemID] {
-		return Row{}, false
 	}
 	tags := e.Tags
 	if tags == nil {

@@ -129,3 +129,10 @@ func (s *Store) CurrentHashes(ctx context.Context, objectIDs []string) (map[stri
 	}
 	return out, nil
 }
+
+// Object reads one projected object by id (mongox.ErrNotFound when it is not projected yet).
+func (s *Store) Object(ctx context.Context, id string) (Object, error) {
+	var o Object
+	err := mongox.FindOne(ctx, s.c(Objects), mongox.ByID(id), &o)
+	return o, err
+}

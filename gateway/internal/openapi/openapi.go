@@ -37,8 +37,9 @@ func Build(served []routes.Route, baseURL string) map[string]any {
 			"version":     Version,
 			"description": "Durable public identities, mailboxes and relationship memory for people, projects, companies, tokens and agents.",
 		},
-		"servers": []any{map[string]any{"url": baseURL}},
-		"paths":   paths,
+		"servers":  []any{map[string]any{"url": baseURL}},
+		"paths":    paths,
+		"webhooks": webhooks(),
 		"components": map[string]any{
 			"schemas": schemas,
 			"securitySchemes": map[string]any{
@@ -91,6 +92,16 @@ func operation(r routes.Route) map[string]any {
 	success := map[string]any{"description": "success"}
 	if r.Response != "" {
 		success["content"] = map[string]any{ct: map[string]any{"schema": routes.Ref(r.Response)}}
+	}
+	if r.Stream {
+		content, _ := success["content"].(map[string]any)
+		if content == nil {
+			content = map[string]any{}
+		}
+		content["text/event-stream"] = map[string]any{"schema": routes.Ref("Text")}
+		success["content"] = content
+		success["description"] = "an event stream (text/event-stream: retry:, then id:/event:/data: per event, with a comment as heartbeat; " +
+			"an event named lost when the resume point is past retention)" + map[bool]string{true: ", or the long poll's JSON", false: ""}[ct == "application/json"]
 	}
 	responses := map[string]any{strconv.Itoa(r.SuccessStatus()): success}
 	for status, desc := range errorResponses(r) {
@@ -151,4 +162,35 @@ func operationID(r routes.Route) string {
 		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 	}
 	return b.String()
+}
+
+// webhooks documents what the service posts to a webhook (OpenAPI 3.1 webhooks): one operation
+// per event, whose body is the event's payload schema, the same one the catalog serves.
+func webhooks() map[string]any {
+	headers := []any{
+		header("webhook-id", "the event id: the same id as the event stream's id, for dedupe"),
+		header("webhook-timestamp", "seconds since the epoch when the attempt was signed"),
+		header("webhook-signature", "v1,<base64 HMAC-SHA256 of id.timestamp.body> per signing secret, space-separated (Standard Webhooks)"),
+		header("x-svc-event", "the event type"),
+	}
+	out := map[string]any{}
+	for _, e := range routes.WebhookEvents {
+		out[e.Type] = map[string]any{"post": map[string]any{
+			"operationId": "webhook" + strings.TrimPrefix(e.SchemaName(), "Event"),
+			"summary":     e.Description,
+			"tags":        []string{"webhooks"},
+			"parameters":  headers,
+			"requestBody": map[string]any{"required": true, "content": map[string]any{
+				"application/json": map[string]any{"schema": routes.Ref(e.SchemaName()), "example": e.Example},
+			}},
+			"responses": map[string]any{
+				"200": map[string]any{"description": "any 2xx acknowledges the delivery; 410 disables the webhook; anything else is retried"},
+			},
+		}}
+	}
+	return out
+}
+
+func header(name, description string) map[string]any {
+	return map[string]any{"name": name, "in": "header", "required": true, "description": description, "schema": routes.Str()}
 }

@@ -42,7 +42,12 @@ type Gateway struct {
 	limits    ratelimit.Config
 	key       *authn.SigningKey
 	upstreams map[string]*httputil.ReverseProxy
-	log       *slog.Logger
+	// streams are the proxies of stream routes: no response header timeout (a long poll answers
+	// after its wait) and small copy buffers (a stream holds one while it lasts).
+	streams map[string]*httputil.ReverseProxy
+	log     *slog.Logger
+	// Streams caps open streams per key and per replica; nil: no cap.
+	Streams *ratelimit.Streams
 	// ETags, when set, lets the gateway answer an anonymous revalidation of a cacheable route
 	// with 304 itself, from the validator the services keep (see httpx.ETags).
 	ETags *httpx.ETags
@@ -53,7 +58,7 @@ type Gateway struct {
 func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.Poller, limits ratelimit.Config, key *authn.SigningKey,
 	upstreams map[string]string, log *slog.Logger) (*Gateway, error) {
 	g := &Gateway{auth: a, resolver: r, limiter: l, poller: p, limits: limits, key: key, log: log,
-		upstreams: map[string]*httputil.ReverseProxy{}}
+		upstreams: map[string]*httputil.ReverseProxy{}, streams: map[string]*httputil.ReverseProxy{}}
 	transport := &http.Transport{
 		Proxy:                 nil,
 		MaxIdleConns:          1024,
@@ -61,6 +66,9 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.P
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
 	}
+	streamTransport := transport.Clone()
+	streamTransport.ResponseHeaderTimeout = 0
+	streamTransport.WriteBufferSize, streamTransport.ReadBufferSize = 1024, 4096
 	for name, raw := range upstreams {
 		var targets []*url.URL
 		for _, one := range strings.Split(raw, ",") {
@@ -86,6 +94,9 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.P
 			Transport:    transport,
 			ErrorHandler: g.upstreamError,
 		}
+		stream := *g.upstreams[name]
+		stream.Transport, stream.BufferPool = streamTransport, streamBuffers
+		g.streams[name] = &stream
 	}
 	return g, nil
 }
@@ -109,13 +120,17 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 	upstream := g.upstreams[r.Service]
 	return func(c *gin.Context) {
 		anonymous := c.GetHeader("Authorization") == ""
-		t, err := g.admit(c, r)
+		t, p, err := g.admit(c, r)
 		if err != nil {
 			httpx.Abort(c, err)
 			return
 		}
 		if err := g.pollFirst(c, r); err != nil {
 			httpx.Abort(c, err)
+			return
+		}
+		if r.Stream {
+			g.serveStream(c, r, p)
 			return
 		}
 		if r.Cacheable && anonymous && t != nil && t.Visibility == "public" && g.ETags != nil &&
@@ -127,29 +142,29 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 }
 
 // admit runs every check of the route and, on success, leaves the request ready to forward.
-func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
+func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, *authn.Principal, error) {
 	ctx := c.Request.Context()
 	// No route takes a body over MaxBodyBytes: refuse a larger declared one before any work,
 	// rather than forward it for the service to refuse.
 	if c.Request.ContentLength > httpx.MaxBodyBytes {
-		return nil, httpx.TooLarge(httpx.MaxBodyBytes)
+		return nil, nil, httpx.TooLarge(httpx.MaxBodyBytes)
 	}
 	if err := g.limitPublic(c, r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var p *authn.Principal
 	header := c.GetHeader("Authorization")
 	c.Request.Header.Del("Authorization") // the key never travels past the gateway
 	if r.Auth != routes.Public || header != "" {
 		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "auth-ip", PerMin: g.limits.AuthIPPerMin, Burst: g.limits.AuthIPBurst}, ratelimit.ClientKey(c.ClientIP())); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var err error
 		if p, err = g.auth.Authenticate(ctx, header); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, p.KeyID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var t *authn.Target
@@ -157,21 +172,21 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 		obj, err := g.resolver.Resolve(ctx, hash)
 		switch {
 		case errors.Is(err, identity.ErrNotFound):
-			return nil, httpx.NotFound("object")
+			return nil, nil, httpx.NotFound("object")
 		case err != nil:
-			return nil, httpx.Unavailable(err)
+			return nil, nil, httpx.Unavailable(err)
 		}
 		t = &authn.Target{ObjectID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility}
 	}
 	if err := authorize(r, p, t); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tok, err := g.key.Mint(authn.GatewayIssuer, r.Service, p, t, httpx.RequestID(c))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.Request.Header.Set("Authorization", "Bearer "+tok)
-	return t, nil
+	return t, p, nil
 }
 
 func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {

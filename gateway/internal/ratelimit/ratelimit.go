@@ -33,6 +33,10 @@ type Config struct {
 	// checking an unknown key costs identity-svc a lookup.
 	AuthIPPerMin int `env:"RATE_AUTH_IP_PER_MIN, default=1200"`
 	AuthIPBurst  int `env:"RATE_AUTH_IP_BURST, default=200"`
+	// StreamsPerKey caps the event streams and long polls open at once per key (per client IP
+	// on the public feed stream); StreamsMax those one gateway replica holds.
+	StreamsPerKey int `env:"RATE_STREAMS_PER_KEY, default=10"`
+	StreamsMax    int `env:"RATE_STREAMS_MAX, default=20000"`
 }
 
 // Limiter checks limits.

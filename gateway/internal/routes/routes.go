@@ -41,6 +41,9 @@ type Route struct {
 	// Cacheable marks public reads answered with ETag and Cache-Control, and 304 Not Modified to
 	// an If-None-Match that holds the current ETag.
 	Cacheable bool
+	// Stream marks event streams (SSE) and their long polls: held open, capped per key (per
+	// client IP when public) and per replica instead of polled (see ratelimit.Streams).
+	Stream bool
 
 	Summary string
 	Tag     string
@@ -59,6 +62,10 @@ type Route struct {
 	// 404, 413, 429, 503), for example 402 or 409.
 	Errors []int
 }
+
+// Gateway is the Service of the routes the gateway answers itself (the event catalog), still
+// through the same admission as every other route.
+const Gateway = "gateway"
 
 // Param is a query parameter or a request header.
 type Param struct {
@@ -86,13 +93,13 @@ func (r Route) SuccessStatus() int {
 
 // All is the whole table: every service's routes.
 func All() []Route {
-	return slices.Concat(Identity, Context, Mailbox, Graph, Claims, Feed, Webhook)
+	return slices.Concat(Identity, Context, Mailbox, Graph, Claims, Feed, Webhook, Events)
 }
 
 // Schemas is every named schema of the table.
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
-	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, GraphSchemas, ClaimsSchemas, FeedSchemas, WebhookSchemas} {
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, GraphSchemas, ClaimsSchemas, FeedSchemas, WebhookSchemas, EventSchemas} {
 		for k, v := range m {
 			out[k] = v
 		}
