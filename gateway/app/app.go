@@ -94,6 +94,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	gw.ETags = httpx.NewETags(rdb, log, 0)
+	gw.FeedTags = httpx.NewFeedTags(rdb, log)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := httpx.NewEngine(log, httpx.NewMetrics(reg))

@@ -46,6 +46,9 @@ type Gateway struct {
 	// ETags, when set, lets the gateway answer an anonymous revalidation of a cacheable route
 	// with 304 itself, from the validator the services keep (see httpx.ETags).
 	ETags *httpx.ETags
+	// FeedTags, when set, lets the gateway answer a revalidation of a polled feed with 304 and
+	// refuse an early poll without forwarding it (see httpx.FeedTags).
+	FeedTags *httpx.FeedTags
 }
 
 // New returns a gateway forwarding to the services at upstreams (service name → base URL, or
@@ -109,13 +112,15 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 	upstream := g.upstreams[r.Service]
 	return func(c *gin.Context) {
 		anonymous := c.GetHeader("Authorization") == ""
-		t, err := g.admit(c, r)
+		p, t, err := g.admit(c, r)
 		if err != nil {
 			httpx.Abort(c, err)
 			return
 		}
-		if err := g.pollFirst(c, r); err != nil {
-			httpx.Abort(c, err)
+		if done, err := g.pollFirst(c, r, p, t); err != nil || done {
+			if err != nil {
+				httpx.Abort(c, err)
+			}
 			return
 		}
 		if r.Cacheable && anonymous && t != nil && t.Visibility == "public" && g.ETags != nil &&
@@ -127,29 +132,29 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 }
 
 // admit runs every check of the route and, on success, leaves the request ready to forward.
-func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
+func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Principal, *authn.Target, error) {
 	ctx := c.Request.Context()
 	// No route takes a body over MaxBodyBytes: refuse a larger declared one before any work,
 	// rather than forward it for the service to refuse.
 	if c.Request.ContentLength > httpx.MaxBodyBytes {
-		return nil, httpx.TooLarge(httpx.MaxBodyBytes)
+		return nil, nil, httpx.TooLarge(httpx.MaxBodyBytes)
 	}
 	if err := g.limitPublic(c, r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var p *authn.Principal
 	header := c.GetHeader("Authorization")
 	c.Request.Header.Del("Authorization") // the key never travels past the gateway
 	if r.Auth != routes.Public || header != "" {
 		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "auth-ip", PerMin: g.limits.AuthIPPerMin, Burst: g.limits.AuthIPBurst}, ratelimit.ClientKey(c.ClientIP())); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var err error
 		if p, err = g.auth.Authenticate(ctx, header); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, p.KeyID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var t *authn.Target
@@ -157,21 +162,21 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 		obj, err := g.resolver.Resolve(ctx, hash)
 		switch {
 		case errors.Is(err, identity.ErrNotFound):
-			return nil, httpx.NotFound("object")
+			return nil, nil, httpx.NotFound("object")
 		case err != nil:
-			return nil, httpx.Unavailable(err)
+			return nil, nil, httpx.Unavailable(err)
 		}
 		t = &authn.Target{ObjectID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility}
 	}
 	if err := authorize(r, p, t); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tok, err := g.key.Mint(authn.GatewayIssuer, r.Service, p, t, httpx.RequestID(c))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.Request.Header.Set("Authorization", "Bearer "+tok)
-	return t, nil
+	return p, t, nil
 }
 
 func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
