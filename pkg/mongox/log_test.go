@@ -1,0 +1,183 @@
+package mongox_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
+
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+type item struct {
+	Title string `bson:"title"`
+}
+
+// TestLogPages: entries come back newest first, page after page, each position once, and the
+// length counts every append.
+func TestLogPages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := mongox.NewLog(testkit.Database(t, testkit.Backends(t), "mongox").Collection("log"))
+	for i := 1; i <= 7; i++ {
+		seq, err := mongox.Append(ctx, log, "feed", item{Title: fmt.Sprint("item ", i)})
+		if err != nil || seq != int64(i) {
+			t.Fatalf("append %d: seq %d, %v", i, seq, err)
+		}
+	}
+	if _, err := mongox.Append(ctx, log, "other", item{Title: "elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	before := int64(0)
+	for pages := 0; ; pages++ {
+		page, next, err := mongox.Page[item](ctx, log, "feed", before, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page {
+			titles = append(titles, e.Value.Title)
+		}
+		if next == 0 {
+			break
+		}
+		if pages > 3 {
+			t.Fatal("pages do not end")
+		}
+		before = next
+	}
+	want := []string{"item 7", "item 6", "item 5", "item 4", "item 3", "item 2", "item 1"}
+	if !slices.Equal(titles, want) {
+		t.Fatalf("titles %q, want %q", titles, want)
+	}
+	if n, err := log.Len(ctx, "feed"); err != nil || n != 7 {
+		t.Fatalf("len %d, %v; want 7", n, err)
+	}
+	if page, next, err := mongox.Page[item](ctx, log, "empty", 0, 10); err != nil || len(page) != 0 || next != 0 {
+		t.Fatalf("empty list: %v, %d, %v", page, next, err)
+	}
+}
+
+// TestLogConcurrentAppends: writers racing for positions each get one of their own, with no gap.
+func TestLogConcurrentAppends(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := mongox.NewLog(testkit.Database(t, testkit.Backends(t), "mongox").Collection("log"))
+	var mu sync.Mutex
+	var seqs []int64
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			seq, err := mongox.Append(ctx, log, "busy", item{Title: fmt.Sprint(i)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			seqs = append(seqs, seq)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(seqs)
+	for i, s := range seqs {
+		if s != int64(i+1) {
+			t.Fatalf("positions %v, want 1..16", seqs)
+		}
+	}
+	if n, err := log.Len(ctx, "busy"); err != nil || n != 16 {
+		t.Fatalf("len %d, %v; want 16", n, err)
+	}
+}
+
+// TestLogAppendOnce: a key is appended once, also when a crash lost its marker.
+func TestLogAppendOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testkit.Database(t, testkit.Backends(t), "mongox")
+	log := mongox.NewLog(db.Collection("log"))
+	seq, added, err := mongox.AppendOnce(ctx, log, "events", "ev_1", item{Title: "first"})
+	if err != nil || !added || seq != 1 {
+		t.Fatalf("first: %d %v %v", seq, added, err)
+	}
+	if _, err := mongox.Append(ctx, log, "events", item{Title: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	seq, added, err = mongox.AppendOnce(ctx, log, "events", "ev_1", item{Title: "again"})
+	if err != nil || added || seq != 1 {
+		t.Fatalf("redelivery: %d %v %v", seq, added, err)
+	}
+	// A crash between the entry and its marker: the marker is gone, the entry is found.
+	if _, err := db.Collection("log").DeleteOne(ctx, bson.D{{Key: "_id", Value: "events@ev_1"}}); err != nil {
+		t.Fatal(err)
+	}
+	seq, added, err = mongox.AppendOnce(ctx, log, "events", "ev_1", item{Title: "after crash"})
+	if err != nil || added || seq != 1 {
+		t.Fatalf("after a lost marker: %d %v %v", seq, added, err)
+	}
+	if n, _ := log.Len(ctx, "events"); n != 2 {
+		t.Fatalf("len %d, want 2", n)
+	}
+	e, err := mongox.Get[item](ctx, log, "events", 1)
+	if err != nil || e.Value.Title != "first" || e.Key != "ev_1" {
+		t.Fatalf("entry 1: %+v %v", e, err)
+	}
+}
+
+// TestLogPageCostsItsSize: a page's commands do not grow with what the list holds.
+func TestLogPageCostsItsSize(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var mu sync.Mutex
+	commands := 0
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName == "find" {
+			mu.Lock()
+			commands++
+			mu.Unlock()
+		}
+	}}
+	env := testkit.Backends(t)
+	testkit.Database(t, env, "mongox") // dropped at the end
+	client, db, err := mongox.Connect(ctx, env.MongoURI, env.Name+"_mongox", mon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	log := mongox.NewLog(db.Collection("log"))
+	count := func(f func()) int {
+		mu.Lock()
+		commands = 0
+		mu.Unlock()
+		f()
+		mu.Lock()
+		defer mu.Unlock()
+		return commands
+	}
+	var small, large int
+	for _, size := range []int{10, 300} {
+		for n, _ := log.Len(ctx, "l"); n < int64(size); n++ {
+			if _, err := mongox.Append(ctx, log, "l", item{Title: "x"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := count(func() {
+			if _, _, err := mongox.Page[item](ctx, log, "l", 0, 5); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if size == 10 {
+			small = got
+		} else {
+			large = got
+		}
+	}
+	if small != large || large > 5+3 {
+		t.Fatalf("finds per page: %d at 10 entries, %d at 300; want equal and at most 8", small, large)
+	}
+}
