@@ -15,6 +15,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/page"
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
@@ -28,9 +29,9 @@ type Config struct {
 	// ContextURL is the internal address of context-svc, which composes the profile of the box
 	// page.
 	ContextURL string `env:"CONTEXT_URL, required"`
-	// MailboxURL is the internal address of mailbox-svc, which owns the sender blocks that
-	// publishing honours.
-	MailboxURL string `env:"MAILBOX_URL, required"`
+	// ItemsPerDay is how many items one feed takes per UTC day from other objects, and again
+	// from its owner (FEED_ITEMS_PER_DAY; past it, 429 QUOTA_EXCEEDED).
+	ItemsPerDay int `env:"FEED_ITEMS_PER_DAY, default=1000"`
 	// PollInterval is the max-age of feed reads: how often a poller should come back. Keep it
 	// equal to the gateway's RATE_FEED_POLL_INTERVAL.
 	PollInterval time.Duration `env:"FEED_POLL_INTERVAL, default=15m"`
@@ -48,6 +49,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.PollInterval < time.Second {
 		return nil, errors.New("configuration: FEED_POLL_INTERVAL must be at least 1s")
 	}
+	if cfg.ItemsPerDay < 1 {
+		return nil, errors.New("configuration: FEED_ITEMS_PER_DAY must be at least 1")
+	}
 	pages, err := page.New(cfg.BaseURL)
 	if err != nil {
 		return nil, err
@@ -58,19 +62,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	st := store.New(b.DB)
 	ident := b.Identity()
-	feeds := &feed.Feeds{
-		Store: st, Outbox: b.Outbox, Identity: ident,
-		Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
-	}
+	tags := httpx.NewFeedTags(b.Redis, log)
+	// Sender blocks, authors' names, hashes and visibility come from feed-svc's projections of
+	// mailbox-svc's and identity-svc's events; identity-svc is called only for the caller's hash
+	// and for a publisher created moments ago (see feed.Feeds.author).
+	feeds := &feed.Feeds{Store: st, Outbox: b.Outbox, Identity: ident, Tags: tags, PerDay: cfg.ItemsPerDay}
 	api.Register(b.API, &api.Handler{
 		Feeds:   feeds,
 		Network: &network.Network{Store: st},
 		Boxes: &api.Boxes{Resolver: ident,
 			Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))},
 		Pages:        pages,
+		Tags:         tags,
 		PollInterval: cfg.PollInterval,
 	})
-	// Every projection write is an insert keyed by the event: no dedupe record is needed.
-	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
+	// Every projection write is keyed by the event (list appends) or guarded by its order: no
+	// dedupe record is needed.
+	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st, Tags: tags}).Handle)
 	return &App{Base: b}, nil
 }

@@ -77,7 +77,10 @@ func AppendOnce[T any](ctx context.Context, l Log, list, key string, v T) (seq i
 	switch {
 	case err == nil && mark.Seq > 0:
 		return mark.Seq, false, nil
-	case err == nil: // an incomplete claim: the entry may have been appended
+	case err == nil: // an incomplete claim: another call's append under way, or a crash's
+		if seq, err = l.settled(ctx, list, key); err != nil || seq > 0 {
+			return seq, false, err
+		}
 		if seq, err = l.findRecent(ctx, list, key); err != nil {
 			return 0, false, err
 		}
@@ -102,6 +105,30 @@ func AppendOnce[T any](ctx context.Context, l Log, list, key string, v T) (seq i
 		return 0, false, err
 	}
 	return seq, added, nil
+}
+
+// claimWait is how long AppendOnce waits for another call's claim of the same key to complete
+// before it takes the claim for one a crash left incomplete.
+const claimWait = 2 * time.Second
+
+// settled waits up to claimWait for key's claim to complete and returns its position (0: it
+// did not complete).
+func (l Log) settled(ctx context.Context, list, key string) (int64, error) {
+	for deadline := time.Now().Add(claimWait); time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(claimWait / 10):
+		}
+		var mark logHead
+		if err := FindOne(ctx, l.coll, ByID(keyID(list, key)), &mark); err != nil {
+			return 0, err
+		}
+		if mark.Seq > 0 {
+			return mark.Seq, nil
+		}
+	}
+	return 0, nil
 }
 
 // findRecent looks for key among the newest recentKeys entries of list (0 when absent).

@@ -47,6 +47,12 @@ func AnalyticsList(objectID, kind string, day time.Time) string {
 	return "an:" + objectID + ":" + kind + ":" + day.UTC().Format(time.DateOnly)
 }
 
+// Row kinds of the network's feed.
+const (
+	KindNewSvc = "new_svc" // an object was created
+	KindItem   = "item"    // an item was published to a feed
+)
+
 // Row is one row of the network's feed as its list keeps it: what it shows, less what a page
 // looks up (the current hashes of the box and the author, an item's body and whether it is
 // hidden), so that pages of feed.txt never read a body.
