@@ -38,22 +38,25 @@ var ErrUnknownObject = errors.New("the object's creation is not projected yet")
 
 // Handle projects a batch of events (an events.BatchHandler), one at a time in order.
 func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
-	network := false
 	for _, ev := range evs {
-		changed, err := n.project(ctx, ev)
-		if err != nil {
+		if err := n.project(ctx, ev); err != nil {
 			return fmt.Errorf("project %s %s: %w", ev.Type, ev.ID, err)
 		}
-		network = network || changed
-	}
-	if network && n.Tags != nil {
-		n.Tags.Changed(ctx, httpx.NetworkFeed)
 	}
 	return nil
 }
 
-// project projects one event and reports whether the network's feed may show it.
-func (n *Network) project(ctx context.Context, ev events.Event) (bool, error) {
+// changed retires a feed's validators; the network's feed's is retired as soon as its rows are
+// appended, before the event's activity, so that a reader who sees the activity also sees a new
+// validator.
+func (n *Network) changed(ctx context.Context, feed string) {
+	if n.Tags != nil {
+		n.Tags.Changed(ctx, feed)
+	}
+}
+
+// project projects one event.
+func (n *Network) project(ctx context.Context, ev events.Event) error {
 	at, err := time.Parse(time.RFC3339Nano, ev.Time)
 	if err != nil {
 		at = clock.Now()
@@ -62,41 +65,42 @@ func (n *Network) project(ctx context.Context, ev events.Event) (bool, error) {
 	case events.ObjectCreated:
 		var d contract.ObjectCreatedData
 		if ev.Decode(&d) != nil {
-			return false, nil // a malformed event can never be projected; retrying would not help
+			return nil // a malformed event can never be projected; retrying would not help
 		}
 		return n.created(ctx, ev, d, at)
 	case events.ObjectHashChanged:
 		var d contract.HashChangedData
 		if ev.Decode(&d) != nil {
-			return false, nil
+			return nil
 		}
 		if err := n.Store.SetHash(ctx, ev.ObjectID, d.Hash, at); err != nil {
-			return false, err
+			return err
 		}
-		return true, n.activity(ctx, ev, at, "")
+		n.changed(ctx, httpx.NetworkFeed) // rows name boxes and authors by their current hash
+		return n.activity(ctx, ev, at, "")
 	case events.SenderBlocked, events.SenderUnblocked:
 		var d contract.SenderBlockData
 		if ev.Decode(&d) != nil {
-			return false, nil
+			return nil
 		}
-		return false, n.Store.SetBlock(ctx, store.Block{ID: store.BlockID(ev.ObjectID, d.SenderObjectID),
+		return n.Store.SetBlock(ctx, store.Block{ID: store.BlockID(ev.ObjectID, d.SenderObjectID),
 			Blocked: ev.Type == events.SenderBlocked, At: at, Event: ev.ID})
 	case events.ContextUpdated:
-		return false, n.contextUpdated(ctx, ev, at)
+		return n.contextUpdated(ctx, ev, at)
 	case events.MessageCreated:
-		return false, n.activity(ctx, ev, at, store.CountMessages, store.ListMessages)
+		return n.activity(ctx, ev, at, store.CountMessages, store.ListMessages)
 	case events.ClaimVerified:
-		return false, n.activity(ctx, ev, at, store.CountVerifiedClaims, store.ListClaimsVerified)
+		return n.activity(ctx, ev, at, store.CountVerifiedClaims, store.ListClaimsVerified)
 	case events.ClaimLapsed:
-		return false, n.counted(ctx, ev, store.ListClaimsLapsed)
+		return n.counted(ctx, ev, store.ListClaimsLapsed)
 	case events.FeedItemPublished:
 		var d contract.FeedItemPublishedData
 		if ev.Decode(&d) != nil {
-			return false, nil
+			return nil
 		}
 		return n.item(ctx, ev, d, at)
 	}
-	return false, nil
+	return nil
 }
 
 // object returns the object an event is about; ErrUnknownObject until its creation is projected.
@@ -108,27 +112,28 @@ func (n *Network) object(ctx context.Context, id string) (*store.Object, error) 
 	return o, err
 }
 
-// created stores the object and, for a public one, its row of the network's feed.
-func (n *Network) created(ctx context.Context, ev events.Event, d contract.ObjectCreatedData, at time.Time) (bool, error) {
+// created stores the object and, for a public one, its rows of the network's feed.
+func (n *Network) created(ctx context.Context, ev events.Event, d contract.ObjectCreatedData, at time.Time) error {
 	o := store.Object{ID: ev.ObjectID, Hash: d.Hash, Visibility: d.Visibility, Title: d.Title, CreatedAt: at, HashAt: at}
 	if err := n.Store.AddObject(ctx, o); err != nil {
-		return false, err
+		return err
 	}
 	if o.Private() {
-		return false, nil
+		return nil
 	}
 	row := store.Row{Kind: store.KindNewSvc, EventID: ev.ID, BoxID: ev.ObjectID, Title: d.Title, At: at}
 	seq, _, err := n.Store.AppendRow(ctx, store.ListGlobal, ev.ID, row)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if err := n.Store.SetLatest(ctx, store.ListGlobal, ev.ObjectID, seq); err != nil {
-		return false, err
+		return err
 	}
 	if _, _, err := n.Store.AppendRow(ctx, store.ListGlobalCreated, ev.ID, row); err != nil {
-		return false, err
+		return err
 	}
-	return true, n.Store.AppendActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
+	n.changed(ctx, httpx.NetworkFeed)
+	return n.Store.AppendActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
 }
 
 // contextUpdated records the object's profile title and counts the update. A decision-memory
@@ -188,9 +193,13 @@ func (n *Network) count(ctx context.Context, ev events.Event, at time.Time, kind
 }
 
 // item projects a published item: into its box's list (again: this repairs a crash between
-// publishing's two writes), the box's analytics and activity, and, for a public box and a public
-// author, the network's feed.
-func (n *Network) item(ctx context.Context, ev events.Event, d contract.FeedItemPublishedData, at time.Time) (bool, error) {
+// publishing's two writes), for a public box and a public author into the network's feed, then
+// into the box's analytics and activity.
+func (n *Network) item(ctx context.Context, ev events.Event, d contract.FeedItemPublishedData, at time.Time) error {
+	box, err := n.object(ctx, ev.ObjectID)
+	if err != nil {
+		return err
+	}
 	posted, err := time.Parse(time.RFC3339Nano, d.PostedAt)
 	if err != nil {
 		posted = at
@@ -202,31 +211,35 @@ func (n *Network) item(ctx context.Context, ev events.Event, d contract.FeedItem
 	}
 	added, err := n.Store.ListItem(ctx, it)
 	if err != nil {
-		return false, err
+		return err
 	}
-	if added && n.Tags != nil {
-		n.Tags.Changed(ctx, httpx.BoxFeed(ev.ObjectID))
+	if added {
+		n.changed(ctx, httpx.BoxFeed(ev.ObjectID))
 	}
-	if err := n.activity(ctx, ev, at, store.CountFeedItems); err != nil {
-		return false, err
+	if !box.Private() && !it.AuthorPrivate {
+		if err := n.networkRows(ctx, ev, it); err != nil {
+			return err
+		}
 	}
-	box, err := n.object(ctx, ev.ObjectID)
-	if err != nil || box.Private() || it.AuthorPrivate {
-		return false, err
-	}
+	return n.activity(ctx, ev, at, store.CountFeedItems)
+}
+
+// networkRows appends an item's rows to the network's feed.
+func (n *Network) networkRows(ctx context.Context, ev events.Event, it store.Item) error {
 	row := store.Row{Kind: store.KindItem, EventID: ev.ID, BoxID: ev.ObjectID, ItemID: it.ID, Title: it.Title,
-		Tags: it.Tags, AuthorID: it.AuthorID, AuthorName: it.AuthorName, At: posted}
+		Tags: it.Tags, AuthorID: it.AuthorID, AuthorName: it.AuthorName, At: it.PostedAt}
 	for _, list := range []string{store.ListGlobal, store.ListGlobalItems} {
 		seq, _, err := n.Store.AppendRow(ctx, list, ev.ID, row)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if err := n.Store.SetLatest(ctx, list, ev.ObjectID, seq); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if _, err := n.Store.Count(ctx, store.ListBoxesWithItems, ev.ObjectID); err != nil {
-		return false, err
+		return err
 	}
-	return true, nil
+	n.changed(ctx, httpx.NetworkFeed)
+	return nil
 }

@@ -4,8 +4,10 @@
 package network
 
 import (
+	"cmp"
 	"context"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -103,6 +105,11 @@ func (n *Network) Global(ctx context.Context, q Query) (*GlobalPage, error) {
 			break
 		}
 	}
+	// Partitions are projected side by side, so a list's order is the order events were projected
+	// in, which may differ from their times by moments: a page shows its rows by time.
+	slices.SortStableFunc(kept, func(a, b mongox.Entry[store.Row]) int {
+		return cmp.Or(b.Value.At.Compare(a.Value.At), cmp.Compare(b.Value.EventID, a.Value.EventID))
+	})
 	rows, err := n.rows(ctx, kept, q.Bodies)
 	if err != nil {
 		return nil, err
@@ -225,6 +232,7 @@ func (n *Network) Activity(ctx context.Context, before int64, limit int) (*Activ
 	if err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(entries, func(a, b mongox.Entry[store.Activity]) int { return b.Value.At.Compare(a.Value.At) })
 	ids := make([]string, 0, len(entries))
 	for _, e := range entries {
 		ids = append(ids, e.Value.BoxID)
