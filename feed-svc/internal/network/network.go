@@ -79,7 +79,7 @@ type GlobalPage struct {
 // maxScan bounds the entries one page looks at, in pages' worth, when it leaves some out (hidden
 // items, rows that are not their box's newest): such a page may hold fewer rows than its limit,
 // and its cursor goes on from where it stopped.
-const maxScan = 4
+const maxScan = 2
 
 // Global reads a page of the global feed, newest first: it reads the entries of one list, page by
 // page, and looks up only what the rows it keeps name.
@@ -136,8 +136,22 @@ func (n *Network) total(ctx context.Context, q Query) (int64, error) {
 	return max(0, all-hidden), nil
 }
 
-// visible keeps the entries the query shows: not hidden, and with unique, their box's newest.
+// visible keeps the entries the query shows: with unique, their box's newest; and not hidden.
+// Each check is a point read per entry, the cheaper filter first.
 func (n *Network) visible(ctx context.Context, q Query, entries []mongox.Entry[store.Row]) ([]mongox.Entry[store.Row], error) {
+	if q.Unique && q.Kind != KindNewSvc {
+		newest := entries[:0:0]
+		for _, e := range entries {
+			ok, err := n.Store.IsLatest(ctx, q.list(), e.Value.BoxID, e.Seq)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				newest = append(newest, e)
+			}
+		}
+		entries = newest
+	}
 	var items []string
 	for _, e := range entries {
 		if e.Value.ItemID != "" {
@@ -150,19 +164,9 @@ func (n *Network) visible(ctx context.Context, q Query, entries []mongox.Entry[s
 	}
 	var out []mongox.Entry[store.Row]
 	for _, e := range entries {
-		if hidden[e.Value.ItemID] {
-			continue
+		if !hidden[e.Value.ItemID] {
+			out = append(out, e)
 		}
-		if q.Unique && q.Kind != KindNewSvc {
-			newest, err := n.Store.IsLatest(ctx, q.list(), e.Value.BoxID, e.Seq)
-			if err != nil {
-				return nil, err
-			}
-			if !newest {
-				continue
-			}
-		}
-		out = append(out, e)
 	}
 	return out, nil
 }
