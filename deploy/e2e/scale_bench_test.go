@@ -124,7 +124,9 @@ func runScale(tb testing.TB, sizes []int, samples int) {
 	tb.Log(b.String())
 }
 
-func ms(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + "ms" }
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + "ms"
+}
 
 // measureRoute reads route samples times one after another (p50, p99), then with benchWorkers
 // concurrent readers for a while, sampling the process's RSS.
