@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test test-browser test-system lint run bench build fmt-check bench-embedded bench-stack test-sse-js
+.PHONY: test test-browser test-system lint run bench build fmt-check bench-embedded bench-stack test-sse-js bench-scale
 
 include deploy/deploy.mk
 
@@ -57,3 +57,9 @@ bench-embedded:
 ## BENCH_STACK_FLAGS passes flags, e.g. "-send-phase 5s -phase 3s -idle 5s" for a short run
 bench-stack:
 	go run ./deploy/benchstack $(BENCH_STACK_FLAGS)
+
+## bench-scale: preload the stores to 1,000 then 100,000 (BENCH_SCALE_SIZES, comma-separated) and
+## print p50/p99 of each list route at both sizes, their ratio and peak RSS under 16 readers
+## (README "Scale benchmark"); make test runs it small (TestScaleSmoke)
+bench-scale:
+	cd deploy && go test -count=1 -timeout 0 -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x ./e2e

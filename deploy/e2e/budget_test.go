@@ -66,9 +66,13 @@ func (c *commandCounter) of(rid string) []string {
 func TestStoreCommandBudget(t *testing.T) {
 	t.Parallel()
 	counter := newCommandCounter()
-	env := Start(t, WithCommandMonitor(counter.monitor()))
+	env := Start(t, WithCommandMonitor(counter.monitor()), WithEnv("RATE_FEED_POLL_INTERVAL", "15m"))
 	alice, _ := env.CreateObject(t, nil)
 	bob, bobKey := env.CreateObject(t, nil)
+	// bob's feed, read once with content: the next anonymous polls are refused or 304.
+	enableFeed(t, env, bob, bobKey)
+	publish(t, env, bob, bobKey, "news")
+	polled := env.Do(t, "GET", "/api/feeds/"+bob+"/items", "", nil).Expect(t, 200)
 	first := sendMessage(t, env, alice, bob, "", "hello")
 	thread := Str(t, first, "thread_id")
 	// Warm what a first request fills (hash resolution and key caches), as a busy stack has.
@@ -79,13 +83,14 @@ func TestStoreCommandBudget(t *testing.T) {
 	env.Do(t, "GET", "/api/objects/"+bob+"/keys", bobKey, nil).Expect(t, 200)
 
 	cases := []struct {
-		name   string
-		method string
-		path   string
-		key    string
-		body   any
-		want   int
-		budget int
+		name    string
+		method  string
+		path    string
+		key     string
+		body    any
+		want    int
+		budget  int
+		headers map[string]string
 	}{
 		// Hash resolution, the sender's key, the thread's participants (which never change) and
 		// whether the recipient blocks the sender (under a token every block and unblock replaces)
@@ -112,12 +117,22 @@ func TestStoreCommandBudget(t *testing.T) {
 		// The thread, the hash records, the page's messages, their receipts (two reads), the counts
 		// (two of messages, one of receipts) and the reader's receipt insert.
 		{name: "thread read", method: "GET", path: "/api/threads/" + thread, key: bobKey, want: 200, budget: 9},
+		// Polite polling refuses an early poll, a made-up validator and answers a current one from
+		// the feed's validator in Redis: no store command at all.
+		{name: "refused poll", method: "GET", path: "/api/feeds/" + bob + "/items?limit=7", want: 429, budget: 0},
+		{name: "refused bogus etag", method: "GET", path: "/api/feeds/" + bob + "/items", want: 429, budget: 0,
+			headers: map[string]string{"If-None-Match": `"bogus"`}},
+		{name: "poll not modified", method: "GET", path: "/api/feeds/" + bob + "/items", want: 304, budget: 0,
+			headers: map[string]string{"If-None-Match": polled.Header.Get("ETag")}},
 	}
 	var report []string
 	for i, c := range cases {
 		rid := fmt.Sprintf("budget-%02d-%s", i, strings.ReplaceAll(c.name, " ", "-"))
-		env.Send(t, Request{Method: c.method, Path: c.path, Key: c.key, Body: c.body,
-			Headers: map[string]string{httpx.HeaderRequestID: rid}}).Expect(t, c.want)
+		headers := map[string]string{httpx.HeaderRequestID: rid}
+		for k, v := range c.headers {
+			headers[k] = v
+		}
+		env.Send(t, Request{Method: c.method, Path: c.path, Key: c.key, Body: c.body, Headers: headers}).Expect(t, c.want)
 		cmds := counter.of(rid)
 		sort.Strings(cmds)
 		report = append(report, fmt.Sprintf("%-24s %2d (budget %2d): %s", c.name, len(cmds), c.budget, strings.Join(cmds, ", ")))

@@ -16,6 +16,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/feed-svc/internal/stream"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
@@ -29,9 +30,9 @@ type Config struct {
 	// ContextURL is the internal address of context-svc, which composes the profile of the box
 	// page.
 	ContextURL string `env:"CONTEXT_URL, required"`
-	// MailboxURL is the internal address of mailbox-svc, which owns the sender blocks that
-	// publishing honours.
-	MailboxURL string `env:"MAILBOX_URL, required"`
+	// ItemsPerDay is how many items one feed takes per UTC day from other objects, and again
+	// from its owner (FEED_ITEMS_PER_DAY; past it, 429 QUOTA_EXCEEDED).
+	ItemsPerDay int `env:"FEED_ITEMS_PER_DAY, default=1000"`
 	// PollInterval is the max-age of feed reads: how often a poller should come back. Keep it
 	// equal to the gateway's RATE_FEED_POLL_INTERVAL.
 	PollInterval time.Duration `env:"FEED_POLL_INTERVAL, default=15m"`
@@ -65,6 +66,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.PollInterval < time.Second {
 		return nil, errors.New("configuration: FEED_POLL_INTERVAL must be at least 1s")
 	}
+	if cfg.ItemsPerDay < 1 {
+		return nil, errors.New("configuration: FEED_ITEMS_PER_DAY must be at least 1")
+	}
 	pages, err := page.New(cfg.BaseURL)
 	if err != nil {
 		return nil, err
@@ -75,10 +79,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	st := store.New(b.DB)
 	ident := b.Identity()
-	feeds := &feed.Feeds{
-		Store: st, Outbox: b.Outbox, Identity: ident,
-		Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
-	}
+	tags := httpx.NewFeedTags(b.Redis, log)
+	// Sender blocks, authors' names, hashes and visibility come from feed-svc's projections of
+	// mailbox-svc's and identity-svc's events; identity-svc is called only for the caller's hash
+	// and for a publisher created moments ago (see feed.Feeds.author).
+	feeds := &feed.Feeds{Store: st, Outbox: b.Outbox, Identity: ident, Tags: tags, PerDay: cfg.ItemsPerDay}
 	logs := stream.NewLog(b.Redis, stream.Retention{Age: cfg.Streams.Retention, Max: cfg.Streams.RetentionEvents})
 	hub := stream.NewHub(b.Redis, b.Log)
 	b.Go(hub.Run)
@@ -88,11 +93,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Boxes: &api.Boxes{Resolver: ident,
 			Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))},
 		Pages:        pages,
+		Tags:         tags,
 		PollInterval: cfg.PollInterval,
 		Streams:      stream.NewServer(logs, hub, cfg.Streams.Heartbeat, cfg.Streams.Retry, cfg.Streams.MaxOpen),
 	})
-	// Every projection write is an insert keyed by the event: no dedupe record is needed.
-	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st}).Handle)
+	// Every projection write is keyed by the event (list appends) or guarded by its order: no
+	// dedupe record is needed.
+	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st, Tags: tags}).Handle)
 	// The streams follow the pipeline in a group of their own: every public event to its
 	// object's log, every feed row to the feed's log (appends are once per event id).
 	b.ConsumeBatches("streams", stream.Topics, (&stream.Appender{Log: logs, Objects: st}).Handle)

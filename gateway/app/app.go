@@ -98,6 +98,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	gw.ETags = httpx.NewETags(rdb, log, 0)
 	gw.Streams = ratelimit.NewStreams(rdb, cfg.Limits.StreamsPerKey, cfg.Limits.StreamsMax)
+	gw.FeedTags = httpx.NewFeedTags(rdb, log)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := httpx.NewEngine(log, httpx.NewMetrics(reg))

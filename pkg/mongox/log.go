@@ -23,7 +23,8 @@ import (
 // position n, so two writers never share a position and no position is skipped. "L#head" is a
 // hint of L's length, written after each append; concurrent writers may leave it behind (an
 // update on FerretDB is read-then-rewrite), so readers step forward from it to the first free
-// position, a few point reads at most. "L@<key>" records where a natural key was appended.
+// position, a few point reads at most. "L@<key>" records where a natural key was appended (0
+// while it is being appended).
 type Log struct{ coll *mongo.Collection }
 
 // NewLog returns the lists kept in coll.
@@ -63,19 +64,35 @@ func Append[T any](ctx context.Context, l Log, list string, v T) (int64, error) 
 }
 
 // AppendOnce appends v under a natural key (an event id), so that a redelivery appends nothing:
-// a key already appended to list, found by its marker or, after a crash between the entry and
-// its marker, among the newest entries, reports that entry's position and added false.
-// Two concurrent calls with one key may both append; consumers handle one event at a time.
+// a key already appended to list reports that entry's position and added false.
+//
+// The key's marker "L@<key>" is claimed (inserted with position 0) before the entry is appended
+// and completed after, so a new key costs a few point reads and writes, not a look through the
+// list. Only a claim left incomplete (a crash between the writes, or a concurrent call with the
+// same key) looks for the key among the newest entries before appending. Two concurrent calls
+// with one key may both append; consumers handle one event at a time.
 func AppendOnce[T any](ctx context.Context, l Log, list, key string, v T) (seq int64, added bool, err error) {
 	var mark logHead
 	err = FindOne(ctx, l.coll, ByID(keyID(list, key)), &mark)
 	switch {
-	case err == nil:
+	case err == nil && mark.Seq > 0:
 		return mark.Seq, false, nil
-	case !errors.Is(err, ErrNotFound):
-		return 0, false, err
-	}
-	if seq, err = l.findRecent(ctx, list, key); err != nil {
+	case err == nil: // an incomplete claim: another call's append under way, or a crash's
+		if seq, err = l.settled(ctx, list, key); err != nil || seq > 0 {
+			return seq, false, err
+		}
+		if seq, err = l.findRecent(ctx, list, key); err != nil {
+			return 0, false, err
+		}
+	case errors.Is(err, ErrNotFound):
+		claim := Insert(ctx, l.coll, logHead{ID: keyID(list, key)})
+		if errors.Is(claim, ErrTaken) {
+			return AppendOnce(ctx, l, list, key, v) // claimed meanwhile: read the claim again
+		}
+		if claim != nil {
+			return 0, false, claim
+		}
+	default:
 		return 0, false, err
 	}
 	added = seq == 0
@@ -84,10 +101,34 @@ func AppendOnce[T any](ctx context.Context, l Log, list, key string, v T) (seq i
 			return 0, false, err
 		}
 	}
-	if err := InsertOnce(ctx, l.coll, logHead{ID: keyID(list, key), Seq: seq}); err != nil {
+	if _, err := l.coll.UpdateOne(ctx, ByID(keyID(list, key)), bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: seq}}}}); err != nil {
 		return 0, false, err
 	}
 	return seq, added, nil
+}
+
+// claimWait is how long AppendOnce waits for another call's claim of the same key to complete
+// before it takes the claim for one a crash left incomplete.
+const claimWait = 2 * time.Second
+
+// settled waits up to claimWait for key's claim to complete and returns its position (0: it
+// did not complete).
+func (l Log) settled(ctx context.Context, list, key string) (int64, error) {
+	for deadline := time.Now().Add(claimWait); time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(claimWait / 10):
+		}
+		var mark logHead
+		if err := FindOne(ctx, l.coll, ByID(keyID(list, key)), &mark); err != nil {
+			return 0, err
+		}
+		if mark.Seq > 0 {
+			return mark.Seq, nil
+		}
+	}
+	return 0, nil
 }
 
 // findRecent looks for key among the newest recentKeys entries of list (0 when absent).

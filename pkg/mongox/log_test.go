@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -112,8 +113,9 @@ func TestLogAppendOnce(t *testing.T) {
 	if err != nil || added || seq != 1 {
 		t.Fatalf("redelivery: %d %v %v", seq, added, err)
 	}
-	// A crash between the entry and its marker: the marker is gone, the entry is found.
-	if _, err := db.Collection("log").DeleteOne(ctx, bson.D{{Key: "_id", Value: "events@ev_1"}}); err != nil {
+	// A crash between the entry and its marker's completion: the claim says 0, the entry is found.
+	if _, err := db.Collection("log").UpdateOne(ctx, bson.D{{Key: "_id", Value: "events@ev_1"}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: 0}}}}); err != nil {
 		t.Fatal(err)
 	}
 	seq, added, err = mongox.AppendOnce(ctx, log, "events", "ev_1", item{Title: "after crash"})
@@ -126,6 +128,46 @@ func TestLogAppendOnce(t *testing.T) {
 	e, err := mongox.Get[item](ctx, log, "events", 1)
 	if err != nil || e.Value.Title != "first" || e.Key != "ev_1" {
 		t.Fatalf("entry 1: %+v %v", e, err)
+	}
+	// A crash before the entry: the claim says 0 and no entry has the key: it is appended now.
+	if err := mongox.InsertOnce(ctx, db.Collection("log"), bson.D{{Key: "_id", Value: "events@ev_2"}, {Key: "seq", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	seq, added, err = mongox.AppendOnce(ctx, log, "events", "ev_2", item{Title: "claimed"})
+	if err != nil || !added || seq != 3 {
+		t.Fatalf("after a lost entry: %d %v %v", seq, added, err)
+	}
+	seq, added, err = mongox.AppendOnce(ctx, log, "events", "ev_2", item{Title: "claimed again"})
+	if err != nil || added || seq != 3 {
+		t.Fatalf("redelivery after a lost entry: %d %v %v", seq, added, err)
+	}
+}
+
+// TestLogAppendOnceCostsNoScan: a new key costs a handful of commands, however long the list.
+func TestLogAppendOnceCostsNoScan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var commands atomic.Int64
+	env := testkit.Backends(t)
+	testkit.Database(t, env, "mongox") // dropped at the end
+	client, db, err := mongox.Connect(ctx, env.MongoURI, env.Name+"_mongox",
+		&event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	log := mongox.NewLog(db.Collection("log"))
+	for i := range 300 {
+		if _, err := mongox.Append(ctx, log, "events", item{Title: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commands.Store(0)
+	if _, added, err := mongox.AppendOnce(ctx, log, "events", "ev_new", item{Title: "new"}); err != nil || !added {
+		t.Fatalf("append once: %v %v", added, err)
+	}
+	if n := commands.Load(); n > 10 {
+		t.Errorf("a new key cost %d commands on a list of 300, want at most 10", n)
 	}
 }
 

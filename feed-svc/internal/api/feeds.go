@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/feed-svc/internal/feed"
+	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -64,24 +65,42 @@ func (h *Handler) publish(c *gin.Context) error {
 	return nil
 }
 
+// itemsPage is a page of a box's feed as the API shows it.
+type itemsPage struct {
+	Items      []feed.Item `json:"items"`
+	NextCursor *string     `json:"next_cursor"`
+}
+
 func (h *Handler) items(c *gin.Context) error {
 	t, err := target(c)
 	if err != nil {
 		return err
 	}
-	limit, cursor, err := httpx.PageParams(c, feed.ValidItemID)
+	scope := store.BoxItems(t.ObjectID)
+	limit, before, err := httpx.PageSeq(c, scope)
 	if err != nil {
 		return err
 	}
-	page, err := h.Feeds.Items(c.Request.Context(), t, authn.PrincipalFrom(c), cursor, limit)
-	if err != nil {
-		return err
+	p := authn.PrincipalFrom(c)
+	if t.Visibility == store.Private && (p == nil || p.ObjectID != t.ObjectID) {
+		return httpx.NotFound("object") // before the validator: a private box's is its owner's only
 	}
-	body, err := json.Marshal(page)
-	if err != nil {
-		return err
+	return h.polled(c, httpx.BoxFeed(t.ObjectID), "application/json; charset=utf-8", t.Visibility == store.Private, func() ([]byte, error) {
+		page, err := h.Feeds.Items(c.Request.Context(), t, p, before, limit)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(itemsPage{Items: page.Items, NextCursor: cursor(scope, page.Next)})
+	})
+}
+
+// cursor is the cursor of a list's next page, or nil when none is left.
+func cursor(scope string, next int64) *string {
+	if next <= 0 {
+		return nil
 	}
-	return h.polled(c, "application/json; charset=utf-8", body, t.Visibility == "private")
+	s := httpx.SeqCursor(scope, next)
+	return &s
 }
 
 type hideResponse struct {

@@ -4,22 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/feed-svc/internal/network"
+	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // globalQuery reads the query of /api/feed and /feed.txt; kinds maps the route's kind names to
-// row kinds.
+// row kinds. The cursor is checked against the list the query reads.
 func globalQuery(c *gin.Context, kinds map[string]string) (network.Query, error) {
-	limit, cursor, err := httpx.PageParams(c, network.ValidRowID)
-	if err != nil {
-		return network.Query{}, err
-	}
-	q := network.Query{Limit: limit, Cursor: cursor}
+	var q network.Query
 	if raw := c.Query("kind"); raw != "" {
 		kind, ok := kinds[raw]
 		if !ok {
@@ -27,6 +25,7 @@ func globalQuery(c *gin.Context, kinds map[string]string) (network.Query, error)
 			for k := range kinds {
 				names = append(names, k)
 			}
+			sort.Strings(names)
 			return q, httpx.BadRequest(httpx.CodeInvalidKind, "kind must be one of %s", strings.Join(names, ", "))
 		}
 		q.Kind = kind
@@ -38,7 +37,16 @@ func globalQuery(c *gin.Context, kinds map[string]string) (network.Query, error)
 	default:
 		return q, httpx.BadRequest(httpx.CodeInvalidRequest, "unique must be 0 or 1")
 	}
-	return q, nil
+	var err error
+	q.Limit, q.Before, err = httpx.PageSeq(c, q.Scope())
+	return q, err
+}
+
+// globalPage is a page of the network's feed as the API shows it.
+type globalPage struct {
+	Items      []network.Row `json:"items"`
+	Total      int64         `json:"total"`
+	NextCursor *string       `json:"next_cursor"`
 }
 
 func (h *Handler) global(c *gin.Context) error {
@@ -46,15 +54,14 @@ func (h *Handler) global(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.Network.Global(c.Request.Context(), q)
-	if err != nil {
-		return err
-	}
-	body, err := json.Marshal(page)
-	if err != nil {
-		return err
-	}
-	return h.polled(c, "application/json; charset=utf-8", body, false)
+	q.Bodies = true
+	return h.polled(c, httpx.NetworkFeed, "application/json; charset=utf-8", false, func() ([]byte, error) {
+		page, err := h.Network.Global(c.Request.Context(), q)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(globalPage{Items: page.Items, Total: page.Total, NextCursor: cursor(q.Scope(), page.Next)})
+	})
 }
 
 func (h *Handler) globalText(c *gin.Context) error {
@@ -62,25 +69,31 @@ func (h *Handler) globalText(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.Network.Global(c.Request.Context(), q)
-	if err != nil {
-		return err
-	}
-	return h.polled(c, "text/plain; charset=utf-8", feedText(page, h.PollInterval.Minutes()), false)
+	return h.polled(c, httpx.NetworkFeed, "text/plain; charset=utf-8", false, func() ([]byte, error) {
+		page, err := h.Network.Global(c.Request.Context(), q)
+		if err != nil {
+			return nil, err
+		}
+		return feedText(page, cursor(q.Scope(), page.Next), h.PollInterval.Minutes()), nil
+	})
 }
 
 // feedText renders the global feed for agents: one row per line, tab-separated, newest first.
-func feedText(page *network.GlobalPage, pollMinutes float64) []byte {
+func feedText(page *network.GlobalPage, next *string, pollMinutes float64) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# svc network feed: %d rows, newest first\n", page.Total)
 	fmt.Fprintf(&b, "# poll at most every %.0f minutes and send If-None-Match with the ETag\n", pollMinutes)
 	b.WriteString("# posted_at\tkind\tbox\ttitle\tby\ttags\n")
 	for _, r := range page.Items {
+		by := ""
+		if r.Who != nil && r.Who.Svc != nil {
+			by = *r.Who.Svc
+		}
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", r.PostedAt, textKind(r.Kind), r.Hash, oneLine(r.Title),
-			r.Who.Svc, strings.Join(r.Tags, ","))
+			by, strings.Join(r.Tags, ","))
 	}
-	if page.NextCursor != nil {
-		fmt.Fprintf(&b, "# next page: cursor=%s\n", *page.NextCursor)
+	if next != nil {
+		fmt.Fprintf(&b, "# next page: cursor=%s\n", *next)
 	}
 	return []byte(b.String())
 }
@@ -94,16 +107,22 @@ func textKind(kind string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// activityPage is a page of public activity as the API shows it.
+type activityPage struct {
+	Items      []network.Activity `json:"items"`
+	NextCursor *string            `json:"next_cursor"`
+}
+
 func (h *Handler) activity(c *gin.Context) error {
-	limit, cursor, err := httpx.PageParams(c, network.ValidRowID)
+	limit, before, err := httpx.PageSeq(c, store.ListActivity)
 	if err != nil {
 		return err
 	}
-	page, err := h.Network.Activity(c.Request.Context(), cursor, limit)
+	page, err := h.Network.Activity(c.Request.Context(), before, limit)
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, page)
+	c.JSON(http.StatusOK, activityPage{Items: page.Items, NextCursor: cursor(store.ListActivity, page.Next)})
 	return nil
 }
 

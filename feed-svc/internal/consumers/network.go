@@ -1,9 +1,11 @@
 // Package consumers holds what feed-svc consumes: the domain events of every service, projected
-// into the network's feed, activity, stats and analytics.
+// into the lists that the network's feed, activity, stats and analytics page through, and into
+// the projections that publishing reads (objects, titles, sender blocks).
 package consumers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,80 +13,233 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Topics are the topics the network projection reads.
 var Topics = []string{events.TopicIdentity, events.TopicContext, events.TopicMailbox, events.TopicClaims, events.TopicFeed}
 
-// Projected are the event types the projection keeps; every other event is skipped.
-var Projected = []string{
-	events.ObjectCreated, events.ObjectHashChanged, events.ContextUpdated,
-	events.MessageCreated, events.ClaimVerified, events.ClaimLapsed, events.FeedItemPublished,
+// Validators are the feed validators (httpx.FeedTags) that a projected event retires.
+type Validators interface {
+	Changed(ctx context.Context, feed string)
 }
 
-// Network projects events. Every write is an insert keyed by the event (or the hash), so a
-// redelivered event changes nothing.
-type Network struct{ Store *store.Store }
+// Network projects events. Every list append is keyed by the event id and every projection write
+// is guarded by the event's order, so a redelivered event changes nothing.
+type Network struct {
+	Store *store.Store
+	Tags  Validators
+}
 
-// Handle projects a batch of events (an events.BatchHandler): the rows of the feed, activity,
-// stats and analytics in one insert, after the objects and hashes the events name.
+// ErrUnknownObject says that an event names an object whose creation the projection has not
+// seen yet: it arrives on another topic, so the event is retried until it has.
+var ErrUnknownObject = errors.New("the object's creation is not projected yet")
+
+// Handle projects a batch of events (an events.BatchHandler), one at a time in order.
 func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
-	rows := make([]store.Event, 0, len(evs))
 	for _, ev := range evs {
-		row, ok, err := n.project(ctx, ev)
-		if err != nil {
-			return err
+		if err := n.project(ctx, ev); err != nil {
+			return fmt.Errorf("project %s %s: %w", ev.Type, ev.ID, err)
 		}
-		if ok {
-			rows = append(rows, row)
-		}
-	}
-	if err := n.Store.AddEvents(ctx, rows); err != nil {
-		return fmt.Errorf("project events: %w", err)
 	}
 	return nil
 }
 
-// project stores what one event says of objects and hashes and returns its row; ok is false for
-// an event the projection skips.
-func (n *Network) project(ctx context.Context, ev events.Event) (row store.Event, ok bool, err error) {
+// changed retires a feed's validators; the network's feed's is retired as soon as its rows are
+// appended, before the event's activity, so that a reader who sees the activity also sees a new
+// validator.
+func (n *Network) changed(ctx context.Context, feed string) {
+	if n.Tags != nil {
+		n.Tags.Changed(ctx, feed)
+	}
+}
+
+// project projects one event.
+func (n *Network) project(ctx context.Context, ev events.Event) error {
 	at, err := time.Parse(time.RFC3339Nano, ev.Time)
 	if err != nil {
 		at = clock.Now()
 	}
-	row = store.Event{ID: ev.ID, Type: ev.Type, ObjectID: ev.ObjectID, At: at}
 	switch ev.Type {
 	case events.ObjectCreated:
 		var d contract.ObjectCreatedData
-		if err := ev.Decode(&d); err != nil {
-			return row, false, nil // a malformed event can never be projected; retrying would not help
+		if ev.Decode(&d) != nil {
+			return nil // a malformed event can never be projected; retrying would not help
 		}
-		if err := n.Store.AddObject(ctx, store.Object{ID: ev.ObjectID, Hash: d.Hash, Visibility: d.Visibility,
-			Title: d.Title, CreatedAt: at}); err != nil {
-			return row, false, err
-		}
-		if err := n.Store.AddHash(ctx, store.HashName{Hash: d.Hash, ObjectID: ev.ObjectID, At: at}); err != nil {
-			return row, false, err
-		}
-		row.Title = d.Title
+		return n.created(ctx, ev, d, at)
 	case events.ObjectHashChanged:
 		var d contract.HashChangedData
-		if err := ev.Decode(&d); err != nil {
-			return row, false, nil
+		if ev.Decode(&d) != nil {
+			return nil
 		}
-		if err := n.Store.AddHash(ctx, store.HashName{Hash: d.Hash, ObjectID: ev.ObjectID, At: at}); err != nil {
-			return row, false, err
+		if err := n.Store.SetHash(ctx, ev.ObjectID, d.Hash, at); err != nil {
+			return err
 		}
+		n.changed(ctx, httpx.NetworkFeed) // rows name boxes and authors by their current hash
+		return n.activity(ctx, ev, at, "")
+	case events.SenderBlocked, events.SenderUnblocked:
+		var d contract.SenderBlockData
+		if ev.Decode(&d) != nil {
+			return nil
+		}
+		return n.Store.SetBlock(ctx, store.Block{ID: store.BlockID(ev.ObjectID, d.SenderObjectID),
+			Blocked: ev.Type == events.SenderBlocked, At: at, Event: ev.ID})
+	case events.ContextUpdated:
+		return n.contextUpdated(ctx, ev, at)
+	case events.MessageCreated:
+		return n.activity(ctx, ev, at, store.CountMessages, store.ListMessages)
+	case events.ClaimVerified:
+		return n.activity(ctx, ev, at, store.CountVerifiedClaims, store.ListClaimsVerified)
+	case events.ClaimLapsed:
+		return n.counted(ctx, ev, store.ListClaimsLapsed)
 	case events.FeedItemPublished:
 		var d contract.FeedItemPublishedData
-		if err := ev.Decode(&d); err != nil {
-			return row, false, nil
+		if ev.Decode(&d) != nil {
+			return nil
 		}
-		row.ItemID, row.Title, row.Body, row.Tags = d.ItemID, d.Title, d.Body, d.Tags
-		row.AuthorID, row.AuthorHash, row.AuthorName = d.AuthorObjectID, d.AuthorHash, d.AuthorName
-	case events.ContextUpdated, events.MessageCreated, events.ClaimVerified, events.ClaimLapsed:
-	default:
-		return row, false, nil
+		return n.item(ctx, ev, d, at)
 	}
-	return row, true, nil
+	return nil
+}
+
+// object returns the object an event is about; ErrUnknownObject until its creation is projected.
+func (n *Network) object(ctx context.Context, id string) (*store.Object, error) {
+	o, err := n.Store.Object(ctx, id)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return nil, ErrUnknownObject
+	}
+	return o, err
+}
+
+// created stores the object and, for a public one, its rows of the network's feed.
+func (n *Network) created(ctx context.Context, ev events.Event, d contract.ObjectCreatedData, at time.Time) error {
+	o := store.Object{ID: ev.ObjectID, Hash: d.Hash, Visibility: d.Visibility, Title: d.Title, CreatedAt: at, HashAt: at}
+	if err := n.Store.AddObject(ctx, o); err != nil {
+		return err
+	}
+	if o.Private() {
+		return nil
+	}
+	row := store.Row{Kind: store.KindNewSvc, EventID: ev.ID, BoxID: ev.ObjectID, Title: d.Title, At: at}
+	seq, _, err := n.Store.AppendRow(ctx, store.ListGlobal, ev.ID, row)
+	if err != nil {
+		return err
+	}
+	if err := n.Store.SetLatest(ctx, store.ListGlobal, ev.ObjectID, seq); err != nil {
+		return err
+	}
+	if _, _, err := n.Store.AppendRow(ctx, store.ListGlobalCreated, ev.ID, row); err != nil {
+		return err
+	}
+	n.changed(ctx, httpx.NetworkFeed)
+	return n.Store.AppendActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
+}
+
+// contextUpdated records the object's profile title and counts the update. A decision-memory
+// write is the owner's own work: it is counted for the owner's analytics but shows in no public
+// activity, and changes no title.
+func (n *Network) contextUpdated(ctx context.Context, ev events.Event, at time.Time) error {
+	var d contract.ContextUpdatedData
+	if ev.Decode(&d) != nil {
+		return nil
+	}
+	if d.Change == "decision_memory" {
+		return n.count(ctx, ev, at, store.CountContextUpdates)
+	}
+	if err := n.Store.SetTitle(ctx, store.Title{ObjectID: ev.ObjectID, Title: d.Title, Version: d.Version}); err != nil {
+		return err
+	}
+	return n.activity(ctx, ev, at, store.CountContextUpdates)
+}
+
+// activity counts an event in its object's analytics (kind, when not "") and, for a public
+// object, shows it as public activity and counts it in the given network counters.
+func (n *Network) activity(ctx context.Context, ev events.Event, at time.Time, kind string, counters ...string) error {
+	o, err := n.object(ctx, ev.ObjectID)
+	if err != nil {
+		return err
+	}
+	if kind != "" {
+		if err := n.count(ctx, ev, at, kind); err != nil {
+			return err
+		}
+	}
+	if o.Private() {
+		return nil
+	}
+	for _, list := range counters {
+		if _, err := n.Store.Count(ctx, list, ev.ID); err != nil {
+			return err
+		}
+	}
+	return n.Store.AppendActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
+}
+
+// counted counts an event of a public object in a network counter.
+func (n *Network) counted(ctx context.Context, ev events.Event, list string) error {
+	o, err := n.object(ctx, ev.ObjectID)
+	if err != nil || o.Private() {
+		return err
+	}
+	_, err = n.Store.Count(ctx, list, ev.ID)
+	return err
+}
+
+// count counts an event in its object's analytics for the event's UTC day.
+func (n *Network) count(ctx context.Context, ev events.Event, at time.Time, kind string) error {
+	_, err := n.Store.Count(ctx, store.AnalyticsList(ev.ObjectID, kind, at), ev.ID)
+	return err
+}
+
+// item projects a published item: into its box's list (again: this repairs a crash between
+// publishing's two writes), for a public box and a public author into the network's feed, then
+// into the box's analytics and activity.
+func (n *Network) item(ctx context.Context, ev events.Event, d contract.FeedItemPublishedData, at time.Time) error {
+	box, err := n.object(ctx, ev.ObjectID)
+	if err != nil {
+		return err
+	}
+	posted, err := time.Parse(time.RFC3339Nano, d.PostedAt)
+	if err != nil {
+		posted = at
+	}
+	it := store.Item{ID: d.ItemID, FeedID: ev.ObjectID, Title: d.Title, Body: d.Body, Tags: d.Tags, PostedAt: posted,
+		AuthorPrivate: d.AuthorHash == nil || d.AuthorObjectID == ""}
+	if !it.AuthorPrivate {
+		it.AuthorID, it.AuthorHash, it.AuthorName = d.AuthorObjectID, *d.AuthorHash, d.AuthorName
+	}
+	added, err := n.Store.ListItem(ctx, it)
+	if err != nil {
+		return err
+	}
+	if added {
+		n.changed(ctx, httpx.BoxFeed(ev.ObjectID))
+	}
+	if !box.Private() && !it.AuthorPrivate {
+		if err := n.networkRows(ctx, ev, it); err != nil {
+			return err
+		}
+	}
+	return n.activity(ctx, ev, at, store.CountFeedItems)
+}
+
+// networkRows appends an item's rows to the network's feed.
+func (n *Network) networkRows(ctx context.Context, ev events.Event, it store.Item) error {
+	row := store.Row{Kind: store.KindItem, EventID: ev.ID, BoxID: ev.ObjectID, ItemID: it.ID, Title: it.Title,
+		Tags: it.Tags, AuthorID: it.AuthorID, AuthorName: it.AuthorName, At: it.PostedAt}
+	for _, list := range []string{store.ListGlobal, store.ListGlobalItems} {
+		seq, _, err := n.Store.AppendRow(ctx, list, ev.ID, row)
+		if err != nil {
+			return err
+		}
+		if err := n.Store.SetLatest(ctx, list, ev.ObjectID, seq); err != nil {
+			return err
+		}
+	}
+	if _, err := n.Store.Count(ctx, store.ListBoxesWithItems, ev.ObjectID); err != nil {
+		return err
+	}
+	n.changed(ctx, httpx.NetworkFeed)
+	return nil
 }

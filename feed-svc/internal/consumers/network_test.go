@@ -27,7 +27,7 @@ func envelope(t *testing.T, topic, typ, objectID, hash string, data any) events.
 	return ev
 }
 
-func TestProjectionCountsExactlyUnderConcurrencyAndRedelivery(t *testing.T) {
+func TestProjectionCountsExactlyAcrossPartitionsAndRedelivery(t *testing.T) {
 	t.Parallel()
 	env := testkit.Backends(t)
 	db := testkit.Database(t, env, "feed")
@@ -54,21 +54,24 @@ func TestProjectionCountsExactlyUnderConcurrencyAndRedelivery(t *testing.T) {
 		msgs = append(msgs, envelope(t, events.TopicMailbox, events.MessageCreated, to, "svc_"+to,
 			contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
 	}
-	// Every event handled two or three times, all at once: alone, and in overlapping batches (a batch
-	// redelivered after a partial failure, concurrent consumers).
-	batches := [][]events.Event{msgs[:25], msgs[15:]}
-	for _, ev := range msgs {
-		batches = append(batches, []events.Event{ev})
-	}
+	// Partitions are handled concurrently, each one event at a time; every event is then handled
+	// again, alone and in overlapping batches (a batch redelivered after a partial failure).
 	var wg sync.WaitGroup
-	for _, b := range batches {
+	for p := range 4 {
 		wg.Go(func() {
-			if err := n.Handle(ctx, b); err != nil {
-				t.Error(err)
+			for i := p; i < len(msgs); i += 4 {
+				if err := n.Handle(ctx, msgs[i:i+1]); err != nil {
+					t.Error(err)
+				}
 			}
 		})
 	}
 	wg.Wait()
+	for _, b := range [][]events.Event{msgs[:25], msgs[15:], msgs[7:9]} {
+		if err := n.Handle(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s, err := (&network.Network{Store: st}).Stats(ctx)
 	if err != nil {
 		t.Fatal(err)

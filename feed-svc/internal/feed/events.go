@@ -13,9 +13,16 @@ import (
 // received the item.
 func itemPublished(boxID, boxHash, requestID string, it *store.Item) (events.Pending, error) {
 	return events.New(events.TopicFeed, events.FeedItemPublished, boxID, boxHash, requestID,
-		contract.FeedItemPublishedData{
-			ItemID: it.ID, Title: it.Title, Body: it.Body, Tags: it.Tags,
-			AuthorObjectID: it.AuthorID, AuthorHash: it.AuthorHash, AuthorName: it.AuthorName,
-			PostedAt: clock.Format(it.PostedAt),
-		})
+		published(it))
+}
+
+// published is the data of an item's event; a private author is named by nothing.
+func published(it *store.Item) contract.FeedItemPublishedData {
+	d := contract.FeedItemPublishedData{ItemID: it.ID, Title: it.Title, Body: it.Body, Tags: it.Tags,
+		PostedAt: clock.Format(it.PostedAt), AuthorName: contract.PrivateAuthorName}
+	if !it.AuthorPrivate {
+		hash := it.AuthorHash
+		d.AuthorObjectID, d.AuthorHash, d.AuthorName = it.AuthorID, &hash, it.AuthorName
+	}
+	return d
 }

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/svcdev/svc/feed-svc/internal/store"
@@ -32,12 +34,8 @@ const (
 	ItemPrefix = "itm"
 )
 
-// Mailbox is what publishing needs of mailbox-svc, which owns sender blocks.
-type Mailbox interface {
-	BlockedHashes(ctx context.Context, objectID string) ([]string, error)
-}
-
-// Identity is what publishing needs of identity-svc: the author's current hash and name.
+// Identity is what publishing needs of identity-svc, only for a publisher that the projection of
+// identity's events does not know yet (created moments ago): its hash, visibility and title.
 type Identity interface {
 	Object(ctx context.Context, objectID string) (*contract.Object, error)
 }
@@ -48,12 +46,21 @@ type Outbox interface {
 	Confirm(evs ...events.Pending)
 }
 
-// Feeds runs the use cases.
+// Validators are the feed validators (httpx.FeedTags) that a write retires.
+type Validators interface {
+	Changed(ctx context.Context, feed string)
+}
+
+// Feeds runs the use cases. Blocks, authors' names, hashes and visibility come from feed-svc's
+// own projections of mailbox-svc's, identity-svc's and context-svc's events.
 type Feeds struct {
 	Store    *store.Store
 	Outbox   Outbox
-	Mailbox  Mailbox
 	Identity Identity
+	Tags     Validators
+	// PerDay is how many items one feed takes per UTC day from others, and again from its owner:
+	// the owner's items never compete with strangers' for one cap.
+	PerDay int
 }
 
 // Item is the public view of an item; a hidden item is a tombstone (Hidden true), which shows
@@ -83,11 +90,18 @@ func (it Item) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(it))
 }
 
-// Who names an item's author: its current hash and its display name.
+// Who names an item's author: its current hash and its display name. A private author is
+// {svc: null, name: "a private object"} (PrivateWho) wherever it is shown.
 type Who struct {
-	Svc  string `json:"svc"`
-	Name string `json:"name"`
+	Svc  *string `json:"svc"`
+	Name string  `json:"name"`
 }
+
+// PrivateWho is the author of an item published by a private object.
+func PrivateWho() *Who { return &Who{Name: contract.PrivateAuthorName} }
+
+// PublicWho names a public author.
+func PublicWho(hash, name string) *Who { return &Who{Svc: &hash, Name: name} }
 
 // Draft is what an author publishes.
 type Draft struct {
@@ -110,24 +124,26 @@ func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Pr
 	if err := f.readable(ctx, box, author); err != nil {
 		return nil, err
 	}
-	who, err := f.Identity.Object(ctx, author.ObjectID)
+	blocked, err := f.Store.Blocks(ctx, box.ObjectID, author.ObjectID)
 	if err != nil {
-		return nil, httpx.Unavailable(fmt.Errorf("identity author: %w", err))
+		return nil, err
 	}
-	blocked, err := f.Mailbox.BlockedHashes(ctx, box.ObjectID)
-	if err != nil {
-		return nil, httpx.Unavailable(fmt.Errorf("mailbox blocked senders: %w", err))
-	}
-	if slices.Contains(blocked, who.Hash) || slices.Contains(blocked, author.Hash) {
+	if blocked {
 		return nil, httpx.Forbidden(httpx.CodeSenderBlocked, "this box blocks the publisher")
 	}
-	name := who.Title
-	if name == "" {
-		name = who.Hash
+	who, err := f.author(ctx, author)
+	if err != nil {
+		return nil, err
 	}
-	it := &store.Item{
-		ID: apikey.NewID(ItemPrefix), FeedID: box.ObjectID, Title: d.Title, Body: d.Body, Tags: tags,
-		AuthorID: author.ObjectID, AuthorHash: who.Hash, AuthorName: name, PostedAt: clock.Now(),
+	now := clock.Now()
+	if err := f.takeSlot(ctx, box, author, now); err != nil {
+		return nil, err
+	}
+	it := &store.Item{ID: apikey.NewID(ItemPrefix), FeedID: box.ObjectID, Title: d.Title, Body: d.Body, Tags: tags, PostedAt: now}
+	if who.Private() {
+		it.AuthorPrivate = true
+	} else {
+		it.AuthorID, it.AuthorHash, it.AuthorName = author.ObjectID, who.Hash, who.Title
 	}
 	ev, err := itemPublished(box.ObjectID, box.Hash, requestID, it)
 	if err != nil {
@@ -140,9 +156,60 @@ func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Pr
 	if err := f.Store.InsertItem(ctx, it); err != nil {
 		return nil, err
 	}
+	if _, err := f.Store.ListItem(ctx, *it); err != nil {
+		return nil, err // the item's event lists it again (store.ListItem)
+	}
 	f.Outbox.Confirm(ev)
-	return view(it, who.Hash), nil
+	f.Tags.Changed(ctx, httpx.BoxFeed(box.ObjectID))
+	return view(it, nil), nil
 }
+
+// author returns the publisher as the projection knows it, with its name in Title; a publisher
+// created moments ago, whose creation the projection has not seen yet, is read from identity-svc.
+func (f *Feeds) author(ctx context.Context, p *authn.Principal) (*store.Object, error) {
+	o, err := f.Store.Object(ctx, p.ObjectID)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		obj, err := f.Identity.Object(ctx, p.ObjectID)
+		if err != nil {
+			return nil, httpx.Unavailable(fmt.Errorf("identity author: %w", err))
+		}
+		o = &store.Object{ID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility, Title: obj.Title}
+	case err != nil:
+		return nil, err
+	default:
+		if o.Title, err = f.Store.Name(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	if o.Title == "" {
+		o.Title = o.Hash
+	}
+	return o, nil
+}
+
+// takeSlot takes a publishing slot of the box's feed for today: the owner's lane or the others'.
+func (f *Feeds) takeSlot(ctx context.Context, box *authn.Target, author *authn.Principal, now time.Time) error {
+	lane := store.LaneOthers
+	if author.ObjectID == box.ObjectID {
+		lane = store.LaneOwner
+	}
+	ok, err := f.Store.TakeSlot(ctx, store.QuotaList(box.ObjectID, lane, now), f.PerDay)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		next := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		e := httpx.Errorf(http.StatusTooManyRequests, CodeQuotaExceeded,
+			"this feed took its %d items of today from this publisher's lane: publish again after Retry-After seconds", f.PerDay)
+		e.RetryAfter = next.Sub(now)
+		return e
+	}
+	return nil
+}
+
+// CodeQuotaExceeded is the code of a publish refused by the feed's daily quota (429).
+const CodeQuotaExceeded = "QUOTA_EXCEEDED"
 
 // validate checks a draft and returns its tags without repeats, in the order given.
 func validate(d Draft) ([]string, error) {
@@ -185,38 +252,38 @@ func (f *Feeds) readable(ctx context.Context, box *authn.Target, caller *authn.P
 	return nil
 }
 
-// Page is one page of a feed, newest first.
+// Page is one page of a feed, newest first; Next is the position of the following page (0: none).
 type Page struct {
-	Items      []Item  `json:"items"`
-	NextCursor *string `json:"next_cursor"`
+	Items []Item
+	Next  int64
 }
 
-// Items reads a page of the feed of box: up to limit items older than the cursor item. Hidden
-// items stay in place as tombstones, so pages keep their shape.
-func (f *Feeds) Items(ctx context.Context, box *authn.Target, caller *authn.Principal, cursor string, limit int) (*Page, error) {
+// Items reads a page of the feed of box: up to limit items below position before (0: from the
+// newest). Hidden items stay in place as tombstones, so pages keep their shape.
+func (f *Feeds) Items(ctx context.Context, box *authn.Target, caller *authn.Principal, before int64, limit int) (*Page, error) {
 	if err := f.readable(ctx, box, caller); err != nil {
 		return nil, err
 	}
-	list, err := f.Store.ItemsPage(ctx, box.ObjectID, cursor, limit+1)
+	entries, next, err := f.Store.ItemsPage(ctx, box.ObjectID, before, limit)
 	if err != nil {
 		return nil, err
 	}
-	list, next := httpx.Page(list, limit, func(it store.Item) string { return it.ID })
-	views, err := f.views(ctx, list)
+	views, err := f.views(ctx, entries)
 	if err != nil {
 		return nil, err
 	}
-	return &Page{Items: views, NextCursor: next}, nil
+	return &Page{Items: views, Next: next}, nil
 }
 
-// Latest returns the latest n items of a box's feed that are not hidden, or none when the box is
-// not a feed (the box page).
+// Latest returns the latest n items of a box's feed that are not hidden (the box page); it reads
+// at most a few pages' worth, so a run of hidden items shortens the list rather than lengthening
+// the read.
 func (f *Feeds) Latest(ctx context.Context, boxID string, n int) ([]Item, error) {
-	list, err := f.Store.ItemsPage(ctx, boxID, "", n*2+10)
+	entries, _, err := f.Store.ItemsPage(ctx, boxID, 0, 2*n+10)
 	if err != nil {
 		return nil, err
 	}
-	views, err := f.views(ctx, list)
+	views, err := f.views(ctx, entries)
 	if err != nil {
 		return nil, err
 	}
@@ -229,56 +296,72 @@ func (f *Feeds) Latest(ctx context.Context, boxID string, n int) ([]Item, error)
 	return out, nil
 }
 
-// views renders items with their authors' current hashes, hidden ones as tombstones.
-func (f *Feeds) views(ctx context.Context, list []store.Item) ([]Item, error) {
-	ids := make([]string, 0, len(list))
-	authors := make([]string, 0, len(list))
-	for _, it := range list {
-		ids = append(ids, it.ID)
-		authors = append(authors, it.AuthorID)
+// views renders items with their authors' current hashes, hidden ones as tombstones: one point
+// read per item (hidden) and per author.
+func (f *Feeds) views(ctx context.Context, entries []mongox.Entry[store.Item]) ([]Item, error) {
+	ids := make([]string, 0, len(entries))
+	authors := make([]string, 0, len(entries))
+	for _, e := range entries {
+		ids = append(ids, e.Value.ID)
+		authors = append(authors, e.Value.AuthorID)
 	}
 	hidden, err := f.Store.HiddenAmong(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	hashes, err := f.Store.CurrentHashes(ctx, authors)
+	objects, err := f.Store.ObjectsOf(ctx, authors)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Item, 0, len(list))
-	for i := range list {
-		it := &list[i]
+	out := make([]Item, 0, len(entries))
+	for i := range entries {
+		it := &entries[i].Value
 		if hidden[it.ID] {
 			out = append(out, Item{ID: it.ID, PostedAt: clock.Format(it.PostedAt), Hidden: true})
 			continue
 		}
-		out = append(out, *view(it, hashes[it.AuthorID]))
+		out = append(out, *view(it, objects[it.AuthorID]))
 	}
 	return out, nil
 }
 
-func view(it *store.Item, currentHash string) *Item {
-	if currentHash == "" {
-		currentHash = it.AuthorHash
-	}
+// view renders an item; author, when known, gives the author's current hash.
+func view(it *store.Item, author *store.Object) *Item {
 	tags := it.Tags
 	if tags == nil {
 		tags = []string{}
 	}
-	return &Item{ID: it.ID, Title: it.Title, Body: it.Body, Who: &Who{Svc: currentHash, Name: it.AuthorName},
-		Tags: tags, PostedAt: clock.Format(it.PostedAt)}
+	v := &Item{ID: it.ID, Title: it.Title, Body: it.Body, Tags: tags, PostedAt: clock.Format(it.PostedAt)}
+	switch {
+	case it.AuthorPrivate:
+		v.Who = PrivateWho()
+	case author != nil:
+		v.Who = PublicWho(author.Hash, it.AuthorName)
+	default:
+		v.Who = PublicWho(it.AuthorHash, it.AuthorName)
+	}
+	return v
 }
 
-// Hide hides an item of the box's feed (owner only; the gateway and the handler checked).
+// Hide hides an item of the box's feed (owner only; the gateway and the handler checked). An
+// item that the network's feed shows is counted out of its totals.
 func (f *Feeds) Hide(ctx context.Context, box *authn.Target, itemID string) (string, error) {
-	if _, err := f.Store.Item(ctx, box.ObjectID, itemID); err != nil {
+	it, err := f.Store.Item(ctx, box.ObjectID, itemID)
+	if err != nil {
 		if errors.Is(err, mongox.ErrNotFound) {
 			return "", httpx.NotFound("item")
 		}
 		return "", err
 	}
-	return itemID, f.Store.HideItem(ctx, store.Hide{ItemID: itemID, FeedID: box.ObjectID, HiddenAt: clock.Now()})
+	if err := f.Store.HideItem(ctx, store.Hide{ItemID: itemID, FeedID: box.ObjectID, HiddenAt: clock.Now()}); err != nil {
+		return "", err
+	}
+	if box.Visibility != store.Private && !it.AuthorPrivate {
+		if _, err := f.Store.Count(ctx, store.ListHiddenItems, itemID); err != nil {
+			return "", err
+		}
+		f.Tags.Changed(ctx, httpx.NetworkFeed)
+	}
+	f.Tags.Changed(ctx, httpx.BoxFeed(box.ObjectID))
+	return itemID, nil
 }
-
-// ValidItemID is the cursor check of item pages.
-func ValidItemID(s string) bool { return strings.HasPrefix(s, ItemPrefix+"_") && len(s) <= 64 }

@@ -4,23 +4,24 @@
 package network
 
 import (
+	"cmp"
 	"context"
 	"regexp"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/svcdev/svc/feed-svc/internal/feed"
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Row kinds of the global feed.
 const (
-	KindNewSvc = "new_svc" // an object was created
-	KindItem   = "item"    // an item was published to a feed
+	KindNewSvc = store.KindNewSvc
+	KindItem   = store.KindItem
 )
 
 // Network reads the projection.
@@ -43,128 +44,193 @@ type Row struct {
 type Query struct {
 	Kind   string // "", KindNewSvc or KindItem
 	Unique bool   // one row per box, its newest
+	Bodies bool   // read items' bodies (the JSON feed shows them, feed.txt does not)
 	Limit  int
-	Cursor string // rows older than this row id
+	Before int64 // rows below this position of the query's list (0: from the newest)
 }
 
-// GlobalPage is a page of the global feed; Total counts every row the query selects.
-type GlobalPage struct {
-	Items      []Row   `json:"items"`
-	Total      int     `json:"total"`
-	NextCursor *string `json:"next_cursor"`
-}
-
-// view is the projection as one read sees it: the public objects with their current hashes.
-type view struct {
-	public  map[string]store.Object
-	private []string
-}
-
-func (n *Network) view(ctx context.Context) (*view, error) {
-	all, err := n.Store.Objects(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v := &view{public: map[string]store.Object{}}
-	for id, o := range all {
-		if o.Visibility == "private" {
-			v.private = append(v.private, id)
-		} else {
-			v.public[id] = o
-		}
-	}
-	return v, nil
-}
-
-// Global reads the global feed, newest first.
-func (n *Network) Global(ctx context.Context, q Query) (*GlobalPage, error) {
-	types := []string{events.ObjectCreated, events.FeedItemPublished}
+// list is the list a query pages through; its name is also the scope of its cursors.
+func (q Query) list() string {
 	switch q.Kind {
 	case KindNewSvc:
-		types = types[:1]
+		return store.ListGlobalCreated
 	case KindItem:
-		types = types[1:]
+		return store.ListGlobalItems
 	}
-	v, err := n.view(ctx)
-	if err != nil {
-		return nil, err
-	}
-	evs, err := n.Store.EventsOf(ctx, types, "", time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	var itemIDs []string
-	for _, e := range evs {
-		if e.ItemID != "" {
-			itemIDs = append(itemIDs, e.ItemID)
-		}
-	}
-	hidden, err := n.Store.HiddenAmong(ctx, itemIDs)
-	if err != nil {
-		return nil, err
-	}
-	rows := []Row{}
-	seen := map[string]bool{}
-	for _, e := range evs {
-		row, ok := v.row(e, hidden)
-		if !ok || (q.Unique && seen[e.ObjectID]) {
-			continue
-		}
-		seen[e.ObjectID] = true
-		rows = append(rows, row)
-	}
-	page := &GlobalPage{Total: len(rows)}
-	start := 0
-	if q.Cursor != "" {
-		for start < len(rows) && rows[start].ID >= q.Cursor {
-			start++
-		}
-	}
-	page.Items, page.NextCursor = httpx.Page(rows[start:], q.Limit, func(r Row) string { return r.ID })
-	return page, nil
+	return store.ListGlobal
 }
 
-// row renders an event as a feed row, or reports that no public row shows it.
-func (v *view) row(e store.Event, hidden map[string]bool) (Row, bool) {
-	box, ok := v.public[e.ObjectID]
-	if !ok {
-		return Row{}, false
+// Scope is the scope of the query's cursors: a cursor of one list or mode is refused by another.
+func (q Query) Scope() string {
+	if q.Unique {
+		return q.list() + "|unique"
 	}
-	author := box
-	if e.Type != events.ObjectCreated {
-		if author, ok = v.public[e.AuthorID]; !ok || hidden[e.ItemID] {
-			return Row{}, false
-		}
-	}
-	return RowOf(e, box, author)
+	return q.list()
 }
 
-// RowOf renders an event of box as its feed row, by author (the box itself for its creation), or
-// reports that no public row shows it: either is private. The feed reads and the feed stream
-// render rows here, so both show the same row.
-func RowOf(e store.Event, box, author store.Object) (Row, bool) {
-	if box.Visibility == "private" || author.Visibility == "private" {
+// GlobalPage is a page of the global feed; Total counts every row the query selects. Next is
+// the position of the following page (0: none left).
+type GlobalPage struct {
+	Items []Row
+	Total int64
+	Next  int64
+}
+
+// maxScan bounds the entries one page looks at, in pages' worth, when it leaves some out (hidden
+// items, rows that are not their box's newest): such a page may hold fewer rows than its limit,
+// and its cursor goes on from where it stopped.
+const maxScan = 2
+
+// Global reads a page of the global feed, newest first: it reads the entries of one list, page by
+// page, and looks up only what the rows it keeps name.
+func (n *Network) Global(ctx context.Context, q Query) (*GlobalPage, error) {
+	total, err := n.total(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var kept []mongox.Entry[store.Row]
+	before, scanned := q.Before, 0
+	for len(kept) < q.Limit && scanned < maxScan*q.Limit {
+		entries, next, err := n.Store.Rows(ctx, q.list(), before, q.Limit-len(kept))
+		if err != nil {
+			return nil, err
+		}
+		scanned += len(entries)
+		keep, err := n.visible(ctx, q, entries)
+		if err != nil {
+			return nil, err
+		}
+		kept = append(kept, keep...)
+		if before = next; next == 0 {
+			break
+		}
+	}
+	// Partitions are projected side by side, so a list's order is the order events were projected
+	// in, which may differ from their times by moments: a page shows its rows by time.
+	slices.SortStableFunc(kept, func(a, b mongox.Entry[store.Row]) int {
+		return cmp.Or(b.Value.At.Compare(a.Value.At), cmp.Compare(b.Value.EventID, a.Value.EventID))
+	})
+	rows, err := n.rows(ctx, kept, q.Bodies)
+	if err != nil {
+		return nil, err
+	}
+	return &GlobalPage{Items: rows, Total: total, Next: before}, nil
+}
+
+// total is the number of rows a query selects, from the lists' lengths.
+func (n *Network) total(ctx context.Context, q Query) (int64, error) {
+	switch {
+	case q.Kind == KindNewSvc || (q.Unique && q.Kind == ""):
+		return n.Store.Len(ctx, store.ListGlobalCreated) // every public box has its creation row
+	case q.Unique:
+		return n.Store.Len(ctx, store.ListBoxesWithItems)
+	}
+	all, err := n.Store.Len(ctx, q.list())
+	if err != nil {
+		return 0, err
+	}
+	hidden, err := n.Store.Len(ctx, store.ListHiddenItems)
+	if err != nil {
+		return 0, err
+	}
+	return max(0, all-hidden), nil
+}
+
+// visible keeps the entries the query shows: with unique, their box's newest; and not hidden.
+// Each check is a point read per entry, the cheaper filter first.
+func (n *Network) visible(ctx context.Context, q Query, entries []mongox.Entry[store.Row]) ([]mongox.Entry[store.Row], error) {
+	if q.Unique && q.Kind != KindNewSvc {
+		newest := entries[:0:0]
+		for _, e := range entries {
+			ok, err := n.Store.IsLatest(ctx, q.list(), e.Value.BoxID, e.Seq)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				newest = append(newest, e)
+			}
+		}
+		entries = newest
+	}
+	var items []string
+	for _, e := range entries {
+		if e.Value.ItemID != "" {
+			items = append(items, e.Value.ItemID)
+		}
+	}
+	hidden, err := n.Store.HiddenAmong(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	var out []mongox.Entry[store.Row]
+	for _, e := range entries {
+		if !hidden[e.Value.ItemID] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// rows renders entries with the current hashes of their boxes and authors, and with bodies.
+func (n *Network) rows(ctx context.Context, entries []mongox.Entry[store.Row], bodies bool) ([]Row, error) {
+	var ids []string
+	for _, e := range entries {
+		ids = append(ids, e.Value.BoxID, e.Value.AuthorID)
+	}
+	objects, err := n.Store.ObjectsOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Row, 0, len(entries))
+	for _, e := range entries {
+		r := e.Value
+		box, ok := objects[r.BoxID]
+		if !ok {
+			continue // never: a row is appended after its box
+		}
+		author := box
+		if r.Kind != KindNewSvc {
+			if author, ok = objects[r.AuthorID]; !ok {
+				author = &store.Object{ID: r.AuthorID} // a row is appended after its author; its hash is then unknown
+			}
+		}
+		body := ""
+		if bodies && r.Kind != KindNewSvc {
+			it, err := n.Store.Item(ctx, r.BoxID, r.ItemID)
+			if err != nil {
+				return nil, err
+			}
+			body = it.Body
+		}
+		if row, ok := RowOf(r, box, author, body); ok {
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
+// RowOf renders a feed row with its box and author as the projection knows them (the box itself
+// for its creation), or reports that no public row shows it: either is private. The feed reads
+// and the feed stream render rows here, so both show the same row.
+func RowOf(r store.Row, box, author *store.Object, body string) (Row, bool) {
+	if box.Private() || author.Private() {
 		return Row{}, false
 	}
-	if e.Type == events.ObjectCreated {
+	row := Row{ID: r.EventID, Kind: r.Kind, Hash: box.Hash, Title: r.Title, Tags: r.Tags, PostedAt: clock.Format(r.At)}
+	if row.Tags == nil {
+		row.Tags = []string{}
+	}
+	if r.Kind == KindNewSvc {
 		name := box.Title
 		if name == "" {
 			name = box.Hash
 		}
-		return Row{Kind: KindNewSvc, Hash: box.Hash, ID: e.ID, Title: "New svc: " + name,
-			Who: &feed.Who{Svc: box.Hash, Name: name}, Tags: []string{}, PostedAt: clock.Format(e.At)}, true
+		row.Title, row.Who = "New svc: "+name, feed.PublicWho(box.Hash, name)
+		return row, true
 	}
-	tags := e.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	// Item rows are keyed by their event id too, so one cursor orders both kinds.
-	return Row{Kind: KindItem, Hash: box.Hash, ID: e.ID, Title: e.Title, Body: e.Body,
-		Who: &feed.Who{Svc: author.Hash, Name: e.AuthorName}, Tags: tags, PostedAt: clock.Format(e.At)}, true
+	row.Who, row.Body = feed.PublicWho(author.Hash, r.AuthorName), body
+	return row, true
 }
-
-// ValidRowID is the cursor check of the global feed and activity.
-func ValidRowID(s string) bool { return strings.HasPrefix(s, "evt_") && len(s) <= 64 }
 
 // Activity is one entry of public activity.
 type Activity struct {
@@ -173,47 +239,32 @@ type Activity struct {
 	At   string `json:"at"`
 }
 
-// ActivityPage is a page of activity, newest first.
+// ActivityPage is a page of activity, newest first; Next is the position of the following page.
 type ActivityPage struct {
-	Items      []Activity `json:"items"`
-	NextCursor *string    `json:"next_cursor"`
+	Items []Activity
+	Next  int64
 }
 
-// activityTypes are the events shown as activity.
-var activityTypes = []string{
-	events.ObjectCreated, events.ObjectHashChanged, events.ContextUpdated,
-	events.MessageCreated, events.ClaimVerified, events.FeedItemPublished,
-}
-
-// Activity reads public activity older than cursor, newest first.
-func (n *Network) Activity(ctx context.Context, cursor string, limit int) (*ActivityPage, error) {
-	v, err := n.view(ctx)
+// Activity reads a page of public activity below position before (0: from the newest).
+func (n *Network) Activity(ctx context.Context, before int64, limit int) (*ActivityPage, error) {
+	entries, next, err := n.Store.ActivityPage(ctx, before, limit)
 	if err != nil {
 		return nil, err
 	}
-	evs, err := n.Store.EventsOf(ctx, activityTypes, "", time.Time{})
+	slices.SortStableFunc(entries, func(a, b mongox.Entry[store.Activity]) int { return b.Value.At.Compare(a.Value.At) })
+	ids := make([]string, 0, len(entries))
+	for _, e := range entries {
+		ids = append(ids, e.Value.BoxID)
+	}
+	objects, err := n.Store.ObjectsOf(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	type entry struct {
-		id string
-		a  Activity
-	}
-	var list []entry
-	for _, e := range evs {
-		o, ok := v.public[e.ObjectID]
-		if !ok || (cursor != "" && e.ID >= cursor) {
-			continue
+	page := &ActivityPage{Items: make([]Activity, 0, len(entries)), Next: next}
+	for _, e := range entries {
+		if o, ok := objects[e.Value.BoxID]; ok {
+			page.Items = append(page.Items, Activity{Type: e.Value.Type, Hash: o.Hash, At: clock.Format(e.Value.At)})
 		}
-		list = append(list, entry{e.ID, Activity{Type: e.Type, Hash: o.Hash, At: clock.Format(e.At)}})
-		if len(list) > limit {
-			break
-		}
-	}
-	list, next := httpx.Page(list, limit, func(e entry) string { return e.id })
-	page := &ActivityPage{Items: make([]Activity, 0, len(list)), NextCursor: next}
-	for _, e := range list {
-		page.Items = append(page.Items, e.a)
 	}
 	return page, nil
 }
@@ -225,28 +276,24 @@ type Stats struct {
 	VerifiedClaimsCount int64 `json:"verified_claims_count"`
 }
 
-// Stats counts public objects, the messages they received and their claims verified now. Each
-// count counts inserted documents, one per event, so it is exact however many events arrive at
-// once; a claim lapses only after it was verified, so verifications less lapses are the claims
+// Stats reads the network's counters: the lengths of the lists the consumer keeps, one per
+// count. A claim lapses only after it was verified, so verifications less lapses are the claims
 // verified now.
 func (n *Network) Stats(ctx context.Context) (*Stats, error) {
-	v, err := n.view(ctx)
-	if err != nil {
-		return nil, err
+	var s Stats
+	var verified, lapsed int64
+	for list, dst := range map[string]*int64{
+		store.ListGlobalCreated: &s.IdentifierCount, store.ListMessages: &s.MessageCount,
+		store.ListClaimsVerified: &verified, store.ListClaimsLapsed: &lapsed,
+	} {
+		v, err := n.Store.Len(ctx, list)
+		if err != nil {
+			return nil, err
+		}
+		*dst = v
 	}
-	s := &Stats{IdentifierCount: int64(len(v.public))}
-	if s.MessageCount, err = n.Store.CountEvents(ctx, events.MessageCreated, v.private); err != nil {
-		return nil, err
-	}
-	if s.VerifiedClaimsCount, err = n.Store.CountEvents(ctx, events.ClaimVerified, v.private); err != nil {
-		return nil, err
-	}
-	lapsed, err := n.Store.CountEvents(ctx, events.ClaimLapsed, v.private)
-	if err != nil {
-		return nil, err
-	}
-	s.VerifiedClaimsCount = max(0, s.VerifiedClaimsCount-lapsed)
-	return s, nil
+	s.VerifiedClaimsCount = max(0, verified-lapsed)
+	return &s, nil
 }
 
 // Counts are one object's counts over a day or a range.
@@ -291,36 +338,30 @@ func ParseRange(raw string) (int, error) {
 	return days, nil
 }
 
-// Analytics counts what happened to an object over the last days (today included, UTC).
+// Analytics reads an object's counts over the last days (today included, UTC): the lengths of
+// the per-day lists the consumer keeps, four point reads or so per day.
 func (n *Network) Analytics(ctx context.Context, objectID string, days int) (*Analytics, error) {
 	today := clock.Now().UTC().Truncate(24 * time.Hour)
 	since := today.AddDate(0, 0, -(days - 1))
-	evs, err := n.Store.EventsOf(ctx, []string{events.MessageCreated, events.FeedItemPublished,
-		events.ContextUpdated, events.ClaimVerified}, objectID, since)
-	if err != nil {
-		return nil, err
-	}
 	a := &Analytics{Range: strconv.Itoa(days) + "d", Series: make([]Day, days)}
 	for i := range a.Series {
-		a.Series[i].Date = since.AddDate(0, 0, i).Format(time.DateOnly)
-	}
-	for _, e := range evs {
-		i := int(e.At.UTC().Sub(since) / (24 * time.Hour))
-		if i < 0 || i >= days {
-			continue
-		}
-		for _, c := range []*Counts{&a.Series[i].Counts, &a.Totals} {
-			switch e.Type {
-			case events.MessageCreated:
-				c.Messages++
-			case events.FeedItemPublished:
-				c.FeedItems++
-			case events.ContextUpdated:
-				c.ContextUpdates++
-			case events.ClaimVerified:
-				c.VerifiedClaims++
+		day := since.AddDate(0, 0, i)
+		a.Series[i].Date = day.Format(time.DateOnly)
+		c := &a.Series[i].Counts
+		for kind, dst := range map[string]*int{
+			store.CountMessages: &c.Messages, store.CountFeedItems: &c.FeedItems,
+			store.CountContextUpdates: &c.ContextUpdates, store.CountVerifiedClaims: &c.VerifiedClaims,
+		} {
+			v, err := n.Store.Len(ctx, store.AnalyticsList(objectID, kind, day))
+			if err != nil {
+				return nil, err
 			}
+			*dst = int(v)
 		}
+		a.Totals.Messages += c.Messages
+		a.Totals.FeedItems += c.FeedItems
+		a.Totals.ContextUpdates += c.ContextUpdates
+		a.Totals.VerifiedClaims += c.VerifiedClaims
 	}
 	return a, nil
 }

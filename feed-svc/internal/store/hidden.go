@@ -2,14 +2,15 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// Hide marks an item hidden by the box owner. Its _id is the item id: hiding twice is one mark.
+// Hide marks an item hidden by the box owner. Its _id is the item id: hiding twice is one mark,
+// and a page checks each item it shows with one point read.
 type Hide struct {
 	ItemID   string    `bson:"_id"`
 	FeedID   string    `bson:"feed_id"`
@@ -18,21 +19,26 @@ type Hide struct {
 
 // HideItem records that an item is hidden.
 func (s *Store) HideItem(ctx context.Context, h Hide) error {
-	return mongox.InsertOnce(ctx, s.c(Hidden), h)
+	if err := mongox.InsertOnce(ctx, s.c(Hidden), h); err != nil {
+		return fmt.Errorf("store hidden items: %w", err)
+	}
+	return nil
 }
 
-// HiddenAmong returns which of the given item ids are hidden.
+// HiddenAmong returns which of the given item ids are hidden, one point read each (a page names
+// a bounded number of items).
 func (s *Store) HiddenAmong(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	marks, err := mongox.FindAll[Hide](ctx, s.c(Hidden), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range marks {
-		out[m.ItemID] = true
+	for _, id := range ids {
+		var h Hide
+		err := mongox.FindOne(ctx, s.c(Hidden), mongox.ByID(id), &h)
+		switch {
+		case errors.Is(err, mongox.ErrNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("store hidden items: %w", err)
+		default:
+			out[id] = true
+		}
 	}
 	return out, nil
 }

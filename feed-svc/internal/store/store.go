@@ -1,10 +1,12 @@
-// Package store is feed-svc's MongoDB repository: feeds, their items and hidden marks (one file
-// per collection), and the network projection built from other services' events.
+// Package store is feed-svc's MongoDB repository: feeds, their items and hidden marks, the
+// page-shaped lists every read pages through, and the projections of other services' data that
+// publishing and the lists need (objects, profile titles, sender blocks), one file each.
 //
-// Every fact is an insert-only document with a natural _id (a feed by its box, an item, a hidden
-// mark by its item, a projected event by its event id, a hash by its name), so that concurrent
-// writers and redelivered events never lose or double anything on either backend: FerretDB
-// applies an update as read-then-rewrite, so counters are counted from inserted documents.
+// Every read here is a point read by _id (FerretDB pushes down nothing else): a list is a
+// mongox.Log, whose pages are point reads, and a page looks up only the objects it names. Facts are
+// insert-only documents with natural ids, so concurrent writers and redelivered events never lose
+// or double anything; the few documents that change (an object's hash, a title, a block) are
+// changed by one partition's consumer only, in event order, and guarded against older events.
 package store
 
 import (
@@ -19,27 +21,36 @@ const (
 	Feeds   = "feeds"
 	Items   = "items"
 	Hidden  = "hidden_items"
-	Events  = "network_events"
+	Lists   = "lists"
 	Objects = "network_objects"
-	Hashes  = "network_hashes"
+	Titles  = "network_titles"
+	Latest  = "network_latest"
+	Blocks  = "sender_blocks"
 )
 
-// Indexes are the indexes real MongoDB needs for the queries below; creating them also creates
-// every collection at start-up.
+// Indexes create every collection at start-up (FerretDB needs that). Every query is by _id, so
+// real MongoDB needs no other index either: each entry indexes a field no query filters on only
+// because an index is how a collection is declared here.
 var Indexes = []mongox.Index{
 	{Collection: Feeds, Keys: bson.D{{Key: "created_at", Value: 1}}},
-	{Collection: Items, Keys: bson.D{{Key: "feed_id", Value: 1}, {Key: "_id", Value: -1}}},
+	{Collection: Items, Keys: bson.D{{Key: "feed_id", Value: 1}}},
 	{Collection: Hidden, Keys: bson.D{{Key: "feed_id", Value: 1}}},
-	{Collection: Events, Keys: bson.D{{Key: "type", Value: 1}, {Key: "_id", Value: -1}}},
-	{Collection: Events, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "at", Value: 1}}},
-	{Collection: Objects, Keys: bson.D{{Key: "visibility", Value: 1}}},
-	{Collection: Hashes, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "at", Value: 1}}},
+	{Collection: Lists, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Objects, Keys: bson.D{{Key: "created_at", Value: 1}}},
+	{Collection: Titles, Keys: bson.D{{Key: "version", Value: 1}}},
+	{Collection: Latest, Keys: bson.D{{Key: "seq", Value: 1}}},
+	{Collection: Blocks, Keys: bson.D{{Key: "at", Value: 1}}},
 }
 
 // Store is the repository.
-type Store struct{ db *mongo.Database }
+type Store struct {
+	db    *mongo.Database
+	lists mongox.Log
+}
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db} }
+func New(db *mongo.Database) *Store {
+	return &Store{db: db, lists: mongox.NewLog(db.Collection(Lists))}
+}
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }

@@ -24,7 +24,7 @@ func ObjectList(objectID string) string { return "obj:" + objectID }
 
 // Objects reads the network projection's objects by id.
 type Objects interface {
-	Object(ctx context.Context, id string) (store.Object, error)
+	Object(ctx context.Context, id string) (*store.Object, error)
 }
 
 // Appender appends the events of the pipeline to the logs: each event with a public name to its
@@ -80,8 +80,8 @@ func (a *Appender) feedRow(ctx context.Context, ev events.Event) (network.Row, b
 		if err := ev.Decode(&d); err != nil {
 			return network.Row{}, false, events.Permanent(err)
 		}
-		o := store.Object{ID: ev.ObjectID, Hash: d.Hash, Visibility: d.Visibility, Title: d.Title}
-		row, ok := network.RowOf(store.Event{ID: ev.ID, Type: ev.Type, ObjectID: ev.ObjectID, At: at}, o, o)
+		o := &store.Object{ID: ev.ObjectID, Hash: d.Hash, Visibility: d.Visibility, Title: d.Title}
+		row, ok := network.RowOf(store.Row{Kind: network.KindNewSvc, EventID: ev.ID, BoxID: ev.ObjectID, At: at}, o, o, "")
 		return row, ok, nil
 	case events.FeedItemPublished:
 		var d contract.FeedItemPublishedData
@@ -98,10 +98,12 @@ func (a *Appender) feedRow(ctx context.Context, ev events.Event) (network.Row, b
 		if err != nil {
 			return network.Row{}, false, fmt.Errorf("feed row: author: %w", err)
 		}
-		box.Hash, author.Hash = ev.Hash, d.AuthorHash
-		row, ok := network.RowOf(store.Event{ID: ev.ID, Type: ev.Type, ObjectID: ev.ObjectID, At: at, ItemID: d.ItemID,
-			Title: d.Title, Body: d.Body, Tags: d.Tags, AuthorID: d.AuthorObjectID, AuthorHash: d.AuthorHash,
-			AuthorName: d.AuthorName}, box, author)
+		box.Hash = ev.Hash
+		if d.AuthorHash != nil {
+			author.Hash = *d.AuthorHash
+		}
+		row, ok := network.RowOf(store.Row{Kind: network.KindItem, EventID: ev.ID, BoxID: ev.ObjectID, ItemID: d.ItemID,
+			Title: d.Title, Tags: d.Tags, AuthorID: d.AuthorObjectID, AuthorName: d.AuthorName, At: at}, box, author, d.Body)
 		return row, ok, nil
 	}
 	return network.Row{}, false, nil

@@ -51,6 +51,9 @@ type Gateway struct {
 	// ETags, when set, lets the gateway answer an anonymous revalidation of a cacheable route
 	// with 304 itself, from the validator the services keep (see httpx.ETags).
 	ETags *httpx.ETags
+	// FeedTags, when set, lets the gateway answer a revalidation of a polled feed with 304 and
+	// refuse an early poll without forwarding it (see httpx.FeedTags).
+	FeedTags *httpx.FeedTags
 }
 
 // New returns a gateway forwarding to the services at upstreams (service name → base URL, or
@@ -120,13 +123,15 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 	upstream := g.upstreams[r.Service]
 	return func(c *gin.Context) {
 		anonymous := c.GetHeader("Authorization") == ""
-		t, p, err := g.admit(c, r)
+		p, t, err := g.admit(c, r)
 		if err != nil {
 			httpx.Abort(c, err)
 			return
 		}
-		if err := g.pollFirst(c, r); err != nil {
-			httpx.Abort(c, err)
+		if done, err := g.pollFirst(c, r, p, t); err != nil || done {
+			if err != nil {
+				httpx.Abort(c, err)
+			}
 			return
 		}
 		if r.Stream {
@@ -142,7 +147,7 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 }
 
 // admit runs every check of the route and, on success, leaves the request ready to forward.
-func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, *authn.Principal, error) {
+func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Principal, *authn.Target, error) {
 	ctx := c.Request.Context()
 	// No route takes a body over MaxBodyBytes: refuse a larger declared one before any work,
 	// rather than forward it for the service to refuse.
@@ -186,7 +191,7 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, *authn.P
 		return nil, nil, err
 	}
 	c.Request.Header.Set("Authorization", "Bearer "+tok)
-	return t, p, nil
+	return p, t, nil
 }
 
 func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {

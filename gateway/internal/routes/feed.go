@@ -45,7 +45,8 @@ var Feed = []Route{
 }
 
 var (
-	who      = Obj(map[string]Schema{"svc": Str(), "name": Str()}, "svc", "name")
+	// who.svc is null for a private author, who is named "a private object" and nothing else.
+	who      = Obj(map[string]Schema{"svc": Nullable(Str()), "name": Str()}, "svc", "name")
 	tag      = Enum("claim", "working", "blocked", "done")
 	counts   = map[string]Schema{"messages": Int(), "feed_items": Int(), "context_updates": Int(), "verified_claims": Int()}
 	countsOf = []string{"messages", "feed_items", "context_updates", "verified_claims"}

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Block is the projection of mailbox-svc's sender blocks: whether a box blocks a sender now, as
+// the latest sender.blocked or sender.unblocked event says. Its _id is BlockID(box, sender), so a
+// publish checks it with one point read. Only the box's partition writes it, in event order;
+// Event and At keep a replayed older event from undoing a newer one.
+type Block struct {
+	ID      string    `bson:"_id"`
+	Blocked bool      `bson:"blocked"`
+	At      time.Time `bson:"at"`
+	Event   string    `bson:"event"`
+}
+
+// BlockID is the _id of the block of sender by box.
+func BlockID(boxID, senderID string) string { return boxID + "|" + senderID }
+
+// SetBlock records a block or its lifting, unless a later event is recorded already.
+func (s *Store) SetBlock(ctx context.Context, b Block) error {
+	var cur Block
+	err := mongox.FindOne(ctx, s.c(Blocks), mongox.ByID(b.ID), &cur)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("store blocks: %w", err)
+	case cur.At.After(b.At) || (cur.At.Equal(b.At) && cur.Event >= b.Event):
+		return nil
+	}
+	if _, err := s.c(Blocks).ReplaceOne(ctx, mongox.ByID(b.ID), b, options.Replace().SetUpsert(true)); err != nil {
+		return fmt.Errorf("store blocks: %w", err)
+	}
+	return nil
+}
+
+// Blocks reports whether box blocks sender.
+func (s *Store) Blocks(ctx context.Context, boxID, senderID string) (bool, error) {
+	var b Block
+	err := mongox.FindOne(ctx, s.c(Blocks), mongox.ByID(BlockID(boxID, senderID)), &b)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("store blocks: %w", err)
+	}
+	return b.Blocked, nil
+}
