@@ -49,8 +49,6 @@ type Service struct {
 	Log      *slog.Logger
 	// ETags validates public object reads; writes that change what they show replace it.
 	ETags *httpx.ETags
-	// Claims answers whether a verified social claim makes a custom hash free.
-	Claims SocialClaims
 }
 
 // NewObject is what a creation asks for.
