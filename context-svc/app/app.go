@@ -80,7 +80,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Mailbox:  rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,
 		Git: gitsync.New(gitsync.Syncer{
-			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
+			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, AllowPrivate: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
 			MaxPack: gitPackBytes, MaxInflate: gitInflateBytes,
 		}, gitConcurrent),
 		SourceRefresh: cfg.SourceRefresh,

@@ -31,6 +31,7 @@ func (v *Verifier) checkMastodon(ctx context.Context, c *store.Claim) Result {
 	wf := v.MastodonScheme + "://" + c.Host + "/.well-known/webfinger?resource=" + url.QueryEscape(acct)
 	r := v.checkPage(ctx, wf, func(body []byte) Result { return webfingerSelf(body, acct, c.Host) })
 	if r.Outcome != store.Match {
+		r.Reason = "the instance must answer WebFinger for " + acct + ": " + r.Reason
 		return r
 	}
 	profile := v.MastodonScheme + "://" + c.Host + "/@" + user
