@@ -642,6 +642,7 @@ func TestTrustSelfHostedHandleNeverFreesAName(t *testing.T) {
 
 	// The profile-URL form names the same user@host: still not free.
 	m2 := createClaim(t, env, key, hash, "mastodon", p.URL+"/@openai")
+	p.set("/@openai", "<html><body><p>"+m.Challenge.Token+" "+m2.Challenge.Token+"</p></body></html>")
 	if v := verifyClaim(t, env, key, m2.ID); v.Status != "verified" {
 		t.Fatalf("verify by profile URL = %+v %q", v, reason(v))
 	}

@@ -146,3 +146,44 @@ func TestTrustBoxPageLoadsNoRemoteImages(t *testing.T) {
 		t.Errorf("img-src = %q, want 'self' data:", img)
 	}
 }
+
+// TestTrustBidiControlsStayOutOfDisplayText: a profile title written with a right-to-left
+// override is shown without it (object read, agent card, box page), and a feed item carrying one
+// is refused.
+func TestTrustBidiControlsStayOutOfDisplayText(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	box, key := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Invoice \u202Egpj.exe\u2066x\u2069\n\nhello\n"})
+	card := env.Do(t, "GET", "/api/objects/"+box+"/agent-card.json", "", nil).Expect(t, 200)
+	page := env.Do(t, "GET", "/"+box, "", nil).Expect(t, 200)
+	for what, body := range map[string][]byte{"agent card": card.Body, "box page": page.Body} {
+		if strings.ContainsAny(string(body), "\u202E\u2066\u2069") || strings.Contains(string(body), `\u202e`) {
+			t.Errorf("the %s shows a bidi control", what)
+		}
+		if !strings.Contains(string(body), "Invoice gpj.exex") {
+			t.Errorf("the %s lacks the title without its controls: %s", what, body)
+		}
+	}
+	enableFeed(t, env, box, key)
+	for _, item := range []map[string]any{
+		{"title": "fine \u202Etxt.exe", "body": "b", "tags": []string{}},
+		{"title": "fine", "body": "isolate \u2067here", "tags": []string{}},
+	} {
+		env.Do(t, "POST", "/api/feeds/"+box+"/items", key, item).ExpectError(t, 400, "INVALID_REQUEST")
+	}
+}
+
+// TestTrustSyncConfigRefusesWhatAPullWould: PUT sync refuses a loopback, private, metadata or
+// localhost repo_url with 400 INVALID_URL, as POST sync would when pulling it.
+func TestTrustSyncConfigRefusesWhatAPullWould(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	hash, key := env.CreateObject(t, nil)
+	for _, u := range []string{
+		"https://127.0.0.1/r.git", "https://[::1]:8443/r.git", "https://169.254.169.254/latest/meta-data",
+		"https://10.1.2.3/r.git", "https://localhost/r.git",
+	} {
+		env.Do(t, "PUT", "/api/objects/"+hash+"/sync", key, map[string]any{"repo_url": u}).ExpectError(t, 400, "INVALID_URL")
+	}
+	env.Do(t, "POST", "/api/objects/"+hash+"/sync", key, nil).ExpectError(t, 409, "CONFLICT")
+}

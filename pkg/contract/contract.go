@@ -168,4 +168,3 @@ type ClaimLapsedData struct {
 	LapsedAt             string `json:"lapsed_at"`
 	VerifiedClaimsRemain bool   `json:"verified_claims_remain"`
 }
-
