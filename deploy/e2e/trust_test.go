@@ -148,15 +148,17 @@ func TestTrustBoxPageLoadsNoRemoteImages(t *testing.T) {
 }
 
 // TestTrustBidiControlsStayOutOfDisplayText: a profile title written with a right-to-left
-// override is shown without it (object read, agent card, box page), and a feed item carrying one
-// is refused.
+// override is shown without it (agent card name, box page title; the profile's own markdown is
+// content and is kept as written), and a feed item carrying one is refused.
 func TestTrustBidiControlsStayOutOfDisplayText(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
 	box, key := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Invoice \u202Egpj.exe\u2066x\u2069\n\nhello\n"})
 	card := env.Do(t, "GET", "/api/objects/"+box+"/agent-card.json", "", nil).Expect(t, 200)
 	page := env.Do(t, "GET", "/"+box, "", nil).Expect(t, 200)
-	for what, body := range map[string][]byte{"agent card": card.Body, "box page": page.Body} {
+	title, _, _ := strings.Cut(string(page.Body), "</title>")
+	_, title, _ = strings.Cut(title, "<title>")
+	for what, body := range map[string][]byte{"agent card": card.Body, "box page title": []byte(title)} {
 		if strings.ContainsAny(string(body), "\u202E\u2066\u2069") || strings.Contains(string(body), `\u202e`) {
 			t.Errorf("the %s shows a bidi control", what)
 		}
