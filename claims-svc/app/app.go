@@ -38,10 +38,11 @@ type Config struct {
 	RecheckInterval time.Duration `env:"CLAIMS_RECHECK_INTERVAL, default=24h"`
 	RecheckScan     time.Duration `env:"CLAIMS_RECHECK_SCAN, default=5m"`
 	// The profile pages of the social proofs: a handle is appended to these bases; Mastodon
-	// profiles are read at <scheme>://<instance>/@<handle>.
+	// profiles are read at <scheme>://<instance>/@<handle>, after the instance's WebFinger answer.
 	GitHubURL      string `env:"CLAIMS_GITHUB_URL, default=https://github.com"`
 	XURL           string `env:"CLAIMS_X_URL, default=https://x.com"`
 	LinkedInURL    string `env:"CLAIMS_LINKEDIN_URL, default=https://www.linkedin.com/in"`
+	RedditURL      string `env:"CLAIMS_REDDIT_URL, default=https://www.reddit.com/user"`
 	MastodonScheme string `env:"CLAIMS_MASTODON_SCHEME, default=https"`
 }
 
@@ -73,7 +74,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store: store.New(b.DB), Identity: b.Identity(), Outbox: b.Outbox, ChallengeTTL: cfg.ChallengeTTL, Log: b.Log,
 		Checker: &claims.Verifier{
 			Resolver: resolver, Pages: pages, MastodonScheme: cfg.MastodonScheme, BaseURL: cfg.BaseURL,
-			Profiles: map[string]string{claims.GitHub: cfg.GitHubURL, claims.X: cfg.XURL, claims.LinkedIn: cfg.LinkedInURL},
+			Profiles: map[string]string{claims.GitHub: cfg.GitHubURL, claims.X: cfg.XURL, claims.LinkedIn: cfg.LinkedInURL,
+				claims.Reddit: cfg.RedditURL},
 		},
 	}
 	api.Register(b.API, &api.Handler{Claims: svc})

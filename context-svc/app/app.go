@@ -75,7 +75,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Identity: b.Identity(),
 		Fetcher:  fetcher,
 		Git: gitsync.New(gitsync.Syncer{
-			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
+			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, AllowPrivate: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
 			MaxPack: gitPackBytes, MaxInflate: gitInflateBytes,
 		}, gitConcurrent),
 		SourceRefresh: cfg.SourceRefresh,

@@ -125,8 +125,16 @@ func claimsEnv(t *testing.T, d *dnsServer, p *pages, opts ...Option) *Env {
 	return Start(t, append([]Option{
 		WithEnv("CLAIMS_DNS_RESOLVER", d.Addr), WithEnv(allowPrivate, "true"), WithEnv("OUTBOUND_CA_FILE", p.CAFile),
 		WithEnv("CLAIMS_GITHUB_URL", "https://"+host+"/github"), WithEnv("CLAIMS_X_URL", "https://"+host+"/x"),
-		WithEnv("CLAIMS_LINKEDIN_URL", "https://"+host+"/in"),
+		WithEnv("CLAIMS_LINKEDIN_URL", "https://"+host+"/in"), WithEnv("CLAIMS_REDDIT_URL", "https://"+host+"/user"),
 	}, opts...)...)
+}
+
+// webfingerPath is where a Mastodon instance answers WebFinger.
+const webfingerPath = "/.well-known/webfinger"
+
+// webfinger is an instance's WebFinger answer for user@host, linking its actor on host.
+func webfinger(user, host string) string {
+	return `{"subject":"acct:` + user + `@` + host + `","links":[{"rel":"self","type":"application/activity+json","href":"https://` + host + `/users/` + user + `"}]}`
 }
 
 type claimBody struct {
@@ -337,9 +345,13 @@ func TestClaimsPageProofs(t *testing.T) {
 		{"github", "https://github.com/Octo-Cat", "/github/octo-cat"},
 		{"x", "@jack_x", "/x/jack_x"},
 		{"linkedin", "https://www.linkedin.com/in/jane-doe/", "/in/jane-doe"},
+		{"reddit", "u/Some_One", "/user/some_one"},
 		{"mastodon", "@alice@" + host, "/@alice"},
 	} {
 		c := createClaim(t, env, key, hash, s.proof, s.target)
+		if s.proof == "mastodon" {
+			p.set(webfingerPath, webfinger("alice", host))
+		}
 		p.set(s.path, `<html><body><script>var bio = "`+c.Challenge.Token+`"</script><div class="bio">hello</div></body></html>`)
 		if v := verifyClaim(t, env, key, c.ID); v.Status != "failed" || !strings.Contains(reason(v), "not on the") {
 			t.Errorf("%s: verify with the token only in a script = %+v %q", s.proof, v, reason(v))
@@ -352,6 +364,7 @@ func TestClaimsPageProofs(t *testing.T) {
 
 	// Mastodon by a rel="me" link to the object's page, written as browsers accept it.
 	m := createClaim(t, env, key, hash, "mastodon", p.URL+"/@bob")
+	p.set(webfingerPath, webfinger("bob", host))
 	p.set("/@bob", `<html><body><a REL="nofollow noopener  Me" href="`+env.URL+"/"+hash+`/">my svc</a></body></html>`)
 	if v := verifyClaim(t, env, key, m.ID); v.Status != "verified" || v.Evidence == nil || !strings.Contains(*v.Evidence, "rel=\"me\"") {
 		t.Errorf("verify by a rel=me link = %+v %q", v, reason(v))
@@ -531,7 +544,7 @@ func TestClaimsRecheckOnSchedule(t *testing.T) {
 	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "unclaimed" }, "the mailbox becomes unclaimed")
 }
 
-// TestClaimsFreeCustomHash: a verified github, x, linkedin or mastodon claim of the same handle
+// TestClaimsFreeCustomHash: a verified github, x, linkedin or reddit claim of the same handle
 // makes a custom hash free; other handles, other proof types and pending claims pay (402). A
 // claim that lapses later does not take the hash back.
 func TestClaimsFreeCustomHash(t *testing.T) {
@@ -583,15 +596,76 @@ func TestClaimsFreeCustomHash(t *testing.T) {
 		t.Errorf("after the lapse the object's hash is %s", h)
 	}
 
-	// A verified mastodon claim (by a rel="me" link) on another object, for its own username.
-	h2, k2 := env.CreateObject(t, nil)
-	m := createClaim(t, env, k2, h2, "mastodon", "@ada_l@"+strings.TrimPrefix(p.URL, "https://"))
-	p.set("/@ada_l", `<a rel="me" href="`+env.URL+"/"+h2+`">svc</a>`)
-	if v := verifyClaim(t, env, k2, m.ID); v.Status != "verified" {
-		t.Fatalf("verify the mastodon claim = %+v %q", v, reason(v))
+	// A verified reddit claim is free for its handle.
+	h3, k3 := env.CreateObject(t, nil)
+	rd := createClaim(t, env, k3, h3, "reddit", "https://www.reddit.com/user/Grace_H/")
+	p.set("/user/grace_h", "<html><body><p>"+rd.Challenge.Token+"</p></body></html>")
+	if v := verifyClaim(t, env, k3, rd.ID); v.Status != "verified" {
+		t.Fatalf("verify the reddit claim = %+v %q", v, reason(v))
 	}
-	env.Eventually(t, func() bool { return mailboxStatus(t, env, h2) == "claimed" }, "the mailbox becomes claimed")
-	if r := customHash(k2, "ada_l").Expect(t, 200).JSON(t); r["paid"] != false {
-		t.Fatalf("custom hash with a matching mastodon claim answered %v", r)
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, h3) == "claimed" }, "the mailbox becomes claimed")
+	if r := customHash(k3, "grace_h").Expect(t, 200).JSON(t); r["paid"] != false {
+		t.Fatalf("custom hash with a matching reddit claim answered %v", r)
+	}
+}
+
+// TestTrustSelfHostedHandleNeverFreesAName: a Mastodon claim on a host the claimant runs (here a
+// local HTTPS server that answers WebFinger and shows the token) verifies as user@host, but never
+// makes svc_<user> free: 402, also after the claim is verified and counted.
+func TestTrustSelfHostedHandleNeverFreesAName(t *testing.T) {
+	t.Parallel()
+	d, p := startDNS(t), startPages(t)
+	env := claimsEnv(t, d, p)
+	host := strings.TrimPrefix(p.URL, "https://")
+	hash, key := env.CreateObject(t, nil)
+
+	m := createClaim(t, env, key, hash, "mastodon", "@OpenAI@"+host)
+	if m.ClaimedTarget != "@OpenAI@"+host || !strings.Contains(m.Challenge.Instructions, "@openai@"+host) {
+		t.Fatalf("created claim = %+v", m)
+	}
+	// The profile alone is not enough: the host must answer WebFinger for the account.
+	p.set("/@openai", "<html><body><p>"+m.Challenge.Token+"</p></body></html>")
+	if v := verifyClaim(t, env, key, m.ID); v.Status != "failed" || !strings.Contains(reason(v), "WebFinger") {
+		t.Fatalf("verify without WebFinger = %+v %q", v, reason(v))
+	}
+	p.set(webfingerPath, webfinger("someone_else", host))
+	if v := verifyClaim(t, env, key, m.ID); v.Status != "failed" || !strings.Contains(reason(v), "not about acct:openai@"+host) {
+		t.Fatalf("verify with WebFinger about another account = %+v %q", v, reason(v))
+	}
+	p.set(webfingerPath, webfinger("openai", host))
+	v := verifyClaim(t, env, key, m.ID)
+	if v.Status != "verified" {
+		t.Fatalf("verify on the self-hosted instance = %+v %q", v, reason(v))
+	}
+	env.Eventually(t, func() bool { return mailboxStatus(t, env, hash) == "claimed" }, "the mailbox becomes claimed")
+	env.Do(t, "POST", "/api/objects/claim-custom-hash", key, map[string]any{"username": "openai"}).ExpectError(t, 402, "PAYMENT_REQUIRED")
+
+	// The profile-URL form names the same user@host: still not free.
+	m2 := createClaim(t, env, key, hash, "mastodon", p.URL+"/@openai")
+	p.set("/@openai", "<html><body><p>"+m.Challenge.Token+" "+m2.Challenge.Token+"</p></body></html>")
+	if v := verifyClaim(t, env, key, m2.ID); v.Status != "verified" {
+		t.Fatalf("verify by profile URL = %+v %q", v, reason(v))
+	}
+	time.Sleep(500 * time.Millisecond) // let identity-svc consume the second claim.verified
+	env.Do(t, "POST", "/api/objects/claim-custom-hash", key, map[string]any{"username": "openai"}).ExpectError(t, 402, "PAYMENT_REQUIRED")
+	if h := Str(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).Expect(t, 200).JSON(t), "hash"); h != hash {
+		t.Errorf("the object's hash became %s", h)
+	}
+}
+
+// TestClaimsUnknownTarget: a claim on a hash no object has is 404, on a string that is no hash
+// 400 (claims-svc once answered 503 with Retry-After, inviting a retry that could never succeed).
+func TestClaimsUnknownTarget(t *testing.T) {
+	t.Parallel()
+	d, p := startDNS(t), startPages(t)
+	env := claimsEnv(t, d, p)
+	_, key := env.CreateObject(t, nil)
+	env.Do(t, "POST", "/api/claims", key, map[string]any{"object_hash": "svc_nobody_here", "proof_type": "domain", "claimed_target": "a.test"}).
+		ExpectError(t, 404, "NOT_FOUND")
+	for _, bad := range []any{"nobody", "svc_", "svc_../../x", 42} {
+		r := env.Do(t, "POST", "/api/claims", key, map[string]any{"object_hash": bad, "proof_type": "domain", "claimed_target": "a.test"})
+		if r.Status != 400 {
+			t.Errorf("object_hash %v: %d %s, want 400", bad, r.Status, r.Body)
+		}
 	}
 }

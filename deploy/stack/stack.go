@@ -48,7 +48,8 @@ type Options struct {
 	// Env is added to every service's environment (rate limits, secrets, outbound settings).
 	Env map[string]string
 	// Replicas runs that many instances of a service (default 1), sharing its database, behind
-	// one comma-separated upstream list; "gateway" runs that many gateways (Stack.GatewayURLs).
+	// one comma-separated upstream list; gateway replicas share Redis and each has its own
+	// address (Stack.GatewayURLs).
 	Replicas map[string]int
 	Log      *slog.Logger
 	// CommandMonitor, when set, sees every store command of every service (tests count them).
@@ -117,7 +118,8 @@ var gatewayComponent = component{name: gateway.Name, build: build(func(ctx conte
 type Stack struct {
 	// GatewayURL is the public entry point, for example http://127.0.0.1:8080.
 	GatewayURL string
-	// GatewayURLs are every gateway replica's entry point, GatewayURL first (Replicas["gateway"]).
+	// GatewayURLs are the addresses of every gateway replica (Replicas["gateway"]), the first
+	// being GatewayURL.
 	GatewayURLs []string
 	// ServiceURLs are the services' internal addresses, by name (comma-separated for replicas).
 	ServiceURLs map[string]string
@@ -206,24 +208,24 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	genv := clone(env)
 	maps.Copy(genv, gatewayEnv)
-	if err := s.start(ctx, gatewayComponent, genv, ln); err != nil {
-		_ = ln.Close()
-		s.Stop()
-		return nil, err
-	}
-	s.GatewayURLs = []string{s.GatewayURL}
-	for range max(1, opts.Replicas[gatewayComponent.name]) - 1 {
-		gl, err := net.Listen("tcp", "127.0.0.1:0")
+	gateways := []net.Listener{ln}
+	for range max(1, opts.Replicas[gateway.Name]) - 1 {
+		more, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			s.Stop()
 			return nil, fmt.Errorf("listen for a gateway replica: %w", err)
 		}
-		if err := s.start(ctx, gatewayComponent, genv, gl); err != nil {
-			_ = gl.Close()
+		gateways = append(gateways, more)
+	}
+	for i, gln := range gateways {
+		s.GatewayURLs = append(s.GatewayURLs, "http://"+gln.Addr().String())
+		if err := s.start(ctx, gatewayComponent, genv, gln); err != nil {
+			for _, rest := range gateways[i:] {
+				_ = rest.Close()
+			}
 			s.Stop()
 			return nil, err
 		}
-		s.GatewayURLs = append(s.GatewayURLs, "http://"+gl.Addr().String())
 	}
 	return s, nil
 }

@@ -70,6 +70,7 @@ type App struct {
 	log    *slog.Logger
 	redis  *redis.Client
 	engine *gin.Engine
+	auth   *auth.Authenticator
 }
 
 // New builds the gateway.
@@ -91,7 +92,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	idClient := identity.NewClient(cfg.IdentityURL, &http.Client{Transport: &authn.Transport{
 		Key: key, Issuer: authn.GatewayIssuer, Audience: "identity-svc", Base: service.Transport(),
 	}}, rdb)
-	gw, err := proxy.New(auth.New(idClient), idClient, ratelimit.New(rdb), ratelimit.NewPoller(rdb, cfg.Limits.FeedPollInterval), cfg.Limits, key, cfg.upstreams(), log)
+	authenticator := auth.New(idClient)
+	gw, err := proxy.New(authenticator, idClient, ratelimit.New(rdb), ratelimit.NewPoller(rdb, cfg.Limits.FeedPollInterval), cfg.Limits, key, cfg.upstreams(), log)
 	if err != nil {
 		_ = rdb.Close()
 		return nil, err
@@ -129,7 +131,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	e.GET("/llms.txt", func(c *gin.Context) {
 		c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(LLMsTxt(cfg.BaseURL, served)))
 	})
-	return &App{cfg: cfg, log: log, redis: rdb, engine: e}, nil
+	return &App{cfg: cfg, log: log, redis: rdb, engine: e, auth: authenticator}, nil
 }
 
 // catalog is the answer of GET /api/webhook-events, built once.
@@ -143,7 +145,15 @@ func GinPath(p string) string { return pathParam.ReplaceAllString(p, ":$1") }
 // Serve serves on ln until ctx ends.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	a.log.Info("serving", "addr", ln.Addr().String())
+	listenCtx, stopListening := context.WithCancel(ctx)
+	listened := make(chan struct{})
+	go func() {
+		defer close(listened)
+		a.auth.Listen(listenCtx, a.redis, a.log)
+	}()
 	err := server.Serve(ctx, ln, a.engine, a.cfg.ShutdownTimeout, a.log)
+	stopListening()
+	<-listened
 	a.log.Info("stopped")
 	return err
 }

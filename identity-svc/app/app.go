@@ -15,7 +15,6 @@ import (
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
-	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 )
 
@@ -27,9 +26,6 @@ type Config struct {
 	config.Service
 	// PaymentVoucherSecret signs operator-issued vouchers for paid custom hashes.
 	PaymentVoucherSecret string `env:"PAYMENT_VOUCHER_SECRET"`
-	// ClaimsURL is the internal address of claims-svc, asked whether a verified social claim makes
-	// a custom hash free; without it every custom hash is paid.
-	ClaimsURL string `env:"CLAIMS_URL"`
 	// CachedObjects bounds how many folded objects a replica keeps in memory.
 	CachedObjects int `env:"IDENTITY_CACHED_OBJECTS, default=10000"`
 }
@@ -50,8 +46,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	st.CacheObjects(etags.Tokens(), cfg.CachedObjects)
 	objects := &object.Service{
 		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
-		ETags:  etags,
-		Claims: rpc.NewClaimsClient(cfg.ClaimsURL, b.Client("claims-svc")),
+		ETags: etags,
 	}
 	api.Register(b.API, objects)
 	claims := &consumers.Claims{Objects: objects}

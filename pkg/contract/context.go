@@ -3,6 +3,8 @@ package contract
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // ContextUpdatedData is the data of a context.updated event (webhook event context_updated): the
@@ -51,7 +53,9 @@ const MaxTitle = 200
 func ProfileTitle(md string) string {
 	first := ""
 	for line := range strings.Lines(md) {
-		line = strings.TrimSpace(line)
+		// Bidirectional controls would reorder the title wherever it is shown (directory, agent
+		// card, feed authors, box page): they are left out.
+		line = strings.TrimSpace(httpx.StripBidiControls(line))
 		if line == "" {
 			continue
 		}

@@ -168,10 +168,3 @@ type ClaimLapsedData struct {
 	LapsedAt             string `json:"lapsed_at"`
 	VerifiedClaimsRemain bool   `json:"verified_claims_remain"`
 }
-
-// SocialMatch is claims-svc's internal answer to whether an object holds a verified claim of a
-// major social network whose handle equals a username.
-type SocialMatch struct {
-	Match   bool   `json:"match"`
-	ClaimID string `json:"claim_id,omitempty"`
-}

@@ -24,6 +24,14 @@ var ErrNotFound = errors.New("not found")
 // ErrRevoked says that the key was revoked or rotated away.
 var ErrRevoked = errors.New("key revoked")
 
+// ErrNotCached says that Redis holds neither a principal nor a tombstone for a key digest.
+var ErrNotCached = errors.New("key not cached")
+
+// RevokedChannel is the Redis pub/sub channel on which Revoke announces a revoked key's digest,
+// so that every gateway replica drops it from its in-process cache at once instead of trusting
+// it until that cache's entry expires.
+const RevokedChannel = "svc:key:revoked"
+
 // Cache lifetimes. A revoked key is refused at once because revocation writes a tombstone that
 // outlives any cached principal.
 const (
@@ -39,9 +47,25 @@ func HashCacheKey(hash string) string { return "svc:hash:" + hash }
 // KeyCacheKey is the Redis key of a cached key principal, by key digest.
 func KeyCacheKey(digest string) string { return "svc:key:" + digest }
 
-// Revoke writes the tombstone of a key digest, so that every gateway refuses it from now on.
+// Revoke writes the tombstone of a key digest, so that every gateway refuses it from now on, and
+// announces it on RevokedChannel, so that no replica's in-process cache keeps accepting it.
 func Revoke(ctx context.Context, rdb *redis.Client, digest string) error {
-	return rdb.Set(ctx, KeyCacheKey(digest), tombstone, TombstoneTTL).Err()
+	if err := rdb.Set(ctx, KeyCacheKey(digest), tombstone, TombstoneTTL).Err(); err != nil {
+		return err
+	}
+	return rdb.Publish(ctx, RevokedChannel, digest).Err()
+}
+
+// Remember caches the principal of a key just made (an object's owner key, a sub-key, a rotated
+// key), so that its first uses are answered from Redis: a gateway then needs no lookup, which a
+// flood of unknown keys from the same address could have used up. SetNX: a tombstone written
+// meanwhile is never overwritten.
+func Remember(ctx context.Context, rdb *redis.Client, digest string, p *authn.Principal) error {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return rdb.SetNX(ctx, KeyCacheKey(digest), raw, KeyTTL).Err()
 }
 
 // Private is the visibility of an object whose existence only its owner may learn: non-owners
@@ -84,16 +108,35 @@ func (c *Client) Resolve(ctx context.Context, hash string) (*Object, error) {
 
 // VerifyKey returns the principal of a key digest, or ErrNotFound / ErrRevoked.
 func (c *Client) VerifyKey(ctx context.Context, digest string) (*authn.Principal, error) {
-	raw, err := c.rdb.Get(ctx, KeyCacheKey(digest)).Bytes()
-	if err == nil {
-		if string(raw) == tombstone {
-			return nil, ErrRevoked
-		}
-		var p authn.Principal
-		if json.Unmarshal(raw, &p) == nil {
-			return &p, nil
-		}
+	p, err := c.CachedKey(ctx, digest)
+	if !errors.Is(err, ErrNotCached) {
+		return p, err
 	}
+	return c.LookupKey(ctx, digest)
+}
+
+// CachedKey returns the principal Redis holds for a key digest, ErrRevoked for a tombstone, or
+// ErrNotCached. It costs identity-svc nothing. A principal found is kept for another KeyTTL, so
+// that a key in use stays answered from Redis.
+func (c *Client) CachedKey(ctx context.Context, digest string) (*authn.Principal, error) {
+	raw, err := c.rdb.Get(ctx, KeyCacheKey(digest)).Bytes()
+	if err != nil {
+		return nil, ErrNotCached
+	}
+	if string(raw) == tombstone {
+		return nil, ErrRevoked
+	}
+	var p authn.Principal
+	if json.Unmarshal(raw, &p) != nil {
+		return nil, ErrNotCached
+	}
+	// Only a principal's lifetime is extended, never a tombstone's (it must outlive principals).
+	_ = c.rdb.Expire(ctx, KeyCacheKey(digest), KeyTTL).Err()
+	return &p, nil
+}
+
+// LookupKey asks identity-svc for the principal of a key digest and caches it in Redis.
+func (c *Client) LookupKey(ctx context.Context, digest string) (*authn.Principal, error) {
 	var p authn.Principal
 	if err := c.call(ctx, http.MethodPost, "/internal/v1/keys/verify", map[string]string{"digest": digest}, &p); err != nil {
 		return nil, err

@@ -1,5 +1,4 @@
-// Package api serves claims-svc's routes: claims and their verification for owners, and the
-// internal route identity-svc asks whether a custom hash is free. A handler decodes, calls a use
+// Package api serves claims-svc's routes: claims and their verification for owners. A handler decodes, calls a use
 // case of package claims and responds.
 package api
 
@@ -22,9 +21,6 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.GET("/api/claims/:claimId", httpx.Handle(h.get))
 	api.POST("/api/claims/:claimId/verify", httpx.Handle(h.verify))
 	api.GET("/api/objects/:hash/claims", httpx.Handle(h.list))
-
-	in := api.Group("/internal/v1")
-	in.GET("/objects/:id/social-match/:username", httpx.Handle(h.socialMatch))
 }
 
 // caller returns the principal of a claim route; sub-keys need scope (read or write).

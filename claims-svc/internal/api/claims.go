@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/pkg/authn"
-	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -72,14 +71,5 @@ func (h *Handler) list(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"claims": vs})
-	return nil
-}
-
-func (h *Handler) socialMatch(c *gin.Context) error {
-	id, err := h.Claims.SocialMatch(c.Request.Context(), c.Param("id"), c.Param("username"))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, contract.SocialMatch{Match: id != "", ClaimID: id})
 	return nil
 }

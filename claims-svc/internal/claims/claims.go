@@ -1,6 +1,5 @@
 // Package claims holds claims-svc's use cases: creating a claim and its challenge, verifying it,
-// re-checking verified claims, and answering whether an object holds a verified social claim of
-// a handle.
+// re-checking verified claims.
 package claims
 
 import (
@@ -22,7 +21,6 @@ import (
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
-	"github.com/svcdev/svc/pkg/rpc"
 )
 
 // Claim statuses.
@@ -117,8 +115,11 @@ func (s *Service) Create(ctx context.Context, objectID, hash, proofType, claimed
 	if err != nil {
 		return nil, err
 	}
+	if !apikey.ValidHash(hash) {
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "object_hash must be an object hash such as svc_abc123")
+	}
 	obj, err := s.Identity.Resolve(ctx, hash)
-	if errors.Is(err, rpc.ErrNotFound) || err == nil && obj.ObjectID != objectID && obj.Visibility == "private" {
+	if errors.Is(err, identity.ErrNotFound) || err == nil && obj.ObjectID != objectID && obj.Visibility == "private" {
 		return nil, httpx.NotFound("object")
 	}
 	if err != nil {
@@ -293,25 +294,6 @@ func (s *Service) othersVerified(ctx context.Context, c *store.Claim) (bool, err
 		}
 	}
 	return false, nil
-}
-
-// SocialMatch reports whether the object holds a verified claim of a major social network whose
-// handle equals username, and which.
-func (s *Service) SocialMatch(ctx context.Context, objectID, username string) (string, error) {
-	cs, err := s.Store.ClaimsOf(ctx, objectID)
-	if err != nil {
-		return "", err
-	}
-	states, err := s.Store.CurrentStatesOf(ctx, objectID)
-	if err != nil {
-		return "", err
-	}
-	for _, c := range cs {
-		if isSocial(c.ProofType) && c.Subject == strings.ToLower(username) && states[c.ID].Status == Verified {
-			return c.ID, nil
-		}
-	}
-	return "", nil
 }
 
 // owned reads a claim of objectID's; another object's claim is not found, as an unknown one.

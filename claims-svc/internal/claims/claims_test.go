@@ -2,6 +2,7 @@ package claims_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,9 +14,9 @@ import (
 	"github.com/svcdev/svc/claims-svc/internal/claims"
 	"github.com/svcdev/svc/claims-svc/internal/store"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
-	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/testkit"
 )
 
@@ -27,7 +28,7 @@ type objects map[string]identity.Object
 func (o objects) Resolve(_ context.Context, hash string) (*identity.Object, error) {
 	obj, ok := o[hash]
 	if !ok {
-		return nil, rpc.ErrNotFound
+		return nil, identity.ErrNotFound
 	}
 	return &obj, nil
 }
@@ -98,7 +99,7 @@ func newFixture(t *testing.T, n int) []fixture {
 		t.Fatal(err)
 	}
 	p := &proofs{outcome: store.Match}
-	dir := objects{"svc_a": {ObjectID: "obj_a", Hash: "svc_a", Visibility: "public"}}
+	dir := objects{"svc_ada": {ObjectID: "obj_a", Hash: "svc_ada", Visibility: "public"}}
 	var out []fixture
 	for range n {
 		ob := &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(t), events.OutboxOptions{})}
@@ -124,7 +125,7 @@ func countStates(t *testing.T, st *store.Store, claimID string) int {
 func TestConcurrentVerifyPublishesOnce(t *testing.T) {
 	f := newFixture(t, 1)[0]
 	ctx := context.Background()
-	c, err := f.svc.Create(ctx, "obj_a", "svc_a", claims.Domain, "example.com")
+	c, err := f.svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, "example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestConcurrentVerifyPublishesOnce(t *testing.T) {
 func TestLapseAfterThreeMismatchesInARow(t *testing.T) {
 	f := newFixture(t, 1)[0]
 	ctx := context.Background()
-	c, err := f.svc.Create(ctx, "obj_a", "svc_a", claims.Domain, "example.com")
+	c, err := f.svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, "example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestRecheckOncePerPeriodAcrossReplicas(t *testing.T) {
 	ctx := context.Background()
 	var ids []string
 	for _, target := range []string{"a.example.com", "b.example.com"} {
-		c, err := fs[0].svc.Create(ctx, "obj_a", "svc_a", claims.Domain, target)
+		c, err := fs[0].svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, target)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +238,7 @@ func TestRecheckScansCostNothingOnceThePeriodIsDone(t *testing.T) {
 	svc := &claims.Service{Store: store.New(db), Identity: f.svc.Identity, Outbox: f.outbox, Checker: f.proofs,
 		ChallengeTTL: time.Hour, Log: testkit.Logger(t)}
 	for _, target := range []string{"a.example.com", "b.example.com"} {
-		c, err := f.svc.Create(ctx, "obj_a", "svc_a", claims.Domain, target)
+		c, err := f.svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, target)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,5 +272,19 @@ func TestRecheckScansCostNothingOnceThePeriodIsDone(t *testing.T) {
 	}
 	if n := f.proofs.looks.Load() - before; n != 2 {
 		t.Errorf("%d looks in the next period's scan, want 2", n)
+	}
+}
+
+// TestCreateNamesAnUnknownOrMalformedHash: a claim on a hash no object has is 404, on a string
+// that is no hash 400, never a 503 that invites a retry.
+func TestCreateNamesAnUnknownOrMalformedHash(t *testing.T) {
+	f := newFixture(t, 1)[0]
+	ctx := context.Background()
+	for hash, status := range map[string]int{"svc_nobody": 404, "not a hash": 400, "": 400} {
+		_, err := f.svc.Create(ctx, "obj_a", hash, claims.Domain, "example.com")
+		var he *httpx.Error
+		if !errors.As(err, &he) || he.Status != status {
+			t.Errorf("claim on %q: %v, want %d", hash, err, status)
+		}
 	}
 }

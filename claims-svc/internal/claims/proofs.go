@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/svcdev/svc/pkg/httpx"
@@ -19,15 +18,17 @@ const (
 	GitHub   = "github"
 	X        = "x"
 	LinkedIn = "linkedin"
+	Reddit   = "reddit"
 	Mastodon = "mastodon"
 )
 
 // ProofTypes are the supported proof types.
-var ProofTypes = []string{Domain, MetaTag, Website, GitHub, X, LinkedIn, Mastodon}
+var ProofTypes = []string{Domain, MetaTag, Website, GitHub, X, LinkedIn, Reddit, Mastodon}
 
-// Socials are the major social networks: a verified claim of one makes a custom hash that equals
-// its handle free.
-var Socials = []string{GitHub, X, LinkedIn, Mastodon}
+// Which verified claims make a custom hash free is identity-svc's rule (it decides from the
+// claim.verified events it receives): only the networks with one global namespace on fixed hosts
+// (github, x, linkedin, reddit). A Mastodon handle is only unique together with its host, so its
+// subject is the whole user@host and never a bare username.
 
 // TokenPrefix starts a DNS TXT proof; MetaName names the meta tag of a page proof; WellKnown is
 // the path of a website proof.
@@ -45,6 +46,7 @@ var (
 		GitHub:   regexp.MustCompile(`^[A-Za-z0-9](-?[A-Za-z0-9]){0,38}$`),
 		X:        regexp.MustCompile(`^[A-Za-z0-9_]{1,15}$`),
 		LinkedIn: regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{2,99}$`),
+		Reddit:   regexp.MustCompile(`^[A-Za-z0-9_-]{3,20}$`),
 		Mastodon: regexp.MustCompile(`^[A-Za-z0-9_]{1,30}$`),
 	}
 	// profileHosts are the hosts whose profile URLs name a handle (path prefix before it).
@@ -52,11 +54,12 @@ var (
 		GitHub:   {"github.com": "/", "www.github.com": "/"},
 		X:        {"x.com": "/", "www.x.com": "/", "twitter.com": "/", "www.twitter.com": "/"},
 		LinkedIn: {"linkedin.com": "/in/", "www.linkedin.com": "/in/"},
+		Reddit:   {"reddit.com": "/user/", "www.reddit.com": "/user/", "old.reddit.com": "/user/"},
 	}
 )
 
-// target is a claimed target as checked: Subject is the domain, page URL or handle; Host is a
-// Mastodon instance.
+// target is a claimed target as checked: Subject is the domain, page URL or handle (user@host
+// for Mastodon); Host is a Mastodon instance.
 type target struct {
 	Subject string
 	Host    string
@@ -89,7 +92,7 @@ func parseTarget(proofType, raw string) (target, error) {
 		return target{Subject: u.Scheme + "://" + u.Host + WellKnown}, nil
 	case Mastodon:
 		return mastodonTarget(raw)
-	case GitHub, X, LinkedIn:
+	case GitHub, X, LinkedIn, Reddit:
 		return socialTarget(proofType, raw)
 	}
 	return target{}, httpx.BadRequest(httpx.CodeInvalidKind, "proof_type must be one of %s", strings.Join(ProofTypes, ", "))
@@ -113,6 +116,9 @@ func isIPHost(h string) bool {
 
 // socialTarget reads a handle from "name", "@name" or a profile URL of the network.
 func socialTarget(network, raw string) (target, error) {
+	if network == Reddit { // reddit writes its users u/name
+		raw = strings.TrimPrefix(strings.TrimPrefix(raw, "/"), "u/")
+	}
 	handle := strings.TrimPrefix(raw, "@")
 	if strings.Contains(raw, "/") {
 		u, err := url.Parse(raw)
@@ -154,13 +160,21 @@ func mastodonTarget(raw string) (target, error) {
 	if !handleRes[Mastodon].MatchString(user) || !hostPortRe.MatchString(host) {
 		return target{}, badHandle(Mastodon)
 	}
-	return target{Subject: strings.ToLower(user), Host: host}, nil
+	return target{Subject: strings.ToLower(user) + "@" + host, Host: host}, nil
+}
+
+// mastodonUser is the user part of a Mastodon claim's subject (user@host; claims stored before
+// subjects carried the host hold the user alone).
+func mastodonUser(subject string) string {
+	user, _, _ := strings.Cut(subject, "@")
+	return user
 }
 
 func badHandle(network string) error {
 	examples := map[string]string{
 		GitHub: "octocat or https://github.com/octocat", X: "@jack or https://x.com/jack",
-		LinkedIn: "jane-doe or https://www.linkedin.com/in/jane-doe", Mastodon: "@alice@mastodon.social or https://mastodon.social/@alice",
+		LinkedIn: "jane-doe or https://www.linkedin.com/in/jane-doe", Reddit: "u/spez or https://www.reddit.com/user/spez",
+		Mastodon: "@alice@mastodon.social or https://mastodon.social/@alice",
 	}
 	return httpx.BadRequest(httpx.CodeInvalidRequest, "claimed_target of a %s proof must be a handle such as %s", network, examples[network])
 }
@@ -175,10 +189,7 @@ func instructions(proofType string, t target, token string) string {
 	case Website:
 		return fmt.Sprintf("Serve a text file at %s containing %s, then call verify.", t.Subject, token)
 	case Mastodon:
-		return fmt.Sprintf("Put %s in the bio or a profile field of @%s@%s, or link this object's page from a profile field (a rel=\"me\" link), then call verify.", token, t.Subject, t.Host)
+		return fmt.Sprintf("Put %s in the bio or a profile field of @%s@%s (the instance must answer WebFinger for it), or link this object's page from a profile field (a rel=\"me\" link), then call verify.", token, mastodonUser(t.Subject), t.Host)
 	}
 	return fmt.Sprintf("Put %s in the public bio of the %s profile %s, then call verify.", token, proofType, t.Subject)
 }
-
-// isSocial reports whether proofType is a major social network.
-func isSocial(proofType string) bool { return slices.Contains(Socials, proofType) }

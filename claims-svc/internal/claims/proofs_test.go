@@ -17,8 +17,10 @@ func TestParseTarget(t *testing.T) {
 		{GitHub, "@octocat", "octocat", ""},
 		{X, "twitter.com/jack_x", "jack_x", ""},
 		{LinkedIn, "https://www.linkedin.com/in/jane-doe", "jane-doe", ""},
-		{Mastodon, "@Alice@Mastodon.social", "alice", "mastodon.social"},
-		{Mastodon, "https://hachyderm.io/@bob", "bob", "hachyderm.io"},
+		{Reddit, "u/Spez", "spez", ""},
+		{Reddit, "https://www.reddit.com/user/some-one/", "some-one", ""},
+		{Mastodon, "@Alice@Mastodon.social", "alice@mastodon.social", "mastodon.social"},
+		{Mastodon, "https://hachyderm.io/@bob", "bob@hachyderm.io", "hachyderm.io"},
 	}
 	for _, c := range ok {
 		got, err := parseTarget(c.proof, c.in)
@@ -31,6 +33,7 @@ func TestParseTarget(t *testing.T) {
 		{MetaTag, "example.com"}, {MetaTag, "ftp://example.com/"}, {MetaTag, "https://user:pw@example.com/"},
 		{GitHub, "https://gitlab.com/octocat"}, {GitHub, "octo_cat"}, {X, "way_too_long_handle_here"},
 		{LinkedIn, "https://www.linkedin.com/company/acme"}, {Mastodon, "alice"}, {Mastodon, "@alice@"},
+		{Reddit, "https://www.reddit.com/r/golang"}, {Reddit, "ab"},
 		{"fax", "anything"},
 	}
 	for _, c := range bad {
@@ -77,6 +80,25 @@ func TestFindOnProfile(t *testing.T) {
 	for _, c := range cases {
 		if r := findOnProfile([]byte(c.page), "tok", links); r.Outcome != c.outcome {
 			t.Errorf("findOnProfile(%q) = %+v, want %s", c.page, r, c.outcome)
+		}
+	}
+}
+
+func TestWebfingerSelf(t *testing.T) {
+	const acct, host = "acct:alice@social.example", "social.example"
+	cases := []struct {
+		body, outcome string
+	}{
+		{`{"subject":"acct:alice@social.example","links":[{"rel":"self","type":"application/activity+json","href":"https://social.example/users/alice"}]}`, store.Match},
+		{`{"subject":"acct:alice@other.example","aliases":["acct:Alice@Social.Example"],"links":[{"rel":"self","href":"https://social.example/users/alice"}]}`, store.Match},
+		{`{"subject":"acct:bob@social.example","links":[{"rel":"self","href":"https://social.example/users/bob"}]}`, store.Mismatch},
+		{`{"subject":"acct:alice@social.example","links":[{"rel":"self","href":"https://elsewhere.example/users/alice"}]}`, store.Mismatch},
+		{`{"subject":"acct:alice@social.example","links":[{"rel":"http://webfinger.net/rel/profile-page","href":"https://social.example/@alice"}]}`, store.Mismatch},
+		{`<html>not json</html>`, store.Mismatch},
+	}
+	for _, c := range cases {
+		if r := webfingerSelf([]byte(c.body), acct, host); r.Outcome != c.outcome {
+			t.Errorf("webfingerSelf(%s) = %+v, want %s", c.body, r, c.outcome)
 		}
 	}
 }

@@ -40,7 +40,7 @@ type Verifier struct {
 	// Resolver is the DNS server asked for TXT records (host:port).
 	Resolver string
 	Pages    *outbound.Client
-	// Profiles are the base URLs of the github, x and linkedin profile pages (a handle is
+	// Profiles are the base URLs of the github, x, linkedin and reddit profile pages (a handle is
 	// appended); MastodonScheme is the scheme of Mastodon instances (https).
 	Profiles       map[string]string
 	MastodonScheme string
@@ -59,10 +59,8 @@ func (v *Verifier) Check(ctx context.Context, c *store.Claim) Result {
 	case MetaTag:
 		return v.checkPage(ctx, c.Subject, func(body []byte) Result { return findMeta(body, c.Token) })
 	case Mastodon:
-		u := v.MastodonScheme + "://" + c.Host + "/@" + c.Subject
-		links := []string{strings.TrimRight(v.BaseURL, "/") + "/" + c.ObjectHash}
-		return v.checkPage(ctx, u, func(body []byte) Result { return findOnProfile(body, c.Token, links) })
-	default: // github, x, linkedin
+		return v.checkMastodon(ctx, c)
+	default: // github, x, linkedin, reddit
 		u := strings.TrimRight(v.Profiles[c.ProofType], "/") + "/" + c.Subject
 		return v.checkPage(ctx, u, func(body []byte) Result { return findOnProfile(body, c.Token, nil) })
 	}

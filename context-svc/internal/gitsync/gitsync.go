@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -35,6 +36,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/svcdev/svc/pkg/outbound"
 )
 
 // Errors of Pull and Validate, each naming what the caller got wrong or what failed.
@@ -89,6 +92,8 @@ type Syncer struct {
 	HTTP *http.Client
 	// AllowFile admits file:// remotes.
 	AllowFile bool
+	// AllowPrivate admits remotes on loopback and private addresses (as the guarded client does).
+	AllowPrivate bool
 	// MaxFile bounds the pulled file.
 	MaxFile int64
 	// Timeout bounds a whole pull, every request to the remote included (none when zero).
@@ -117,7 +122,11 @@ func (s *Syncer) Validate(r Remote) (Remote, error) {
 	if r.URL == "" || len(r.URL) > MaxRepoURL {
 		return r, fmt.Errorf("%w: repo_url must be 1 to %d characters", ErrRemote, MaxRepoURL)
 	}
-	if _, err := s.endpoint(r.URL); err != nil {
+	ep, err := s.endpoint(r.URL)
+	if err != nil {
+		return r, err
+	}
+	if err := s.checkHost(ep.Host); err != nil {
 		return r, err
 	}
 	if len(r.Branch) > MaxBranch || plumbing.NewBranchReferenceName(r.Branch).Validate() != nil {
@@ -130,6 +139,25 @@ func (s *Syncer) Validate(r Remote) (Remote, error) {
 	}
 	r.Path = p
 	return r, nil
+}
+
+// checkHost refuses, when a remote is configured, what the guarded client would refuse when it
+// is pulled: a literal address it may not dial (loopback, private, link-local, metadata, …) or a
+// localhost name (RFC 6761: always loopback). Other names are checked when dialled.
+func (s *Syncer) checkHost(host string) error {
+	if host == "" { // a file:// remote
+		return nil
+	}
+	name := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if ip, err := netip.ParseAddr(name); err == nil {
+		if reason := outbound.Refused(ip, s.AllowPrivate); reason != "" {
+			return &outbound.RefusedError{Addr: ip.String(), Reason: reason}
+		}
+	}
+	if !s.AllowPrivate && (name == "localhost" || strings.HasSuffix(name, ".localhost")) {
+		return &outbound.RefusedError{Addr: name, Reason: "loopback"}
+	}
+	return nil
 }
 
 func (s *Syncer) endpoint(raw string) (*transport.Endpoint, error) {

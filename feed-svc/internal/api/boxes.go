@@ -49,7 +49,7 @@ func (h *Handler) boxPage(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	c.Header("X-Content-Type-Options", "nosniff")
 	c.Data(status, "text/html; charset=utf-8", body)
 	return nil

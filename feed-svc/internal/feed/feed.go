@@ -223,6 +223,8 @@ func validate(d Draft) ([]string, error) {
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "body must be at most %d bytes", MaxBody)
 	case !utf8.ValidString(d.Title) || !utf8.ValidString(d.Body):
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "title and body must be UTF-8")
+	case httpx.HasBidiControl(d.Title) || httpx.HasBidiControl(d.Body):
+		return nil, httpx.RefuseBidiControls("title and body", d.Title+d.Body)
 	}
 	tags := []string{}
 	for _, t := range d.Tags {

@@ -1,12 +1,14 @@
 // Package auth turns a bearer API key into a principal: the checksum is checked with no lookup,
-// then an in-process cache (half a second, so that a revocation reaches every replica within a
-// second), then Redis, then identity-svc.
+// then an in-process cache, then Redis, then identity-svc. A revocation is pushed to every
+// replica (Redis pub/sub) and drops the key from its in-process cache at once; the cache's short
+// lifetime only bounds how long a replica that missed the announcement trusts a revoked key.
 package auth
 
 import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -17,8 +19,8 @@ import (
 	"github.com/svcdev/svc/pkg/identity"
 )
 
-// LocalTTL bounds how long a replica trusts a principal without asking Redis; revocation tombstones
-// in Redis are therefore seen by every replica within LocalTTL.
+// LocalTTL bounds how long a replica trusts a principal without asking Redis. Revocations are
+// pushed to every replica (Listen), so this only matters when an announcement is lost.
 const LocalTTL = 500 * time.Millisecond
 
 // MissTTL is how long a replica remembers that a key is unknown or revoked, so that a client
@@ -26,16 +28,27 @@ const LocalTTL = 500 * time.Millisecond
 // until it is created, and a revoked key never comes back, so a miss cannot turn into a hit.
 const MissTTL = 10 * time.Second
 
-// Verifier is what the authenticator needs of identity-svc's client.
+// Verifier is what the authenticator needs of identity-svc's client: the Redis-cached principal
+// (no work for identity-svc), and the lookup at identity-svc.
 type Verifier interface {
-	VerifyKey(ctx context.Context, digest string) (*authn.Principal, error)
+	CachedKey(ctx context.Context, digest string) (*authn.Principal, error)
+	LookupKey(ctx context.Context, digest string) (*authn.Principal, error)
 }
+
+// Charge takes one unit of the calling client's failed-authentication budget: it is asked
+// before anything a bad key could make costly (a lookup at identity-svc) and for every refused
+// key, and answers 429 once the budget is spent. A key that verifies from a cache never
+// charges it, so a flood of bad keys from one address cannot lock out a good key from it.
+type Charge func(ctx context.Context) error
 
 // Authenticator verifies keys.
 type Authenticator struct {
 	verifier Verifier
 	local    *expirable.LRU[string, *authn.Principal]
 	misses   *expirable.LRU[string, struct{}]
+	// revoked counts the revocations this replica heard: a principal read before one is not
+	// cached after it, since it may be the revoked key's.
+	revoked atomic.Uint64
 }
 
 // New returns an authenticator over verifier.
@@ -53,8 +66,9 @@ func Bearer(header string) (key string, ok bool) {
 	return strings.TrimSpace(key), true
 }
 
-// Authenticate returns the principal of an Authorization header value.
-func (a *Authenticator) Authenticate(ctx context.Context, header string) (*authn.Principal, error) {
+// Authenticate returns the principal of an Authorization header value; charge is the calling
+// client's failed-authentication budget (see Charge).
+func (a *Authenticator) Authenticate(ctx context.Context, header string, charge Charge) (*authn.Principal, error) {
 	key, present := Bearer(header)
 	switch {
 	case !present:
@@ -63,23 +77,60 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*authn
 		return nil, httpx.Unauthorized("the Authorization header must read Bearer <api_key>")
 	}
 	if !apikey.Valid(key) {
-		return nil, httpx.Unauthorized("the API key is malformed")
+		return nil, refuse(ctx, charge, "the API key is malformed")
 	}
 	digest := apikey.Digest(key)
 	if p, ok := a.local.Get(digest); ok {
 		return p, nil
 	}
 	if a.misses.Contains(digest) {
-		return nil, httpx.Unauthorized("the API key is not valid")
+		return nil, refuse(ctx, charge, "the API key is not valid")
 	}
-	p, err := a.verifier.VerifyKey(ctx, digest)
+	seen := a.revoked.Load()
+	p, err := a.verifier.CachedKey(ctx, digest)
+	looked := errors.Is(err, identity.ErrNotCached)
+	if looked {
+		// Only now can the key cost identity-svc work: the client's budget pays for it first
+		// (once: a key the lookup refuses is not charged again).
+		if err := charge(ctx); err != nil {
+			return nil, err
+		}
+		p, err = a.verifier.LookupKey(ctx, digest)
+	}
 	switch {
 	case errors.Is(err, identity.ErrNotFound), errors.Is(err, identity.ErrRevoked):
 		a.misses.Add(digest, struct{}{})
-		return nil, httpx.Unauthorized("the API key is not valid")
+		if looked {
+			return nil, httpx.Unauthorized("the API key is not valid")
+		}
+		return nil, refuse(ctx, charge, "the API key is not valid")
 	case err != nil:
 		return nil, httpx.Unavailable(err)
 	}
-	a.local.Add(digest, p)
+	if a.revoked.Load() == seen {
+		a.local.Add(digest, p)
+	}
 	return p, nil
+}
+
+// refuse charges the client's budget for a refused key: 401 while it lasts, then 429.
+func refuse(ctx context.Context, charge Charge, message string) error {
+	if err := charge(ctx); err != nil {
+		return err
+	}
+	return httpx.Unauthorized(message)
+}
+
+// Revoked drops a revoked key (by digest) from the in-process cache and remembers it as a miss.
+func (a *Authenticator) Revoked(digest string) {
+	a.revoked.Add(1)
+	a.local.Remove(digest)
+	a.misses.Add(digest, struct{}{})
+}
+
+// Forget drops every cached principal: after the announcements were interrupted, one may have
+// been missed.
+func (a *Authenticator) Forget() {
+	a.revoked.Add(1)
+	a.local.Purge()
 }

@@ -161,11 +161,14 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Principal, *auth
 	header := c.GetHeader("Authorization")
 	c.Request.Header.Del("Authorization") // the key never travels past the gateway
 	if r.Auth != routes.Public || header != "" {
-		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "auth-ip", PerMin: g.limits.AuthIPPerMin, Burst: g.limits.AuthIPBurst}, ratelimit.ClientKey(c.ClientIP())); err != nil {
-			return nil, nil, err
+		// The per-IP budget pays for refused keys and lookups only: a key answered from a cache
+		// never spends it, so bad keys from an address cannot lock out a good key from it.
+		client := ratelimit.ClientKey(c.ClientIP())
+		charge := func(ctx context.Context) error {
+			return g.limiter.Allow(ctx, ratelimit.Limit{Name: "auth-ip", PerMin: g.limits.AuthIPPerMin, Burst: g.limits.AuthIPBurst}, client)
 		}
 		var err error
-		if p, err = g.auth.Authenticate(ctx, header); err != nil {
+		if p, err = g.auth.Authenticate(ctx, header, charge); err != nil {
 			return nil, nil, err
 		}
 		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, p.KeyID); err != nil {

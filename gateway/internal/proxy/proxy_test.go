@@ -71,7 +71,11 @@ type staticIdentity struct {
 	obj    identity.Object
 }
 
-func (s staticIdentity) VerifyKey(_ context.Context, digest string) (*authn.Principal, error) {
+func (s staticIdentity) CachedKey(ctx context.Context, digest string) (*authn.Principal, error) {
+	return s.LookupKey(ctx, digest)
+}
+
+func (s staticIdentity) LookupKey(_ context.Context, digest string) (*authn.Principal, error) {
 	if digest != s.digest {
 		return nil, identity.ErrNotFound
 	}

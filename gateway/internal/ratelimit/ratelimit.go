@@ -29,8 +29,9 @@ type Config struct {
 	// FeedPollInterval is how often a client may read one feed with content (0: no limit). Keep
 	// it equal to feed-svc's FEED_POLL_INTERVAL, the max-age that feed answers announce.
 	FeedPollInterval time.Duration `env:"RATE_FEED_POLL_INTERVAL, default=15m"`
-	// AuthIP* limit, per client IP, the requests that carry a key, before the key is checked:
-	// checking an unknown key costs identity-svc a lookup.
+	// AuthIP* limit, per client IP, the keys that cost work: each refused key and each lookup at
+	// identity-svc (a key in no cache). A key answered from a cache never counts, so unknown keys
+	// from one address are slowed and refused without locking out a good key from it.
 	AuthIPPerMin int `env:"RATE_AUTH_IP_PER_MIN, default=1200"`
 	AuthIPBurst  int `env:"RATE_AUTH_IP_BURST, default=200"`
 	// StreamsPerKey caps the event streams and long polls open at once per key (per client IP

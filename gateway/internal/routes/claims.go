@@ -15,7 +15,7 @@ var Claims = []Route{
 }
 
 var (
-	proofType   = Enum("domain", "meta_tag", "website", "github", "x", "linkedin", "mastodon")
+	proofType   = Enum("domain", "meta_tag", "website", "github", "x", "linkedin", "reddit", "mastodon")
 	claimStatus = Enum("pending", "verified", "lapsed", "expired")
 )
 

@@ -34,7 +34,7 @@ func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
 		at = clock.Now()
 	}
 	return h.Objects.RecordClaim(ctx, ev.ObjectID, object.VerifiedClaim{
-		ClaimID: d.ClaimID, Network: d.ProofType, Handle: socialHandle(d.ClaimedTarget), At: at,
+		ClaimID: d.ClaimID, Network: d.ProofType, Handle: handleOf(d.ProofType, d.ClaimedTarget), At: at,
 	})
 }
 
@@ -50,6 +50,20 @@ func (h *Claims) lapsed(ctx context.Context, ev events.Event) error {
 		at = clock.Now()
 	}
 	return h.Objects.RecordLapse(ctx, ev.ObjectID, d.ClaimID, at)
+}
+
+// handleOf is the handle a claim of network names: the account, lower-cased, as "user@host"
+// for Mastodon (a user name there is only unique on its instance), the last path segment of a
+// profile URL or the bare handle ("@name", "u/name") elsewhere.
+func handleOf(network, target string) string {
+	if network != "mastodon" {
+		return socialHandle(strings.TrimPrefix(strings.TrimSpace(target), "u/"))
+	}
+	target = strings.TrimSpace(target)
+	if u, err := url.Parse(target); err == nil && u.Host != "" {
+		return strings.ToLower(strings.TrimPrefix(strings.Trim(u.Path, "/"), "@") + "@" + u.Host)
+	}
+	return strings.ToLower(strings.TrimPrefix(target, "@"))
 }
 
 // socialHandle reads a handle from "@name", "name" or a profile URL.

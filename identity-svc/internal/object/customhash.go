@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
@@ -26,9 +27,17 @@ type ClaimedHash struct {
 	Paid         bool
 }
 
+// FreeHashNetworks are the networks whose verified claim of a handle makes svc_<handle> free:
+// each has one global namespace on fixed hosts, so a handle there names one account in the
+// world. A federated network (Mastodon) is not one of them: alice@one.example and alice@two.example
+// are different people, and anyone can run an instance, so its claims never make a bare username
+// free.
+var FreeHashNetworks = []string{"github", "x", "linkedin", "reddit"}
+
 // ClaimCustomHash makes svc_<username> the object's current hash, paid by a voucher or, without
-// a payment reference, for free with a verified github, x, linkedin or mastodon claim of the same
-// handle (claims-svc).
+// a payment reference, for free with a verified claim of the same handle on one of
+// FreeHashNetworks. The claim is one of the object's facts (fed by claims-svc's claim.verified
+// and claim.lapsed events), so no call to claims-svc is needed.
 func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID string, in HashClaim) (*ClaimedHash, error) {
 	if !apikey.ValidUsername(in.Username) {
 		return nil, httpx.BadRequest(httpx.CodeInvalidUsername,
@@ -44,12 +53,9 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 	}
 	free := false
 	if in.PaymentReference == "" {
-		if free, err = s.Claims.SocialMatch(ctx, obj.ID, in.Username); err != nil {
-			return nil, httpx.Unavailable(err)
-		}
-		if !free {
+		if free = freeHandle(obj, in.Username); !free {
 			return nil, httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired,
-				"a custom hash costs 100 USD: send a payment_reference, or verify a matching github, x, linkedin or mastodon claim first")
+				"a custom hash costs 100 USD: send a payment_reference, or verify a matching github, x, linkedin or reddit claim first")
 		}
 	}
 	// The voucher is spent before the name is claimed, and given back if the name is taken, so
@@ -84,6 +90,17 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 	s.ETags.Changed(ctx, obj.ID)
 	s.Outbox.Confirm(ev)
 	return &ClaimedHash{Hash: newHash, PreviousHash: obj.Hash, Username: in.Username, Paid: !free}, nil
+}
+
+// freeHandle reports whether the object holds a verified claim (one that has not lapsed) of
+// username on one of FreeHashNetworks.
+func freeHandle(obj *store.Object, username string) bool {
+	for _, h := range obj.SocialHandles {
+		if slices.Contains(FreeHashNetworks, h.Network) && h.Handle == username {
+			return true
+		}
+	}
+	return false
 }
 
 // releaseVoucher is the undo step of redeem (nothing to undo for a free claim).

@@ -51,6 +51,7 @@ func (s *Service) Rotate(ctx context.Context, requestID string, c Caller) (*Rota
 		return nil, notFound(err, "key")
 	}
 	s.Outbox.Confirm(ev)
+	s.remember(ctx, c.Hash, next)
 	if err := s.tombstone(ctx, old.Digest); err != nil {
 		s.Log.ErrorContext(ctx, "rotated key not tombstoned: gateways may accept it until their cache expires",
 			"key_id", old.KeyID, "cache_ttl", identity.KeyTTL, "error", err)
@@ -103,7 +104,17 @@ func (s *Service) CreateKey(ctx context.Context, requestID string, c Caller, in 
 		return nil, "", err
 	}
 	s.Outbox.Confirm(ev)
+	s.remember(ctx, c.Hash, k)
 	return k, key, nil
+}
+
+// remember caches the principal of a key just made, so that gateways answer its first uses from
+// Redis without a lookup (see identity.Remember). A failure only costs that lookup later.
+func (s *Service) remember(ctx context.Context, hash string, k *store.Key) {
+	p := &authn.Principal{ObjectID: k.ObjectID, Hash: hash, KeyID: k.KeyID, Owner: k.Owner, Scopes: k.Scopes}
+	if err := identity.Remember(ctx, s.Redis, k.Digest, p); err != nil {
+		s.Log.WarnContext(ctx, "new key not cached for gateways", "key_id", k.KeyID, "error", err)
+	}
 }
 
 // normalizeScopes accepts a non-empty set of read, write and mailbox (default read and write).

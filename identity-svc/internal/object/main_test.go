@@ -17,14 +17,6 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-// socialClaims answers as claims-svc would for the verified social handles it holds, by object
-// id (claims-svc itself is tested against identity-svc end to end in deploy/e2e).
-type socialClaims map[string]string
-
-func (c socialClaims) SocialMatch(_ context.Context, objectID, username string) (bool, error) {
-	return c[objectID] == username, nil
-}
-
 // sent is an outbox that records the events the use cases confirm. Tests that need the stored
 // outbox use events.Outbox itself.
 type sent struct {
@@ -69,5 +61,5 @@ func newService(t *testing.T) (*Service, *sent) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	relay := &sent{}
 	return &Service{Store: store.New(db), Outbox: relay, Redis: rdb, Payments: payment.NewVouchers(voucherSecret),
-		Log: testkit.Logger(t), ETags: httpx.NewETags(rdb, testkit.Logger(t), time.Hour), Claims: socialClaims{}}, relay
+		Log: testkit.Logger(t), ETags: httpx.NewETags(rdb, testkit.Logger(t), time.Hour)}, relay
 }

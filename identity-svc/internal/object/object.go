@@ -49,8 +49,6 @@ type Service struct {
 	Log      *slog.Logger
 	// ETags validates public object reads; writes that change what they show replace it.
 	ETags *httpx.ETags
-	// Claims answers whether a verified social claim makes a custom hash free.
-	Claims SocialClaims
 }
 
 // NewObject is what a creation asks for.
@@ -115,6 +113,7 @@ func (s *Service) Create(ctx context.Context, requestID string, in NewObject) (*
 			func() error { return s.Store.ReleaseHash(ctx, hash, objectID) })
 	}
 	s.Outbox.Confirm(ev)
+	s.remember(ctx, hash, ownerKey)
 	return &Created{Object: obj, APIKey: key}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svcdev/svc/identity-svc/internal/payment"
 	"github.com/svcdev/svc/pkg/apikey"
@@ -181,9 +182,25 @@ func TestVerifiedSocialClaimMakesCustomHashFree(t *testing.T) {
 	ctx := context.Background()
 	_, caller := create(t, s, NewObject{})
 	_, other := create(t, s, NewObject{})
-	s.Claims = socialClaims{caller.ObjectID: "octocat"}
-	_, err := s.ClaimCustomHash(ctx, "req_test", other.ObjectID, HashClaim{Username: "octocat"})
-	wantStatus(t, err, 402, httpx.CodePaymentRequired)
+	verify := func(objectID, id, network, handle string) {
+		t.Helper()
+		if err := s.RecordClaim(ctx, objectID, VerifiedClaim{ClaimID: id, Network: network, Handle: handle, At: clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify(caller.ObjectID, "clm_gh", "github", "octocat")
+	// A federated handle, a domain and a lapsed claim never make a name free.
+	verify(other.ObjectID, "clm_m", "mastodon", "openai@social.example")
+	verify(other.ObjectID, "clm_m2", "mastodon", "openai")
+	verify(other.ObjectID, "clm_d", "domain", "openai")
+	verify(other.ObjectID, "clm_x", "x", "grace")
+	if err := s.RecordLapse(ctx, other.ObjectID, "clm_x", clock.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"octocat", "openai", "grace"} {
+		_, err := s.ClaimCustomHash(ctx, "req_test", other.ObjectID, HashClaim{Username: name})
+		wantStatus(t, err, 402, httpx.CodePaymentRequired)
+	}
 	r, err := s.ClaimCustomHash(ctx, "req_test", caller.ObjectID, HashClaim{Username: "octocat"})
 	if err != nil || r.Paid || r.Hash != "svc_octocat" {
 		t.Fatalf("free claim: %+v, %v", r, err)

@@ -54,9 +54,3 @@ type VoucherStore interface {
 	UseVoucher(ctx context.Context, voucherID, objectID string, at time.Time) error
 	ReleaseVoucher(ctx context.Context, voucherID, objectID string) error
 }
-
-// SocialClaims is claims-svc's answer to whether an object holds a verified github, x, linkedin
-// or mastodon claim whose handle is username; *rpc.ClaimsClient satisfies it.
-type SocialClaims interface {
-	SocialMatch(ctx context.Context, objectID, username string) (bool, error)
-}

@@ -377,10 +377,25 @@ func checkEvents(evs, allowed []string) ([]string, error) {
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$")
 
-// reservedHeaders are set by the sender and may not be overridden by stored headers.
+// reservedHeaders may not be stored: those the sender sets, the hop-by-hop ones (RFC 9110
+// §7.6.1), which describe one connection rather than the request, and those proxies use to
+// describe a request's path or credentials, which a receiver may trust.
 var reservedHeaders = []string{
 	"content-type", "content-length", "content-encoding", "transfer-encoding", "connection", "host", "te",
 	"upgrade", "trailer", "user-agent", "x-svc-event", "webhook-id", "webhook-timestamp", "webhook-signature",
+	"keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "expect", "via",
+	"forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip", "max-forwards",
+}
+
+// validHeaderValue reports whether v is an RFC 9110 field value: visible characters, spaces and
+// tabs (and obs-text), no other control character, no leading or trailing whitespace.
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return strings.TrimSpace(v) == v
 }
 
 // checkHeaders validates stored headers. Errors name the header, never its value.
@@ -395,8 +410,8 @@ func checkHeaders(h map[string]string) error {
 		if slices.Contains(reservedHeaders, strings.ToLower(name)) {
 			return httpx.BadRequest(httpx.CodeInvalidRequest, "header %q is set by the sender and cannot be stored", name)
 		}
-		if len(value) > MaxHeaderValueLen || strings.ContainsAny(value, "\r\n\x00") {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "the value of header %q must be at most %d bytes with no line breaks", name, MaxHeaderValueLen)
+		if len(value) > MaxHeaderValueLen || !validHeaderValue(value) {
+			return httpx.BadRequest(httpx.CodeInvalidRequest, "the value of header %q must be at most %d bytes of visible characters, spaces and tabs, not starting or ending with a space", name, MaxHeaderValueLen)
 		}
 	}
 	return nil
