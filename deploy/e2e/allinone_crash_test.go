@@ -361,7 +361,7 @@ func TestAllinoneBrokerDirectoryLost(t *testing.T) {
 	e := crashEnv(t, addr, log)
 	sender, recipients := crashSetup(t, e, rcv)
 	load := startLoad(e.URL, sender, recipients, 40)
-	for load.count() < 60 {
+	for load.count() < 40 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	a.kill()
@@ -369,7 +369,7 @@ func TestAllinoneBrokerDirectoryLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	a = startAllinone(t, bin, dataDir, addr, rcv.CAFile, log)
-	for n := load.count(); load.count() < n+40; {
+	for n := load.count(); load.count() < n+30; {
 		time.Sleep(20 * time.Millisecond)
 	}
 	acked, _ := load.finish()
@@ -385,7 +385,7 @@ func TestAllinoneBrokerDirectoryLost(t *testing.T) {
 	e.logs = log
 	startAllinone(t, bin, dataDir, addr, rcv.CAFile, log)
 	load = startLoad(e.URL, sender, recipients, 40)
-	for load.count() < 40 {
+	for load.count() < 30 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	more, _ := load.finish()

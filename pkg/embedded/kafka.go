@@ -100,6 +100,9 @@ func StartKafka(opts KafkaOptions) (*Kafka, error) {
 		if err := k.checkDataDir(opts); err != nil {
 			return nil, err
 		}
+		if err := dropSnapshots(opts.DataDir); err != nil {
+			return nil, err
+		}
 		kopts = append(kopts, kfake.DataDir(opts.DataDir))
 	}
 	c, err := kfake.NewCluster(kopts...)
@@ -246,6 +249,24 @@ func orphanPartitions(dir string) (string, error) {
 		}
 	}
 	return strings.Join(orphans, ", "), nil
+}
+
+// dropSnapshots deletes the partitions' snapshot.json files that kfake writes at an orderly
+// shutdown, so that every start rebuilds each partition from its segment files. A snapshot whose
+// sizes still match segment files that were damaged since makes kfake cut the damaged log but
+// keep appending past the cut while indexing from the old size: every later batch unreadable.
+// Replaying costs what loading from the snapshot costs (kfake reads every batch either way).
+func dropSnapshots(dir string) error {
+	snaps, err := filepath.Glob(filepath.Join(dir, "partitions", "*", "snapshot.json"))
+	if err != nil {
+		return fmt.Errorf("kafka snapshots: %w", err)
+	}
+	for _, s := range snaps {
+		if err := os.Remove(s); err != nil {
+			return fmt.Errorf("kafka snapshots: %w", err)
+		}
+	}
+	return nil
 }
 
 // clusterID is the id in dir's meta.json (kfake writes it when it first starts there), or "".

@@ -197,11 +197,12 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 				return
 			}
 			failures++
-			if failures >= stallAfter {
+			switch {
+			case failures == stallAfter || failures > stallAfter && failures%60 == 0:
 				c.cfg.Log.Error("kafka fetch keeps failing: the partition is stalled", "group", c.cfg.GroupID,
 					"topic", topic, "partition", p.ID, "failures", failures, "error", err)
 				c.cfg.Health.fail(key, err.Error())
-			} else {
+			case failures < stallAfter:
 				c.cfg.Log.Warn("kafka fetch failed", "topic", topic, "partition", p.ID, "error", err)
 			}
 			if !sleep(ctx, time.Second) {
