@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -161,12 +162,18 @@ const stallAfter = 3
 func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic string, p kafka.PartitionAssignment) {
 	key := partitionKey(c.cfg.GroupID, topic, p.ID)
 	defer c.cfg.Health.ok(key)
+	// done silences the reader's logger once the partition is let go: the reader is closed in
+	// the background and would report its connections' closing after the service stopped.
+	var done atomic.Bool
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: c.cfg.Brokers, Topic: topic, Partition: p.ID,
 		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: idleFetchWait,
 		// kafka-go's reader retries on its own what it cannot read and only tells this logger:
 		// an offset past the partition's end would otherwise be waited on forever, in silence.
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
+			if done.Load() || ctx.Err() != nil {
+				return
+			}
 			text := fmt.Sprintf(msg, args...)
 			if strings.Contains(text, "past the last offset") {
 				c.cfg.Log.Error("kafka: the consumer's offset is past the partition's end", "group", c.cfg.GroupID,
@@ -174,12 +181,14 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 				c.cfg.Health.fail(key, "offset past the partition's end")
 				return
 			}
-			c.cfg.Log.Warn("kafka reader", "group", c.cfg.GroupID, "topic", topic, "partition", p.ID, "detail", text)
+			// What the reader retries on its own (a broker going away): its fetches' failures,
+			// should they last, are logged and counted by the loop below.
+			c.cfg.Log.Debug("kafka reader", "group", c.cfg.GroupID, "topic", topic, "partition", p.ID, "detail", text)
 		}),
 	})
 	// Closing a reader waits for its fetch under way, up to idleFetchWait: nothing is committed
 	// through the reader, so it is closed in the background and the partition is let go at once.
-	defer func() { go r.Close() }()
+	defer func() { done.Store(true); go r.Close() }()
 	commits := c.committer(gen, topic, p.ID)
 	defer commits.stop()
 	offset := c.checkOffset(ctx, topic, p)
