@@ -131,6 +131,9 @@ type Outbox struct {
 	// acknowledged since the sweep last read the outbox (its read may predate their delete).
 	mu   sync.Mutex
 	held map[string]bool
+	// overflow are events confirmed when the queue was full (at most 4 queues of them): the
+	// sweep publishes them without reading their documents, since their writes are known.
+	overflow map[string]bool
 }
 
 // Staging batches hold up to stageBatch entries; a batch's insert times out after stageTimeout.
@@ -144,7 +147,8 @@ func NewOutbox(db *mongo.Database, pub Publisher, log *slog.Logger, opts OutboxO
 	opts.defaults()
 	coll := db.Collection(OutboxCollection)
 	return &Outbox{db: db, coll: coll, staging: mongox.NewBatcher(coll, stageBatch, stageTimeout), pub: pub, log: log, opts: opts,
-		queue: make(chan Pending, opts.Queue), acks: make(chan []Pending, 64), held: map[string]bool{}}
+		queue: make(chan Pending, opts.Queue), acks: make(chan []Pending, 64), held: map[string]bool{},
+		overflow: map[string]bool{}}
 }
 
 // Stage records evs as pending, before the write of document id of collection, which must list
@@ -175,7 +179,11 @@ func (o *Outbox) Confirm(evs ...Pending) {
 		case o.queue <- e:
 		default:
 			o.hold(e.ID, false)
-			return
+			o.mu.Lock()
+			if len(o.overflow) < 4*o.opts.Queue {
+				o.overflow[e.ID] = true
+			}
+			o.mu.Unlock()
 		}
 	}
 }
@@ -199,6 +207,26 @@ func (o *Outbox) release(evs []Pending) {
 	defer o.mu.Unlock()
 	for _, e := range evs {
 		o.held[e.ID] = false // false: acknowledged, dropped at the sweep's next read
+		delete(o.overflow, e.ID)
+	}
+}
+
+func (o *Outbox) isOverflow(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.overflow[id]
+}
+
+// serveQueue delivers what writers confirmed meanwhile, so that a sweep working through a
+// backlog does not hold back the events of new writes.
+func (o *Outbox) serveQueue(ctx context.Context) {
+	for ctx.Err() == nil {
+		select {
+		case first := <-o.queue:
+			o.deliver(ctx, o.collect(first))
+		default:
+			return
+		}
 	}
 }
 
@@ -412,11 +440,14 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([
 	var discard []string
 	for i := range entries {
 		e := &entries[i]
+		if i%50 == 0 {
+			o.serveQueue(ctx)
+		}
 		if o.isHeld(e.ID) {
 			continue // the relay has it: published once, by the relay
 		}
 		state := written
-		if !e.Confirmed {
+		if !e.Confirmed && !o.isOverflow(e.ID) {
 			if state, err = o.writeState(ctx, e); err != nil {
 				o.log.Warn("outbox sweep: reading a document failed", "collection", e.Collection, "error", err)
 				return nil, false
