@@ -211,6 +211,15 @@ func (o *Outbox) release(evs []Pending) {
 	}
 }
 
+// unhold gives events the relay could not deliver back to the sweep.
+func (o *Outbox) unhold(evs []Pending) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range evs {
+		delete(o.held, e.ID)
+	}
+}
+
 func (o *Outbox) isOverflow(id string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -311,10 +320,12 @@ func (o *Outbox) deliver(ctx context.Context, batch []Pending) {
 			o.markConfirmed(ctx, batch)
 		}
 		if ctx.Err() != nil {
+			o.unhold(batch) // left to the sweep of the next Run
 			return
 		}
 		o.log.Warn("outbox publish failed; retrying", "error", err, "events", len(batch), "attempt", attempt+1)
 		if !sleep(ctx, backoff) {
+			o.unhold(batch)
 			return
 		}
 		// A short cap: the relay is back within a second of the broker, and an attempt of a
@@ -342,6 +353,7 @@ func (o *Outbox) drain() {
 			if err := o.pub.Publish(ctx, batch...); err != nil {
 				o.log.Warn("outbox publish at shutdown failed; the sweep will publish", "error", err, "events", len(batch))
 				o.markConfirmed(ctx, batch)
+				o.unhold(batch)
 				continue
 			}
 			o.ack(ctx, batch)
