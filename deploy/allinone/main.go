@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
@@ -17,10 +19,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/svcdev/svc/deploy/stack"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/embedded"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/server"
 )
 
@@ -39,6 +43,9 @@ type Config struct {
 	// SQLite, for load tests.
 	FerretDBPostgreSQLURL string `env:"SVC_FERRETDB_POSTGRESQL_URL"`
 	PaymentVoucherSecret  string `env:"PAYMENT_VOUCHER_SECRET"`
+	// OutboxRetain is how long the services keep what they published to the embedded broker,
+	// to publish it again should the broker's data be lost (see startKafka).
+	OutboxRetain time.Duration `env:"SVC_OUTBOX_RETAIN, default=15m"`
 }
 
 func main() {
@@ -80,14 +87,18 @@ func realMain(ctx context.Context) error {
 		cfg.MongoURI = m.URI
 		log.Info("embedded FerretDB started", "uri", m.URI)
 	}
+	// Set below when the embedded broker runs: the services retain what they publish, and
+	// publish it again when the broker lost it.
+	brokerEnv := map[string]string{}
 	if len(cfg.KafkaBrokers) == 0 {
-		k, err := embedded.StartKafka(embedded.KafkaOptions{DataDir: filepath.Join(cfg.DataDir, "kafka")})
+		k, err := startKafka(cfg, log)
 		if err != nil {
 			return err
 		}
 		stops = append(stops, k.Stop)
 		cfg.KafkaBrokers = k.Brokers
-		log.Info("embedded Kafka started", "brokers", k.Brokers)
+		brokerEnv["OUTBOX_RETAIN"] = cfg.OutboxRetain.String()
+		brokerEnv["OUTBOX_REPUBLISH"] = strconv.FormatBool(k.Recovery.LostEvents())
 	}
 	if cfg.RedisURL == "" {
 		r, err := embedded.StartRedis()
@@ -122,6 +133,7 @@ func realMain(ctx context.Context) error {
 	} {
 		env[k] = v
 	}
+	maps.Copy(env, brokerEnv)
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: cfg.MongoURI, Brokers: cfg.KafkaBrokers, RedisURL: cfg.RedisURL,
 		BaseURL: baseURL, GatewayAddr: cfg.Addr, Env: env, Log: base,
@@ -135,6 +147,32 @@ func realMain(ctx context.Context) error {
 	<-ctx.Done()
 	log.Info("shutting down")
 	return s.Stop()
+}
+
+// startKafka starts the embedded broker on SVC_DATA_DIR/kafka, with every topic created, and
+// says loudly what it found there. kfake's log survives SIGKILL (a write reaches its segment
+// files before it is acknowledged, and start-up replays them); a broker directory that was
+// deleted, replaced or cut lost events, which the services then publish again from what they
+// retained (SVC_OUTBOX_RETAIN), and consumers dedupe by event id.
+func startKafka(cfg Config, log *slog.Logger) (*embedded.Kafka, error) {
+	k, err := embedded.StartKafka(embedded.KafkaOptions{
+		DataDir: filepath.Join(cfg.DataDir, "kafka"), IDFile: filepath.Join(cfg.DataDir, "kafka-cluster-id"),
+		Topics: events.Topics(""), Log: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch k.Recovery {
+	case embedded.KafkaUnclean:
+		log.Warn("embedded Kafka: the last run did not stop in order; its log was rebuilt from its files", "detail", k.Detail)
+	case embedded.KafkaRepaired, embedded.KafkaLost:
+		log.Error("embedded Kafka lost events: the services publish again what they published in the last "+
+			cfg.OutboxRetain.String()+" (SVC_OUTBOX_RETAIN); consumers skip what they had handled. Events published "+
+			"before that and not yet consumed are gone: restore SVC_DATA_DIR from a backup to recover them",
+			"recovery", k.Recovery.String(), "detail", k.Detail)
+	}
+	log.Info("embedded Kafka started", "brokers", k.Brokers, "recovery", k.Recovery.String())
+	return k, nil
 }
 
 // voucherSecret is PAYMENT_VOUCHER_SECRET, or one generated once and kept in the data dir so

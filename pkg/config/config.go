@@ -63,6 +63,12 @@ type Events struct {
 	// OutboxDiscardAfter is the age from which a pending event whose write never happened is
 	// dropped; it must exceed the longest time a request takes from staging to its write.
 	OutboxDiscardAfter time.Duration `env:"OUTBOX_DISCARD_AFTER, default=5m"`
+	// OutboxRetain keeps published events that long (0: not at all), so that they can be
+	// published again after a broker lost them (the all-in-one's embedded broker sets it).
+	OutboxRetain time.Duration `env:"OUTBOX_RETAIN"`
+	// OutboxRepublish publishes the retained events again at start-up: the all-in-one sets it
+	// when its embedded broker's data was lost or cut.
+	OutboxRepublish bool `env:"OUTBOX_REPUBLISH"`
 	// ConsumerRetryMin and ConsumerRetryMax bound the backoff between attempts of a failing handler.
 	ConsumerRetryMin time.Duration `env:"CONSUMER_RETRY_MIN, default=200ms"`
 	ConsumerRetryMax time.Duration `env:"CONSUMER_RETRY_MAX, default=30s"`

@@ -17,7 +17,6 @@ import (
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // Mongo is an embedded FerretDB server.
@@ -130,47 +129,6 @@ func (m *Mongo) Stop() {
 	m.indexer.close()
 	<-m.done
 }
-
-// Kafka is an embedded kfake cluster.
-type Kafka struct {
-	Brokers []string
-	cluster *kfake.Cluster
-}
-
-// KafkaOptions configures the embedded cluster.
-type KafkaOptions struct {
-	Partitions int    // default partitions of auto-created topics (default 4)
-	DataDir    string // persist topics and offsets across restarts when set
-}
-
-// StartKafka starts a one-broker kfake cluster with topic auto-creation and short group session
-// timeouts, so that rebalances take well under a second.
-func StartKafka(opts KafkaOptions) (*Kafka, error) {
-	if opts.Partitions == 0 {
-		opts.Partitions = 4
-	}
-	kopts := []kfake.Opt{
-		kfake.NumBrokers(1),
-		kfake.AllowAutoTopicCreation(),
-		kfake.DefaultNumPartitions(opts.Partitions),
-		kfake.GroupMinSessionTimeout(100 * time.Millisecond),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }),
-	}
-	if opts.DataDir != "" {
-		if err := os.MkdirAll(opts.DataDir, 0o750); err != nil {
-			return nil, fmt.Errorf("kafka dir: %w", err)
-		}
-		kopts = append(kopts, kfake.DataDir(opts.DataDir))
-	}
-	c, err := kfake.NewCluster(kopts...)
-	if err != nil {
-		return nil, fmt.Errorf("start kfake: %w", err)
-	}
-	return &Kafka{Brokers: c.ListenAddrs(), cluster: c}, nil
-}
-
-// Stop shuts the cluster down.
-func (k *Kafka) Stop() { k.cluster.Close() }
 
 // Redis is an embedded miniredis server.
 type Redis struct {

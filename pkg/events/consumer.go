@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -66,6 +68,8 @@ type ConsumerConfig struct {
 	// RetryMin and RetryMax bound the backoff between attempts (200 ms, 30 s); RetryFor is how
 	// long a failing event is retried before it is dead-lettered (1 h).
 	RetryMin, RetryMax, RetryFor time.Duration
+	// Health, when set, learns of partitions that cannot be read (see Health).
+	Health *Health
 }
 
 // Consume runs the consumer group until ctx ends. Every assigned partition has its own worker,
@@ -150,31 +154,74 @@ type consumer struct {
 // partition reader poll the broker more often.
 const idleFetchWait = 10 * time.Second
 
+// stallAfter is the number of failed fetches in a row from which a partition counts as stalled:
+// an error log line and /readyz say so.
+const stallAfter = 3
+
 // partition reads one partition from its committed offset until the generation ends.
 func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic string, p kafka.PartitionAssignment) {
+	key := partitionKey(c.cfg.GroupID, topic, p.ID)
+	defer c.cfg.Health.ok(key)
+	// done silences the reader's logger once the partition is let go: the reader is closed in
+	// the background and would report its connections' closing after the service stopped.
+	var done atomic.Bool
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: c.cfg.Brokers, Topic: topic, Partition: p.ID,
 		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: idleFetchWait,
+		// kafka-go's reader retries on its own what it cannot read and only tells this logger:
+		// an offset past the partition's end would otherwise be waited on forever, in silence.
+		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
+			if done.Load() || ctx.Err() != nil {
+				return
+			}
+			text := fmt.Sprintf(msg, args...)
+			if strings.Contains(text, "past the last offset") {
+				c.cfg.Log.Error("kafka: the consumer's offset is past the partition's end", "group", c.cfg.GroupID,
+					"topic", topic, "partition", p.ID, "detail", text)
+				c.cfg.Health.fail(key, "offset past the partition's end")
+				return
+			}
+			// What the reader retries on its own (a broker going away): its fetches' failures,
+			// should they last, are logged and counted by the loop below.
+			c.cfg.Log.Debug("kafka reader", "group", c.cfg.GroupID, "topic", topic, "partition", p.ID, "detail", text)
+		}),
 	})
 	// Closing a reader waits for its fetch under way, up to idleFetchWait: nothing is committed
 	// through the reader, so it is closed in the background and the partition is let go at once.
-	defer func() { go r.Close() }()
-	if err := r.SetOffset(p.Offset); err != nil {
-		c.cfg.Log.Warn("kafka: setting the partition offset failed", "topic", topic, "partition", p.ID, "error", err)
-	}
+	defer func() { done.Store(true); go r.Close() }()
 	commits := c.committer(gen, topic, p.ID)
 	defer commits.stop()
+	offset := c.checkOffset(ctx, topic, p)
+	if offset != p.Offset {
+		commits.handled(offset)
+	}
+	if err := r.SetOffset(offset); err != nil {
+		c.cfg.Log.Warn("kafka: setting the partition offset failed", "topic", topic, "partition", p.ID, "error", err)
+	}
+	failures := 0
 	for {
 		msg, err := r.FetchMessage(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			c.cfg.Log.Warn("kafka fetch failed", "topic", topic, "partition", p.ID, "error", err)
+			failures++
+			switch {
+			case failures == stallAfter || failures > stallAfter && failures%60 == 0:
+				c.cfg.Log.Error("kafka fetch keeps failing: the partition is stalled", "group", c.cfg.GroupID,
+					"topic", topic, "partition", p.ID, "failures", failures, "error", err)
+				c.cfg.Health.fail(key, err.Error())
+			case failures < stallAfter:
+				c.cfg.Log.Warn("kafka fetch failed", "topic", topic, "partition", p.ID, "error", err)
+			}
 			if !sleep(ctx, time.Second) {
 				return
 			}
 			continue
+		}
+		if failures > 0 || c.cfg.Health != nil {
+			failures = 0
+			c.cfg.Health.ok(key)
 		}
 		if c.cfg.Batch != nil {
 			batch := c.ready(ctx, r, msg)
@@ -187,6 +234,37 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 		}
 		commits.handled(msg.Offset + 1)
 	}
+}
+
+// checkOffset returns the offset to read p from: its committed offset, unless that is past the
+// partition's end. The broker then lost events that were handled (its log was cut or reset),
+// and the new ones it takes are numbered from its end: reading from the committed offset would
+// skip them. The consumer reads from the end instead, and says so loudly.
+func (c *consumer) checkOffset(ctx context.Context, topic string, p kafka.PartitionAssignment) int64 {
+	if p.Offset < 0 {
+		return p.Offset // nothing committed: kafka-go starts at the first offset
+	}
+	client := &kafka.Client{Addr: kafka.TCP(c.cfg.Brokers...), Timeout: 10 * time.Second}
+	res, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
+		topic: {kafka.LastOffsetOf(p.ID)},
+	}})
+	if err != nil {
+		c.cfg.Log.Warn("kafka: reading the partition's end failed", "topic", topic, "partition", p.ID, "error", err)
+		return p.Offset
+	}
+	for _, po := range res.Topics[topic] {
+		if po.Partition != p.ID || po.Error != nil {
+			continue
+		}
+		if p.Offset > po.LastOffset {
+			detail := fmt.Sprintf("group %s, %s/%d: committed offset %d, end %d", c.cfg.GroupID, topic, p.ID, p.Offset, po.LastOffset)
+			c.cfg.Log.Error("kafka: committed offset past the partition's end: the broker lost events; reading from its end",
+				"group", c.cfg.GroupID, "topic", topic, "partition", p.ID, "committed", p.Offset, "end", po.LastOffset)
+			c.cfg.Health.offsetReset(detail)
+			return po.LastOffset
+		}
+	}
+	return p.Offset
 }
 
 // batchLinger is how long a batch waits for the partition's next message before it is handled.

@@ -25,6 +25,15 @@ const (
 	TopicWebhook  = "svc.webhook.v1"
 )
 
+// Topics returns every topic name under prefix, for a broker that creates its topics explicitly.
+func Topics(prefix string) []string {
+	names := []string{TopicIdentity, TopicContext, TopicMailbox, TopicGraph, TopicClaims, TopicFeed}
+	for i, t := range names {
+		names[i] = prefix + t
+	}
+	return names
+}
+
 // Internal event types.
 const (
 	ObjectCreated         = "object.created"

@@ -21,8 +21,9 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // topicLog collects the ids of the events published on one topic, read from Kafka as a consumer
 // would.
 type topicLog struct {
-	mu   sync.Mutex
-	seen map[string]int
+	mu    sync.Mutex
+	seen  map[string]int
+	first map[string]time.Time
 }
 
 func watchTopic(t *testing.T, env testkit.Env, topic string) *topicLog {
@@ -33,7 +34,7 @@ func watchTopic(t *testing.T, env testkit.Env, topic string) *topicLog {
 		SessionTimeout: 6 * time.Second, RebalanceTimeout: 6 * time.Second, JoinGroupBackoff: 250 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &topicLog{seen: map[string]int{}}
+	l := &topicLog{seen: map[string]int{}, first: map[string]time.Time{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -47,6 +48,9 @@ func watchTopic(t *testing.T, env testkit.Env, topic string) *topicLog {
 			if json.Unmarshal(msg.Value, &ev) == nil {
 				l.mu.Lock()
 				l.seen[ev.ID]++
+				if l.seen[ev.ID] == 1 {
+					l.first[ev.ID] = time.Now()
+				}
 				l.mu.Unlock()
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -18,6 +19,10 @@ import (
 // OutboxCollection holds a service's pending events, and only those: an entry is deleted once
 // Kafka has acknowledged it, so the relay's cost follows the events in flight, not stored data.
 const OutboxCollection = "outbox"
+
+// PublishedCollection keeps published events for OutboxOptions.Retain, when set, so that they
+// can be published again after the broker lost them (see Republish).
+const PublishedCollection = "outbox_published"
 
 // EventsField is the field of a domain document that lists the ids of the events its write
 // produced. The sweep reads it to learn whether the write of a pending event happened.
@@ -57,6 +62,10 @@ type OutboxOptions struct {
 	Batch int
 	// Queue bounds the confirmed events waiting in memory (16384); beyond it the sweep takes them.
 	Queue int
+	// Retain keeps published events that long in PublishedCollection (0: not at all).
+	Retain time.Duration
+	// Republish publishes the retained events again when Run starts: the broker lost them.
+	Republish bool
 }
 
 func (o *OutboxOptions) defaults() {
@@ -88,6 +97,8 @@ type entry struct {
 	// Confirmed says that the write is known to have happened: set when a first publish failed,
 	// so that a later sweep publishes without looking for the document (which may be gone).
 	Confirmed bool `bson:"confirmed,omitempty"`
+	// PublishedAt is set on a retained copy (PublishedCollection) only.
+	PublishedAt time.Time `bson:"published_at,omitzero"`
 }
 
 func (e *entry) pending() Pending {
@@ -112,9 +123,17 @@ type Outbox struct {
 	log     *slog.Logger
 	opts    OutboxOptions
 	queue   chan Pending
-	// acks carries the ids of published events to the goroutine that deletes them, so that the
-	// next batch is published while the last one is acknowledged.
-	acks chan []string
+	// acks carries published events to the goroutine that deletes them, so that the next batch
+	// is published while the last one is acknowledged.
+	acks chan []Pending
+	// held are the events that the sweep must leave alone, so that an event is published once
+	// per outage and not once per path: those queued or being delivered by the relay, and those
+	// acknowledged since the sweep last read the outbox (its read may predate their delete).
+	mu   sync.Mutex
+	held map[string]bool
+	// overflow are events confirmed when the queue was full (at most 4 queues of them): the
+	// sweep publishes them without reading their documents, since their writes are known.
+	overflow map[string]bool
 }
 
 // Staging batches hold up to stageBatch entries; a batch's insert times out after stageTimeout.
@@ -128,7 +147,8 @@ func NewOutbox(db *mongo.Database, pub Publisher, log *slog.Logger, opts OutboxO
 	opts.defaults()
 	coll := db.Collection(OutboxCollection)
 	return &Outbox{db: db, coll: coll, staging: mongox.NewBatcher(coll, stageBatch, stageTimeout), pub: pub, log: log, opts: opts,
-		queue: make(chan Pending, opts.Queue), acks: make(chan []string, 64)}
+		queue: make(chan Pending, opts.Queue), acks: make(chan []Pending, 64), held: map[string]bool{},
+		overflow: map[string]bool{}}
 }
 
 // Stage records evs as pending, before the write of document id of collection, which must list
@@ -154,12 +174,87 @@ func (o *Outbox) Stage(ctx context.Context, collection string, id any, evs ...Pe
 // queue is full the sweep publishes them.
 func (o *Outbox) Confirm(evs ...Pending) {
 	for _, e := range evs {
+		o.hold(e.ID, true)
 		select {
 		case o.queue <- e:
+		default:
+			o.hold(e.ID, false)
+			o.mu.Lock()
+			if len(o.overflow) < 4*o.opts.Queue {
+				o.overflow[e.ID] = true
+			}
+			o.mu.Unlock()
+		}
+	}
+}
+
+// hold marks id as one the sweep leaves alone (on), or no longer (off). The map holds at most
+// the queue, a batch in delivery and the acknowledgements since the sweep's last read.
+func (o *Outbox) hold(id string, on bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if on {
+		o.held[id] = true
+	} else {
+		delete(o.held, id)
+	}
+}
+
+// release is called once acknowledged events are deleted: the sweep leaves them alone until its
+// next read, which cannot see them any more.
+func (o *Outbox) release(evs []Pending) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range evs {
+		o.held[e.ID] = false // false: acknowledged, dropped at the sweep's next read
+		delete(o.overflow, e.ID)
+	}
+}
+
+// unhold gives events the relay could not deliver back to the sweep.
+func (o *Outbox) unhold(evs []Pending) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range evs {
+		delete(o.held, e.ID)
+	}
+}
+
+func (o *Outbox) isOverflow(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.overflow[id]
+}
+
+// serveQueue delivers what writers confirmed meanwhile, so that a sweep working through a
+// backlog does not hold back the events of new writes.
+func (o *Outbox) serveQueue(ctx context.Context) {
+	for ctx.Err() == nil {
+		select {
+		case first := <-o.queue:
+			o.deliver(ctx, o.collect(first))
 		default:
 			return
 		}
 	}
+}
+
+// forgetAcknowledged drops the acknowledged entries of held, before a read of the outbox.
+func (o *Outbox) forgetAcknowledged() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for id, queued := range o.held {
+		if !queued {
+			delete(o.held, id)
+		}
+	}
+}
+
+func (o *Outbox) isHeld(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.held[id]
+	return ok
 }
 
 // Run relays until ctx ends, then publishes what is queued within a short grace period. It
@@ -171,6 +266,15 @@ func (o *Outbox) Run(ctx context.Context) error {
 	acked := make(chan struct{})
 	go func() { defer close(acked); o.acknowledge() }()
 	defer func() { o.acks <- nil; <-acked }()
+	var prune <-chan time.Time
+	if o.opts.Retain > 0 {
+		t := time.NewTicker(min(o.opts.Retain, time.Minute))
+		defer t.Stop()
+		prune = t.C
+		if o.opts.Republish {
+			o.republish(ctx)
+		}
+	}
 	o.sweep(ctx)
 	for {
 		select {
@@ -181,6 +285,8 @@ func (o *Outbox) Run(ctx context.Context) error {
 			o.deliver(ctx, o.collect(first))
 		case <-ticker.C:
 			o.sweep(ctx)
+		case <-prune:
+			o.prune(ctx)
 		}
 	}
 }
@@ -214,13 +320,17 @@ func (o *Outbox) deliver(ctx context.Context, batch []Pending) {
 			o.markConfirmed(ctx, batch)
 		}
 		if ctx.Err() != nil {
+			o.unhold(batch) // left to the sweep of the next Run
 			return
 		}
 		o.log.Warn("outbox publish failed; retrying", "error", err, "events", len(batch), "attempt", attempt+1)
 		if !sleep(ctx, backoff) {
+			o.unhold(batch)
 			return
 		}
-		backoff = min(2*backoff, 5*time.Second)
+		// A short cap: the relay is back within a second of the broker, and an attempt of a
+		// broker that is down costs one refused connection.
+		backoff = min(2*backoff, time.Second)
 	}
 }
 
@@ -243,6 +353,7 @@ func (o *Outbox) drain() {
 			if err := o.pub.Publish(ctx, batch...); err != nil {
 				o.log.Warn("outbox publish at shutdown failed; the sweep will publish", "error", err, "events", len(batch))
 				o.markConfirmed(ctx, batch)
+				o.unhold(batch)
 				continue
 			}
 			o.ack(ctx, batch)
@@ -253,27 +364,29 @@ func (o *Outbox) drain() {
 }
 
 // ack hands published entries to acknowledge, which deletes them.
-func (o *Outbox) ack(_ context.Context, batch []Pending) { o.acks <- IDs(batch...) }
+func (o *Outbox) ack(_ context.Context, batch []Pending) { o.acks <- batch }
 
-// acknowledge deletes published entries, with one command for all that are waiting, until it
-// receives nil (Run's end).
+// acknowledge deletes published entries (retaining copies when asked), with one command for all
+// that are waiting, until it receives nil (Run's end).
 func (o *Outbox) acknowledge() {
-	for ids := range o.acks {
-		last := ids == nil
-		for more := true; more && !last && len(ids) < 4*o.opts.Batch; {
+	for evs := range o.acks {
+		last := evs == nil
+		for more := true; more && !last && len(evs) < 4*o.opts.Batch; {
 			select {
 			case next := <-o.acks:
 				last = next == nil
-				ids = append(ids, next...)
+				evs = append(evs, next...)
 			default:
 				more = false
 			}
 		}
-		if len(ids) > 0 {
-			_, err := o.coll.DeleteMany(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+		if len(evs) > 0 {
+			o.retain(evs)
+			_, err := o.coll.DeleteMany(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: IDs(evs...)}}}})
 			if err != nil {
-				o.log.Warn("outbox ack failed; events may be published again", "error", err, "events", len(ids))
+				o.log.Warn("outbox ack failed; events may be published again", "error", err, "events", len(evs))
 			}
+			o.release(evs)
 		}
 		if last {
 			return
@@ -326,6 +439,7 @@ func (o *Outbox) sweepLimit() int { return 4 * o.opts.Batch }
 // sweepPage handles the first page of entries matching filter, in (created_at, _id) order. It
 // returns them, and false when it could not finish.
 func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([]entry, bool) {
+	o.forgetAcknowledged()
 	entries, err := mongox.FindAll[entry](ctx, o.coll, filter, options.Find().
 		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(o.sweepLimit())))
 	if err != nil {
@@ -338,8 +452,14 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([
 	var discard []string
 	for i := range entries {
 		e := &entries[i]
+		if i%50 == 0 {
+			o.serveQueue(ctx)
+		}
+		if o.isHeld(e.ID) {
+			continue // the relay has it: published once, by the relay
+		}
 		state := written
-		if !e.Confirmed {
+		if !e.Confirmed && !o.isOverflow(e.ID) {
 			if state, err = o.writeState(ctx, e); err != nil {
 				o.log.Warn("outbox sweep: reading a document failed", "collection", e.Collection, "error", err)
 				return nil, false
@@ -357,6 +477,9 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([
 			o.log.Warn("outbox sweep: publish failed; retrying at the next sweep", "error", err, "events", len(batch))
 			o.markConfirmed(ctx, batch)
 			return nil, false
+		}
+		for _, e := range batch {
+			o.hold(e.ID, true) // until its delete: the next sweep may read before it
 		}
 		o.ack(ctx, batch)
 	}
@@ -399,5 +522,77 @@ func (o *Outbox) writeState(ctx context.Context, e *entry) (writeState, error) {
 	return lost, nil
 }
 
-// OutboxIndexes are the indexes MongoDB needs for the sweep.
-var OutboxIndexes = []mongox.Index{{Collection: OutboxCollection, Keys: bson.D{{Key: "created_at", Value: 1}}}}
+// OutboxIndexes are the indexes MongoDB needs for the sweep and the pruning of retained events.
+var OutboxIndexes = []mongox.Index{
+	{Collection: OutboxCollection, Keys: bson.D{{Key: "created_at", Value: 1}}},
+	{Collection: PublishedCollection, Keys: bson.D{{Key: "published_at", Value: 1}}},
+}
+
+// retain copies published events into PublishedCollection, when Retain asks for it. A failure
+// only narrows what a republish could recover: it is logged, and the ack goes on.
+func (o *Outbox) retain(evs []Pending) {
+	if o.opts.Retain <= 0 {
+		return
+	}
+	now := time.Now()
+	docs := make([]any, len(evs))
+	for i, e := range evs {
+		docs[i] = entry{ID: e.ID, Topic: e.Topic, Key: e.Key, Type: e.Type, RequestID: e.RequestID, Payload: e.Payload,
+			CreatedAt: e.CreatedAt, PublishedAt: now}
+	}
+	_, err := o.db.Collection(PublishedCollection).InsertMany(context.Background(), docs, options.InsertMany().SetOrdered(false))
+	if err != nil && !mongox.IsDuplicateKey(err) {
+		o.log.Warn("outbox: retaining published events failed", "error", err, "events", len(evs))
+	}
+}
+
+// prune deletes the retained events older than Retain.
+func (o *Outbox) prune(ctx context.Context) {
+	_, err := o.db.Collection(PublishedCollection).DeleteMany(ctx,
+		bson.D{{Key: "published_at", Value: bson.D{{Key: "$lt", Value: time.Now().Add(-o.opts.Retain)}}}})
+	if err != nil && ctx.Err() == nil {
+		o.log.Warn("outbox: pruning retained events failed", "error", err)
+	}
+}
+
+// republish publishes every retained event again, oldest first, page by page: the broker lost
+// what it held, and consumers, which dedupe by event id, take what they had not handled. It
+// retries until the broker takes a page or ctx ends.
+func (o *Outbox) republish(ctx context.Context) {
+	coll := o.db.Collection(PublishedCollection)
+	filter := bson.D{}
+	total := 0
+	for ctx.Err() == nil {
+		entries, err := mongox.FindAll[entry](ctx, coll, filter, options.Find().
+			SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(o.sweepLimit())))
+		if err != nil {
+			o.log.Warn("outbox republish: reading retained events failed; retrying", "error", err)
+			if !sleep(ctx, time.Second) {
+				return
+			}
+			continue
+		}
+		evs := make([]Pending, len(entries))
+		for i := range entries {
+			evs[i] = entries[i].pending()
+		}
+		for batch := range slices.Chunk(evs, o.opts.Batch) {
+			for err := o.publishOnce(ctx, batch); err != nil; err = o.publishOnce(ctx, batch) {
+				o.log.Warn("outbox republish failed; retrying", "error", err, "events", len(batch))
+				if !sleep(ctx, time.Second) {
+					return
+				}
+			}
+		}
+		total += len(entries)
+		if len(entries) < o.sweepLimit() {
+			o.log.Warn("outbox: published the retained events again, since the broker lost its data", "events", total)
+			return
+		}
+		last := entries[len(entries)-1]
+		filter = bson.D{{Key: "$or", Value: bson.A{
+			bson.D{{Key: "created_at", Value: bson.D{{Key: "$gt", Value: last.CreatedAt}}}},
+			bson.D{{Key: "created_at", Value: last.CreatedAt}, {Key: "_id", Value: bson.D{{Key: "$gt", Value: last.ID}}}},
+		}}}
+	}
+}

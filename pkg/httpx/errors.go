@@ -152,7 +152,8 @@ func Abort(c *gin.Context, err error) {
 	if e.Status >= 500 {
 		_ = c.Error(err) // picked up by the access log
 	}
-	if e.RetryAfter > 0 {
+	if e.RetryAfter > 0 || e.Status == http.StatusServiceUnavailable {
+		// Every 503 tells the client when to retry: a second unless the error says otherwise.
 		secs := int(e.RetryAfter.Round(time.Second) / time.Second)
 		if secs < 1 {
 			secs = 1

@@ -36,23 +36,46 @@ func NewLogger(level, service string) *slog.Logger {
 // Check is one readiness check.
 type Check func(ctx context.Context) error
 
-// MountProbes adds /healthz (the process is up), /readyz (every check passes) and /metrics.
+// Problem is a check's error whose message /readyz shows as it is, in place of "unreachable":
+// it names what is wrong and carries nothing secret. A Warning one does not fail readiness.
+type Problem struct {
+	Message string
+	Warning bool
+}
+
+func (p *Problem) Error() string { return p.Message }
+
+// MountProbes adds /healthz (the process is up), /readyz (every check passes; warnings are
+// listed without failing it) and /metrics.
 func MountProbes(e *gin.Engine, reg *prometheus.Registry, checks map[string]Check) {
 	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	e.GET("/readyz", func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()
-		failed := gin.H{}
+		failed, warnings := gin.H{}, gin.H{}
 		for name, check := range checks {
-			if err := check(ctx); err != nil {
+			err := check(ctx)
+			var p *Problem
+			switch {
+			case err == nil:
+			case errors.As(err, &p) && p.Warning:
+				warnings[name] = p.Message
+			case errors.As(err, &p):
+				failed[name] = p.Message
+			default:
 				failed[name] = "unreachable"
 			}
 		}
+		body := gin.H{"status": "ok"}
+		if len(warnings) > 0 {
+			body["warnings"] = warnings
+		}
 		if len(failed) > 0 {
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "checks": failed})
+			body["status"], body["checks"] = "unavailable", failed
+			c.JSON(http.StatusServiceUnavailable, body)
 			return
 		}
-		c.JSON(http.StatusOK, gin.H{"status": "ok"})
+		c.JSON(http.StatusOK, body)
 	})
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 }

@@ -55,6 +55,8 @@ type Base struct {
 	handlers map[string]events.Handler
 	// wiring is what the service was built to call and consume (Wiring).
 	wiring Wiring
+	// health is what the consumers know to be wrong with their partitions.
+	health *events.Health
 }
 
 // Wiring is a service's runtime edges as its constructor made them: the services it calls
@@ -99,7 +101,8 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	if err != nil {
 		return nil, err
 	}
-	b = &Base{Name: name, Config: cfg, Log: log, Key: key, Verifier: verifier, Registry: prometheus.NewRegistry(), handlers: map[string]events.Handler{}}
+	b = &Base{Name: name, Config: cfg, Log: log, Key: key, Verifier: verifier, Registry: prometheus.NewRegistry(), handlers: map[string]events.Handler{},
+		health: events.NewHealth()}
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -119,16 +122,29 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	b.Producer = events.NewProducer(cfg.Brokers, cfg.TopicPrefix)
 	b.Outbox = events.NewOutbox(b.DB, b.Producer, log, events.OutboxOptions{
 		SweepInterval: cfg.OutboxSweepInterval, RecoverAfter: cfg.OutboxRecoverAfter, DiscardAfter: cfg.OutboxDiscardAfter,
+		Retain: cfg.OutboxRetain, Republish: cfg.OutboxRepublish,
 	})
 	b.Go(b.Outbox.Run)
 	b.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectionSize(b.DB, events.OutboxCollection, "svc_outbox_pending", "Events staged by writes and not yet acknowledged by Kafka."),
-		collectionSize(b.DB, events.DeadLetterCollection, "svc_dead_events", "Events the consumers parked as dead letters."))
+		collectionSize(b.DB, events.DeadLetterCollection, "svc_dead_events", "Events the consumers parked as dead letters."),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_consumer_stalled_partitions",
+			Help: "Partitions whose fetches keep failing (an unreadable batch, a broker that does not answer)."},
+			func() float64 { return float64(b.health.Failing()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "svc_consumer_offset_resets_total",
+			Help: "Committed offsets found past their partition's end (the broker lost events); read from the end."},
+			func() float64 { return float64(b.health.OffsetResets()) }))
 	b.Engine = httpx.NewEngine(log, httpx.NewMetrics(b.Registry))
 	server.MountProbes(b.Engine, b.Registry, map[string]server.Check{
 		"mongo": func(ctx context.Context) error { return mongox.Ping(ctx, b.DB) },
 		"redis": func(ctx context.Context) error { return b.Redis.Ping(ctx).Err() },
 		"kafka": func(ctx context.Context) error { return events.Ping(ctx, cfg.Brokers) },
+		"consumers": func(context.Context) error {
+			if msg, stalled := b.health.Problem(); msg != "" {
+				return &server.Problem{Message: msg, Warning: !stalled}
+			}
+			return nil
+		},
 	})
 	b.API = b.Engine.Group("/", authn.Require(verifier, name))
 	mountDeadLetters(b.API, events.NewDeadLetters(b.DB, b.DB.Collection(processedEvents), b.handlers))
@@ -234,7 +250,7 @@ func (b *Base) consume(group string, topics []string, h events.Handler, batch ev
 		return events.Consume(ctx, events.ConsumerConfig{
 			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: topics,
 			Processed: processed, Dead: b.DB.Collection(events.DeadLetterCollection),
-			Handler: h, Batch: batch, Log: b.Log,
+			Handler: h, Batch: batch, Log: b.Log, Health: b.health,
 			RetryMin: b.Config.ConsumerRetryMin, RetryMax: b.Config.ConsumerRetryMax, RetryFor: b.Config.ConsumerRetryFor,
 		})
 	})

@@ -91,6 +91,9 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.P
 			// The gateway already answers with the request id; the service's copy would repeat it.
 			ModifyResponse: func(resp *http.Response) error {
 				resp.Header.Del(httpx.HeaderRequestID)
+				if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+					resp.Header.Set("Retry-After", upstreamRetryAfter)
+				}
 				g.countPoll(resp)
 				return nil
 			},
@@ -107,10 +110,15 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.P
 // Serves reports whether the gateway has an upstream for the route's service.
 func (g *Gateway) Serves(r routes.Route) bool { return g.upstreams[r.Service] != nil }
 
+// upstreamRetryAfter is the Retry-After of a 503 the gateway answers for a service it cannot
+// reach, or that a service answered without one: every 503 says when to retry.
+const upstreamRetryAfter = "1"
+
 func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
 	if !errors.Is(err, context.Canceled) {
 		g.log.Warn("upstream unavailable", "request_id", httpx.RequestIDFrom(r.Context()), "error", err)
 	}
+	w.Header().Set("Retry-After", upstreamRetryAfter)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_ = json.NewEncoder(w).Encode(httpx.Body{Error: httpx.BodyError{
