@@ -27,7 +27,7 @@ const (
 
 // Topics returns every topic name under prefix, for a broker that creates its topics explicitly.
 func Topics(prefix string) []string {
-	names := []string{TopicIdentity, TopicContext, TopicMailbox, TopicGraph, TopicClaims, TopicFeed}
+	names := []string{TopicIdentity, TopicContext, TopicMailbox, TopicGraph, TopicClaims, TopicFeed, TopicWebhook}
 	for i, t := range names {
 		names[i] = prefix + t
 	}
