@@ -163,7 +163,7 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 		}
 		t = &authn.Target{ObjectID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility}
 	}
-	if err := authorize(r, p, t); err != nil {
+	if err := Authorize(r, p, t); err != nil {
 		return nil, err
 	}
 	tok, err := g.key.Mint(authn.GatewayIssuer, r.Service, p, t, httpx.RequestID(c))
@@ -174,7 +174,8 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Target, error) {
 	return t, nil
 }
 
-func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
+// Authorize checks that p may call r on t (nil: a route without {hash}, or only the scopes).
+func Authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
 	if r.Auth == routes.Public {
 		return nil
 	}
