@@ -167,10 +167,12 @@ func (h *Handler) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// allowed reports whether p (nil: no key) may call r, by the gateway's own check.
+// allowed reports whether tools/list shows r's tool to p (nil: no key), by the gateway's own
+// check. A public write (send_message) is shown to a key only with the write scope: REST still
+// takes it from a read-only key, as from anyone, but a read-only key is not meant to act.
 func (h *Handler) allowed(r routes.Route, p *authn.Principal) bool {
 	if r.Auth == routes.Public {
-		return true
+		return p == nil || r.Method == http.MethodGet || p.HasScope(authn.ScopeWrite)
 	}
 	return p != nil && h.opts.Authorize(r, p, nil) == nil
 }
