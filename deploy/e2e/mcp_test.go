@@ -354,3 +354,28 @@ func TestMCPRateLimits(t *testing.T) {
 	}
 	env.Do(t, "GET", "/api/whoami", key, nil).ExpectError(t, 429, "RATE_LIMITED")
 }
+
+// TestMCPIsDiscoverable: /llms.txt, the OpenAPI document, each object's llm.txt and agent card
+// name /mcp, and a GET of /mcp is the transport's 405, not the box page.
+func TestMCPIsDiscoverable(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	hash, _ := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Ada"})
+	if llms := env.send(t, Request{Method: "GET", Path: "/llms.txt"}).Expect(t, 200); !strings.Contains(string(llms.Body), env.URL+"/mcp") {
+		t.Error("/llms.txt does not name /mcp")
+	}
+	doc := env.send(t, Request{Method: "GET", Path: "/openapi.json"}).Expect(t, 200).JSON(t)
+	if x, _ := doc["info"].(map[string]any)["x-mcp"].(map[string]any); x == nil || !strings.HasSuffix(Str(t, x, "url"), "/mcp") {
+		t.Errorf("openapi.json info = %v, want x-mcp naming /mcp", doc["info"])
+	}
+	if profile := env.Do(t, "GET", "/api/objects/"+hash+"/llm.txt", "", nil).Expect(t, 200); !strings.Contains(string(profile.Body), "/mcp") {
+		t.Error("an object's llm.txt does not name /mcp")
+	}
+	card := env.Do(t, "GET", "/api/objects/"+hash+"/agent-card.json", "", nil).Expect(t, 200)
+	if !strings.Contains(string(card.Body), "/mcp") {
+		t.Errorf("the agent card does not name /mcp: %s", card.Body)
+	}
+	if get := env.send(t, Request{Method: "GET", Path: "/mcp"}); get.Status != 405 {
+		t.Errorf("GET /mcp = %d %s, want 405 from the stateless transport", get.Status, get.Body)
+	}
+}
