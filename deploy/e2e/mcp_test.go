@@ -238,6 +238,11 @@ func TestMCPScopes(t *testing.T) {
 
 	sub := env.Do(t, "POST", "/api/objects/"+hash+"/keys", key, map[string]any{"label": "reader", "scopes": []string{"read"}}).Expect(t, 201).JSON(t)
 	readKey := Str(t, sub, "key")
+	who := env.Do(t, "GET", "/api/whoami", readKey, nil).Expect(t, 200).JSON(t)
+	if who["hash"] != hash || who["owner_key"] != false || MustJSON(who["scopes"]) != `["read"]` || who["key_id"] != sub["id"] {
+		t.Errorf("GET /api/whoami with the read key = %v", who)
+	}
+	env.Do(t, "GET", "/api/whoami", "", nil).ExpectError(t, 401, "UNAUTHORIZED")
 	rs := mcpSession(t, env, readKey)
 	listed, err := rs.ListTools(context.Background(), nil)
 	if err != nil {
