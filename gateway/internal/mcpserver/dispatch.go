@@ -71,6 +71,8 @@ func (h *Handler) toolHandler(t boundTool) mcp.ToolHandler {
 		}
 		rec, err := h.serve(ctx, c, call)
 		if err != nil {
+			// Never the arguments: they may hold private guidance.
+			h.opts.Log.Warn("mcp tool call failed", "tool", t.Name, "request_id", c.header.Get(httpx.HeaderRequestID), "error", err)
 			return nil, err
 		}
 		return result(t.route, rec), nil
