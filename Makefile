@@ -5,6 +5,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout 15m
 .PHONY: test test-browser test-system lint run bench build fmt-check bench-embedded bench-stack test-sse-js bench-scale
 
 include deploy/deploy.mk
+include deploy/mcp.mk
 
 ## test: every test of every module (embedded FerretDB, kfake and miniredis; nothing to install)
 ## Every module runs, also after one fails; the failed ones are named at the end.

@@ -108,3 +108,45 @@ func streamStatus(t testing.TB, env *Env, path, key string) int {
 	_ = resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestNoSecretInLogsOverMCP runs the MCP flows with every kind of key (owner, sub-key, bad,
+// revoked) and private guidance, then searches everything the suite logged for the keys and the
+// guidance: /mcp logs what REST logs (the path, never a header or a body), and each tool call's
+// route call is logged as that route.
+func TestNoSecretInLogsOverMCP(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	alice, key := env.CreateObject(t, nil)
+	bob, _ := env.CreateObject(t, nil)
+	sub := env.Do(t, "POST", "/api/objects/"+alice+"/keys", key, map[string]any{"scopes": []string{"read", "write", "mailbox"}}).Expect(t, 201).JSON(t)
+	subKey := Str(t, sub, "key")
+	marker := "guidance-marker-mcp-" + strings.Repeat("q", 12)
+
+	s := mcpSession(t, env, subKey)
+	threadID := Str(t, toolOK(t, s, "send_message", map[string]any{"to_hash": bob, "kind": "note", "body": "hello"}), "thread_id")
+	toolOK(t, s, "set_private_guidance", map[string]any{"thread_id": threadID, "body": "Never say Friday. " + marker})
+	toolOK(t, s, "read_private_guidance", map[string]any{"thread_id": threadID})
+	toolRefusal(t, s, "set_private_guidance", map[string]any{"thread_id": threadID, "body": marker, "note": marker})
+	toolRefusal(t, s, "update_profile", map[string]any{"hash": bob, "body": marker})
+	toolOK(t, mcpSession(t, env, key), "whoami", nil)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`
+	headers := map[string]string{"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+	bad := "svc_sk_" + strings.Repeat("B", 40)
+	if r := env.send(t, Request{Method: "POST", Path: "/mcp", Key: bad, Body: call, Headers: headers}); r.Status != 401 {
+		t.Fatalf("a bad key at /mcp: %d", r.Status)
+	}
+	env.Do(t, "DELETE", "/api/objects/"+alice+"/keys/"+Str(t, sub, "id"), key, nil).Expect(t, 200)
+	env.Eventually(t, func() bool {
+		return env.send(t, Request{Method: "POST", Path: "/mcp", Key: subKey, Body: call, Headers: headers}).Status == 401
+	}, "the revoked key refused at /mcp")
+
+	logs := env.Logs()
+	if !strings.Contains(logs, `"path":"/mcp"`) || !strings.Contains(logs, `"route":"/api/threads/:threadId/private-guidance"`) {
+		t.Fatal("the suite's logs hold neither the /mcp requests nor their route calls")
+	}
+	for _, secret := range []string{key, subKey, bad, marker} {
+		if strings.Contains(logs, secret) || strings.Contains(logs, secret[len(secret)-16:]) {
+			t.Errorf("a key or the guidance appears in the logs: %.12s…", secret)
+		}
+	}
+}

@@ -92,8 +92,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	idClient := identity.NewClient(cfg.IdentityURL, &http.Client{Transport: &authn.Transport{
 		Key: key, Issuer: authn.GatewayIssuer, Audience: "identity-svc", Base: service.Transport(),
 	}}, rdb)
-	authenticator := auth.New(idClient)
-	gw, err := proxy.New(authenticator, idClient, ratelimit.New(rdb), ratelimit.NewPoller(rdb, cfg.Limits.FeedPollInterval), cfg.Limits, key, cfg.upstreams(), log)
+	authenticator, limiter := auth.New(idClient), ratelimit.New(rdb)
+	gw, err := proxy.New(authenticator, idClient, limiter, ratelimit.NewPoller(rdb, cfg.Limits.FeedPollInterval), cfg.Limits, key, cfg.upstreams(), log)
 	if err != nil {
 		_ = rdb.Close()
 		return nil, err
@@ -131,7 +131,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	e.GET("/llms.txt", func(c *gin.Context) {
 		c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(LLMsTxt(cfg.BaseURL, served)))
 	})
-	return &App{cfg: cfg, log: log, redis: rdb, engine: e, auth: authenticator}, nil
+	if err := mountMCP(e, cfg, served, authenticator, limiter, log); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	return &App{cfg: cfg, log: log, redis: rdb, engine: e}, nil
 }
 
 // catalog is the answer of GET /api/webhook-events, built once.

@@ -25,9 +25,16 @@ func LLMsTxt(baseURL string, served []routes.Route) string {
 3. Read anyone's public profile: GET %[1]s/api/objects/{hash}/llm.txt (text/plain).
 4. Errors are JSON: {"error": {"code": "...", "message": "...", "request_id": "..."}}.
 %[2]s
+## MCP
+
+Connect an MCP client to %[1]s/mcp (Streamable HTTP, stateless) with the header Authorization: Bearer <api_key>
+(an owner key or a ksvc_ sub-key); without a key only the public tools (profiles, directory, feeds, send_message)
+are listed. Each tool calls one route below, with the same scopes, rate limits and errors.
+
 ## Reference
 
 - [OpenAPI 3.1 document](%[1]s/openapi.json): every route, request and response.
+- [MCP server](%[1]s/mcp): tools for agents over the Model Context Protocol.
 
 ## Routes
 

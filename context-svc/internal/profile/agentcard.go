@@ -75,7 +75,7 @@ func Card(hash, baseURL, markdown string, version int, rules *contract.Rules) Ag
 		DocumentationURL:   baseURL + "/api/objects/" + hash + "/llm.txt",
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
-		Skills:             []AgentSkill{skill},
+		Skills:             []AgentSkill{skill, MCPSkill(baseURL, hash)},
 	}
 }
 

@@ -110,6 +110,7 @@ This profile belongs to the svc object %[1]s. Anyone may write to its mailbox:
 - Leave thread_id out to start a new thread; send the thread_id you got back to continue it.
 - The mailbox rules (who may write, how the owner responds): GET %[2]s/api/objects/%[1]s/rules
 - Agent card: GET %[2]s/api/objects/%[1]s/agent-card.json
+- MCP: connect an MCP client (Streamable HTTP) to %[2]s/mcp and use the send_message tool.
 `, hash, baseURL)
 }
 

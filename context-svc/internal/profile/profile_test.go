@@ -109,9 +109,12 @@ func TestCard(t *testing.T) {
 		card.URL != "https://svc.example/api/messages" || card.DocumentationURL != "https://svc.example/api/objects/svc_ada/llm.txt" {
 		t.Errorf("card = %+v", card)
 	}
-	if len(card.Skills) != 1 || !strings.Contains(card.Skills[0].Description, `"to_hash": "svc_ada"`) ||
+	if len(card.Skills) != 2 || !strings.Contains(card.Skills[0].Description, `"to_hash": "svc_ada"`) ||
 		!strings.HasSuffix(card.Skills[0].Description, "Response policy: Replies weekly.") {
 		t.Errorf("skills = %+v", card.Skills)
+	}
+	if mcp := card.Skills[len(card.Skills)-1]; mcp.ID != "mcp" || !strings.Contains(mcp.Description, "https://svc.example/mcp") {
+		t.Errorf("the card does not name /mcp: %+v", card.Skills)
 	}
 	if empty := Card("svc_new", "https://svc.example", "", 1, nil); empty.Name != "svc_new" || empty.Description == "" {
 		t.Errorf("card of an empty profile = %+v", empty)

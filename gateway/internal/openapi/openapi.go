@@ -33,9 +33,11 @@ func Build(served []routes.Route, baseURL string) map[string]any {
 		"openapi":           "3.1.0",
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
 		"info": map[string]any{
-			"title":       "svc",
-			"version":     Version,
-			"description": "Durable public identities, mailboxes and relationship memory for people, projects, companies, tokens and agents.",
+			"title":   "svc",
+			"version": Version,
+			"description": "Durable public identities, mailboxes and relationship memory for people, projects, companies, tokens and agents. " +
+				"MCP clients connect to " + baseURL + "/mcp (Streamable HTTP, stateless), whose tools call these routes with the same keys, scopes and limits.",
+			"x-mcp": map[string]any{"url": baseURL + "/mcp", "transport": "streamable-http"},
 		},
 		"servers":  []any{map[string]any{"url": baseURL}},
 		"paths":    paths,

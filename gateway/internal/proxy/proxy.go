@@ -194,7 +194,7 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Principal, *auth
 		}
 		t = &authn.Target{ObjectID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility}
 	}
-	if err := authorize(r, p, t); err != nil {
+	if err := Authorize(r, p, t); err != nil {
 		return nil, nil, err
 	}
 	tok, err := g.key.Mint(authn.GatewayIssuer, r.Service, p, t, httpx.RequestID(c))
@@ -205,7 +205,8 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Principal, *auth
 	return p, t, nil
 }
 
-func authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
+// Authorize checks that p may call r on t (nil: a route without {hash}, or only the scopes).
+func Authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
 	if r.Auth == routes.Public {
 		return nil
 	}

@@ -55,7 +55,7 @@ func TestAuthorize(t *testing.T) {
 		{"public", routes.Route{Method: "GET", Auth: routes.Public}, nil, own, ""},
 	}
 	for _, c := range cases {
-		err := authorize(c.r, c.p, c.t)
+		err := Authorize(c.r, c.p, c.t)
 		got := ""
 		if err != nil {
 			got = httpx.AsError(err).Code

@@ -21,6 +21,7 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 	api.POST("/api/objects/:hash/rotate-key", httpx.Handle(h.rotateKey))
 	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
 	api.GET("/api/directory", httpx.Handle(h.directory))
+	api.GET("/api/whoami", httpx.Handle(h.whoami))
 
 	api.POST("/api/objects/:hash/keys", httpx.Handle(h.createKey))
 	api.GET("/api/objects/:hash/keys", httpx.Handle(h.listKeys))

@@ -1,0 +1,8 @@
+# The MCP server's protocol checks, included by the root Makefile; recipes run from the repository root.
+
+.PHONY: test-mcp
+
+## test-mcp: the official MCP conformance suite and the TypeScript SDK client against /mcp of a
+## fresh all-in-one (npm installs the pinned suite, SDK and a Node 22 binary into a temp dir)
+test-mcp:
+	deploy/mcp/check.sh

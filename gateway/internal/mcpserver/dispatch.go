@@ -1,0 +1,309 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/svcdev/svc/gateway/internal/routes"
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// caller is what a tool call needs of the /mcp request it came in: the headers the gateway
+// reads (the key, the client address, the request id) and the principal of the key, if any.
+type caller struct {
+	header     http.Header
+	remoteAddr string
+	principal  *authn.Principal
+}
+
+type callerKey struct{}
+
+func withCaller(ctx context.Context, c *caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+func callerFrom(ctx context.Context) *caller {
+	c, _ := ctx.Value(callerKey{}).(*caller)
+	return c
+}
+
+// forwarded are the headers of the /mcp request that a tool's route call carries: the key, and
+// what the gateway finds the client's address and the request id by.
+var forwarded = []string{"Authorization", "X-Forwarded-For", "X-Real-Ip", "Forwarded", httpx.HeaderRequestID}
+
+// MaxResultBytes bounds the answer of one route call that a tool returns; no route answers more
+// (a page, or a text of at most 256 KiB), so a larger one is a fault, not a result.
+const MaxResultBytes = 4 << 20
+
+// errArgument is a tool argument the route cannot take.
+type errArgument struct{ msg string }
+
+func (e errArgument) Error() string { return e.msg }
+
+// toolHandler calls the tool's route through the gateway's own engine: the same route table,
+// authentication, scope checks, rate limits, idempotency and internal tokens as a REST call.
+func (h *Handler) toolHandler(t boundTool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c := callerFrom(ctx)
+		if c == nil {
+			return nil, errors.New("mcpserver: the tool call carries no caller")
+		}
+		call, err := buildCall(t, c, req.Params.Arguments)
+		if err != nil {
+			var bad errArgument
+			if errors.As(err, &bad) {
+				return errorResult(http.StatusBadRequest, httpx.Body{Error: httpx.BodyError{
+					Code: httpx.CodeInvalidRequest, Message: bad.msg, RequestID: c.header.Get(httpx.HeaderRequestID)}}), nil
+			}
+			return nil, err
+		}
+		rec, err := h.serve(ctx, c, call)
+		if err != nil {
+			// Never the arguments: they may hold private guidance.
+			h.opts.Log.Warn("mcp tool call failed", "tool", t.Name, "request_id", c.header.Get(httpx.HeaderRequestID), "error", err)
+			return nil, err
+		}
+		return result(t.route, rec), nil
+	}
+}
+
+// routeCall is one HTTP request of a route.
+type routeCall struct {
+	method, target string
+	body           []byte
+	idempotencyKey string
+}
+
+// buildCall turns the tool's arguments into the route's request: path parameters into the path,
+// query parameters into the query string, the rest into the JSON body.
+func buildCall(t boundTool, c *caller, raw json.RawMessage) (*routeCall, error) {
+	r := t.route
+	args := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, errArgument{"the arguments must be a JSON object"}
+		}
+	}
+	own := ""
+	if c.principal != nil {
+		own = c.principal.Hash
+	}
+	path := r.Path
+	for _, p := range pathParams(r.Path) {
+		name := argName(p)
+		v, err := stringArg(args, name)
+		if err != nil {
+			return nil, err
+		}
+		delete(args, name)
+		if v == "" && p == "hash" && t.OwnHash {
+			v = own
+		}
+		if v == "" {
+			return nil, errArgument{fmt.Sprintf("the argument %s is required", name)}
+		}
+		path = strings.Replace(path, "{"+p+"}", url.PathEscape(v), 1)
+	}
+	query := url.Values{}
+	for _, q := range r.Query {
+		v, ok := args[q.Name]
+		if !ok {
+			continue
+		}
+		delete(args, q.Name)
+		s, err := scalar(q.Name, v)
+		if err != nil {
+			return nil, err
+		}
+		query.Set(q.Name, s)
+	}
+	call := &routeCall{method: r.Method, target: path}
+	if len(query) > 0 {
+		call.target += "?" + query.Encode()
+	}
+	if key, ok := args[idempotencyArg]; ok {
+		delete(args, idempotencyArg)
+		if err := json.Unmarshal(key, &call.idempotencyKey); err != nil {
+			return nil, errArgument{idempotencyArg + " must be a string"}
+		}
+	}
+	if r.Request == "" {
+		for name := range args {
+			return nil, errArgument{fmt.Sprintf("unknown argument %q", name)}
+		}
+		return call, nil
+	}
+	for name, v := range t.Defaults {
+		if _, ok := args[name]; !ok {
+			args[name], _ = json.Marshal(v)
+		}
+	}
+	for name := range selfFields {
+		if _, ok := args[name]; !ok && own != "" && t.bodyFields[name] {
+			args[name], _ = json.Marshal(own)
+		}
+	}
+	// Unknown body fields are the route's to refuse (400 UNKNOWN_FIELD), exactly as over REST.
+	body, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encode the body: %w", err)
+	}
+	call.body = body
+	for _, hd := range r.Headers {
+		if hd.Name == "Idempotency-Key" && call.idempotencyKey == "" {
+			call.idempotencyKey = contentKey(r, body)
+		}
+	}
+	return call, nil
+}
+
+// contentKey derives an Idempotency-Key from what the call asks for, so that a client retrying a
+// tool call (after a timeout, a lost answer) sends once. The route keeps keys per sender.
+func contentKey(r routes.Route, body []byte) string {
+	var canon map[string]any
+	_ = json.Unmarshal(body, &canon)
+	c, _ := json.Marshal(canon) // encoding/json sorts map keys: one spelling per content
+	sum := sha256.Sum256(append([]byte(r.Method+" "+r.Path+"\n"), c...))
+	return "mcp_" + hex.EncodeToString(sum[:])
+}
+
+func stringArg(args map[string]json.RawMessage, name string) (string, error) {
+	v, ok := args[name]
+	if !ok || string(v) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", errArgument{fmt.Sprintf("the argument %s must be a string", name)}
+	}
+	return strings.TrimSpace(s), nil
+}
+
+// scalar renders a query argument: a string as is, a number or boolean as JSON spells it.
+func scalar(name string, v json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s, nil
+	}
+	var n json.Number
+	if json.Unmarshal(v, &n) == nil {
+		return n.String(), nil
+	}
+	var b bool
+	if json.Unmarshal(v, &b) == nil {
+		return strconv.FormatBool(b), nil
+	}
+	return "", errArgument{fmt.Sprintf("the argument %s must be a string, number or boolean", name)}
+}
+
+// serve runs the call through the gateway's engine in process.
+func (h *Handler) serve(ctx context.Context, c *caller, call *routeCall) (*recorder, error) {
+	var body *bytes.Reader
+	if call.body != nil {
+		body = bytes.NewReader(call.body)
+	} else {
+		body = bytes.NewReader(nil)
+	}
+	req, err := http.NewRequestWithContext(ctx, call.method, call.target, body)
+	if err != nil {
+		return nil, fmt.Errorf("build the route call: %w", err)
+	}
+	req.RemoteAddr = c.remoteAddr
+	for _, name := range forwarded {
+		if v := c.header.Values(name); len(v) > 0 {
+			req.Header[http.CanonicalHeaderKey(name)] = v
+		}
+	}
+	if call.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if call.idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", call.idempotencyKey)
+	}
+	rec := &recorder{header: http.Header{}}
+	h.engine.ServeHTTP(rec, req)
+	if rec.overflow {
+		return nil, fmt.Errorf("%s %s answered more than %d bytes", call.method, call.target, MaxResultBytes)
+	}
+	return rec, nil
+}
+
+// result is the tool result of a route's answer: its JSON as structured content (and as text, for
+// clients that read only text), or the API error with isError set.
+func result(r routes.Route, rec *recorder) *mcp.CallToolResult {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	raw := rec.body.Bytes()
+	if status < 200 || status > 299 {
+		var body httpx.Body
+		if json.Unmarshal(raw, &body) != nil || body.Error.Code == "" {
+			body.Error = httpx.BodyError{Code: httpx.CodeInternal, Message: http.StatusText(status),
+				RequestID: rec.header.Get(httpx.HeaderRequestID)}
+		}
+		return errorResult(status, body)
+	}
+	if isText(r) {
+		text := string(raw)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}},
+			StructuredContent: map[string]any{"text": text}}
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = []byte("{}")
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}},
+		StructuredContent: json.RawMessage(raw)}
+}
+
+// errorResult is a refused call: the text names the HTTP status and holds the API's error body,
+// so that a model reads the same code and message a REST client would.
+func errorResult(status int, body httpx.Body) *mcp.CallToolResult {
+	raw, _ := json.Marshal(struct {
+		Status int `json:"status"`
+		httpx.Body
+	}{status, body})
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}}
+}
+
+// recorder holds one route answer in memory, up to MaxResultBytes.
+type recorder struct {
+	header   http.Header
+	status   int
+	body     bytes.Buffer
+	overflow bool
+}
+
+func (w *recorder) Header() http.Header { return w.header }
+
+func (w *recorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.body.Len()+len(p) > MaxResultBytes {
+		w.overflow = true
+		return 0, errors.New("mcpserver: the answer is too large")
+	}
+	return w.body.Write(p)
+}
+
+// Flush lets handlers that flush (the reverse proxy does for streamed answers) write here too.
+func (w *recorder) Flush() {}

@@ -1,0 +1,191 @@
+package mcpserver
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/svcdev/svc/gateway/internal/routes"
+)
+
+// pathParam finds the {name} segments of a route path.
+var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
+
+// argName is the tool argument that fills a path parameter: the route's name in snake case
+// (threadId → thread_id), the spelling of every other argument.
+func argName(param string) string {
+	var b strings.Builder
+	for i, r := range param {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// pathParams are the path parameters of a route, in order.
+func pathParams(path string) []string {
+	var out []string
+	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// idempotencyArg is the argument that overrides the content-derived Idempotency-Key of a route
+// that reads that header.
+const idempotencyArg = "idempotency_key"
+
+// selfFields are body fields that default to the caller's own hash.
+var selfFields = map[string]bool{"from_hash": true}
+
+// inputSchema is the tool's JSON Schema: the route's path parameters, query parameters and body
+// fields as one flat object, required where the route requires them and the tool has no default.
+func inputSchema(t Tool, r routes.Route, named map[string]routes.Schema) (routes.Schema, error) {
+	props := map[string]any{}
+	var required []string
+	add := func(name string, s any, req bool) error {
+		if _, dup := props[name]; dup {
+			return fmt.Errorf("tool %s: argument %s is both a path, query or body field", t.Name, name)
+		}
+		props[name] = s
+		if req {
+			required = append(required, name)
+		}
+		return nil
+	}
+	for _, p := range pathParams(r.Path) {
+		s := routes.Schema{"type": "string", "minLength": 1, "maxLength": 200}
+		own := p == "hash" && t.OwnHash
+		if own {
+			s["description"] = "an object hash (svc_...); defaults to your own"
+		}
+		if err := add(argName(p), s, !own); err != nil {
+			return nil, err
+		}
+	}
+	for _, q := range r.Query {
+		s := inline(q.Schema, named).(routes.Schema)
+		if q.Description != "" {
+			s["description"] = q.Description
+		}
+		if err := add(q.Name, s, q.Required); err != nil {
+			return nil, err
+		}
+	}
+	if r.Request != "" {
+		body, ok := named[r.Request]
+		if !ok {
+			return nil, fmt.Errorf("tool %s: the route's request schema %s is undefined", t.Name, r.Request)
+		}
+		body = inline(body, named).(routes.Schema)
+		bodyProps, _ := body["properties"].(map[string]any)
+		bodyRequired, _ := body["required"].([]string)
+		for _, name := range sortedKeys(bodyProps) {
+			s := bodyProps[name].(routes.Schema)
+			_, hasDefault := t.Defaults[name]
+			if hasDefault {
+				s["default"] = t.Defaults[name]
+			}
+			if selfFields[name] {
+				s["description"] = "your object's hash unless given"
+			}
+			req := slices.Contains(bodyRequired, name) && !hasDefault && !selfFields[name]
+			if err := add(name, s, req); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, h := range r.Headers {
+		if h.Name == "Idempotency-Key" {
+			s := inline(h.Schema, named).(routes.Schema)
+			s["description"] = "leave out: the call derives one from its content, so that a retry never acts twice; set a fresh value to repeat the same content on purpose"
+			if err := add(idempotencyArg, s, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := routes.Schema{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	return out, nil
+}
+
+// textOutput is the output schema of the routes that answer text (llm.txt).
+var textOutput = routes.Schema{"type": "object", "additionalProperties": false, "required": []string{"text"},
+	"properties": map[string]any{"text": routes.Schema{"type": "string"}}}
+
+// outputSchema is the route's response schema with its references inlined; a text response is
+// wrapped as {"text": …}, since MCP's structured content is a JSON object.
+func outputSchema(t Tool, r routes.Route, named map[string]routes.Schema) (routes.Schema, error) {
+	if isText(r) {
+		return textOutput, nil
+	}
+	s, ok := named[r.Response]
+	if !ok {
+		return nil, fmt.Errorf("tool %s: the route's response schema %q is undefined", t.Name, r.Response)
+	}
+	out := inline(s, named).(routes.Schema)
+	if out["type"] != "object" {
+		return nil, fmt.Errorf("tool %s: the route's response %s is not a JSON object", t.Name, r.Response)
+	}
+	return out, nil
+}
+
+// isText reports whether the route answers something other than JSON.
+func isText(r routes.Route) bool {
+	return r.ContentType != "" && !strings.HasPrefix(r.ContentType, "application/json")
+}
+
+const refPrefix = "#/components/schemas/"
+
+// inline copies s, replacing every reference to a named schema of the table by that schema:
+// a tool's schemas stand alone, outside the OpenAPI document. The table has no recursive schema;
+// depth bounds a mistake that would add one.
+func inline(s any, named map[string]routes.Schema) any { return inlineDepth(s, named, 0) }
+
+func inlineDepth(s any, named map[string]routes.Schema, depth int) any {
+	if depth > 32 {
+		panic("mcpserver: schema references nest deeper than 32 levels")
+	}
+	switch v := s.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok && strings.HasPrefix(ref, refPrefix) {
+			target, ok := named[strings.TrimPrefix(ref, refPrefix)]
+			if !ok {
+				panic("mcpserver: undefined schema " + ref)
+			}
+			return inlineDepth(target, named, depth+1)
+		}
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = inlineDepth(e, named, depth+1)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = inlineDepth(e, named, depth+1)
+		}
+		return out
+	case []string:
+		return slices.Clone(v)
+	default:
+		return v
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,150 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/svcdev/svc/gateway/internal/routes"
+)
+
+// TestEveryRouteHasATool checks the tools against the route table: every route has a tool or a
+// reason in NoTool, every tool and every NoTool line names a route that exists, and no route has
+// both, so that a new route cannot lack its tool silently nor a tool outlive its route.
+func TestEveryRouteHasATool(t *testing.T) {
+	t.Parallel()
+	table := map[string]routes.Route{}
+	for _, r := range routes.All() {
+		table[r.Method+" "+r.Path] = r
+	}
+	tooled := map[string]string{}
+	names := map[string]bool{}
+	for _, tool := range Tools {
+		if names[tool.Name] {
+			t.Errorf("tool name %s is used twice", tool.Name)
+		}
+		names[tool.Name] = true
+		if _, ok := table[tool.Route]; !ok {
+			t.Errorf("tool %s calls %s, which is not in the route table", tool.Name, tool.Route)
+		}
+		if prev, ok := tooled[tool.Route]; ok {
+			t.Errorf("tools %s and %s call the same route %s", prev, tool.Name, tool.Route)
+		}
+		tooled[tool.Route] = tool.Name
+		if _, ok := NoTool[tool.Route]; ok {
+			t.Errorf("route %s has the tool %s and a NoTool reason", tool.Route, tool.Name)
+		}
+	}
+	for key, reason := range NoTool {
+		if _, ok := table[key]; !ok {
+			t.Errorf("NoTool names %s, which is not in the route table", key)
+		}
+		if reason == "" {
+			t.Errorf("NoTool gives no reason for %s", key)
+		}
+	}
+	for key := range table {
+		_, hasTool := tooled[key]
+		_, skipped := NoTool[key]
+		if !hasTool && !skipped {
+			t.Errorf("route %s has no MCP tool: add one to Tools, or its reason to NoTool", key)
+		}
+	}
+}
+
+// TestToolSchemas builds every tool over the whole table and checks that its input and output
+// schemas compile as JSON Schema 2020-12 and stand alone (no reference left), and that the hints
+// agree with the route: a read-only tool is a GET, a GET is never destructive.
+func TestToolSchemas(t *testing.T) {
+	t.Parallel()
+	table := map[string]routes.Route{}
+	for _, r := range routes.All() {
+		table[r.Method+" "+r.Path] = r
+	}
+	named := routes.Schemas()
+	for _, tool := range Tools {
+		r := table[tool.Route]
+		mt, _, err := describe(tool, r, named)
+		if err != nil {
+			t.Errorf("tool %s: %v", tool.Name, err)
+			continue
+		}
+		for what, s := range map[string]any{"input": mt.InputSchema, "output": mt.OutputSchema} {
+			raw, _ := json.Marshal(s)
+			if bytes.Contains(raw, []byte(`"$ref"`)) {
+				t.Errorf("tool %s: the %s schema keeps a reference: %s", tool.Name, what, raw)
+			}
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := jsonschema.NewCompiler()
+			c.DefaultDraft(jsonschema.Draft2020)
+			if err := c.AddResource("mem://s.json", doc); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Compile("mem://s.json"); err != nil {
+				t.Errorf("tool %s: the %s schema does not compile: %v", tool.Name, what, err)
+			}
+		}
+		if tool.ReadOnly && r.Method != "GET" {
+			t.Errorf("tool %s is read-only but calls %s", tool.Name, tool.Route)
+		}
+		if r.Method == "GET" && (tool.Destructive || !tool.Idempotent) {
+			t.Errorf("tool %s calls %s: it cannot be destructive and is idempotent", tool.Name, tool.Route)
+		}
+		if r.Method == "DELETE" && !tool.Destructive {
+			t.Errorf("tool %s deletes (%s) but is not marked destructive", tool.Name, tool.Route)
+		}
+		if tool.Description == "" || tool.Title == "" {
+			t.Errorf("tool %s lacks a title or description", tool.Name)
+		}
+	}
+}
+
+// TestInputSchemaShape checks the flattening on send_message and record_decision: path
+// parameters in snake case and required, body fields required as the route requires them, the
+// own-hash and content-key defaults optional.
+func TestInputSchemaShape(t *testing.T) {
+	t.Parallel()
+	named := routes.Schemas()
+	table := map[string]routes.Route{}
+	for _, r := range routes.All() {
+		table[r.Method+" "+r.Path] = r
+	}
+	for _, c := range []struct {
+		tool     string
+		required []string
+		optional []string
+	}{
+		{"send_message", []string{"to_hash", "kind", "body"}, []string{"from_hash", "thread_id", "idempotency_key"}},
+		{"record_decision", []string{"thread_id", "title", "body"}, []string{"confidence", "supersedes_node_ids"}},
+		{"update_profile", []string{"body"}, []string{"hash"}},
+		{"add_evidence", []string{"thread_id", "body"}, []string{"type", "visibility"}},
+		{"read_webhook", []string{"subscription_id"}, []string{"hash"}},
+	} {
+		i := slices.IndexFunc(Tools, func(x Tool) bool { return x.Name == c.tool })
+		s, err := inputSchema(Tools[i], table[Tools[i].Route], named)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := s["required"].([]string)
+		props := s["properties"].(map[string]any)
+		for _, name := range c.required {
+			if !slices.Contains(req, name) {
+				t.Errorf("%s: %s should be required (required: %v)", c.tool, name, req)
+			}
+		}
+		for _, name := range c.optional {
+			if _, ok := props[name]; !ok || slices.Contains(req, name) {
+				t.Errorf("%s: %s should be an optional argument", c.tool, name)
+			}
+		}
+		if len(props) != len(c.required)+len(c.optional) {
+			t.Errorf("%s: arguments %v, want exactly %v and %v", c.tool, sortedKeys(props), c.required, c.optional)
+		}
+	}
+}
