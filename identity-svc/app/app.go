@@ -30,6 +30,9 @@ type Config struct {
 	// ClaimsURL is the internal address of claims-svc, asked whether a verified social claim makes
 	// a custom hash free; without it every custom hash is paid.
 	ClaimsURL string `env:"CLAIMS_URL"`
+	// SigningKeysSecret is the operator's key (64 hex characters) that seals the private halves of
+	// the objects' signing keys svc holds.
+	SigningKeysSecret string `env:"SIGNING_KEYS_SECRET, required"`
 	// CachedObjects bounds how many folded objects a replica keeps in memory.
 	CachedObjects int `env:"IDENTITY_CACHED_OBJECTS, default=10000"`
 }
@@ -40,6 +43,10 @@ type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	sealer, err := object.NewSealer(cfg.SigningKeysSecret)
+	if err != nil {
+		return nil, err
+	}
 	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
@@ -52,6 +59,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
 		ETags:  etags,
 		Claims: rpc.NewClaimsClient(cfg.ClaimsURL, b.Client("claims-svc")),
+		Sealer: sealer,
 	}
 	api.Register(b.API, objects)
 	claims := &consumers.Claims{Objects: objects}

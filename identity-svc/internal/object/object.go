@@ -51,6 +51,8 @@ type Service struct {
 	ETags *httpx.ETags
 	// Claims answers whether a verified social claim makes a custom hash free.
 	Claims SocialClaims
+	// Sealer seals the private halves of the signing keys svc holds.
+	Sealer *Sealer
 }
 
 // NewObject is what a creation asks for.
