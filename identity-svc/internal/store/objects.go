@@ -82,7 +82,9 @@ func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
 }
 
 // ObjectUncached reads an object's document and facts past the cache.
-func (s *Store) ObjectUncached(ctx context.Context, id string) (*Object, error) { return s.readObject(ctx, id) }
+func (s *Store) ObjectUncached(ctx context.Context, id string) (*Object, error) {
+	return s.readObject(ctx, id)
+}
 
 // readObject reads an object's document and folds its facts into it.
 func (s *Store) readObject(ctx context.Context, id string) (*Object, error) {
