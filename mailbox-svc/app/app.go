@@ -78,6 +78,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Sender:  sender,
 		Threads: &mailbox.Threads{Store: st, Names: names},
 		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox, Cache: blocked},
+		Tasks:   &mailbox.Tasks{Store: st, Names: names},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice

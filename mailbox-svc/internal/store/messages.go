@@ -49,3 +49,12 @@ func (s *Store) Messages(ctx context.Context, threadID, after string, limit int)
 	return mongox.FindAll[Message](ctx, s.messages, filter, options.Find().
 		SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetProjection(withoutEvents))
 }
+
+// Message returns a message by id; mongox.ErrNotFound if none.
+func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
+	var m Message
+	if err := mongox.FindOne(ctx, s.messages, mongox.ByID(id), &m, options.FindOne().SetProjection(withoutEvents)); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
