@@ -6,10 +6,10 @@ package routes
 var A2A = []Route{
 	{Method: "POST", Path: "/api/objects/{hash}/a2a/message:send", Service: "mailbox-svc", Auth: Public, Ingress: true, Recipient: RecipientTarget,
 		Summary: "A2A SendMessage: deliver an A2A message to the box's mailbox (contextId = thread_id); answers an A2A Message whose taskId is the message id",
-		Tag: "a2a", Request: "A2ASendMessageRequest", Response: "A2ASendMessageResponse", Errors: []int{403, 409}},
+		Tag:     "a2a", Request: "A2ASendMessageRequest", Response: "A2ASendMessageResponse", Errors: []int{403, 409}},
 	{Method: "GET", Path: "/api/objects/{hash}/a2a/tasks/{id}", Service: "mailbox-svc", Auth: AnyKey, Mailbox: true,
 		Summary: "A2A GetTask: a message sent to the box, submitted until the box replies in its thread, then completed with the reply",
-		Tag: "a2a", Response: "A2ATask"},
+		Tag:     "a2a", Response: "A2ATask"},
 }
 
 // RecipientTarget as a route's Recipient limits ingress per the object the path's {hash} names.
@@ -37,7 +37,7 @@ var A2ASchemas = map[string]Schema{
 			"acceptedOutputModes": strs, "returnImmediately": Bool(), "historyLength": Int(),
 			"taskPushNotificationConfig": Schema{"type": "object"},
 		}),
-		"message": Schema{"allOf": []any{Ref("A2AMessage")}, "description": "role ROLE_USER, text parts only; metadata may carry from_hash, kind, and a signature with signed_at and nonce as POST /api/messages takes them"},
+		"message":  Schema{"allOf": []any{Ref("A2AMessage")}, "description": "role ROLE_USER, text parts only; metadata may carry from_hash, kind, and a signature with signed_at and nonce as POST /api/messages takes them"},
 		"metadata": Schema{"type": "object"},
 	}, "message"),
 	"A2ASendMessageResponse": Obj(map[string]Schema{"message": Ref("A2AMessage")}, "message"),

@@ -5,10 +5,10 @@ package routes
 var Signing = []Route{
 	{Method: "GET", Path: "/api/objects/{hash}/jwks.json", Service: "identity-svc", Auth: Public, Cacheable: true,
 		Summary: "The object's public signing keys (RFC 7517 JWK Set), newest first; rotated keys stay, marked rotated",
-		Tag: "signing", Response: "JWKS", ContentType: "application/jwk-set+json"},
+		Tag:     "signing", Response: "JWKS", ContentType: "application/jwk-set+json"},
 	{Method: "POST", Path: "/api/objects/{hash}/signing-keys", Service: "identity-svc", Auth: OwnerKey,
 		Summary: "Make a new active signing key: the owner's Ed25519 public key (jwk), or without jwk one that svc holds; the previous key is marked rotated",
-		Tag: "signing", Request: "RegisterSigningKey", Status: 201, Response: "SigningKey", Errors: []int{409}},
+		Tag:     "signing", Request: "RegisterSigningKey", Status: 201, Response: "SigningKey", Errors: []int{409}},
 }
 
 // SigningSchemas are the shapes of the signing routes.
