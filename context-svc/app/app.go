@@ -77,6 +77,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store:    st,
 		Outbox:   b.Outbox,
 		Identity: b.Identity(),
+		Signer:   b.Identity(),
 		Mailbox:  rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Fetcher:  fetcher,
 		Git: gitsync.New(gitsync.Syncer{

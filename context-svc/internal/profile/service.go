@@ -103,9 +103,11 @@ type Service struct {
 	Store    Store
 	Outbox   Outbox
 	Identity Identity
-	Mailbox  Mailbox
-	Fetcher  Fetcher
-	Git      Git
+	// Signer signs agent cards with the object's key; nil serves them unsigned.
+	Signer  CardSigner
+	Mailbox Mailbox
+	Fetcher Fetcher
+	Git     Git
 	// SourceRefresh is how long fetched source content is reused before it is fetched again.
 	SourceRefresh time.Duration
 	Log           *slog.Logger
