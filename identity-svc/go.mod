@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gin-gonic/gin v1.12.0
-	github.com/go-jose/go-jose/v4 v4.1.3
+	github.com/go-jose/go-jose/v4 v4.1.4
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/svcdev/svc/pkg v0.0.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3

@@ -30,7 +30,7 @@ type Config struct {
 	// ClaimsURL is the internal address of claims-svc, asked whether a verified social claim makes
 	// a custom hash free; without it every custom hash is paid.
 	ClaimsURL string `env:"CLAIMS_URL"`
-	// SigningKeysSecret is the operator's key (64 hex characters) that seals the private halves of
+	// SigningKeysSecret is the operator's key (32 bytes, hex or base64) that seals the private halves of
 	// the objects' signing keys svc holds.
 	SigningKeysSecret string `env:"SIGNING_KEYS_SECRET, required"`
 	// CachedObjects bounds how many folded objects a replica keeps in memory.

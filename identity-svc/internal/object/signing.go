@@ -33,11 +33,15 @@ const CodeOwnerHeldKey = "OWNER_HELD_KEY"
 // operator's SIGNING_KEYS_SECRET), so that a copy of the database alone signs nothing.
 type Sealer struct{ aead cipher.AEAD }
 
-// NewSealer reads the operator's secret: 64 hex characters (32 bytes).
-func NewSealer(secretHex string) (*Sealer, error) {
-	key, err := hex.DecodeString(secretHex)
+// NewSealer reads the operator's secret: 32 random bytes as 64 hex characters or in base64
+// (openssl rand -hex 32, or -base64 32 as the Helm chart generates it).
+func NewSealer(secret string) (*Sealer, error) {
+	key, err := hex.DecodeString(secret)
+	if err != nil {
+		key, err = base64.StdEncoding.DecodeString(secret)
+	}
 	if err != nil || len(key) != 32 {
-		return nil, errors.New("SIGNING_KEYS_SECRET must be 64 hex characters (32 random bytes)")
+		return nil, errors.New("SIGNING_KEYS_SECRET must be 32 random bytes, as 64 hex characters or in base64")
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
