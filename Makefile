@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test test-browser test-system lint run bench build fmt-check bench-embedded bench-stack
+.PHONY: test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-stack
 
 include deploy/deploy.mk
 
@@ -14,6 +14,12 @@ test:
 ## Without Chromium it skips, saying so, unless CI is set; CI installs Chromium and sets it.
 test-browser:
 	cd deploy && go vet -tags browser ./e2e && go test $(GO_TEST_FLAGS) -tags browser -run 'InChromium' -v ./e2e
+
+## test-a2a-js: the official A2A JavaScript SDK (@a2a-js/sdk) and jose, pinned and installed from npm
+## into a temporary directory, against the all-in-one on a free port: a box's signed card verifies
+## against its jwks.json and a message sent through the card lands in the box's mailbox (needs node).
+test-a2a-js:
+	deploy/a2ajs/run.sh
 
 ## test-system: pkg's tests and the end-to-end suite on FerretDB over a real PostgreSQL and a real
 ## redis-server, which .ci/with-system-backends starts in a temporary directory (Debian: apt-get

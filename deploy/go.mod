@@ -128,7 +128,12 @@ require (
 
 require github.com/miekg/dns v1.1.73
 
-require code.dny.dev/ssrf v0.3.0 // indirect
+require (
+	code.dny.dev/ssrf v0.3.0 // indirect
+	github.com/a2aproject/a2a-go/v2 v2.3.1
+	github.com/go-jose/go-jose/v4 v4.1.4
+	github.com/gowebpki/jcs v1.0.1
+)
 
 require (
 	dario.cat/mergo v1.0.1 // indirect

@@ -117,6 +117,7 @@ func (s *Service) Create(ctx context.Context, requestID string, in NewObject) (*
 			func() error { return s.Store.ReleaseHash(ctx, hash, objectID) })
 	}
 	s.Outbox.Confirm(ev)
+	s.firstKey(ctx, obj)
 	return &Created{Object: obj, APIKey: key}, nil
 }
 

@@ -166,6 +166,22 @@ func (s *Service) withKey(ctx context.Context, obj *store.Object) (*store.Object
 	return s.addKey(ctx, obj, 1, key)
 }
 
+// firstKey gives a new object its first signing key, so that its first card or signed send does
+// not write (and replace the object's validator, which labels the caches of other services'
+// reads too). A failure is only logged: withKey makes the key when it is first needed.
+func (s *Service) firstKey(ctx context.Context, obj *store.Object) {
+	key, err := s.newHeldKey(obj.ID, 1)
+	if err == nil {
+		err = s.Store.AddSigningKey(ctx, obj.ID, 1, key, obj.CreatedAt)
+	}
+	if err != nil && !errors.Is(err, store.ErrTaken) {
+		s.Log.WarnContext(ctx, "first signing key not made; it is made when first needed", "object_id", obj.ID, "error", err)
+		return
+	}
+	key.CreatedAt = obj.CreatedAt
+	obj.SigningKeys = []store.SigningKey{key}
+}
+
 // RegisterSigningKey makes a new active key for the caller's object: the owner's public key
 // (ownerJWK, an Ed25519 JWK) or, when ownerJWK is empty, a new key held by svc. The previous key
 // stays in the key set, marked rotated.
