@@ -133,6 +133,14 @@ func (c *Client) SigningKeys(ctx context.Context, objectID string) (signing.KeyS
 	if raw, err := c.rdb.Get(ctx, SigningKeysCacheKey(objectID)).Bytes(); err == nil && json.Unmarshal(raw, &set) == nil {
 		return set, nil
 	}
+	return c.FreshSigningKeys(ctx, objectID)
+}
+
+// FreshSigningKeys asks identity-svc for an object's key set past the cache, and caches it: for
+// a kid the cached set does not know (a lookup that raced a registration may have cached the set
+// from before it).
+func (c *Client) FreshSigningKeys(ctx context.Context, objectID string) (signing.KeySet, error) {
+	var set signing.KeySet
 	if err := c.call(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/signing-keys", nil, &set); err != nil {
 		return signing.KeySet{}, err
 	}

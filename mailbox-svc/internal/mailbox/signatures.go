@@ -35,6 +35,7 @@ const (
 // from_hash) and a signature on the owner's behalf; *identity.Client satisfies it.
 type Signing interface {
 	SigningKeys(ctx context.Context, objectID string) (signing.KeySet, error)
+	FreshSigningKeys(ctx context.Context, objectID string) (signing.KeySet, error)
 	Sign(ctx context.Context, objectID string, payload []byte) (*identity.Signature, error)
 }
 
@@ -101,6 +102,13 @@ func (s *Sender) verify(ctx context.Context, d Draft, from *identity.Object) (*s
 		return nil, httpx.Unavailable(err)
 	}
 	key, err := signing.Verify(sig.JWS, raw, keys)
+	if errors.Is(err, signing.ErrUnknownKID) {
+		// The cached set may predate a key registered a moment ago: ask identity-svc once more.
+		if keys, err = s.Signing.FreshSigningKeys(ctx, from.ObjectID); err != nil {
+			return nil, httpx.Unavailable(err)
+		}
+		key, err = signing.Verify(sig.JWS, raw, keys)
+	}
 	switch {
 	case errors.Is(err, signing.ErrUnknownKID):
 		return nil, httpx.BadRequest(CodeInvalidSignature, "the signature's kid is not a signing key of from_hash (see its jwks.json)")
