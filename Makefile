@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test test-browser test-system lint run bench build fmt-check bench-embedded bench-stack test-sse-js bench-scale
+.PHONY: test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-stack test-sse-js bench-scale
 
 include deploy/deploy.mk
 include deploy/mcp.mk
@@ -22,6 +22,12 @@ test-browser:
 ## (pinned in deploy/ssejs; needs node >= 18 and npm)
 test-sse-js:
 	deploy/ssejs/run.sh
+
+## test-a2a-js: the official A2A JavaScript SDK (@a2a-js/sdk) and jose, pinned and installed from npm
+## into a temporary directory, against the all-in-one on a free port: a box's signed card verifies
+## against its jwks.json and a message sent through the card lands in the box's mailbox (needs node).
+test-a2a-js:
+	deploy/a2ajs/run.sh
 
 ## test-system: pkg's tests and the end-to-end suite on FerretDB over a real PostgreSQL and a real
 ## redis-server, which .ci/with-system-backends starts in a temporary directory (Debian: apt-get

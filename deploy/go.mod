@@ -145,6 +145,9 @@ require (
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	github.com/a2aproject/a2a-go/v2 v2.3.1
+	github.com/go-jose/go-jose/v4 v4.1.4
+	github.com/gowebpki/jcs v1.0.1
 )
 
 require (

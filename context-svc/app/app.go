@@ -73,6 +73,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store:    st,
 		Outbox:   b.Outbox,
 		Identity: b.Identity(),
+		Signer:   b.Identity(),
 		Fetcher:  fetcher,
 		Git: gitsync.New(gitsync.Syncer{
 			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, AllowPrivate: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,

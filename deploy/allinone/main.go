@@ -43,6 +43,7 @@ type Config struct {
 	// SQLite, for load tests.
 	FerretDBPostgreSQLURL string `env:"SVC_FERRETDB_POSTGRESQL_URL"`
 	PaymentVoucherSecret  string `env:"PAYMENT_VOUCHER_SECRET"`
+	SigningKeysSecret     string `env:"SIGNING_KEYS_SECRET"`
 	// OutboxRetain is how long the services keep what they published to the embedded broker,
 	// to publish it again should the broker's data be lost (see startKafka).
 	OutboxRetain time.Duration `env:"SVC_OUTBOX_RETAIN, default=15m"`
@@ -109,7 +110,11 @@ func realMain(ctx context.Context) error {
 		cfg.RedisURL = r.URL
 		log.Info("embedded Redis started", "url", r.URL)
 	}
-	secret, err := voucherSecret(cfg)
+	secret, err := dataDirSecret(cfg.DataDir, "voucher-secret", cfg.PaymentVoucherSecret)
+	if err != nil {
+		return err
+	}
+	signingSecret, err := dataDirSecret(cfg.DataDir, "signing-keys-secret", cfg.SigningKeysSecret)
 	if err != nil {
 		return err
 	}
@@ -129,6 +134,7 @@ func realMain(ctx context.Context) error {
 		"OUTBOUND_ALLOW_PRIVATE": strconv.FormatBool(cfg.OutboundAllowPrivate),
 		"OUTBOUND_CA_FILE":       cfg.OutboundCAFile,
 		"PAYMENT_VOUCHER_SECRET": secret,
+		"SIGNING_KEYS_SECRET":    signingSecret,
 		"LOG_LEVEL":              cfg.LogLevel,
 	} {
 		env[k] = v
@@ -175,25 +181,26 @@ func startKafka(cfg Config, log *slog.Logger) (*embedded.Kafka, error) {
 	return k, nil
 }
 
-// voucherSecret is PAYMENT_VOUCHER_SECRET, or one generated once and kept in the data dir so
-// that vouchers issued for this stack stay valid across restarts.
-func voucherSecret(cfg Config) (string, error) {
-	if cfg.PaymentVoucherSecret != "" {
-		return cfg.PaymentVoucherSecret, nil
+// dataDirSecret is given (an operator's setting), or a secret generated once and kept in the
+// data dir as name, so that what it protects stays valid across restarts: the vouchers issued
+// for this stack (PAYMENT_VOUCHER_SECRET), the signing keys it sealed (SIGNING_KEYS_SECRET).
+func dataDirSecret(dataDir, name, given string) (string, error) {
+	if given != "" {
+		return given, nil
 	}
-	path := filepath.Join(cfg.DataDir, "voucher-secret")
+	path := filepath.Join(dataDir, name)
 	raw, err := os.ReadFile(path)
 	if err == nil {
 		return strings.TrimSpace(string(raw)), nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("voucher secret: %w", err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	var b [32]byte
 	_, _ = rand.Read(b[:])
 	secret := hex.EncodeToString(b[:])
 	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("voucher secret: %w", err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return secret, nil
 }

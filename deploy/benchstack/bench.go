@@ -37,6 +37,7 @@ const (
 
 // unlimited turns the gateway's rate limits out of the way of the load.
 var unlimited = map[string]string{
+	"SIGNING_KEYS_SECRET":  "6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b",
 	"RATE_OBJECTS_PER_MIN": "100000000", "RATE_OBJECTS_BURST": "100000000",
 	"RATE_MESSAGES_PER_MIN": "100000000", "RATE_MESSAGES_BURST": "100000000",
 	"RATE_RECIPIENT_PER_MIN": "100000000", "RATE_RECIPIENT_BURST": "100000000",

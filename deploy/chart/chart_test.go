@@ -120,6 +120,9 @@ func TestGeneratedSecret(t *testing.T) {
 	if len(data["PAYMENT_VOUCHER_SECRET"]) < 32 {
 		t.Errorf("generated PAYMENT_VOUCHER_SECRET is %d characters, want at least 32", len(data["PAYMENT_VOUCHER_SECRET"]))
 	}
+	if secret, err := base64.StdEncoding.DecodeString(string(data["SIGNING_KEYS_SECRET"])); err != nil || len(secret) != 32 {
+		t.Errorf("generated SIGNING_KEYS_SECRET %q is not base64 of 32 bytes (err %v)", data["SIGNING_KEYS_SECRET"], err)
+	}
 	if got := string(data["MONGO_URI"]); got != "mongodb://mongo:27017" {
 		t.Errorf("MONGO_URI in the Secret = %q, want the value of secret.mongoURI", got)
 	}

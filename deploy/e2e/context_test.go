@@ -106,7 +106,8 @@ func TestContextProfileAndVersions(t *testing.T) {
 
 	card := env.Do(t, "GET", base+"/agent-card.json", "", nil).Expect(t, 200).JSON(t)
 	if card["name"] != "Ada Lovelace" || card["description"] != "Third." || card["version"] != "3" ||
-		card["url"] != env.URL+"/api/messages" || !strings.Contains(MustJSON(card["skills"]), "Replies within a week.") {
+		MustJSON(card["supportedInterfaces"]) != MustJSON([]map[string]string{{"url": env.URL + "/api/objects/" + hash + "/a2a",
+			"protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}}) || !strings.Contains(MustJSON(card["skills"]), "Replies within a week.") {
 		t.Errorf("agent card = %v", card)
 	}
 	coach := env.Do(t, "GET", base+"/context-coach.txt", "", nil).Expect(t, 200)

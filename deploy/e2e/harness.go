@@ -25,6 +25,9 @@ import (
 // VoucherSecret is the payment voucher secret of every test stack.
 const VoucherSecret = "e2e-voucher-secret"
 
+// SigningKeysSecret seals the signing keys identity-svc holds in every test stack.
+const SigningKeysSecret = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
+
 // Env is one running suite.
 type Env struct {
 	URL string
@@ -72,6 +75,7 @@ var generous = map[string]string{
 	"RATE_FEED_POLL_INTERVAL": "0",
 	"RATE_AUTH_IP_PER_MIN":    "100000", "RATE_AUTH_IP_BURST": "100000",
 	"PAYMENT_VOUCHER_SECRET": VoucherSecret,
+	"SIGNING_KEYS_SECRET":    SigningKeysSecret,
 	"LOG_LEVEL":              "debug",
 }
 

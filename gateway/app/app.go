@@ -143,8 +143,11 @@ var catalog = routes.Catalog()
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
 
-// GinPath turns /a/{b} into Gin's /a/:b.
-func GinPath(p string) string { return pathParam.ReplaceAllString(p, ":$1") }
+// GinPath turns /a/{b} into Gin's /a/:b, and a literal colon (A2A's /message:send) into Gin's
+// escaped one.
+func GinPath(p string) string {
+	return pathParam.ReplaceAllString(strings.ReplaceAll(p, ":", `\:`), ":$1")
+}
 
 // Serve serves on ln until ctx ends.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {

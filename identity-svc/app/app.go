@@ -26,6 +26,9 @@ type Config struct {
 	config.Service
 	// PaymentVoucherSecret signs operator-issued vouchers for paid custom hashes.
 	PaymentVoucherSecret string `env:"PAYMENT_VOUCHER_SECRET"`
+	// SigningKeysSecret is the operator's key (32 bytes, hex or base64) that seals the private halves of
+	// the objects' signing keys svc holds.
+	SigningKeysSecret string `env:"SIGNING_KEYS_SECRET, required"`
 	// CachedObjects bounds how many folded objects a replica keeps in memory.
 	CachedObjects int `env:"IDENTITY_CACHED_OBJECTS, default=10000"`
 }
@@ -36,6 +39,10 @@ type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	sealer, err := object.NewSealer(cfg.SigningKeysSecret)
+	if err != nil {
+		return nil, err
+	}
 	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
@@ -46,7 +53,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	st.CacheObjects(etags.Tokens(), cfg.CachedObjects)
 	objects := &object.Service{
 		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
-		ETags: etags,
+		ETags:  etags,
+		Sealer: sealer,
 	}
 	api.Register(b.API, objects)
 	claims := &consumers.Claims{Objects: objects}

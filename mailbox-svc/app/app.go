@@ -38,7 +38,9 @@ type Config struct {
 	IdempotencyTTL time.Duration `env:"IDEMPOTENCY_TTL, default=24h"`
 	// CachedBlockPairs bounds the (recipient, sender) block answers each replica keeps.
 	CachedBlockPairs int `env:"CACHED_BLOCK_PAIRS, default=100000"`
-	// SweepInterval is how often expired idempotency keys are deleted.
+	// SignatureSkew bounds how far a signed send's signed_at may be from the server's time.
+	SignatureSkew time.Duration `env:"SIGNATURE_MAX_SKEW, default=5m"`
+	// SweepInterval is how often expired idempotency keys and signature nonces are deleted.
 	SweepInterval time.Duration `env:"IDEMPOTENCY_SWEEP_INTERVAL, default=10m"`
 }
 
@@ -65,7 +67,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	names := &mailbox.Names{Store: st, Identity: b.Identity(), Log: b.Log}
 	blocked := mailbox.NewBlockCache(versions.New(b.Redis, b.Log, "svc:mailbox-blocks:", blockTokenTTL), cfg.CachedBlockPairs)
 	sender := &mailbox.Sender{Store: st, Names: names, RulesTimeout: cfg.RulesTimeout, Outbox: b.Outbox,
-		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Log: b.Log}
+		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Log: b.Log,
+		Signing: b.Identity(), SignatureSkew: cfg.SignatureSkew}
 	if cfg.ContextURL != "" {
 		sender.Rules = rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))
 		sender.Admissions = &mailbox.AdmissionCache{Redis: b.Redis, TTL: cfg.RulesCacheTTL,
@@ -75,13 +78,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Sender:  sender,
 		Threads: &mailbox.Threads{Store: st, Names: names},
 		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox, Cache: blocked},
+		Tasks:   &mailbox.Tasks{Store: st, Names: names},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
 	b.Consume("webhook-notices", []string{events.TopicWebhook}, (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice
 	// is harmless.
 	b.Every(cfg.SweepInterval, "sweeping idempotency keys", func(ctx context.Context) error {
-		_, err := st.SweepIdempotency(ctx, clock.Now())
+		if _, err := st.SweepIdempotency(ctx, clock.Now()); err != nil {
+			return err
+		}
+		_, err := st.SweepNonces(ctx, clock.Now())
 		return err
 	})
 	return &App{Base: b}, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/rpc"
+	"github.com/svcdev/svc/pkg/signing"
 )
 
 // ErrNotFound says that no object or key matches.
@@ -46,6 +47,10 @@ func HashCacheKey(hash string) string { return "svc:hash:" + hash }
 
 // KeyCacheKey is the Redis key of a cached key principal, by key digest.
 func KeyCacheKey(digest string) string { return "svc:key:" + digest }
+
+// SigningKeysCacheKey is the Redis key of an object's cached signing key set, by object_id;
+// identity-svc deletes it whenever the object gets a new key.
+func SigningKeysCacheKey(objectID string) string { return "svc:sigkeys:" + objectID }
 
 // Revoke writes the tombstone of a key digest, so that every gateway refuses it from now on, and
 // announces it on RevokedChannel, so that no replica's in-process cache keeps accepting it.
@@ -161,6 +166,54 @@ func (c *Client) Object(ctx context.Context, objectID string) (*contract.Object,
 // the object read reflects a context write at once (read-your-writes).
 func (c *Client) ReportProfile(ctx context.Context, objectID string, update contract.ProfileUpdate) error {
 	return c.call(ctx, http.MethodPost, "/internal/v1/objects/"+url.PathEscape(objectID)+"/profile", update, nil)
+}
+
+// SigningKeys returns an object's signing keys (public halves), oldest first. They are cached in
+// Redis, and identity-svc deletes the entry when a key is added, so a verification never trusts
+// a key set older than the last registration it could know of.
+func (c *Client) SigningKeys(ctx context.Context, objectID string) (signing.KeySet, error) {
+	var set signing.KeySet
+	if raw, err := c.rdb.Get(ctx, SigningKeysCacheKey(objectID)).Bytes(); err == nil && json.Unmarshal(raw, &set) == nil {
+		return set, nil
+	}
+	return c.FreshSigningKeys(ctx, objectID)
+}
+
+// FreshSigningKeys asks identity-svc for an object's key set past the cache, and caches it: for
+// a kid the cached set does not know (a lookup that raced a registration may have cached the set
+// from before it).
+func (c *Client) FreshSigningKeys(ctx context.Context, objectID string) (signing.KeySet, error) {
+	var set signing.KeySet
+	if err := c.call(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/signing-keys", nil, &set); err != nil {
+		return signing.KeySet{}, err
+	}
+	if raw, err := json.Marshal(set); err == nil {
+		_ = c.rdb.Set(ctx, SigningKeysCacheKey(objectID), raw, KeyTTL).Err()
+	}
+	return set, nil
+}
+
+// Signature is a detached compact JWS made by identity-svc with an object's active key.
+type Signature struct {
+	JWS string `json:"jws"`
+	KID string `json:"kid"`
+}
+
+// ErrOwnerHeldKey says that svc cannot sign for the object: its owner holds the active key.
+var ErrOwnerHeldKey = errors.New("the owner holds the active signing key")
+
+// Sign has identity-svc sign payload with the object's active key, on its owner's behalf.
+func (c *Client) Sign(ctx context.Context, objectID string, payload []byte) (*Signature, error) {
+	var out Signature
+	err := c.call(ctx, http.MethodPost, "/internal/v1/objects/"+url.PathEscape(objectID)+"/sign", map[string][]byte{"payload": payload}, &out)
+	var status *rpc.StatusError
+	if errors.As(err, &status) && status.Status == http.StatusConflict {
+		return nil, ErrOwnerHeldKey
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // call maps rpc's not-found to this package's ErrNotFound, which callers already test for.

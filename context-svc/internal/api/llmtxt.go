@@ -83,6 +83,7 @@ func (h *Handler) agentCard(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, profile.Card(t.Hash, h.BaseURL, p.LLMTxt, p.Version, p.Rules))
+	card := profile.Card(t.Hash, h.BaseURL, p.LLMTxt, p.Version, p.Rules)
+	c.JSON(http.StatusOK, h.Profiles.SignedCard(c.Request.Context(), t.ObjectID, card))
 	return nil
 }

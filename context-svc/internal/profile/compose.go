@@ -109,7 +109,9 @@ This profile belongs to the svc object %[1]s. Anyone may write to its mailbox:
 - kind is one of note, question, request, artifact_update, system.
 - Leave thread_id out to start a new thread; send the thread_id you got back to continue it.
 - The mailbox rules (who may write, how the owner responds): GET %[2]s/api/objects/%[1]s/rules
-- Agent card: GET %[2]s/api/objects/%[1]s/agent-card.json
+- Agent card (A2A v1.0, signed): GET %[2]s/api/objects/%[1]s/agent-card.json
+- A2A endpoint (HTTP+JSON binding): POST %[2]s/api/objects/%[1]s/a2a/message:send
+- Signing keys, to verify this object's signed messages and card: GET %[2]s/api/objects/%[1]s/jwks.json
 - MCP: connect an MCP client (Streamable HTTP) to %[2]s/mcp and use the send_message tool.
 `, hash, baseURL)
 }

@@ -106,10 +106,12 @@ func TestCard(t *testing.T) {
 	card := Card("svc_ada", "https://svc.example", "# Ada Lovelace\n\nFirst programmer.\nLikes engines.\n\n## More\n\nOther text.", 7,
 		&contract.Rules{Respond: &contract.RulesRespond{Policy: "Replies\nweekly."}})
 	if card.Name != "Ada Lovelace" || card.Description != "First programmer. Likes engines." || card.Version != "7" ||
-		card.URL != "https://svc.example/api/messages" || card.DocumentationURL != "https://svc.example/api/objects/svc_ada/llm.txt" {
+		len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0].URL != "https://svc.example/api/objects/svc_ada/a2a" ||
+		card.SupportedInterfaces[0].ProtocolVersion != "1.0" || card.SupportedInterfaces[0].ProtocolBinding != "HTTP+JSON" ||
+		card.SecuritySchemes["svc_api_key"].HTTPAuth == nil || card.DocumentationURL != "https://svc.example/api/objects/svc_ada/llm.txt" {
 		t.Errorf("card = %+v", card)
 	}
-	if len(card.Skills) != 2 || !strings.Contains(card.Skills[0].Description, `"to_hash": "svc_ada"`) ||
+	if len(card.Skills) != 2 || !strings.Contains(card.Skills[0].Description, "svc_ada/a2a/message:send") ||
 		!strings.HasSuffix(card.Skills[0].Description, "Response policy: Replies weekly.") {
 		t.Errorf("skills = %+v", card.Skills)
 	}

@@ -104,8 +104,10 @@ type Service struct {
 	Store    Store
 	Outbox   Outbox
 	Identity Identity
-	Fetcher  Fetcher
-	Git      Git
+	// Signer signs agent cards with the object's key; nil serves them unsigned.
+	Signer  CardSigner
+	Fetcher Fetcher
+	Git     Git
 	// SourceRefresh is how long fetched source content is reused before it is fetched again.
 	SourceRefresh time.Duration
 	Log           *slog.Logger

@@ -87,7 +87,7 @@ func SecretEnv(service string) []string {
 	}
 	env := []string{"KAFKA_BROKERS", "MONGO_URI", "REDIS_URL", "GATEWAY_JWT_PUBLIC_KEY", "SERVICE_JWT_KEY"}
 	if service == "identity-svc" {
-		env = append(env, "PAYMENT_VOUCHER_SECRET")
+		env = append(env, "PAYMENT_VOUCHER_SECRET", "SIGNING_KEYS_SECRET")
 	}
 	return env
 }

@@ -255,9 +255,13 @@ func (g *Gateway) limitPublic(c *gin.Context, r routes.Route) error {
 	if r.Recipient == "" {
 		return nil
 	}
-	recipient, err := peekField(c, r.Recipient)
-	if err != nil || recipient == "" {
-		return err // a body without the field is the service's to refuse
+	recipient := c.Param("hash")
+	if r.Recipient != routes.RecipientTarget {
+		var err error
+		recipient, err = peekField(c, r.Recipient)
+		if err != nil || recipient == "" {
+			return err // a body without the field is the service's to refuse
+		}
 	}
 	// Every hash of an object (a previous one, a custom one) shares the object's budget.
 	obj, err := g.resolver.Resolve(ctx, recipient)

@@ -59,7 +59,7 @@ var Context = []Route{
 		Summary: "Rebuild decision memory from the major thread decisions", Tag: "decisions",
 		Response: "DecisionMemoryRebuilt", Errors: []int{409}},
 	{Method: "GET", Path: "/api/objects/{hash}/agent-card.json", Service: "context-svc", Auth: Public, Cacheable: true,
-		Summary: "An A2A agent card derived from the profile", Tag: "context", Response: "AgentCard"},
+		Summary: "The object's A2A v1.0 agent card, derived from the profile and signed with the object's key (A2A §8.4)", Tag: "context", Response: "AgentCard"},
 }
 
 var (
@@ -156,14 +156,20 @@ var ContextSchemas = map[string]Schema{
 		"ok": Bool(), "version": Int(), "rebuilt_from_decisions": Int(),
 	}, "ok", "version", "rebuilt_from_decisions"),
 	"AgentCard": Obj(map[string]Schema{
-		"protocolVersion": Str(), "name": Str(), "description": Str(), "url": Str(),
-		"preferredTransport": Str(), "version": Str(), "documentationUrl": Str(),
-		"capabilities":       Obj(map[string]Schema{"streaming": Bool(), "pushNotifications": Bool()}),
+		"name": Str(), "description": Str(), "version": Str(), "documentationUrl": Str(),
+		"supportedInterfaces": Arr(Obj(map[string]Schema{
+			"url": Str(), "protocolBinding": Enum("HTTP+JSON"), "protocolVersion": Enum("1.0"),
+		}, "url", "protocolBinding", "protocolVersion")),
+		"capabilities": Obj(map[string]Schema{"streaming": Bool(), "pushNotifications": Bool()}),
+		"securitySchemes": Schema{"type": "object", "additionalProperties": Obj(map[string]Schema{
+			"httpAuthSecurityScheme": Obj(map[string]Schema{"scheme": Str(), "description": Str()}, "scheme"),
+		})},
 		"defaultInputModes":  strs,
 		"defaultOutputModes": strs,
 		"skills": Arr(Obj(map[string]Schema{
 			"id": Str(), "name": Str(), "description": Str(), "tags": strs, "examples": strs,
 		}, "id", "name", "description", "tags")),
-	}, "protocolVersion", "name", "description", "url", "version", "capabilities", "defaultInputModes",
+		"signatures": Arr(Obj(map[string]Schema{"protected": Str(), "signature": Str()}, "protected", "signature")),
+	}, "name", "description", "supportedInterfaces", "version", "capabilities", "securitySchemes", "defaultInputModes",
 		"defaultOutputModes", "skills"),
 }

@@ -39,11 +39,15 @@ var MailboxSchemas = map[string]Schema{
 			"from_hash": Str(), "to_hash": Str(), "kind": messageKind,
 			"body":      Schema{"type": "string", "minLength": 1, "maxLength": 65536, "description": "at most 65,536 bytes of UTF-8"},
 			"thread_id": Nullable(StrMax(64)),
+			"signature": Schema{"type": "string", "maxLength": 1024,
+				"description": "the sender's detached compact JWS (EdDSA, kid in the protected header) over the canonical payload; see docs/api.md"},
+			"signed_at": Schema{"type": "string", "format": "date-time", "description": "when the signature was made; within 5 minutes of the server's time"},
+			"nonce":     Schema{"type": "string", "minLength": 16, "maxLength": 128, "description": "the sender's id for this message; a signature with a used nonce is refused"},
 		}},
 	"Message": Obj(map[string]Schema{
 		"id": Str(), "thread_id": Str(), "from_hash": Str(), "to_hash": Str(), "kind": messageKind, "body": Str(),
-		"created_at": DateTime(),
-	}, "id", "thread_id", "from_hash", "to_hash", "kind", "body", "created_at"),
+		"created_at": DateTime(), "sender_verified": Bool(), "kid": Nullable(Str()), "signature": Ref("MessageSignature"),
+	}, "id", "thread_id", "from_hash", "to_hash", "kind", "body", "created_at", "sender_verified", "kid", "signature"),
 	"ThreadSummary": Obj(summaryFields, summaryRequired...),
 	"Mailbox": Obj(map[string]Schema{
 		"threads": Arr(Ref("ThreadSummary")), "next_cursor": Nullable(Str()),
@@ -51,7 +55,8 @@ var MailboxSchemas = map[string]Schema{
 	"ThreadMessage": Obj(map[string]Schema{
 		"id": Str(), "from_hash": Str(), "to_hash": Str(), "kind": messageKind, "body": Str(),
 		"created_at": DateTime(), "read_at": Nullable(DateTime()),
-	}, "id", "from_hash", "to_hash", "kind", "body", "created_at", "read_at"),
+		"sender_verified": Bool(), "kid": Nullable(Str()), "signature": Ref("MessageSignature"),
+	}, "id", "from_hash", "to_hash", "kind", "body", "created_at", "read_at", "sender_verified", "kid", "signature"),
 	"Thread": Obj(with(summaryFields, map[string]Schema{
 		"thread_id": Str(), "participant_admission": Str(), "messages": Arr(Ref("ThreadMessage")), "next_cursor": Nullable(Str()),
 	}), append([]string{"thread_id", "participant_admission", "messages", "next_cursor"}, summaryRequired...)...),

@@ -93,13 +93,13 @@ func (r Route) SuccessStatus() int {
 
 // All is the whole table: every service's routes.
 func All() []Route {
-	return slices.Concat(Identity, Context, Mailbox, Graph, Claims, Feed, Webhook, Events)
+	return slices.Concat(Identity, Signing, Context, Mailbox, A2A, Graph, Claims, Feed, Webhook, Events)
 }
 
 // Schemas is every named schema of the table.
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
-	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, ContextSchemas, MailboxSchemas, GraphSchemas, ClaimsSchemas, FeedSchemas, WebhookSchemas, EventSchemas} {
+	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, SigningSchemas, ContextSchemas, MailboxSchemas, A2ASchemas, GraphSchemas, ClaimsSchemas, FeedSchemas, WebhookSchemas, EventSchemas} {
 		for k, v := range m {
 			out[k] = v
 		}

@@ -22,6 +22,8 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
 	api.GET("/api/directory", httpx.Handle(h.directory))
 	api.GET("/api/whoami", httpx.Handle(h.whoami))
+	api.GET("/api/objects/:hash/jwks.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
+	api.POST("/api/objects/:hash/signing-keys", httpx.Handle(h.registerSigningKey))
 
 	api.POST("/api/objects/:hash/keys", httpx.Handle(h.createKey))
 	api.GET("/api/objects/:hash/keys", httpx.Handle(h.listKeys))
@@ -36,6 +38,8 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 	in.POST("/keys/verify", httpx.Handle(h.verifyKey))
 	in.GET("/objects/:id", httpx.Handle(h.internalObject))
 	in.POST("/objects/:id/profile", httpx.Handle(h.updateProfile))
+	in.GET("/objects/:id/signing-keys", httpx.Handle(h.internalSigningKeys))
+	in.POST("/objects/:id/sign", httpx.Handle(h.internalSign))
 }
 
 // owner admits a principal that owns the route's object; with ownerKey, only its owner key (key

@@ -61,5 +61,5 @@ func newService(t *testing.T) (*Service, *sent) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	relay := &sent{}
 	return &Service{Store: store.New(db), Outbox: relay, Redis: rdb, Payments: payment.NewVouchers(voucherSecret),
-		Log: testkit.Logger(t), ETags: httpx.NewETags(rdb, testkit.Logger(t), time.Hour)}, relay
+		Log: testkit.Logger(t), ETags: httpx.NewETags(rdb, testkit.Logger(t), time.Hour), Sealer: testSealer(t)}, relay
 }

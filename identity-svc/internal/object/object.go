@@ -49,6 +49,8 @@ type Service struct {
 	Log      *slog.Logger
 	// ETags validates public object reads; writes that change what they show replace it.
 	ETags *httpx.ETags
+	// Sealer seals the private halves of the signing keys svc holds.
+	Sealer *Sealer
 }
 
 // NewObject is what a creation asks for.
@@ -114,6 +116,7 @@ func (s *Service) Create(ctx context.Context, requestID string, in NewObject) (*
 	}
 	s.Outbox.Confirm(ev)
 	s.remember(ctx, hash, ownerKey)
+	s.firstKey(ctx, obj)
 	return &Created{Object: obj, APIKey: key}, nil
 }
 

@@ -29,6 +29,9 @@ type ObjectStore interface {
 	UpdateProfile(ctx context.Context, id string, version int, title string, at time.Time) error
 	RecordClaim(ctx context.Context, id string, h store.SocialHandle, at time.Time) error
 	RecordLapse(ctx context.Context, id, claimID string, at time.Time) error
+	AddSigningKey(ctx context.Context, objectID string, n int, key store.SigningKey, at time.Time) error
+	// ObjectUncached reads an object past the replica's cache (right after a write of its own).
+	ObjectUncached(ctx context.Context, id string) (*store.Object, error)
 }
 
 // KeyStore holds keys by digest, their revocations and their use.

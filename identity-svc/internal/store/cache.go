@@ -16,6 +16,6 @@ func (s *Store) CacheObjects(tokens *versions.Tokens, size int) {
 
 // clone copies an object's slices, so that a caller's change never reaches the cache.
 func clone(o Object) *Object {
-	o.Hashes, o.SocialHandles = slices.Clone(o.Hashes), slices.Clone(o.SocialHandles)
+	o.Hashes, o.SocialHandles, o.SigningKeys = slices.Clone(o.Hashes), slices.Clone(o.SocialHandles), slices.Clone(o.SigningKeys)
 	return &o
 }

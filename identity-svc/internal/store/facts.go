@@ -21,6 +21,7 @@ import (
 //	<object>/profile/<v>   profile version v; a repeated report is a no-op
 //	<object>/claim/<id>/<t>  claim id verified at t; a redelivered event is a no-op
 //	<object>/lapse/<id>/<t>  claim id lapsed at t; a redelivered event is a no-op
+//	<object>/sigkey/<n>    the n-th signing key; it replaces key n-1, which stays for verification
 //
 // A claim counts while its latest verification is later than its latest lapse (a lapsed claim
 // may be verified again), and the mailbox is claimed while a claim counts.
@@ -35,6 +36,7 @@ const (
 	factProfile = "profile"
 	factClaim   = "claim"
 	factLapse   = "lapse"
+	factSigKey  = "sigkey"
 )
 
 // keptProfiles is how many profile versions below the highest are kept when older ones are
@@ -52,6 +54,7 @@ type fact struct {
 	Title    string        `bson:"title,omitempty"`
 	Claim    *SocialHandle `bson:"claim,omitempty"`
 	ClaimID  string        `bson:"claim_id,omitempty"` // of a lapse
+	SigKey   *SigningKey   `bson:"sigkey,omitempty"`
 	At       time.Time     `bson:"at"`
 	Events   []string      `bson:"_events,omitempty"`
 }
@@ -184,6 +187,16 @@ func (o *Object) apply(f fact) {
 		}
 	case factLapse:
 		o.lapses = true
+	case factSigKey:
+		if f.SigKey != nil && f.Seq == len(o.SigningKeys)+1 {
+			k := *f.SigKey
+			if n := len(o.SigningKeys); n > 0 {
+				o.SigningKeys[n-1].RotatedAt = &f.At
+			}
+			k.CreatedAt = f.At
+			o.SigningKeys = append(o.SigningKeys, k)
+		}
+		return // a new key is not a change of what the object read shows
 	}
 	if f.At.After(o.UpdatedAt) {
 		o.UpdatedAt = f.At

@@ -27,6 +27,9 @@ type Object struct {
 	SocialHandles []SocialHandle  `bson:"social_handles,omitempty"`
 	CreatedAt     time.Time       `bson:"created_at"`
 	UpdatedAt     time.Time       `bson:"updated_at"`
+	// SigningKeys are the object's signing keys, oldest first, folded from its facts; the last is
+	// the active one.
+	SigningKeys []SigningKey `bson:"-"`
 	// HashSeq counts the hash changes folded in: the next change is number HashSeq+1.
 	HashSeq int `bson:"-"`
 	// lapses says a claim of the object lapsed: without a live claim, the mailbox is unclaimed.
@@ -76,6 +79,11 @@ func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
 		return nil, err
 	}
 	return clone(o), nil
+}
+
+// ObjectUncached reads an object's document and facts past the cache.
+func (s *Store) ObjectUncached(ctx context.Context, id string) (*Object, error) {
+	return s.readObject(ctx, id)
 }
 
 // readObject reads an object's document and folds its facts into it.

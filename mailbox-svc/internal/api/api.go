@@ -16,6 +16,7 @@ type Handler struct {
 	Sender  *mailbox.Sender
 	Threads *mailbox.Threads
 	Blocks  *mailbox.Blocks
+	Tasks   *mailbox.Tasks
 }
 
 // Register mounts the routes on api (a group that already requires an internal token).
@@ -26,6 +27,9 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.PATCH("/api/threads/:threadId", httpx.Handle(h.updateThread))
 	api.POST("/api/objects/:hash/sender-blocks", httpx.Handle(h.blockSender))
 	api.DELETE("/api/objects/:hash/sender-blocks/:blocked_hash", httpx.Handle(h.unblockSender))
+	// A2A's method paths hold a literal colon, which Gin takes escaped.
+	api.POST(`/api/objects/:hash/a2a/message\:send`, httpx.Handle(h.a2aSend))
+	api.GET("/api/objects/:hash/a2a/tasks/:id", httpx.Handle(h.a2aTask))
 
 	in := api.Group("/internal/v1")
 	in.GET("/objects/:id/blocked", httpx.Handle(h.blockedSenders))

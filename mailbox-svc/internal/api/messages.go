@@ -6,6 +6,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
 )
@@ -22,6 +24,60 @@ type sendRequest struct {
 	Kind     *string `json:"kind" required:"true"`
 	Body     *string `json:"body" required:"true"`
 	ThreadID *string `json:"thread_id"`
+	// Signature, SignedAt and Nonce are the sender's own signature of the message (all or none).
+	Signature *string `json:"signature"`
+	SignedAt  *string `json:"signed_at"`
+	Nonce     *string `json:"nonce"`
+}
+
+// signedFields are what a message read shows of its sender's signature.
+type signedFields struct {
+	SenderVerified bool             `json:"sender_verified"`
+	KID            *string          `json:"kid"`
+	Signature      *signatureFields `json:"signature"`
+}
+
+// signatureFields let anyone check the signature: the JWS and what it signed besides the message.
+type signatureFields struct {
+	JWS      string  `json:"jws"`
+	SignedAt string  `json:"signed_at"`
+	Nonce    string  `json:"nonce"`
+	ThreadID *string `json:"thread_id"`
+}
+
+func signed(sig *store.Signature) signedFields {
+	if sig == nil {
+		return signedFields{}
+	}
+	kid := sig.KID
+	return signedFields{SenderVerified: true, KID: &kid,
+		Signature: &signatureFields{JWS: sig.JWS, SignedAt: sig.SignedAt, Nonce: sig.Nonce, ThreadID: sig.ThreadID}}
+}
+
+// draft reads a send request into the use case's draft.
+func (r sendRequest) draft(c *gin.Context) (mailbox.Draft, error) {
+	d := mailbox.Draft{FromHash: *r.FromHash, ToHash: *r.ToHash, Kind: *r.Kind, Body: *r.Body, Caller: authn.PrincipalFrom(c)}
+	if r.ThreadID != nil {
+		d.ThreadID = *r.ThreadID
+	}
+	switch n := count(r.Signature, r.SignedAt, r.Nonce); n {
+	case 0:
+	case 3:
+		d.Signature = &mailbox.DraftSignature{JWS: *r.Signature, SignedAt: *r.SignedAt, Nonce: *r.Nonce}
+	default:
+		return d, httpx.BadRequest(httpx.CodeInvalidRequest, "signature, signed_at and nonce go together: send all three or none")
+	}
+	return d, nil
+}
+
+func count(ps ...*string) int {
+	n := 0
+	for _, p := range ps {
+		if p != nil {
+			n++
+		}
+	}
+	return n
 }
 
 type messageResponse struct {
@@ -32,6 +88,7 @@ type messageResponse struct {
 	Kind      string `json:"kind"`
 	Body      string `json:"body"`
 	CreatedAt string `json:"created_at"`
+	signedFields
 }
 
 func (h *Handler) sendMessage(c *gin.Context) error {
@@ -39,9 +96,9 @@ func (h *Handler) sendMessage(c *gin.Context) error {
 	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
-	d := mailbox.Draft{FromHash: *req.FromHash, ToHash: *req.ToHash, Kind: *req.Kind, Body: *req.Body}
-	if req.ThreadID != nil {
-		d.ThreadID = *req.ThreadID
+	d, err := req.draft(c)
+	if err != nil {
+		return err
 	}
 	key, err := idempotencyKey(c)
 	if err != nil {
@@ -57,7 +114,7 @@ func (h *Handler) sendMessage(c *gin.Context) error {
 	m := s.Message
 	c.JSON(http.StatusCreated, messageResponse{
 		ID: m.ID, ThreadID: m.ThreadID, FromHash: s.FromHash, ToHash: s.ToHash, Kind: m.Kind, Body: m.Body,
-		CreatedAt: clock.Format(m.CreatedAt),
+		CreatedAt: clock.Format(m.CreatedAt), signedFields: signed(m.Signature),
 	})
 	return nil
 }

@@ -28,6 +28,7 @@ type threadMessage struct {
 	Body      string  `json:"body"`
 	CreatedAt string  `json:"created_at"`
 	ReadAt    *string `json:"read_at"`
+	signedFields
 }
 
 type threadResponse struct {
@@ -84,7 +85,7 @@ func (h *Handler) getThread(c *gin.Context) error {
 		Messages: make([]threadMessage, len(t.Messages)), NextCursor: t.Next}
 	for i, m := range t.Messages {
 		resp.Messages[i] = threadMessage{ID: m.ID, FromHash: m.FromHash, ToHash: m.ToHash, Kind: m.Kind, Body: m.Body,
-			CreatedAt: clock.Format(m.CreatedAt), ReadAt: clock.FormatPtr(m.ReadAt)}
+			CreatedAt: clock.Format(m.CreatedAt), ReadAt: clock.FormatPtr(m.ReadAt), signedFields: signed(m.Signature)}
 	}
 	c.JSON(http.StatusOK, resp)
 	return nil

@@ -29,47 +29,81 @@ type AdmissionCache struct {
 
 func admissionKey(objectID string) string { return "svc:mailbox:admission:" + objectID }
 
-// lookup returns the cached mode of objectID and true, or the label that a fresh lookup is to be
+// RecipientRules is what a send needs of the recipient's rules: the participant_admission of a
+// thread it opens, and whether write.mailbox admits verified senders only.
+type RecipientRules struct {
+	Admission    string
+	VerifiedOnly bool
+}
+
+// encode and decodeRules are the cached form of RecipientRules: "<admission> <write.mailbox>",
+// "-" for a write.mailbox that is not set.
+func (r RecipientRules) encode() string {
+	w := "-"
+	if r.VerifiedOnly {
+		w = verifiedOnly
+	}
+	return r.Admission + " " + w
+}
+
+func decodeRules(s string) (RecipientRules, bool) {
+	mode, w, ok := strings.Cut(s, " ")
+	if !ok || mode == "" || strings.Contains(w, " ") {
+		return RecipientRules{}, false
+	}
+	return RecipientRules{Admission: mode, VerifiedOnly: w == verifiedOnly}, true
+}
+
+// lookup returns the cached rules of objectID and true, or the label that a fresh lookup is to be
 // cached under ("" when Redis does not answer: the lookup is then not cached). It costs one round
 // trip when the entry is current.
-func (c *AdmissionCache) lookup(ctx context.Context, objectID string) (mode string, hit bool, label string) {
+func (c *AdmissionCache) lookup(ctx context.Context, objectID string) (rules RecipientRules, hit bool, label string) {
 	vals, err := c.Redis.MGet(ctx, httpx.ETagKey(objectID), admissionKey(objectID)).Result()
 	if err != nil || len(vals) != 2 {
-		return "", false, ""
+		return RecipientRules{}, false, ""
 	}
 	token, _ := vals[0].(string)
 	if entry, ok := vals[1].(string); ok && token != "" {
-		if l, m, ok := strings.Cut(entry, " "); ok && l == token && m != "" {
-			return m, true, token
+		if l, r, ok := strings.Cut(entry, " "); ok && l == token {
+			if rules, ok := decodeRules(r); ok {
+				return rules, true, token
+			}
 		}
 	}
 	if token == "" {
 		if token, err = c.ETags.Current(ctx, objectID); err != nil {
-			return "", false, ""
+			return RecipientRules{}, false, ""
 		}
 	}
-	return "", false, token
+	return RecipientRules{}, false, token
 }
 
-// store caches mode under label; a failure only costs the next send a lookup.
-func (c *AdmissionCache) store(ctx context.Context, objectID, label, mode string) {
-	_ = c.Redis.Set(ctx, admissionKey(objectID), label+" "+mode, c.TTL).Err()
+// store caches rules under label; a failure only costs the next send a lookup.
+func (c *AdmissionCache) store(ctx context.Context, objectID, label string, rules RecipientRules) {
+	_ = c.Redis.Set(ctx, admissionKey(objectID), label+" "+rules.encode(), c.TTL).Err()
 }
 
 // Admission returns the participant_admission mode of the recipient's rules, or the default
-// when it has none or context-svc does not answer in time. It is answered from Admissions when
-// the cached entry is current.
+// when it has none or context-svc does not answer in time.
 func (s *Sender) Admission(ctx context.Context, objectID string) string {
+	return s.RecipientRules(ctx, objectID).Admission
+}
+
+// RecipientRules returns what a send needs of the recipient's rules, the defaults when it has
+// none or context-svc does not answer in time. It is answered from Admissions when the cached
+// entry is current.
+func (s *Sender) RecipientRules(ctx context.Context, objectID string) RecipientRules {
+	defaults := RecipientRules{Admission: DefaultAdmission}
 	if s.Rules == nil {
-		return DefaultAdmission
+		return defaults
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.RulesTimeout)
 	defer cancel()
 	label := ""
 	if s.Admissions != nil {
-		mode, hit, l := s.Admissions.lookup(ctx, objectID)
+		rules, hit, l := s.Admissions.lookup(ctx, objectID)
 		if hit {
-			return mode
+			return rules
 		}
 		label = l
 	}
@@ -78,14 +112,15 @@ func (s *Sender) Admission(ctx context.Context, objectID string) string {
 		if !errors.Is(err, rpc.ErrNotFound) {
 			s.Log.Warn("rules lookup failed; using the default admission", "object_id", objectID, "error", err)
 		}
-		return DefaultAdmission
+		return defaults
 	}
-	mode := DefaultAdmission
+	rules := defaults
 	if r != nil && r.ParticipantAdmission != nil && r.ParticipantAdmission.Mode != "" {
-		mode = r.ParticipantAdmission.Mode
+		rules.Admission = r.ParticipantAdmission.Mode
 	}
+	rules.VerifiedOnly = r != nil && r.Write != nil && r.Write.Mailbox == verifiedOnly
 	if label != "" {
-		s.Admissions.store(ctx, objectID, label, mode)
+		s.Admissions.store(ctx, objectID, label, rules)
 	}
-	return mode
+	return rules
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -54,6 +55,11 @@ type Draft struct {
 	// Notice marks the service's own notice to an object (a system message from and to it, made
 	// by a consumer, never by the API): only a notice may name the same object twice.
 	Notice bool
+	// Signature is the sender's own signature of the message, nil for none.
+	Signature *DraftSignature
+	// Caller is the request's principal, nil for an anonymous send: a send with the sender's own
+	// key is signed by svc on its behalf.
+	Caller *authn.Principal
 }
 
 // Validate checks the shape of every field; whether the objects and the thread exist is for the
@@ -76,6 +82,9 @@ func (d Draft) Validate() error {
 	}
 	if len(d.ThreadID) > MaxThreadID {
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "thread_id is longer than %d characters", MaxThreadID)
+	}
+	if d.Signature != nil {
+		return d.Signature.validate()
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ type SendStore interface {
 	Idempotency(ctx context.Context, id string) (*store.Idempotency, error)
 	BeginIdempotent(ctx context.Context, rec *store.Idempotency) (*store.Idempotency, error)
 	FinishIdempotent(ctx context.Context, id string) error
+	ClaimNonce(ctx context.Context, senderID, nonce string, expiresAt time.Time) (bool, error)
 }
 
 // Rules reads the rules an object's owner set (context-svc's internal API): nil when there are
@@ -51,7 +52,12 @@ type Sender struct {
 	Outbox       Outbox
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration
-	Log            *slog.Logger
+	// Signing verifies senders' signatures and signs sends made with the sender's own key; nil
+	// refuses signed sends and signs nothing.
+	Signing Signing
+	// SignatureSkew bounds how far a signature's signed_at may be from now (DefaultSkew if 0).
+	SignatureSkew time.Duration
+	Log           *slog.Logger
 }
 
 // Sent is the answer to a send.
@@ -83,7 +89,11 @@ func (s *Sender) Send(ctx context.Context, requestID string, d Draft, key string
 		return nil, err
 	}
 	if key == "" {
-		w, err := s.prepare(ctx, requestID, d, from, to)
+		sig, err := s.verifyDraft(ctx, d, from)
+		if err != nil {
+			return nil, err
+		}
+		w, err := s.prepare(ctx, requestID, d, from, to, sig)
 		if err != nil {
 			return nil, err
 		}
@@ -93,6 +103,14 @@ func (s *Sender) Send(ctx context.Context, requestID string, d Draft, key string
 		return sent(d, w, false), nil
 	}
 	return s.sendIdempotent(ctx, requestID, d, key, from, to)
+}
+
+// verifyDraft verifies the sender's own signature of d, if it carries one.
+func (s *Sender) verifyDraft(ctx context.Context, d Draft, from *identity.Object) (*store.Signature, error) {
+	if d.Signature == nil {
+		return nil, nil
+	}
+	return s.verify(ctx, d, from)
 }
 
 // sent is the answer to the send d made by w. It shows a public object's current hash, and a
@@ -128,25 +146,29 @@ func (s *Sender) addressees(ctx context.Context, d Draft) (from, to *identity.Ob
 }
 
 // prepare checks that the send is admitted and builds what it writes, events included.
-func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, to *identity.Object) (*send, error) {
-	// The block check and the thread's participants (a reply) or the recipient's admission (a new
-	// thread) are independent reads: they run together.
+func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, to *identity.Object, sig *store.Signature) (*send, error) {
+	// The block check, the recipient's rules and a reply's thread participants are independent
+	// reads: they run together.
 	var participants []string
-	var admission string
+	var rules RecipientRules
 	var lookupErr error
 	looked := make(chan struct{})
 	go func() {
 		defer close(looked)
 		if d.ThreadID != "" {
 			participants, lookupErr = s.Store.Participants(ctx, d.ThreadID)
-		} else {
-			admission = s.Admission(ctx, to.ObjectID)
 		}
+	}()
+	ruled := make(chan struct{})
+	go func() {
+		defer close(ruled)
+		rules = s.RecipientRules(ctx, to.ObjectID)
 	}()
 	blocked, err := s.Blocked.blocked(ctx, to.ObjectID, from.ObjectID, func(ctx context.Context) (bool, error) {
 		return s.Store.IsBlocked(ctx, to.ObjectID, from.ObjectID)
 	})
 	<-looked
+	<-ruled
 	switch {
 	case err != nil:
 		return nil, err
@@ -159,19 +181,27 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 	case d.ThreadID != "" && !store.Between(participants, from.ObjectID, to.ObjectID):
 		return nil, httpx.NotFound("thread")
 	}
+	messageID := apikey.NewID("msg")
+	if sig == nil && signsOnBehalf(d.Caller, from) {
+		sig = s.signFor(ctx, d, from, messageID)
+	}
+	if rules.VerifiedOnly && sig == nil {
+		return nil, httpx.Forbidden(CodeSenderUnverified,
+			"the recipient accepts only messages whose sender is verified: sign the message or send it with the sender's own key")
+	}
 	now := clock.Now()
 	w := &send{from: from, to: to}
 	threadID := d.ThreadID
 	if threadID == "" {
 		w.thread = &store.Thread{
 			ID: apikey.NewID("thr"), Participants: []string{from.ObjectID, to.ObjectID},
-			Admission: admission, Status: StatusOpen, CreatedAt: now, LastMessageAt: now,
+			Admission: rules.Admission, Status: StatusOpen, CreatedAt: now, LastMessageAt: now,
 		}
 		threadID = w.thread.ID
 	}
 	w.message = store.Message{
-		ID: apikey.NewID("msg"), ThreadID: threadID, FromID: from.ObjectID, ToID: to.ObjectID,
-		Kind: d.Kind, Body: d.Body, CreatedAt: now,
+		ID: messageID, ThreadID: threadID, FromID: from.ObjectID, ToID: to.ObjectID,
+		Kind: d.Kind, Body: d.Body, CreatedAt: now, Signature: sig,
 	}
 	if w.events, err = sendEvents(requestID, from, to, w.thread, &w.message); err != nil {
 		return nil, err
@@ -231,7 +261,11 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 	case err != nil && !errors.Is(err, mongox.ErrNotFound):
 		return nil, err
 	}
-	w, err := s.prepare(ctx, requestID, d, from, to)
+	sig, err := s.verifyDraft(ctx, d, from)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.prepare(ctx, requestID, d, from, to, sig)
 	if err != nil {
 		return nil, err // a refused send records nothing
 	}

@@ -56,6 +56,8 @@ type MessageView struct {
 	ID, FromHash, ToHash, Kind, Body string
 	CreatedAt                        time.Time
 	ReadAt                           *time.Time
+	// Signature is the sender's verified signature, nil for an unverified sender.
+	Signature *store.Signature
 }
 
 // MailboxQuery selects a page of an object's mailbox.
@@ -107,7 +109,8 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, li
 	}
 	view.Summary = summaries[0]
 	for _, m := range msgs {
-		mv := MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body, CreatedAt: m.CreatedAt}
+		mv := MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body, CreatedAt: m.CreatedAt,
+			Signature: m.Signature}
 		if at, ok := readAt[m.ID]; ok {
 			mv.ReadAt = &at
 		}

@@ -19,7 +19,19 @@ type Message struct {
 	Kind      string    `bson:"kind"`
 	Body      string    `bson:"body"`
 	CreatedAt time.Time `bson:"created_at"`
-	Events    []string  `bson:"_events,omitempty"`
+	// Signature is the sender's verified signature of the message, nil for an unverified send.
+	Signature *Signature `bson:"signature,omitempty"`
+	Events    []string   `bson:"_events,omitempty"`
+}
+
+// Signature is a verified detached JWS of a message and what it signed besides the message's
+// own fields (docs/api.md, "Signed messages").
+type Signature struct {
+	JWS      string  `bson:"jws"`
+	KID      string  `bson:"kid"`
+	SignedAt string  `bson:"signed_at"`
+	Nonce    string  `bson:"nonce"`
+	ThreadID *string `bson:"thread_id"` // as signed: null for a send that opened its thread
 }
 
 // InsertMessage stores a message; false if one with its id exists (a retried send).
@@ -36,4 +48,13 @@ func (s *Store) Messages(ctx context.Context, threadID, after string, limit int)
 	}
 	return mongox.FindAll[Message](ctx, s.messages, filter, options.Find().
 		SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetProjection(withoutEvents))
+}
+
+// Message returns a message by id; mongox.ErrNotFound if none.
+func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
+	var m Message
+	if err := mongox.FindOne(ctx, s.messages, mongox.ByID(id), &m, options.FindOne().SetProjection(withoutEvents)); err != nil {
+		return nil, err
+	}
+	return &m, nil
 }

@@ -33,6 +33,8 @@ const (
 	Unblocks      = "sender_unblocks"
 	ObjectHashes  = "object_hashes"
 	Idempotencies = "idempotency_keys"
+	// SignedNonces records the nonces of signed sends, so that a replayed signature is refused.
+	SignedNonces = "signed_nonces"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below.
@@ -43,11 +45,12 @@ var Indexes = []mongox.Index{
 	{Collection: Reads, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "reader_id", Value: 1}}},
 	{Collection: SenderBlocks, Keys: bson.D{{Key: "recipient_id", Value: 1}, {Key: "created_at", Value: 1}}},
 	{Collection: Idempotencies, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+	{Collection: SignedNonces, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 }
 
 // Store is the repository.
 type Store struct {
-	threads, messages, reads, blocks, unblocks, hashes, idempotency *mongo.Collection
+	threads, messages, reads, blocks, unblocks, hashes, idempotency, nonces *mongo.Collection
 	// newThreads and newMessages insert the threads and messages of concurrent sends together.
 	newThreads, newMessages *mongox.Batcher
 	// remembered are the objects whose hash record this process has seen stored.
@@ -65,6 +68,7 @@ func New(db *mongo.Database) *Store {
 		newThreads: mongox.NewBatcher(threads, writeBatch, writeTimeout), newMessages: mongox.NewBatcher(messages, writeBatch, writeTimeout),
 		blocks: db.Collection(SenderBlocks), unblocks: db.Collection(Unblocks),
 		hashes: db.Collection(ObjectHashes), idempotency: db.Collection(Idempotencies),
+		nonces:     db.Collection(SignedNonces),
 		remembered: mustLRU[struct{}](100_000), participants: mustLRU[[]string](100_000),
 	}
 }

@@ -95,6 +95,7 @@ MONGO_URI: ["!gateway"]
 KAFKA_BROKERS: ["!gateway"]
 REDIS_URL: []
 PAYMENT_VOUCHER_SECRET: [identity-svc]
+SIGNING_KEYS_SECRET: [identity-svc]
 {{- end -}}
 
 {{/* Refuse values that cannot work, before any object is rendered. */}}

@@ -1,0 +1,162 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/go-jose/go-jose/v4"
+	"github.com/gowebpki/jcs"
+)
+
+// TestA2AClientSendsThroughTheCard resolves a box's card with the official a2a-go client's
+// default resolver, and sends a message through the interface it names into the box's mailbox.
+func TestA2AClientSendsThroughTheCard(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	alice, aliceKey := env.CreateObject(t, nil)
+	bob, bobKey := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Bob the agent\n\nAnswers questions about engines."})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	card, err := agentcard.DefaultResolver.Resolve(ctx, env.URL+"/api/objects/"+bob, agentcard.WithPath("agent-card.json"))
+	if err != nil {
+		t.Fatalf("resolve the card: %v", err)
+	}
+	if len(card.SupportedInterfaces) == 0 || card.SupportedInterfaces[0].ProtocolVersion != "1.0" ||
+		card.SupportedInterfaces[0].ProtocolBinding != a2a.TransportProtocolHTTPJSON || card.Name != "Bob the agent" ||
+		len(card.SecuritySchemes) == 0 || len(card.Signatures) != 1 {
+		t.Fatalf("card: %+v", card)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card)
+	if err != nil {
+		t.Fatalf("client from the card: %v", err)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Hello over A2A"))
+	msg.Metadata = map[string]any{"from_hash": alice}
+	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	ack, ok := res.(*a2a.Message)
+	if !ok || ack.ContextID == "" || ack.TaskID == "" || ack.Role != a2a.MessageRoleAgent {
+		t.Fatalf("send answered %#v", res)
+	}
+	thread := env.Do(t, "GET", "/api/threads/"+ack.ContextID, bobKey, nil).Expect(t, 200).JSON(t)
+	got := thread["messages"].([]any)[0].(map[string]any)
+	if got["body"] != "Hello over A2A" || got["from_hash"] != alice || got["to_hash"] != bob || got["id"] != string(ack.TaskID) {
+		t.Fatalf("the mailbox holds %v", got)
+	}
+
+	// The same messageId again is the same send (a retry), not a second message.
+	again, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	if err != nil || again.(*a2a.Message).TaskID != ack.TaskID {
+		t.Fatalf("retried send: %#v, %v", again, err)
+	}
+
+	// contextId continues the thread; with alice's key the sender is alice and svc signs.
+	next := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Second, signed"))
+	next.ContextID = ack.ContextID
+	second := env.Do(t, "POST", "/api/objects/"+bob+"/a2a/message:send", aliceKey, map[string]any{"message": next}).Expect(t, 200).JSON(t)
+	meta := second["message"].(map[string]any)["metadata"].(map[string]any)
+	if meta["thread_id"] != ack.ContextID || meta["sender_verified"] != true {
+		t.Fatalf("continued send answered %v", second)
+	}
+
+	// The task is submitted until bob replies in the thread, then completed with the reply.
+	taskPath := "/api/objects/" + bob + "/a2a/tasks/" + string(ack.TaskID)
+	task := env.Do(t, "GET", taskPath, aliceKey, nil).Expect(t, 200).JSON(t)
+	if task["status"].(map[string]any)["state"] != "TASK_STATE_SUBMITTED" || task["contextId"] != ack.ContextID {
+		t.Fatalf("task before the reply: %v", task)
+	}
+	sendMessage(t, env, bob, alice, ack.ContextID, "Here is my answer")
+	task = env.Do(t, "GET", taskPath, aliceKey, nil).Expect(t, 200).JSON(t)
+	status := task["status"].(map[string]any)
+	if status["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("task after the reply: %v", task)
+	}
+	reply := status["message"].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	if reply["text"] != "Here is my answer" {
+		t.Fatalf("task's reply: %v", status)
+	}
+	// Someone outside the thread does not see the task.
+	_, carolKey := env.CreateObject(t, nil)
+	env.Do(t, "GET", taskPath, carolKey, nil).ExpectError(t, 404, "NOT_FOUND")
+	// Without a sender, the send is refused clearly.
+	anon := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("who am I"))
+	env.Do(t, "POST", "/api/objects/"+bob+"/a2a/message:send", "", map[string]any{"message": anon}).ExpectError(t, 400, "MISSING_FIELD")
+}
+
+// TestAgentCardSignatureVerifiesAgainstJWKS checks the card's A2A §8.4 signature with go-jose
+// against the object's jwks.json, and that a card with one byte changed does not verify.
+func TestAgentCardSignatureVerifiesAgainstJWKS(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	bob, _ := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Bob\n\nSigned card."})
+	raw := env.Do(t, "GET", "/api/objects/"+bob+"/agent-card.json", "", nil).Expect(t, 200).Body
+	set, _ := jwksOf(t, env, bob)
+	if err := verifyCard(raw, set); err != nil {
+		t.Fatalf("the served card does not verify: %v", err)
+	}
+	var card map[string]any
+	if err := json.Unmarshal(raw, &card); err != nil {
+		t.Fatal(err)
+	}
+	card["name"] = "Bob!"
+	changed, _ := json.Marshal(card)
+	if err := verifyCard(changed, set); err == nil {
+		t.Fatal("a card with its name changed still verifies")
+	}
+}
+
+// verifyCard verifies every signature of an A2A agent card: a JWS whose payload is the RFC 8785
+// canonical card without its signatures.
+func verifyCard(raw []byte, set jose.JSONWebKeySet) error {
+	var card map[string]any
+	if err := json.Unmarshal(raw, &card); err != nil {
+		return err
+	}
+	sigs, _ := card["signatures"].([]any)
+	delete(card, "signatures")
+	body, err := json.Marshal(card)
+	if err != nil {
+		return err
+	}
+	payload, err := jcs.Transform(body)
+	if err != nil {
+		return err
+	}
+	if len(sigs) == 0 {
+		return errNoSignature
+	}
+	for _, s := range sigs {
+		sig := s.(map[string]any)
+		compact := sig["protected"].(string) + "." + base64.RawURLEncoding.EncodeToString(payload) + "." + sig["signature"].(string)
+		jws, err := jose.ParseSigned(compact, []jose.SignatureAlgorithm{jose.EdDSA})
+		if err != nil {
+			return err
+		}
+		keys := set.Key(jws.Signatures[0].Protected.KeyID)
+		if len(keys) != 1 {
+			return errUnknownKID
+		}
+		if _, err := jws.Verify(keys[0].Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type cardError string
+
+func (e cardError) Error() string { return string(e) }
+
+const (
+	errNoSignature = cardError("the card has no signature")
+	errUnknownKID  = cardError("the card's kid is not in the object's jwks.json")
+)

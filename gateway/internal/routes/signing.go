@@ -1,0 +1,30 @@
+package routes
+
+// Signing are the routes of objects' signing keys (identity-svc): the public key set every
+// signature of an object is checked against, and the owner's key registration.
+var Signing = []Route{
+	{Method: "GET", Path: "/api/objects/{hash}/jwks.json", Service: "identity-svc", Auth: Public, Cacheable: true,
+		Summary: "The object's public signing keys (RFC 7517 JWK Set), newest first; rotated keys stay, marked rotated",
+		Tag:     "signing", Response: "JWKS", ContentType: "application/jwk-set+json"},
+	{Method: "POST", Path: "/api/objects/{hash}/signing-keys", Service: "identity-svc", Auth: OwnerKey,
+		Summary: "Make a new active signing key: the owner's Ed25519 public key (jwk), or without jwk one that svc holds; the previous key is marked rotated",
+		Tag:     "signing", Request: "RegisterSigningKey", Status: 201, Response: "SigningKey", Errors: []int{409}},
+}
+
+// SigningSchemas are the shapes of the signing routes.
+var SigningSchemas = map[string]Schema{
+	"JWK": Obj(map[string]Schema{
+		"kty": Enum("OKP"), "crv": Enum("Ed25519"), "x": Str(), "kid": Str(), "alg": Enum("EdDSA"), "use": Enum("sig"),
+		"status": Enum("active", "rotated"), "held_by": Enum("svc", "owner"), "created_at": DateTime(), "rotated_at": DateTime(),
+	}, "kty", "crv", "x", "kid", "alg", "use", "status", "held_by", "created_at"),
+	"JWKS": Obj(map[string]Schema{"keys": Arr(Ref("JWK"))}, "keys"),
+	"RegisterSigningKey": Schema{"type": "object", "additionalProperties": false, "properties": map[string]any{
+		"jwk": Schema{"type": "object", "description": "the owner's public key: {\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"…\"}; omit it to have svc make and hold a new key"},
+	}},
+	"SigningKey": Obj(map[string]Schema{
+		"kid": Str(), "alg": Enum("EdDSA"), "held_by": Enum("svc", "owner"), "created_at": DateTime(),
+	}, "kid", "alg", "held_by", "created_at"),
+	"MessageSignature": Nullable(Obj(map[string]Schema{
+		"jws": Str(), "signed_at": Str(), "nonce": Str(), "thread_id": Nullable(Str()),
+	}, "jws", "signed_at", "nonce", "thread_id")),
+}

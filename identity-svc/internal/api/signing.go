@@ -1,0 +1,85 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// jwks serves an object's public signing keys (RFC 7517), the trust root of its signatures.
+func (h *handlers) jwks(c *gin.Context) error {
+	var viewer string
+	if p := authn.PrincipalFrom(c); p != nil {
+		viewer = p.ObjectID
+	}
+	set, err := h.objects.JWKS(c.Request.Context(), c.Param("hash"), viewer)
+	if err != nil {
+		return err
+	}
+	c.Header("Content-Type", "application/jwk-set+json")
+	c.JSON(http.StatusOK, set)
+	return nil
+}
+
+type signingKeyRequest struct {
+	JWK json.RawMessage `json:"jwk"`
+}
+
+type signingKeyResponse struct {
+	KID       string `json:"kid"`
+	Alg       string `json:"alg"`
+	HeldBy    string `json:"held_by"`
+	CreatedAt string `json:"created_at"`
+}
+
+// registerSigningKey makes a new active signing key: the owner's public key, or one svc holds.
+func (h *handlers) registerSigningKey(c *gin.Context) error {
+	caller, err := owner(c, true)
+	if err != nil {
+		return err
+	}
+	var req signingKeyRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	k, err := h.objects.RegisterSigningKey(c.Request.Context(), caller, req.JWK)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, signingKeyResponse{KID: k.KID, Alg: "EdDSA", HeldBy: k.HeldBy, CreatedAt: clock.Format(k.CreatedAt)})
+	return nil
+}
+
+// internalSigningKeys answers the services' key set lookups (mailbox-svc verifying a sender).
+func (h *handlers) internalSigningKeys(c *gin.Context) error {
+	set, err := h.objects.SigningKeys(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, set)
+	return nil
+}
+
+type signRequest struct {
+	Payload []byte `json:"payload" required:"true"`
+}
+
+// internalSign signs a payload with the object's active key, for the sends and agent cards svc
+// signs on its owner's behalf.
+func (h *handlers) internalSign(c *gin.Context) error {
+	var req signRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	out, err := h.objects.Sign(c.Request.Context(), c.Param("id"), req.Payload)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,260 @@
+package object
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/signing"
+)
+
+// MaxSigningKeys bounds the keys an object keeps (active and rotated): a rotation past it is
+// refused, so that a key set read stays small.
+const MaxSigningKeys = 32
+
+// CodeOwnerHeldKey says that svc cannot sign for an object whose active key its owner holds.
+const CodeOwnerHeldKey = "OWNER_HELD_KEY"
+
+// Sealer seals the private halves of the signing keys svc holds (AES-256-GCM under the
+// operator's SIGNING_KEYS_SECRET), so that a copy of the database alone signs nothing.
+type Sealer struct{ aead cipher.AEAD }
+
+// NewSealer reads the operator's secret: 32 random bytes as 64 hex characters or in base64
+// (openssl rand -hex 32, or -base64 32 as the Helm chart generates it).
+func NewSealer(secret string) (*Sealer, error) {
+	key, err := hex.DecodeString(secret)
+	if err != nil {
+		key, err = base64.StdEncoding.DecodeString(secret)
+	}
+	if err != nil || len(key) != 32 {
+		return nil, errors.New("SIGNING_KEYS_SECRET must be 32 random bytes, as 64 hex characters or in base64")
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("signing keys secret: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("signing keys secret: %w", err)
+	}
+	return &Sealer{aead: aead}, nil
+}
+
+// seal encrypts seed bound to the key's fact id (the additional data), so that a sealed key
+// copied onto another object does not open.
+func (s *Sealer) seal(seed []byte, factID string) []byte {
+	nonce := make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return s.aead.Seal(nonce, nonce, seed, []byte(factID))
+}
+
+func (s *Sealer) open(sealed []byte, factID string) ([]byte, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("sealed signing key is too short")
+	}
+	seed, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(factID))
+	if err != nil {
+		return nil, errors.New("sealed signing key does not open under SIGNING_KEYS_SECRET")
+	}
+	return seed, nil
+}
+
+// keySet is the public view of an object's signing keys.
+func keySet(o *store.Object) signing.KeySet {
+	out := signing.KeySet{Keys: make([]signing.Key, len(o.SigningKeys))}
+	for i, k := range o.SigningKeys {
+		out.Keys[i] = signing.Key{KID: k.KID, X: b64(k.Public), HeldBy: signing.HeldByOwner, CreatedAt: k.CreatedAt, RotatedAt: k.RotatedAt}
+		if k.Sealed != nil {
+			out.Keys[i].HeldBy = signing.HeldBySvc
+		}
+	}
+	return out
+}
+
+// JWKS returns the key set of the object hash names as viewer may see it (a private object is
+// not found for anyone but itself). An object without a key yet gets its first one.
+func (s *Service) JWKS(ctx context.Context, hash, viewer string) (signing.JWKS, error) {
+	obj, err := s.Read(ctx, hash, viewer)
+	if err != nil {
+		return signing.JWKS{}, err
+	}
+	if obj, err = s.withKey(ctx, obj); err != nil {
+		return signing.JWKS{}, err
+	}
+	return signing.PublicJWKS(keySet(obj)), nil
+}
+
+// SigningKeys returns an object's key set by id, giving it its first key if it has none.
+func (s *Service) SigningKeys(ctx context.Context, objectID string) (signing.KeySet, error) {
+	obj, err := s.ByID(ctx, objectID)
+	if err != nil {
+		return signing.KeySet{}, err
+	}
+	if obj, err = s.withKey(ctx, obj); err != nil {
+		return signing.KeySet{}, err
+	}
+	return keySet(obj), nil
+}
+
+// Signed is a detached compact JWS and the key that made it.
+type Signed struct {
+	JWS string `json:"jws"`
+	KID string `json:"kid"`
+}
+
+// Sign signs payload with the object's active key on its owner's behalf: a detached compact JWS
+// whose protected header carries alg EdDSA and the kid. 409 OWNER_HELD_KEY when the owner holds
+// the active key.
+func (s *Service) Sign(ctx context.Context, objectID string, payload []byte) (*Signed, error) {
+	obj, err := s.ByID(ctx, objectID)
+	if err != nil {
+		return nil, err
+	}
+	if obj, err = s.withKey(ctx, obj); err != nil {
+		return nil, err
+	}
+	n := len(obj.SigningKeys)
+	active := obj.SigningKeys[n-1]
+	if active.Sealed == nil {
+		return nil, httpx.Conflict(CodeOwnerHeldKey, "the owner holds this object's active signing key; svc cannot sign for it")
+	}
+	seed, err := s.Sealer.open(active.Sealed, store.SigningKeyFactID(obj.ID, n))
+	if err != nil {
+		return nil, err
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA,
+		Key: jose.JSONWebKey{Key: ed25519.NewKeyFromSeed(seed), KeyID: active.KID}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("signer: %w", err)
+	}
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	compact, err := jws.DetachedCompactSerialize()
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	return &Signed{JWS: compact, KID: active.KID}, nil
+}
+
+// withKey returns obj with at least one signing key: an object made before keys existed, or
+// whose first key was never made, gets one held by svc now.
+func (s *Service) withKey(ctx context.Context, obj *store.Object) (*store.Object, error) {
+	if len(obj.SigningKeys) > 0 {
+		return obj, nil
+	}
+	key, err := s.newHeldKey(obj.ID, 1)
+	if err != nil {
+		return nil, err
+	}
+	return s.addKey(ctx, obj, 1, key)
+}
+
+// firstKey gives a new object its first signing key, so that its first card or signed send does
+// not write (and replace the object's validator, which labels the caches of other services'
+// reads too). A failure is only logged: withKey makes the key when it is first needed.
+func (s *Service) firstKey(ctx context.Context, obj *store.Object) {
+	key, err := s.newHeldKey(obj.ID, 1)
+	if err == nil {
+		err = s.Store.AddSigningKey(ctx, obj.ID, 1, key, obj.CreatedAt)
+	}
+	if err != nil && !errors.Is(err, store.ErrTaken) {
+		s.Log.WarnContext(ctx, "first signing key not made; it is made when first needed", "object_id", obj.ID, "error", err)
+		return
+	}
+	key.CreatedAt = obj.CreatedAt
+	obj.SigningKeys = []store.SigningKey{key}
+}
+
+// RegisterSigningKey makes a new active key for the caller's object: the owner's public key
+// (ownerJWK, an Ed25519 JWK) or, when ownerJWK is empty, a new key held by svc. The previous key
+// stays in the key set, marked rotated.
+func (s *Service) RegisterSigningKey(ctx context.Context, c Caller, ownerJWK json.RawMessage) (*signing.Key, error) {
+	obj, err := s.ByID(ctx, c.ObjectID)
+	if err != nil {
+		return nil, err
+	}
+	n := len(obj.SigningKeys) + 1
+	if n > MaxSigningKeys {
+		return nil, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object keeps at most %d signing keys", MaxSigningKeys))
+	}
+	var key store.SigningKey
+	if len(ownerJWK) == 0 || string(ownerJWK) == "null" {
+		if key, err = s.newHeldKey(obj.ID, n); err != nil {
+			return nil, err
+		}
+	} else {
+		pub, kid, err := signing.ParseOwnerJWK(ownerJWK)
+		if err != nil {
+			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "jwk: %s", err)
+		}
+		if keySet(obj).Find(kid) != nil {
+			return nil, httpx.Conflict(httpx.CodeConflict, "this key is already one of the object's signing keys")
+		}
+		key = store.SigningKey{KID: kid, Public: pub}
+	}
+	if obj, err = s.addKey(ctx, obj, n, key); err != nil {
+		return nil, err
+	}
+	set := keySet(obj)
+	k := set.Find(key.KID)
+	if k == nil { // another rotation took number n: the caller's key is not the object's
+		return nil, httpx.Conflict(httpx.CodeConflict, "another signing key was registered at the same time; retry")
+	}
+	return k, nil
+}
+
+// newHeldKey makes key number n of an object, held (sealed) by svc.
+func (s *Service) newHeldKey(objectID string, n int) (store.SigningKey, error) {
+	if s.Sealer == nil {
+		return store.SigningKey{}, httpx.Errorf(http.StatusServiceUnavailable, httpx.CodeUnavailable, "signing keys are not configured")
+	}
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return store.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
+	}
+	kid, err := signing.Thumbprint(pub)
+	if err != nil {
+		return store.SigningKey{}, err
+	}
+	return store.SigningKey{KID: kid, Public: pub, Sealed: s.Sealer.seal(priv.Seed(), store.SigningKeyFactID(objectID, n))}, nil
+}
+
+// addKey records key as key number n and returns the object read again. A lost race (another
+// key took number n) is no error here: the object is returned with the winner's key.
+func (s *Service) addKey(ctx context.Context, obj *store.Object, n int, key store.SigningKey) (*store.Object, error) {
+	err := s.Store.AddSigningKey(ctx, obj.ID, n, key, clock.Now())
+	if err != nil && !errors.Is(err, store.ErrTaken) {
+		return nil, err
+	}
+	s.ETags.Changed(ctx, obj.ID)
+	if err := s.Redis.Del(ctx, identity.SigningKeysCacheKey(obj.ID)).Err(); err != nil {
+		return nil, fmt.Errorf("forget cached signing keys: %w", err)
+	}
+	fresh, err := s.Store.ObjectUncached(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(fresh.SigningKeys) < n {
+		return nil, errors.New("signing key not found after its insert")
+	}
+	return fresh, nil
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }

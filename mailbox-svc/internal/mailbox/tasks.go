@@ -1,0 +1,73 @@
+package mailbox
+
+import (
+	"context"
+	"errors"
+
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// TaskStore is what a task read needs.
+type TaskStore interface {
+	Message(ctx context.Context, id string) (*store.Message, error)
+	Messages(ctx context.Context, threadID, after string, limit int) ([]store.Message, error)
+}
+
+// Tasks shows a sent message as an A2A task: submitted until the recipient replies in its
+// thread, completed with the first reply.
+type Tasks struct {
+	Store TaskStore
+	Names *Names
+}
+
+// replyWindow is how many later messages of the thread a task read looks through for the reply.
+const replyWindow = 50
+
+// TaskView is a sent message, the box it was sent to, and the recipient's first reply after it
+// (nil while there is none), each with the hashes its reader sees.
+type TaskView struct {
+	Sent   MessageView
+	Reply  *MessageView
+	Thread string
+}
+
+// Task returns message id, sent to boxID, as viewerID may see it: only the thread's two
+// participants may, and a message not sent to the box is not found.
+func (t *Tasks) Task(ctx context.Context, viewerID, boxID, id string) (*TaskView, error) {
+	m, err := t.Store.Message(ctx, id)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return nil, httpx.NotFound("task")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.ToID != boxID || (viewerID != m.FromID && viewerID != m.ToID) {
+		return nil, httpx.NotFound("task")
+	}
+	later, err := t.Store.Messages(ctx, m.ThreadID, m.ID, replyWindow)
+	if err != nil {
+		return nil, err
+	}
+	var reply *store.Message
+	for i := range later {
+		if later[i].FromID == m.ToID {
+			reply = &later[i]
+			break
+		}
+	}
+	hashes, err := t.Names.Hashes(ctx, []string{m.FromID, m.ToID})
+	if err != nil {
+		return nil, err
+	}
+	view := func(m *store.Message) *MessageView {
+		return &MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body,
+			CreatedAt: m.CreatedAt, Signature: m.Signature}
+	}
+	out := &TaskView{Sent: *view(m), Thread: m.ThreadID}
+	if reply != nil {
+		out.Reply = view(reply)
+	}
+	return out, nil
+}
