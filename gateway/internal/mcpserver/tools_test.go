@@ -120,7 +120,7 @@ func TestInputSchemaShape(t *testing.T) {
 		required []string
 		optional []string
 	}{
-		{"send_message", []string{"to_hash", "kind", "body"}, []string{"from_hash", "thread_id", "idempotency_key"}},
+		{"send_message", []string{"to_hash", "kind", "body"}, []string{"from_hash", "thread_id", "idempotency_key", "signature", "signed_at", "nonce"}},
 		{"record_decision", []string{"thread_id", "title", "body"}, []string{"confidence", "supersedes_node_ids"}},
 		{"update_profile", []string{"body"}, []string{"hash"}},
 		{"add_evidence", []string{"thread_id", "body"}, []string{"type", "visibility"}},
