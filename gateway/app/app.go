@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		_ = rdb.Close()
 		return nil, err
 	}
-	return &App{cfg: cfg, log: log, redis: rdb, engine: e}, nil
+	return &App{cfg: cfg, log: log, redis: rdb, engine: e, auth: authenticator}, nil
 }
 
 // catalog is the answer of GET /api/webhook-events, built once.
