@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -48,9 +49,14 @@ func TestOutboxPublishesOncePerOutage(t *testing.T) {
 			}()
 		}
 	}()
+	// SVC_TEST_OUTAGE lengthens the outage for a manual run (the 75 s); CI keeps 3 s.
+	outage := 3 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("SVC_TEST_OUTAGE")); err == nil && d > 0 {
+		outage = d
+	}
 	time.Sleep(time.Second)
 	f.pub.set(true)
-	time.Sleep(3 * time.Second)
+	time.Sleep(outage)
 	f.pub.set(false)
 	back := time.Now()
 	time.Sleep(4 * time.Second)
