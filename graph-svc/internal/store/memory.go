@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -88,3 +90,7 @@ func (s *Store) MemoryStats(ctx context.Context, objectID string) (docs, totalLe
 	}
 	return n, e.Value.TotalLen, nil
 }
+
+// GraphLogCollection is the collection of the lists, for a benchmark that fills an index in
+// bulk.
+func (s *Store) GraphLogCollection() *mongo.Collection { return s.c(GraphLog) }
