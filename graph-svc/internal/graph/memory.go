@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Bounds of the relationship-memory index and its search (docs/api.md names them).
@@ -84,9 +86,14 @@ func (s *Service) indexNode(ctx context.Context, n *store.Node, participants []s
 	return nil
 }
 
-// indexInThread indexes a node of a thread read by id (one point read).
+// indexInThread indexes a node for the participants of its thread, read by id (one point read).
+// A thread graph-svc has no record of (none is written through the routes, which read the
+// thread first) leaves the node to its author's index.
 func (s *Service) indexInThread(ctx context.Context, n *store.Node) error {
 	th, err := s.Store.Thread(ctx, n.ThreadID)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return s.indexNode(ctx, n, []string{n.AuthorID})
+	}
 	if err != nil {
 		return err
 	}
