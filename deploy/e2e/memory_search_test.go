@@ -63,6 +63,20 @@ func TestMemorySearchSupersession(t *testing.T) {
 			t.Errorf("friday's hit %v, want superseded by %s", h, monday)
 		}
 	}
+	// Pages: one hit a page, the second page through next_cursor, then none left.
+	first := env.Do(t, "GET", "/api/objects/"+alice+"/memory/search?q=ship&include_superseded=true&limit=1", aliceKey, nil).Expect(t, 200).JSON(t)
+	cursor, _ := first["next_cursor"].(string)
+	if len(first["hits"].([]any)) != 1 || cursor == "" {
+		t.Fatalf("first page %v", first)
+	}
+	second := env.Do(t, "GET", "/api/objects/"+alice+"/memory/search?q=ship&include_superseded=true&limit=1&cursor="+url.QueryEscape(cursor), aliceKey, nil).
+		Expect(t, 200).JSON(t)
+	if h := second["hits"].([]any); len(h) != 1 || second["next_cursor"] != nil ||
+		h[0].(map[string]any)["node_id"] == first["hits"].([]any)[0].(map[string]any)["node_id"] {
+		t.Errorf("second page %v after %v", second, first)
+	}
+	env.Do(t, "GET", "/api/objects/"+alice+"/memory/search?q=release&limit=1&cursor="+url.QueryEscape(cursor), aliceKey, nil).
+		ExpectError(t, 400, "INVALID_REQUEST")
 	hits = memorySearch(t, env, bob, bobKey, url.Values{"q": {"ship"}, "peer": {alice}, "as_of": {between}})
 	if MustJSON(hitIDs(hits)) != MustJSON([]string{friday}) || hits[0]["superseded_by"] != nil {
 		t.Errorf("as_of between the decisions: %v, want friday as current", hits)
@@ -85,6 +99,16 @@ func TestMemorySearchSupersession(t *testing.T) {
 		hits := memorySearch(t, env, alice, aliceKey, url.Values{"q": {"deploy checklists"}, "types": {"message"}})
 		return len(hits) == 1 && hits[0]["provenance"].(map[string]any)["message_id"] == msg
 	}, "the message in alice's memory search")
+
+	// A sub-key with read searches; one without is 403 INSUFFICIENT_SCOPE.
+	subKey := func(scopes ...string) string {
+		return Str(t, env.Do(t, "POST", "/api/objects/"+alice+"/keys", aliceKey, map[string]any{"label": "agent", "scopes": scopes}).
+			Expect(t, 201).JSON(t), "key")
+	}
+	if got := hitIDs(memorySearch(t, env, alice, subKey("read"), url.Values{"q": {"ship"}, "peer": {bob}})); MustJSON(got) != MustJSON([]string{monday}) {
+		t.Errorf("a read sub-key's search: %v", got)
+	}
+	env.Do(t, "GET", "/api/objects/"+alice+"/memory/search?q=ship", subKey("write"), nil).ExpectError(t, 403, "INSUFFICIENT_SCOPE")
 
 	// Only the object's own keys search its memory; bad input is 400.
 	env.Do(t, "GET", "/api/objects/"+alice+"/memory/search?q=ship", carolKey, nil).ExpectError(t, 403, "FORBIDDEN")
