@@ -27,6 +27,12 @@ func TestWebhookRestartWithPendingDeliveries(t *testing.T) {
 	})
 	sendMessage(t, env, sender, hash, "", "pending across a restart")
 	rcv.waitFor(t, env, 1)
+	// The restart comes once the failed attempt is recorded, while the delivery waits for its
+	// retry (a restart during the attempt itself would abandon its outcome, not the delivery).
+	env.Eventually(t, func() bool {
+		ds := deliveriesOf(t, webhookStatus(t, env, hash, key, id))
+		return len(ds) == 1 && slices.Equal(attemptCodes(ds[0]), []int{503})
+	}, "the first attempt's 503 to be recorded")
 	if err := env.Stack.RestartReplica(context.Background(), "webhook-svc", 0); err != nil {
 		t.Fatal(err)
 	}

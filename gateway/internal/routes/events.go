@@ -82,7 +82,7 @@ var WebhookEvents = []WebhookEvent{
 			}, "hash", "version", "updated_at", "change"),
 			Obj(map[string]Schema{
 				"hash": hashField, "change": Schema{"const": "feed_item_published"}, "item_id": Str(), "title": Str(),
-				"body": Str(), "tags": Arr(tag), "author_hash": Str(), "author_name": Str(), "posted_at": timestamp(),
+				"body": Str(), "tags": Arr(tag), "author_hash": Nullable(Str()), "author_name": Str(), "posted_at": timestamp(),
 			}, "hash", "change", "item_id", "title", "posted_at"),
 		}},
 		Example: payload("context_updated", map[string]any{"hash": "svc_alice", "version": 7, "updated_at": "2026-11-24T18:00:00.000Z",
