@@ -281,7 +281,7 @@ func checkProjections(t *testing.T, e *Env, acked []sent, deadline time.Time) {
 			cursor = "&cursor=" + next
 		}
 		for {
-			nodes, _ := graphOf(t, e, key, thread, "")
+			nodes := allGraphNodes(t, e, key, thread)
 			var missing []string
 			for _, m := range msgs {
 				if !inThread[m.id] {
@@ -415,5 +415,22 @@ func cutSegments(t *testing.T, dir string) {
 	})
 	if err != nil || cut == 0 {
 		t.Fatalf("cutting segment files: %v (%d cut)", err, cut)
+	}
+}
+
+// allGraphNodes reads every page of a thread's graph.
+func allGraphNodes(t *testing.T, e *Env, key, thread string) []map[string]any {
+	t.Helper()
+	var nodes []map[string]any
+	for cursor := ""; ; {
+		g := e.Do(t, "GET", "/api/threads/"+thread+"/graph?limit=200"+cursor, key, nil).Expect(t, http.StatusOK).JSON(t)
+		for _, n := range g["nodes"].([]any) {
+			nodes = append(nodes, n.(map[string]any))
+		}
+		next, _ := g["next_cursor"].(string)
+		if next == "" {
+			return nodes
+		}
+		cursor = "&cursor=" + next
 	}
 }
