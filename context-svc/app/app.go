@@ -85,7 +85,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	api.Register(b.API, &api.Handler{Profiles: profiles, ETags: etags, BaseURL: strings.TrimRight(cfg.BaseURL, "/")})
 	projections := &consumers.Projections{Store: st}
-	b.Consume("projections", consumers.Topics, projections.Handle)
+	// Every projection write is keyed by what it records (a block list, a decision, a version):
+	// redeliveries change nothing, so no dedupe record is read or written per event, which
+	// matters since every message of the network passes through here on its way to the blocks.
+	b.ConsumeIdempotent("projections", consumers.Topics, projections.Handle)
 	return &App{Base: b}, nil
 }
 
