@@ -132,10 +132,6 @@ func outputSchema(t Tool, r routes.Route, named map[string]routes.Schema) (route
 		return nil, fmt.Errorf("tool %s: the route's response schema %q is undefined", t.Name, r.Response)
 	}
 	out := inline(s, named).(routes.Schema)
-	if alts, ok := out["anyOf"].([]any); ok && allObjects(alts) {
-		// One route, several object shapes (a format parameter): still a JSON object.
-		out = routes.Schema{"type": "object", "anyOf": alts}
-	}
 	if out["type"] != "object" {
 		return nil, fmt.Errorf("tool %s: the route's response %s is not a JSON object", t.Name, r.Response)
 	}
@@ -192,16 +188,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// allObjects reports whether every schema of alts describes a JSON object.
-func allObjects(alts []any) bool {
-	for _, a := range alts {
-		if m, ok := a.(routes.Schema); !ok || m["type"] != "object" {
-			if m, ok := a.(map[string]any); !ok || m["type"] != "object" {
-				return false
-			}
-		}
-	}
-	return len(alts) > 0
 }

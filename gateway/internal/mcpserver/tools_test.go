@@ -121,7 +121,7 @@ func TestInputSchemaShape(t *testing.T) {
 		optional []string
 	}{
 		{"send_message", []string{"to_hash", "kind", "body"}, []string{"from_hash", "thread_id", "idempotency_key", "signature", "signed_at", "nonce"}},
-		{"record_decision", []string{"thread_id", "title", "body"}, []string{"confidence", "supersedes_node_ids", "valid_from", "valid_until"}},
+		{"record_decision", []string{"thread_id", "title", "body"}, []string{"confidence", "supersedes_node_ids"}},
 		{"update_profile", []string{"body"}, []string{"hash"}},
 		{"add_evidence", []string{"thread_id", "body"}, []string{"type", "visibility"}},
 		{"read_webhook", []string{"subscription_id"}, []string{"hash"}},
