@@ -8,7 +8,6 @@ require (
 	codeberg.org/readeck/go-readability/v2 v2.1.3
 	github.com/gin-gonic/gin v1.12.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7
-	github.com/kljensen/snowball v0.10.0
 	github.com/svcdev/svc/pkg v0.0.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3
 	golang.org/x/net v0.59.0

@@ -1,17 +1,11 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/svcdev/svc/context-svc/internal/profile"
-	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 type memoryVersion struct {
@@ -41,14 +35,6 @@ func (h *Handler) getMemory(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Header("ETag", memoryETag(p.MemoryVersion))
-	switch c.Query("format") {
-	case "", "markdown":
-	case "json":
-		return h.memoryJSON(c, t.ObjectID, p.MemoryVersion)
-	default:
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "format must be json or markdown")
-	}
 	list, next, err := h.versionPage(c, t.ObjectID, true)
 	if err != nil {
 		return err
@@ -62,17 +48,10 @@ func (h *Handler) getMemory(c *gin.Context) error {
 }
 
 func (h *Handler) putMemory(c *gin.Context) error {
-	ifMatch, err := memoryIfMatch(c)
+	p, err := ownerWrite(c, decodeTextBody, h.Profiles.PutMemory)
 	if err != nil {
 		return err
 	}
-	p, err := ownerWrite(c, decodeTextBody, func(ctx context.Context, t profile.Target, body string) (*store.Profile, error) {
-		return h.Profiles.PutMemoryIf(ctx, t, body, ifMatch)
-	})
-	if err != nil {
-		return err
-	}
-	c.Header("ETag", memoryETag(p.MemoryVersion))
 	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
 	return nil
 }
@@ -91,86 +70,5 @@ func (h *Handler) rebuildMemory(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, rebuildResponse{OK: true, Version: p.Version, RebuiltFromDecisions: n})
-	return nil
-}
-
-// memoryETag is the entity tag of decision memory: its version.
-func memoryETag(version int) string { return `"` + strconv.Itoa(version) + `"` }
-
-// memoryIfMatch reads If-Match of a decision-memory write: nil when absent or "*", else the
-// version it names (quoted, as GET's ETag gives it, or bare).
-func memoryIfMatch(c *gin.Context) (*int, error) {
-	raw := strings.TrimSpace(c.GetHeader("If-Match"))
-	if raw == "" || raw == "*" {
-		return nil, nil
-	}
-	v, err := strconv.Atoi(strings.Trim(strings.TrimPrefix(raw, "W/"), `"`))
-	if err != nil || v < 0 {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, `If-Match must be the ETag of GET …/decision-memory, for example "12"`)
-	}
-	return &v, nil
-}
-
-type memoryDecision struct {
-	ID         string              `json:"id"`
-	ThreadID   string              `json:"thread_id"`
-	Title      string              `json:"title"`
-	Body       string              `json:"body"`
-	Confidence *float64            `json:"confidence"`
-	CreatedAt  string              `json:"created_at"`
-	ValidFrom  *string             `json:"valid_from"`
-	ValidUntil *string             `json:"valid_until"`
-	Supersedes []supersededSummary `json:"supersedes"`
-}
-
-type supersededSummary struct {
-	ID    string  `json:"id"`
-	Title *string `json:"title"`
-}
-
-type supersededDecision struct {
-	ID           string `json:"id"`
-	ThreadID     string `json:"thread_id"`
-	Title        string `json:"title"`
-	CreatedAt    string `json:"created_at"`
-	SupersededBy string `json:"superseded_by"`
-	SupersededAt string `json:"superseded_at"`
-}
-
-// memoryJSON answers the structured decision memory: the current major decisions (newest
-// first) with what each superseded, and the superseded ones; the markdown a rebuild writes is
-// rendered from the same data.
-func (h *Handler) memoryJSON(c *gin.Context, objectID string, version int) error {
-	current, superseded, err := h.Profiles.Decisions(c.Request.Context(), objectID)
-	if err != nil {
-		return err
-	}
-	titles := map[string]string{}
-	for _, d := range append(append([]profile.Decision{}, current...), superseded...) {
-		titles[d.NodeID] = d.Title
-	}
-	out := struct {
-		Version    int                  `json:"version"`
-		Decisions  []memoryDecision     `json:"decisions"`
-		Superseded []supersededDecision `json:"superseded"`
-	}{Version: version, Decisions: []memoryDecision{}, Superseded: []supersededDecision{}}
-	for _, d := range current {
-		md := memoryDecision{ID: d.NodeID, ThreadID: d.ThreadID, Title: d.Title, Body: d.Body, Confidence: d.Confidence,
-			CreatedAt: clock.Format(d.CreatedAt), ValidFrom: clock.FormatPtr(d.ValidFrom), ValidUntil: clock.FormatPtr(d.ValidUntil),
-			Supersedes: []supersededSummary{}}
-		for _, id := range d.Supersedes {
-			s := supersededSummary{ID: id}
-			if t, ok := titles[id]; ok {
-				s.Title = &t
-			}
-			md.Supersedes = append(md.Supersedes, s)
-		}
-		out.Decisions = append(out.Decisions, md)
-	}
-	for _, d := range superseded {
-		out.Superseded = append(out.Superseded, supersededDecision{ID: d.NodeID, ThreadID: d.ThreadID, Title: d.Title,
-			CreatedAt: clock.Format(d.CreatedAt), SupersededBy: d.SupersededBy.NodeID, SupersededAt: clock.Format(d.SupersededBy.CreatedAt)})
-	}
-	c.JSON(http.StatusOK, out)
 	return nil
 }

@@ -24,8 +24,6 @@ type Decision struct {
 	Confidence   *float64
 	Supersedes   []string
 	CreatedAt    time.Time
-	ValidFrom    *time.Time
-	ValidUntil   *time.Time
 	SupersededBy *Decision
 }
 

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,47 +55,19 @@ func (s *Service) PutMemory(ctx context.Context, t Target, memory string) (*stor
 // threads, as learned from graph-svc's decision.recorded events, and says how many current ones
 // it used. A decision a later one superseded is listed apart, marked, never as current.
 func (s *Service) RebuildMemory(ctx context.Context, t Target) (*store.Profile, int, error) {
-	current, superseded, err := s.Decisions(ctx, t.ObjectID)
+	recorded, err := s.Store.RecentDecisions(ctx, t.ObjectID, MaxRebuildDecisions)
 	if err != nil {
 		return nil, 0, err
-	}
-	p, err := s.PutMemory(ctx, t, DecisionMemory(current, superseded, clock.Now()))
-	return p, len(current), err
-}
-
-// Decisions are the object's newest MaxRebuildDecisions recorded decisions, split into the
-// current major ones and the superseded ones: the data decision memory's markdown is rendered
-// from, and what GET …/decision-memory?format=json answers.
-func (s *Service) Decisions(ctx context.Context, objectID string) (current, superseded []Decision, err error) {
-	recorded, err := s.Store.RecentDecisions(ctx, objectID, MaxRebuildDecisions)
-	if err != nil {
-		return nil, nil, err
 	}
 	all := make([]Decision, 0, len(recorded))
 	for _, d := range recorded {
 		all = append(all, Decision{ThreadID: d.ThreadID, NodeID: d.NodeID, Title: d.Title, Body: d.Body,
-			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: d.CreatedAt, ValidFrom: d.ValidFrom, ValidUntil: d.ValidUntil})
+			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: d.CreatedAt})
 	}
-	current, superseded = Current(all)
-	return current, superseded, nil
+	current, superseded := Current(all)
+	p, err := s.PutMemory(ctx, t, DecisionMemory(current, superseded, clock.Now()))
+	return p, len(current), err
 }
-
-// PutMemoryIf replaces decision memory when its version is ifMatch (any version when nil): a
-// stale version is 412 PRECONDITION_FAILED, checked within the write, so that of two writers
-// holding one version only one succeeds.
-func (s *Service) PutMemoryIf(ctx context.Context, t Target, memory string, ifMatch *int) (*store.Profile, error) {
-	return s.write(ctx, t, store.ChangeDecisionMemory, func(p *store.Profile) error {
-		if ifMatch != nil && p.MemoryVersion != *ifMatch {
-			return httpx.Errorf(http.StatusPreconditionFailed, CodePreconditionFailed,
-				"decision memory is at version %d, not %d: read it again, then write", p.MemoryVersion, *ifMatch)
-		}
-		p.Memory = memory
-		return nil
-	})
-}
-
-// CodePreconditionFailed is the error code of a write whose If-Match names a stale version.
-const CodePreconditionFailed = "PRECONDITION_FAILED"
 
 // SectionChange includes or leaves out one section of the public profile; both fields are
 // required.

@@ -50,13 +50,11 @@ var Context = []Route{
 		Summary: "An interview scaffold built from what the profile lacks", Tag: "context",
 		Response: "Text", ContentType: "text/plain; charset=utf-8"},
 	{Method: "GET", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
-		Summary: "Read decision memory (markdown) and its versions, newest first; format=json gives the current decisions structured, with what each superseded; ETag is the memory version", Tag: "decisions",
-		Response: "DecisionMemory", Query: append([]Param{{Name: "format", Schema: Enum("markdown", "json"),
-			Description: "json: {version, decisions, superseded} instead of the markdown and its versions"}}, Paging...)},
+		Summary: "Read decision memory and its versions, newest first", Tag: "decisions",
+		Response: "DecisionMemory", Query: Paging},
 	{Method: "PUT", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
-		Summary: "Replace decision memory; with If-Match (the ETag of a read) only if it is still that version", Tag: "decisions",
-		Headers: []Param{{Name: "If-Match", Schema: Str(), Description: `the memory version read (ETag, e.g. "12"): 412 PRECONDITION_FAILED when decision memory has moved on`}},
-		Request: "PutDecisionMemory", Response: "VersionWritten", Errors: []int{409, 412}},
+		Summary: "Replace decision memory", Tag: "decisions",
+		Request: "PutDecisionMemory", Response: "VersionWritten", Errors: []int{409}},
 	{Method: "POST", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
 		Summary: "Rebuild decision memory from the major thread decisions", Tag: "decisions",
 		Response: "DecisionMemoryRebuilt", Errors: []int{409}},
@@ -147,21 +145,11 @@ var ContextSchemas = map[string]Schema{
 		"ok": Bool(), "repo_url": Str(), "branch": Str(), "file_path": Str(),
 	}, "ok", "repo_url", "branch", "file_path"),
 	"SyncPulled": Obj(map[string]Schema{"ok": Bool(), "version": Int(), "commit": Str()}, "ok", "version", "commit"),
-	"DecisionMemory": Schema{"anyOf": []any{Obj(map[string]Schema{
+	"DecisionMemory": Obj(map[string]Schema{
 		"memory": Str(), "version": Int(),
 		"versions":    Arr(Obj(map[string]Schema{"version": Int(), "created_at": DateTime()}, "version", "created_at")),
 		"next_cursor": Nullable(Str()),
-	}, "memory", "version", "versions", "next_cursor"), Obj(map[string]Schema{
-		"version": Int(),
-		"decisions": Arr(Obj(map[string]Schema{
-			"id": Str(), "thread_id": Str(), "title": Str(), "body": Str(), "confidence": Nullable(Schema{"type": "number"}),
-			"created_at": DateTime(), "valid_from": Nullable(DateTime()), "valid_until": Nullable(DateTime()),
-			"supersedes": Arr(Obj(map[string]Schema{"id": Str(), "title": Nullable(Str())}, "id", "title")),
-		}, "id", "thread_id", "title", "body", "confidence", "created_at", "valid_from", "valid_until", "supersedes")),
-		"superseded": Arr(Obj(map[string]Schema{
-			"id": Str(), "thread_id": Str(), "title": Str(), "created_at": DateTime(), "superseded_by": Str(), "superseded_at": DateTime(),
-		}, "id", "thread_id", "title", "created_at", "superseded_by", "superseded_at")),
-	}, "version", "decisions", "superseded")}},
+	}, "memory", "version", "versions", "next_cursor"),
 	"PutDecisionMemory": Schema{"type": "object", "additionalProperties": false, "required": []string{"body"},
 		"properties": map[string]any{"body": StrMax(256 << 10)}},
 	"DecisionMemoryRebuilt": Obj(map[string]Schema{

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
@@ -20,8 +19,6 @@ type DecisionDraft struct {
 	Body       string
 	Confidence *float64
 	Supersedes []string
-	// ValidFrom and ValidUntil are when what the decision says holds in the world (optional).
-	ValidFrom, ValidUntil *time.Time
 }
 
 // Decide records a decision node in a thread the caller takes part in and may write into. Each
@@ -42,16 +39,12 @@ func (s *Service) Decide(ctx context.Context, requestID string, c Caller, thread
 	if len(d.Supersedes) > MaxSupersedes {
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "supersedes_node_ids holds more than %d nodes", MaxSupersedes)
 	}
-	if d.ValidFrom != nil && d.ValidUntil != nil && !d.ValidUntil.After(*d.ValidFrom) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "valid_until must be after valid_from")
-	}
 	th, err := s.writableThread(ctx, threadID, c)
 	if err != nil {
 		return nil, err
 	}
 	n := &store.Node{ID: apikey.NewID("nod"), ThreadID: th.ID, Type: TypeDecision, Title: d.Title, Body: d.Body,
 		Visibility: Participants, AuthorID: c.ObjectID, AuthorHash: c.Hash, Confidence: d.Confidence,
-		ValidFrom: utcPtr(d.ValidFrom), ValidUntil: utcPtr(d.ValidUntil),
 		Supersedes: slices.Compact(slices.Sorted(slices.Values(d.Supersedes))), CreatedAt: clock.Now()}
 	if len(n.Supersedes) > 0 {
 		fields := make(map[string]string, len(n.Supersedes))
@@ -97,13 +90,6 @@ func (s *Service) Decide(ctx context.Context, requestID string, c Caller, thread
 	if err := s.recordDecision(ctx, n, parts); err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(parts))
-	for i, p := range parts {
-		ids[i] = p.ObjectID
-	}
-	if err := s.indexNode(ctx, n, ids); err != nil {
-		return nil, err
-	}
 	v := nodeView(n, nil)
 	return &v, nil
 }
@@ -129,12 +115,4 @@ func (s *Service) recordDecision(ctx context.Context, n *store.Node, parts []con
 		}
 	}
 	return nil
-}
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
 }

@@ -48,7 +48,7 @@ func (c *confirmed) Confirm(evs ...events.Pending) {
 	c.Outbox.Confirm(evs...)
 }
 
-func newService(t testing.TB) (*graph.Service, *confirmed) {
+func newService(t *testing.T) (*graph.Service, *confirmed) {
 	t.Helper()
 	db := testkit.Database(t, testkit.Backends(t), "graph")
 	if err := mongox.EnsureIndexes(context.Background(), db, append(store.Indexes, events.OutboxIndexes...)); err != nil {

@@ -27,8 +27,6 @@ type NodeView struct {
 	Visibility    string   `json:"visibility"`
 	AuthorHash    string   `json:"author_hash"`
 	Confidence    *float64 `json:"confidence"`
-	ValidFrom     *string  `json:"valid_from"`
-	ValidUntil    *string  `json:"valid_until"`
 	Supersedes    []string `json:"supersedes_node_ids"`
 	MessageID     *string  `json:"message_id"`
 	SourceID      *string  `json:"source_id"`
@@ -121,8 +119,7 @@ func (s *Service) writableThread(ctx context.Context, threadID string, c Caller)
 }
 
 // addNode takes a slot of the author's and the thread's node quotas, stores the node (read by
-// id when an edge or a decision names it), appends it to the thread's graph and indexes it for
-// the participants' memory search.
+// id when an edge or a decision names it) and appends it to the thread's graph.
 func (s *Service) addNode(ctx context.Context, n *store.Node) error {
 	if err := s.reserveNode(ctx, n); err != nil {
 		return err
@@ -130,10 +127,8 @@ func (s *Service) addNode(ctx context.Context, n *store.Node) error {
 	if err := s.Store.InsertNode(ctx, n); err != nil {
 		return err
 	}
-	if _, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n}); err != nil {
-		return err
-	}
-	return s.indexInThread(ctx, n)
+	_, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n})
+	return err
 }
 
 // Quota lists: one slot per node or edge written into a thread (messages, which mailbox-svc
@@ -250,25 +245,11 @@ func ParseAsOf(raw string) (*time.Time, error) {
 	return &t, nil
 }
 
-// ParseTime reads an optional date-time field or query parameter (empty: nil).
-func ParseTime(field, raw string) (*time.Time, error) {
-	if raw == "" {
-		return nil, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, raw)
-	if err != nil {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s must be an ISO 8601 date-time, for example 2026-01-31T12:00:00.000Z", field)
-	}
-	t = t.UTC()
-	return &t, nil
-}
-
 func nodeView(n *store.Node, inv *store.Invalidation) NodeView {
 	v := NodeView{
 		ID: n.ID, ThreadID: n.ThreadID, Type: n.Type, Title: optional(n.Title), Body: n.Body, Visibility: n.Visibility,
 		AuthorHash: n.AuthorHash, Confidence: n.Confidence, Supersedes: n.Supersedes, MessageID: optional(n.MessageID),
 		SourceID: optional(n.SourceID), CreatedAt: clock.Format(n.CreatedAt),
-		ValidFrom: clock.FormatPtr(n.ValidFrom), ValidUntil: clock.FormatPtr(n.ValidUntil),
 	}
 	if v.Supersedes == nil {
 		v.Supersedes = []string{}

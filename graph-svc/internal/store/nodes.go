@@ -19,10 +19,6 @@ type Node struct {
 	AuthorID   string   `bson:"author_id"`
 	AuthorHash string   `bson:"author_hash"`
 	Confidence *float64 `bson:"confidence,omitempty"`
-	// ValidFrom and ValidUntil are a decision's world time: when what it says holds, as its
-	// author says (either may be open). System time is CreatedAt and the validity fact.
-	ValidFrom  *time.Time `bson:"valid_from,omitempty"`
-	ValidUntil *time.Time `bson:"valid_until,omitempty"`
 	// Supersedes lists the nodes a decision supersedes (its supersedes edges and validity facts
 	// follow its insert).
 	Supersedes []string `bson:"supersedes,omitempty"`
