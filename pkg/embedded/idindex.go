@@ -249,6 +249,14 @@ func dropped(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == pgerrcode.UndefinedTable || pgErr.Code == pgerrcode.InvalidSchemaName)
 }
 
+// createdMeanwhile reports whether err says that another process created the same index while
+// this one did: two FerretDBs on one database (replicas, or a test next to a running stack) race
+// in CREATE INDEX IF NOT EXISTS, and the loser's insert into the catalogue is a unique violation.
+func createdMeanwhile(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == pgerrcode.UniqueViolation || pgErr.Code == pgerrcode.DuplicateTable)
+}
+
 // collectIdentifier reads a row of (schema, name).
 func collectIdentifier(r pgx.CollectableRow) (pgx.Identifier, error) {
 	var schema, name string
@@ -275,7 +283,7 @@ func (p *postgresIndexer) syncSchema(ctx context.Context, schema string) error {
 		// list that every lookup then reads until a vacuum empties it.
 		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING gin ((_jsonb->'_id')) WITH (fastupdate = off)`,
 			pgx.Identifier{idIndexName(table)}.Sanitize(), pgx.Identifier{schema, table}.Sanitize())
-		if _, err := p.pool.Exec(ctx, q); err != nil && !dropped(err) {
+		if _, err := p.pool.Exec(ctx, q); err != nil && !dropped(err) && !createdMeanwhile(err) {
 			errs = append(errs, fmt.Errorf("index %s: %w", table, err))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,6 +74,49 @@ func syncAndConnect(t *testing.T, m *Mongo) *pgx.Conn {
 
 // uniqueDB names a database no other run uses (PostgreSQL keeps schemas between runs).
 func uniqueDB(prefix string) string { return fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano()) }
+
+// ownPostgreSQL creates a PostgreSQL database of the test's own next to the one
+// FERRETDB_POSTGRESQL_URL names, and returns its URL; it is dropped when the test ends. Every
+// FerretDB started on the shared database (each test process's testkit starts one) indexes and
+// vacuums all its schemas, so a test that counts vacuums needs a database nobody else watches.
+func ownPostgreSQL(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	shared := os.Getenv(postgresURLEnv)
+	if shared == "" {
+		if os.Getenv("SVC_REQUIRE_SYSTEM_BACKENDS") != "" {
+			t.Fatalf("%s is not set, and SVC_REQUIRE_SYSTEM_BACKENDS forbids skipping the postgresql handler", postgresURLEnv)
+		}
+		t.Skipf("%s is not set: the postgresql handler is not tested", postgresURLEnv)
+	}
+	cfg, err := pgx.ParseConfig(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	name := uniqueDB("own")
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.ConnectConfig(context.Background(), cfg)
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	u, err := url.Parse(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
 
 func TestIDIndexServesPointReadsOnSQLite(t *testing.T) {
 	t.Parallel()
@@ -164,9 +208,10 @@ func TestIDIndexServesPointReadsOnPostgreSQL(t *testing.T) {
 func TestTidyVacuumsTablesThatDeletesEmptied(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	m, c := startHandler(t, "postgresql") // its own tidy loop waits an hour: this test calls tidy
-	name := uniqueDB("tidy")
-	t.Cleanup(func() { _ = c.Database(name).Drop(context.Background()) })
+	pgURL := ownPostgreSQL(t)
+	// Its own tidy loop waits an hour: this test calls tidy.
+	m, c := startMongo(t, MongoOptions{Dir: t.TempDir(), PostgreSQLURL: pgURL, IndexInterval: time.Hour, TidyInterval: time.Hour})
+	name := "tidy"
 	docs := make([]any, 1000)
 	for i := range docs {
 		docs[i] = bson.M{"_id": i, "payload": strings.Repeat("x", 500)}
@@ -176,13 +221,14 @@ func TestTidyVacuumsTablesThatDeletesEmptied(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Database(name).Collection("queue").DeleteMany(ctx, bson.M{"_id": bson.M{"$gte": 100}}); err != nil {
+	if err := m.SyncIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Database(name).Collection("kept").DeleteMany(ctx, bson.M{"_id": bson.M{"$gte": 800}}); err != nil {
+	conn, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
 		t.Fatal(err)
 	}
-	conn := syncAndConnect(t, m)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	table := func(coll string) string {
 		var table string
 		meta := pgx.Identifier{name, "_ferretdb_database_metadata"}.Sanitize()
@@ -192,10 +238,16 @@ func TestTidyVacuumsTablesThatDeletesEmptied(t *testing.T) {
 		return table
 	}
 	queue, kept := table("queue"), table("kept")
-	for _, tbl := range []string{queue, kept} { // only tidy may vacuum them here
+	for _, tbl := range []string{queue, kept} { // only tidy may vacuum them here, from before the deletes
 		if _, err := conn.Exec(ctx, "ALTER TABLE "+pgx.Identifier{name, tbl}.Sanitize()+" SET (autovacuum_enabled = false)"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := c.Database(name).Collection("queue").DeleteMany(ctx, bson.M{"_id": bson.M{"$gte": 100}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Database(name).Collection("kept").DeleteMany(ctx, bson.M{"_id": bson.M{"$gte": 800}}); err != nil {
+		t.Fatal(err)
 	}
 	stats := func(table string) (dead, vacuums int64) {
 		if err := conn.QueryRow(ctx, `SELECT n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`,
@@ -204,8 +256,7 @@ func TestTidyVacuumsTablesThatDeletesEmptied(t *testing.T) {
 		}
 		return dead, vacuums
 	}
-	// An idle backend reports its dead rows to the statistics within 10 s (PostgreSQL 15). The
-	// 200 dead rows of 1,000 stay below autovacuum's threshold (50 + 20 %).
+	// An idle backend reports its dead rows to the statistics within 10 s (PostgreSQL 15).
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		qd, _ := stats(queue)
 		kd, _ := stats(kept)
@@ -312,6 +363,33 @@ func fill(b *testing.B, coll *mongo.Collection, size int) {
 		}
 		if _, err := coll.InsertMany(context.Background(), docs); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestRacingIndexersBothSucceed: two FerretDBs syncing the same new collections at once (each
+// lists the index as missing, both create it) both report success.
+func TestRacingIndexersBothSucceed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pgURL := ownPostgreSQL(t)
+	a, c := startMongo(t, MongoOptions{Dir: t.TempDir(), PostgreSQLURL: pgURL, IndexInterval: time.Hour, TidyInterval: time.Hour})
+	b, _ := startMongo(t, MongoOptions{Dir: t.TempDir(), PostgreSQLURL: pgURL, IndexInterval: time.Hour, TidyInterval: time.Hour})
+	for round := range 5 {
+		db := c.Database(fmt.Sprintf("race%d", round))
+		for i := range 20 {
+			if err := db.CreateCollection(ctx, fmt.Sprintf("c%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		errs := make(chan error, 2)
+		for _, m := range []*Mongo{a, b} {
+			go func() { errs <- m.SyncIndexes(ctx) }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
 		}
 	}
 }

@@ -10,13 +10,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/svcdev/svc/pkg/embedded"
@@ -103,8 +106,10 @@ func Backends(t testing.TB) Env {
 		name = name[:24]
 	}
 	name = fmt.Sprintf("t%d_%s", counter.Add(1), strings.Trim(name, "_"))
-	env := Env{MongoURI: shared.uri, Name: name, Brokers: shared.brokers, RedisURL: os.Getenv("REDIS_URL")}
-	if env.RedisURL == "" {
+	env := Env{MongoURI: shared.uri, Name: name, Brokers: shared.brokers}
+	if u := os.Getenv("REDIS_URL"); u != "" {
+		env.RedisURL = redisDatabase(t, u)
+	} else {
 		r, err := embedded.StartRedis()
 		if err != nil {
 			t.Fatalf("start redis: %v", err)
@@ -113,6 +118,62 @@ func Backends(t testing.TB) Env {
 		env.RedisURL = r.URL
 	}
 	return env
+}
+
+// redisDatabases is how many databases the server of REDIS_URL has, asked once.
+var redisDatabases struct {
+	once sync.Once
+	n    int
+	err  error
+}
+
+// redisDatabase gives the test a database of its own on the server of REDIS_URL, emptied: the
+// services' keys (rate limits per address, caches) are not prefixed per deployment, so stacks
+// sharing one database would count each other's requests. Database 0 keeps the turn; with
+// fewer databases than tests running at once, two tests may share one (.ci/with-system-backends
+// starts its redis-server with 1,024).
+func redisDatabase(t testing.TB, raw string) string {
+	t.Helper()
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		t.Fatalf("REDIS_URL: %v", err)
+	}
+	ctx := context.Background()
+	redisDatabases.once.Do(func() {
+		c := redis.NewClient(opts)
+		defer c.Close()
+		cfg, err := c.ConfigGet(ctx, "databases").Result()
+		if err != nil {
+			redisDatabases.err = err
+			return
+		}
+		redisDatabases.n, redisDatabases.err = strconv.Atoi(cfg["databases"])
+	})
+	if redisDatabases.err != nil || redisDatabases.n < 2 {
+		t.Fatalf("REDIS_URL: how many databases: %v (%d)", redisDatabases.err, redisDatabases.n)
+	}
+	// The next database comes from a counter in database 0, so that the test binaries go test
+	// runs at once take turns too.
+	zero := *opts
+	zero.DB = 0
+	c0 := redis.NewClient(&zero)
+	next, err := c0.Incr(ctx, "testkit:next-database").Result()
+	_ = c0.Close()
+	if err != nil {
+		t.Fatalf("REDIS_URL: next database: %v", err)
+	}
+	opts.DB = 1 + int(next%int64(redisDatabases.n-1))
+	c := redis.NewClient(opts)
+	defer c.Close()
+	if err := c.FlushDB(ctx).Err(); err != nil {
+		t.Fatalf("REDIS_URL: empty database %d: %v", opts.DB, err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("REDIS_URL: %v", err)
+	}
+	u.Path = "/" + strconv.Itoa(opts.DB)
+	return u.String()
 }
 
 // Database returns a database of the test's own on the shared MongoDB, dropped when it ends.
