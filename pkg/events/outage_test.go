@@ -14,8 +14,8 @@ import (
 // TestOutboxPublishesOncePerOutage writes and confirms events at a steady rate while Kafka goes
 // down for a while and comes back. The queue is small, so that most of the outage's events reach
 // the sweep as well as the relay: each event must still be published at most once more than
-// needed, the backlog must drain, and the lag of events written after the broker's return must
-// be back to milliseconds. It prints the figures.
+// needed, the backlog must drain, and the lag of events written from 10 s after the broker's
+// return (or the outage's length, if shorter) must be under 1 s. It prints the figures.
 func TestOutboxPublishesOncePerOutage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, events.OutboxOptions{SweepInterval: 200 * time.Millisecond, RecoverAfter: 300 * time.Millisecond, Queue: 16})
@@ -59,7 +59,10 @@ func TestOutboxPublishesOncePerOutage(t *testing.T) {
 	time.Sleep(outage)
 	f.pub.set(false)
 	back := time.Now()
-	time.Sleep(4 * time.Second)
+	// The bound: the lag is back under 1 s within 10 s of the broker's return. A short
+	// outage leaves a short backlog, so CI's 3 s outage measures from 3 s after the return.
+	settled := back.Add(min(10*time.Second, outage))
+	time.Sleep(time.Until(settled) + 4*time.Second)
 	close(stop)
 	<-done
 
@@ -87,7 +90,7 @@ func TestOutboxPublishesOncePerOutage(t *testing.T) {
 		if at.Before(back) && first.After(drained) {
 			drained = first
 		}
-		if at.After(back.Add(2 * time.Second)) {
+		if at.After(settled) {
 			lagAfter = append(lagAfter, first.Sub(at))
 		}
 	}
@@ -98,10 +101,10 @@ func TestOutboxPublishesOncePerOutage(t *testing.T) {
 	p99 := lagAfter[len(lagAfter)*99/100]
 	batches, failed := f.pub.stats()
 	t.Logf("%d events, %d published more than once (%d extra copies); %d publish calls, %d failed during the outage; "+
-		"backlog drained %v after the broker's return; lag of events written 2 s after it: p50 %v, p99 %v",
-		len(confirmed), extra, extra, len(batches), failed, drained.Sub(back).Round(time.Millisecond),
+		"backlog drained %v after the broker's return; lag of events written %v after it: p50 %v, p99 %v",
+		len(confirmed), extra, extra, len(batches), failed, drained.Sub(back).Round(time.Millisecond), settled.Sub(back).Round(time.Second),
 		lagAfter[len(lagAfter)/2].Round(time.Millisecond), p99.Round(time.Millisecond))
 	if p99 > time.Second {
-		t.Errorf("lag p99 of events written 2 s after the broker's return is %v, want under 1 s", p99)
+		t.Errorf("lag p99 of events written %v after the broker's return is %v, want under 1 s", settled.Sub(back).Round(time.Second), p99)
 	}
 }
