@@ -42,6 +42,9 @@ type DecisionRecordedData struct {
 	// stops presenting them as current.
 	Supersedes []string `json:"supersedes_node_ids,omitempty"`
 	CreatedAt  string   `json:"created_at"`
+	// ValidFrom and ValidUntil are the decision's world time, when given.
+	ValidFrom  *string `json:"valid_from,omitempty"`
+	ValidUntil *string `json:"valid_until,omitempty"`
 }
 
 // MaxTitle bounds a profile title.
