@@ -8,13 +8,13 @@ import (
 )
 
 // ContextUpdatedData is the data of a context.updated event (webhook event context_updated): the
-// object's composed profile or decision memory changed and its context version moved. It names
-// what changed, never the owner-only content.
+// object's composed profile changed and its context version moved. It names what changed, never
+// the owner-only content. Decision memory, owner-only, has versions of its own and no event.
 type ContextUpdatedData struct {
 	Version   int    `json:"version"`
 	UpdatedAt string `json:"updated_at"`
 	Title     string `json:"title"`
-	// Change is what the write changed: llm_txt, context, sources, sync or decision_memory.
+	// Change is what the write changed: llm_txt, context, rules, sources or sync.
 	Change string `json:"change"`
 }
 
