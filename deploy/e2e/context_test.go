@@ -118,19 +118,25 @@ func TestContextProfileAndVersions(t *testing.T) {
 }
 
 // TestContextConcurrentWritesKeepEveryVersion writes concurrently through two replicas: every
-// write gets its own version and none is lost.
+// write gets its own version and none is lost; decision-memory writes among them count on
+// decision memory's own versions, the others on the context's.
 func TestContextConcurrentWritesKeepEveryVersion(t *testing.T) {
 	t.Parallel()
 	env := Start(t, WithReplicas("context-svc", 2))
 	hash, key := env.CreateObject(t, nil)
 	base := "/api/objects/" + hash
-	const writers = 12
-	got := make(chan int, writers)
+	const writers, memoryWriters = 12, 4 // every third writer writes decision memory
+	type written struct {
+		memory  bool
+		version int
+	}
+	got := make(chan written, writers)
 	var wg sync.WaitGroup
 	for i := range writers {
 		wg.Go(func() {
+			memory := i%3 == 0
 			path, body := base+"/llm.txt", any(map[string]any{"body": fmt.Sprintf("# Writer %d", i)})
-			if i%3 == 0 {
+			if memory {
 				path, body = base+"/decision-memory", map[string]any{"body": fmt.Sprintf("memory %d", i)}
 			}
 			resp := env.send(t, Request{Method: "PUT", Path: path, Key: key, Body: body})
@@ -140,35 +146,45 @@ func TestContextConcurrentWritesKeepEveryVersion(t *testing.T) {
 			}
 			var out struct{ Version int }
 			resp.Decode(t, &out)
-			got <- out.Version
+			got <- written{memory, out.Version}
 		})
 	}
 	wg.Wait()
 	close(got)
-	var versions []int
-	for v := range got {
-		versions = append(versions, v)
+	var contextVersions, memoryVersions []int
+	for w := range got {
+		if w.memory {
+			memoryVersions = append(memoryVersions, w.version)
+		} else {
+			contextVersions = append(contextVersions, w.version)
+		}
 	}
-	slices.Sort(versions)
-	want := make([]int, writers)
-	for i := range want {
-		want[i] = i + 2
+	slices.Sort(contextVersions)
+	slices.Sort(memoryVersions)
+	wantContext, wantMemory := make([]int, writers-memoryWriters), make([]int, memoryWriters)
+	for i := range wantContext {
+		wantContext[i] = i + 2
 	}
-	if !slices.Equal(versions, want) {
-		t.Fatalf("concurrent writes got versions %v, want each of %v once", versions, want)
+	for i := range wantMemory {
+		wantMemory[i] = i + 1
+	}
+	if !slices.Equal(contextVersions, wantContext) || !slices.Equal(memoryVersions, wantMemory) {
+		t.Fatalf("concurrent writes got context versions %v and memory versions %v, want each of %v and %v once",
+			contextVersions, memoryVersions, wantContext, wantMemory)
 	}
 	list := env.Do(t, "GET", base+"/versions?limit=200", key, nil).Expect(t, 200).JSON(t)["versions"].([]any)
-	if len(list) != writers+1 {
-		t.Errorf("versions lists %d versions, want %d", len(list), writers+1)
+	if len(list) != writers-memoryWriters+1 {
+		t.Errorf("versions lists %d versions, want %d", len(list), writers-memoryWriters+1)
 	}
 	// The object read shows the newest version once the writes have returned.
 	last := env.Do(t, "PUT", base+"/llm.txt", key, map[string]any{"body": "# Last"}).Expect(t, 200).JSON(t)
-	if Num(t, last, "version") != writers+2 || Num(t, env.Do(t, "GET", base, "", nil).JSON(t), "version") != writers+2 {
-		t.Errorf("a write after the concurrent ones answered %v; the object read must show version %d", last, writers+2)
+	want := writers - memoryWriters + 2
+	if Num(t, last, "version") != float64(want) || Num(t, env.Do(t, "GET", base, "", nil).JSON(t), "version") != float64(want) {
+		t.Errorf("a write after the concurrent ones answered %v; the object read must show version %d", last, want)
 	}
 	mem := env.Do(t, "GET", base+"/decision-memory", key, nil).Expect(t, 200).JSON(t)
-	if n := len(mem["versions"].([]any)); n != writers/3 {
-		t.Errorf("decision memory lists %d versions, want %d", n, writers/3)
+	if n := len(mem["versions"].([]any)); n != memoryWriters || Num(t, mem, "version") != memoryWriters {
+		t.Errorf("decision memory lists %d versions at version %v, want %d", n, mem["version"], memoryWriters)
 	}
 }
 
@@ -534,18 +550,33 @@ func TestDecisionMemory(t *testing.T) {
 		t.Errorf("decision memory before any write = %v", empty)
 	}
 	w := env.Do(t, "PUT", base, key, map[string]any{"body": "# Decisions\n\nWe use Go."}).Expect(t, 200).JSON(t)
-	if Num(t, w, "version") != 2 || Num(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).JSON(t), "version") != 2 {
-		t.Errorf("PUT decision-memory = %v, want version 2 shown by the object read", w)
+	if Num(t, w, "version") != 1 || Num(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).JSON(t), "version") != 1 {
+		t.Errorf("PUT decision-memory = %v, want memory version 1 and the object's context version still 1", w)
 	}
 	rebuilt := env.Do(t, "POST", base, key, nil).Expect(t, 200).JSON(t)
-	if rebuilt["ok"] != true || Num(t, rebuilt, "version") != 3 || Num(t, rebuilt, "rebuilt_from_decisions") != 0 ||
-		Num(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).JSON(t), "version") != 3 {
-		t.Errorf("rebuild without decisions = %v, want version 3 shown by the object read", rebuilt)
+	if rebuilt["ok"] != true || Num(t, rebuilt, "version") != 2 || Num(t, rebuilt, "rebuilt_from_decisions") != 0 ||
+		Num(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).JSON(t), "version") != 1 {
+		t.Errorf("rebuild without decisions = %v, want memory version 2 and the context version still 1", rebuilt)
 	}
 	mem := env.Do(t, "GET", base, key, nil).Expect(t, 200).JSON(t)
-	if !strings.Contains(Str(t, mem, "memory"), "no major thread decisions") || Num(t, mem, "version") != 3 ||
-		MustJSON(versionNumbers(mem["versions"])) != "[3,2]" {
+	if !strings.Contains(Str(t, mem, "memory"), "no major thread decisions") || Num(t, mem, "version") != 2 ||
+		MustJSON(versionNumbers(mem["versions"])) != "[2,1]" {
 		t.Errorf("decision memory after an empty rebuild = %v", mem)
+	}
+	if changes := MustJSON(mem["versions"].([]any)[0].(map[string]any)["change"]) + MustJSON(mem["versions"].([]any)[1].(map[string]any)["change"]); changes != `"rebuild""put"` {
+		t.Errorf("decision memory versions' changes %s, want rebuild then put", changes)
+	}
+	first := env.Do(t, "GET", base+"?version=1", key, nil).Expect(t, 200).JSON(t)
+	if first["memory"] != "# Decisions\n\nWe use Go." || Num(t, first, "version") != 1 || first["change"] != "put" {
+		t.Errorf("decision memory version 1 = %v", first)
+	}
+	env.Do(t, "GET", base+"?version=3", key, nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "GET", base+"?version=0", key, nil).ExpectError(t, 400, "INVALID_REQUEST")
+	env.Do(t, "GET", base+"?version=1&format=json", key, nil).ExpectError(t, 400, "INVALID_REQUEST")
+	page := env.Do(t, "GET", base+"?limit=1", key, nil).Expect(t, 200).JSON(t)
+	next := env.Do(t, "GET", base+"?limit=1&cursor="+Str(t, page, "next_cursor"), key, nil).Expect(t, 200).JSON(t)
+	if MustJSON(versionNumbers(page["versions"])) != "[2]" || MustJSON(versionNumbers(next["versions"])) != "[1]" || next["next_cursor"] != nil {
+		t.Errorf("decision memory versions by pages of one: %v then %v", page, next)
 	}
 
 	objectID := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+hash)["object_id"].(string)
@@ -670,9 +701,14 @@ func TestContextOwnerOnlyDataStaysPrivate(t *testing.T) {
 				sources++
 			}
 		}
-		return updated >= 5 && sources >= 2
+		// Two llm.txt writes and the listed source; the decision-memory writes publish nothing.
+		return updated >= 3 && sources >= 2
 	})
 	for _, ev := range seen {
+		var d struct{ Change string }
+		if ev.Type == events.ContextUpdated && (ev.Decode(&d) != nil || d.Change == "decision_memory") {
+			t.Errorf("a decision-memory write published %s %s", ev.Type, ev.Data)
+		}
 		raw, _ := json.Marshal(ev)
 		for _, m := range markers {
 			if strings.Contains(string(raw), m) {

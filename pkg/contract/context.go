@@ -8,13 +8,13 @@ import (
 )
 
 // ContextUpdatedData is the data of a context.updated event (webhook event context_updated): the
-// object's composed profile or decision memory changed and its context version moved. It names
-// what changed, never the owner-only content.
+// object's composed profile changed and its context version moved. It names what changed, never
+// the owner-only content. Decision memory, owner-only, has versions of its own and no event.
 type ContextUpdatedData struct {
 	Version   int    `json:"version"`
 	UpdatedAt string `json:"updated_at"`
 	Title     string `json:"title"`
-	// Change is what the write changed: llm_txt, context, sources, sync or decision_memory.
+	// Change is what the write changed: llm_txt, context, rules, sources or sync.
 	Change string `json:"change"`
 }
 
@@ -42,6 +42,9 @@ type DecisionRecordedData struct {
 	// stops presenting them as current.
 	Supersedes []string `json:"supersedes_node_ids,omitempty"`
 	CreatedAt  string   `json:"created_at"`
+	// ValidFrom and ValidUntil are the decision's world time, when given.
+	ValidFrom  *string `json:"valid_from,omitempty"`
+	ValidUntil *string `json:"valid_until,omitempty"`
 }
 
 // MaxTitle bounds a profile title.

@@ -30,6 +30,11 @@ var internalChange = map[string]string{
 	FeedItemPublished: "feed_item_published",
 }
 
+// ownerOnlyChange is the change of a context.updated that a decision-memory write published
+// while decision memory shared the context's versions (a replica of an older context-svc, in a
+// rolling upgrade): decision memory is the owner's alone, so it has no public event.
+const ownerOnlyChange = "decision_memory"
+
 // Change is the data.change a public payload of the internal event type carries to tell it from
 // other internal events of the same public name, or "".
 func Change(eventType string) string { return internalChange[eventType] }
@@ -57,6 +62,9 @@ func Public(ev Event) (p Payload, ok bool, err error) {
 		if err := json.Unmarshal(ev.Data, &raw); err != nil {
 			return Payload{}, false, fmt.Errorf("decode %s data: %w", ev.Type, err)
 		}
+	}
+	if ev.Type == ContextUpdated && raw["change"] == ownerOnlyChange {
+		return Payload{}, false, nil
 	}
 	data := map[string]any{"hash": ev.Hash}
 	for _, f := range fields {

@@ -93,13 +93,12 @@ type versionListResponse struct {
 }
 
 type versionDetail struct {
-	Version        int      `json:"version"`
-	Change         string   `json:"change"`
-	CreatedAt      string   `json:"created_at"`
-	Title          string   `json:"title"`
-	LLMTxt         string   `json:"llm_txt"`
-	SourceIDs      []string `json:"source_ids"`
-	DecisionMemory string   `json:"decision_memory"`
+	Version   int      `json:"version"`
+	Change    string   `json:"change"`
+	CreatedAt string   `json:"created_at"`
+	Title     string   `json:"title"`
+	LLMTxt    string   `json:"llm_txt"`
+	SourceIDs []string `json:"source_ids"`
 }
 
 func (h *Handler) versions(c *gin.Context) error {
@@ -125,10 +124,10 @@ func (h *Handler) versions(c *gin.Context) error {
 			included = []string{}
 		}
 		c.JSON(http.StatusOK, versionDetail{Version: v.Version, Change: v.Change, CreatedAt: clock.Format(v.UpdatedAt),
-			Title: v.Title, LLMTxt: v.LLMTxt, SourceIDs: included, DecisionMemory: v.Memory})
+			Title: v.Title, LLMTxt: v.LLMTxt, SourceIDs: included})
 		return nil
 	}
-	list, next, err := h.versionPage(c, t.ObjectID, false)
+	list, next, err := h.versionPage(c, t.ObjectID)
 	if err != nil {
 		return err
 	}
@@ -140,16 +139,15 @@ func (h *Handler) versions(c *gin.Context) error {
 	return nil
 }
 
-// versionPage reads the page of versions (or of those that changed decision memory) that the
-// query asks for, newest first.
-func (h *Handler) versionPage(c *gin.Context, objectID string, memoryOnly bool) ([]store.Profile, *string, error) {
+// versionPage reads the page of versions that the query asks for, newest first.
+func (h *Handler) versionPage(c *gin.Context, objectID string) ([]store.Profile, *string, error) {
 	limit, raw, err := httpx.PageParams(c, func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n > 0 })
 	if err != nil {
 		return nil, nil, err
 	}
 	before, _ := strconv.Atoi(raw) // validated by PageParams
 	list, err := h.Profiles.Versions(c.Request.Context(), store.VersionQuery{
-		ObjectID: objectID, Before: before, Limit: limit + 1, MemoryOnly: memoryOnly,
+		ObjectID: objectID, Before: before, Limit: limit + 1,
 	})
 	if err != nil {
 		return nil, nil, err

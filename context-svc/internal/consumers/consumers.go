@@ -64,7 +64,21 @@ func (h *Projections) Handle(ctx context.Context, ev events.Event) error {
 		return h.Store.RecordDecision(ctx, &store.Decision{
 			ObjectID: ev.ObjectID, ThreadID: d.ThreadID, NodeID: d.NodeID, Title: d.Title, Body: d.Body,
 			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: at,
+			ValidFrom: parseOptional(d.ValidFrom), ValidUntil: parseOptional(d.ValidUntil),
 		})
 	}
 	return nil
+}
+
+// parseOptional reads an optional timestamp of an event (nil when absent or not one).
+func parseOptional(s *string) *time.Time {
+	if s == nil {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, *s)
+	if err != nil {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }

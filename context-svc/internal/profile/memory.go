@@ -24,6 +24,8 @@ type Decision struct {
 	Confidence   *float64
 	Supersedes   []string
 	CreatedAt    time.Time
+	ValidFrom    *time.Time
+	ValidUntil   *time.Time
 	SupersededBy *Decision
 }
 
@@ -75,6 +77,9 @@ func DecisionMemory(current, superseded []Decision, at time.Time) string {
 			b.WriteString("\n\n")
 		}
 		fmt.Fprintf(&b, "Thread %s, decided %s, confidence %s.\n", d.ThreadID, clock.Format(d.CreatedAt), confidence(d))
+		if w := worldTime(d); w != "" {
+			b.WriteString(w + "\n")
+		}
 		if len(d.Supersedes) > 0 {
 			names := make([]string, 0, len(d.Supersedes))
 			for _, id := range d.Supersedes {
@@ -96,6 +101,20 @@ func DecisionMemory(current, superseded []Decision, at time.Time) string {
 		}
 	}
 	return b.String()
+}
+
+// worldTime says when what the decision says holds in the world, "" when its author gave no
+// bound.
+func worldTime(d Decision) string {
+	switch {
+	case d.ValidFrom != nil && d.ValidUntil != nil:
+		return fmt.Sprintf("Holds from %s until %s.", clock.Format(*d.ValidFrom), clock.Format(*d.ValidUntil))
+	case d.ValidFrom != nil:
+		return fmt.Sprintf("Holds from %s.", clock.Format(*d.ValidFrom))
+	case d.ValidUntil != nil:
+		return fmt.Sprintf("Holds until %s.", clock.Format(*d.ValidUntil))
+	}
+	return ""
 }
 
 func confidence(d Decision) string {

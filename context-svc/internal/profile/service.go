@@ -67,6 +67,7 @@ type Store interface {
 	Syncs
 	Decisions
 	Blocks
+	Memory
 }
 
 // Identity is what the use cases need of identity-svc.

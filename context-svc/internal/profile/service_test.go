@@ -180,16 +180,16 @@ func TestReportRetriesThenFailsUnavailable(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	f.id.failReports = 2
-	if _, err := f.svc.PutMemory(ctx, f.t, "decided"); err != nil {
+	if _, err := f.svc.PutLLMTxt(ctx, f.t, "# Decided"); err != nil {
 		t.Fatalf("a write whose report succeeds on the third try: %v", err)
 	}
 	f.id.failReports = 3
-	_, err := f.svc.PutMemory(ctx, f.t, "decided again")
+	_, err := f.svc.PutLLMTxt(ctx, f.t, "# Decided again")
 	if status(err) != http.StatusServiceUnavailable {
 		t.Fatalf("a write identity-svc never hears of: got %v, want 503", err)
 	}
 	p, err := f.svc.Profile(ctx, "obj_a")
-	if err != nil || p.Version != 3 || p.Memory != "decided again" {
+	if err != nil || p.Version != 3 || p.LLMTxt != "# Decided again" {
 		t.Fatalf("profile after the unreported write: got %+v, %v; want version 3 kept (a retry reports it)", p, err)
 	}
 }
@@ -351,13 +351,13 @@ func TestRebuildMemoryKeepsMajorDecisions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, n, err := f.svc.RebuildMemory(ctx, f.t)
+	m, n, err := f.svc.RebuildMemory(ctx, f.t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 || !strings.Contains(p.Memory, "Use Go") || strings.Contains(p.Memory, "Rust") || p.MemoryVersion != p.Version {
-		t.Fatalf("rebuilt memory from %d decisions: %q (memory version %d of %d), want only the major one",
-			n, p.Memory, p.MemoryVersion, p.Version)
+	if n != 1 || !strings.Contains(m.Body, "Use Go") || strings.Contains(m.Body, "Rust") || m.Version != 1 || m.Change != store.MemoryRebuild {
+		t.Fatalf("rebuilt memory from %d decisions: %q (version %d, %s), want only the major one as version 1",
+			n, m.Body, m.Version, m.Change)
 	}
 }
 
@@ -379,11 +379,11 @@ func TestRebuildMemoryHonoursSupersession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, n, err := f.svc.RebuildMemory(ctx, f.t)
+	m, n, err := f.svc.RebuildMemory(ctx, f.t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := p.Memory
+	mem := m.Body
 	cur, old, _ := strings.Cut(mem, "## Superseded decisions")
 	if n != 1 || !strings.Contains(cur, "## Use SQLite") || strings.Contains(cur, "## Use Postgres") {
 		t.Fatalf("rebuilt from %d current decisions, want only the new one current:\n%s", n, mem)

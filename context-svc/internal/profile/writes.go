@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/svcdev/svc/context-svc/internal/store"
-	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -15,9 +14,6 @@ import (
 
 // ProfileSection is the id of the section that stands for the owner's markdown.
 const ProfileSection = "profile"
-
-// MaxRebuildDecisions bounds the decisions a rebuild reads, newest first.
-const MaxRebuildDecisions = 500
 
 // setLLMTxt replaces the owner's markdown, and the title derived from it. A body that is a read
 // llm.txt written back keeps only its stored part.
@@ -41,32 +37,6 @@ func (s *Service) PutRules(ctx context.Context, t Target, rules *contract.Rules)
 		p.Rules = rules
 		return nil
 	})
-}
-
-// PutMemory replaces decision memory.
-func (s *Service) PutMemory(ctx context.Context, t Target, memory string) (*store.Profile, error) {
-	return s.write(ctx, t, store.ChangeDecisionMemory, func(p *store.Profile) error {
-		p.Memory = memory
-		return nil
-	})
-}
-
-// RebuildMemory replaces decision memory by the major decisions recorded in the object's
-// threads, as learned from graph-svc's decision.recorded events, and says how many current ones
-// it used. A decision a later one superseded is listed apart, marked, never as current.
-func (s *Service) RebuildMemory(ctx context.Context, t Target) (*store.Profile, int, error) {
-	recorded, err := s.Store.RecentDecisions(ctx, t.ObjectID, MaxRebuildDecisions)
-	if err != nil {
-		return nil, 0, err
-	}
-	all := make([]Decision, 0, len(recorded))
-	for _, d := range recorded {
-		all = append(all, Decision{ThreadID: d.ThreadID, NodeID: d.NodeID, Title: d.Title, Body: d.Body,
-			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: d.CreatedAt})
-	}
-	current, superseded := Current(all)
-	p, err := s.PutMemory(ctx, t, DecisionMemory(current, superseded, clock.Now()))
-	return p, len(current), err
 }
 
 // SectionChange includes or leaves out one section of the public profile; both fields are

@@ -13,15 +13,17 @@ import (
 
 // Decision is a decision recorded in one of an object's threads, learned from graph-svc.
 type Decision struct {
-	ID         string    `bson:"_id"` // object_id:node_id
-	ObjectID   string    `bson:"object_id"`
-	ThreadID   string    `bson:"thread_id"`
-	NodeID     string    `bson:"node_id"`
-	Title      string    `bson:"title"`
-	Body       string    `bson:"body"`
-	Confidence *float64  `bson:"confidence"`
-	Supersedes []string  `bson:"supersedes,omitempty"`
-	CreatedAt  time.Time `bson:"created_at"`
+	ID         string     `bson:"_id"` // object_id:node_id
+	ObjectID   string     `bson:"object_id"`
+	ThreadID   string     `bson:"thread_id"`
+	NodeID     string     `bson:"node_id"`
+	Title      string     `bson:"title"`
+	Body       string     `bson:"body"`
+	Confidence *float64   `bson:"confidence"`
+	Supersedes []string   `bson:"supersedes,omitempty"`
+	CreatedAt  time.Time  `bson:"created_at"`
+	ValidFrom  *time.Time `bson:"valid_from,omitempty"`
+	ValidUntil *time.Time `bson:"valid_until,omitempty"`
 }
 
 // RecordDecision stores a decision once (redelivered events change nothing).

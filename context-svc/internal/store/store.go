@@ -1,6 +1,7 @@
 // Package store is context-svc's MongoDB repository: every version of an object's context (the
-// current one is the profile), a head hint per object, the sync configuration, sources, context
-// links and the decisions learned from graph-svc. One file per collection.
+// current one is the profile), a head hint per object, the versions of decision memory, the sync
+// configuration, sources, context links and the decisions learned from graph-svc. One file per
+// collection.
 package store
 
 import (
@@ -28,12 +29,17 @@ const (
 	// Blocks and Names project mailbox-svc's sender blocks and identity-svc's hash changes.
 	Blocks = "blocks"
 	Names  = "names"
+	// Memories are the versions of objects' decision memory, MemoryHeads their head hints.
+	Memories    = "memory"
+	MemoryHeads = "memory_heads"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below.
 var Indexes = []mongox.Index{
 	{Collection: Versions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "version", Value: -1}}},
-	{Collection: Versions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "memory_changed", Value: 1}, {Key: "version", Value: -1}}},
+	// Decision memory is read by _id only; these create its collections at start-up.
+	{Collection: Memories, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: MemoryHeads, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Sources, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
 	{Collection: Links, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: -1}}},
 	{Collection: Decisions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "created_at", Value: -1}}},
@@ -42,6 +48,7 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions, blocks, names *mongo.Collection
+	memory, memoryHeads                                                                    *mongo.Collection
 	log                                                                                    *slog.Logger
 	// MaxAttempts bounds the retries of a write that keeps losing the race for a version.
 	MaxAttempts int
@@ -54,6 +61,7 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 		sources: db.Collection(Sources), sourceSlots: db.Collection(SourceSlots), fetches: db.Collection(Fetches),
 		links: db.Collection(Links), decisions: db.Collection(Decisions),
 		blocks: db.Collection(Blocks), names: db.Collection(Names),
+		memory: db.Collection(Memories), memoryHeads: db.Collection(MemoryHeads),
 		MaxAttempts: 32,
 	}
 }

@@ -40,11 +40,11 @@ type Profile struct {
 	Rules     *contract.Rules `bson:"rules"`
 	// Included are the ids of the sources composed into the public profile, in order.
 	Included []string `bson:"included"`
-	Memory   string   `bson:"memory"`
-	// MemoryVersion is the version of the last decision-memory write (0: never written).
-	MemoryVersion int `bson:"memory_version"`
-	// MemoryChanged marks the versions written by a decision-memory write.
-	MemoryChanged bool `bson:"memory_changed"`
+	// Memory and MemoryVersion are what decision memory was, and the context version that last
+	// wrote it, while it shared the context's versions; later versions carry them unchanged.
+	// Decision memory has its own versions now (memory.go), and takes these over on first use.
+	Memory        string `bson:"memory"`
+	MemoryVersion int    `bson:"memory_version"`
 	// Events are the ids of the events staged with this version's write.
 	Events []string `bson:"_events,omitempty"`
 }
@@ -54,12 +54,14 @@ func VersionID(objectID string, version int) string { return objectID + ":" + st
 
 // Changes recorded with versions.
 const (
-	ChangeCreated        = "created"
-	ChangeLLMTxt         = "llm_txt"
-	ChangeContext        = "context"
-	ChangeRules          = "rules"
-	ChangeSources        = "sources"
-	ChangeSync           = "sync"
+	ChangeCreated = "created"
+	ChangeLLMTxt  = "llm_txt"
+	ChangeContext = "context"
+	ChangeRules   = "rules"
+	ChangeSources = "sources"
+	ChangeSync    = "sync"
+	// ChangeDecisionMemory names the versions decision-memory writes made while decision memory
+	// shared the context's versions; none is written now.
 	ChangeDecisionMemory = "decision_memory"
 )
 
@@ -172,10 +174,6 @@ func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, [
 		}
 		next.Version = cur.Version + 1
 		next.ID, next.Change, next.UpdatedAt = VersionID(objectID, next.Version), e.Change, e.At
-		next.MemoryChanged = e.Change == ChangeDecisionMemory
-		if next.MemoryChanged {
-			next.MemoryVersion = next.Version
-		}
 		var evs []events.Pending
 		if e.Events != nil {
 			evs = e.Events(&next)
@@ -213,8 +211,6 @@ type VersionQuery struct {
 	// Before is a version number cursor: only versions below it (0: from the newest).
 	Before int
 	Limit  int
-	// MemoryOnly selects the versions written by decision-memory writes.
-	MemoryOnly bool
 }
 
 // ListVersions lists versions without their content.
@@ -222,9 +218,6 @@ func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, er
 	filter := bson.D{{Key: "object_id", Value: q.ObjectID}}
 	if q.Before > 0 {
 		filter = append(filter, bson.E{Key: "version", Value: bson.D{{Key: "$lt", Value: q.Before}}})
-	}
-	if q.MemoryOnly {
-		filter = append(filter, bson.E{Key: "memory_changed", Value: true})
 	}
 	opts := options.Find().SetSort(bson.D{{Key: "version", Value: -1}}).SetLimit(int64(q.Limit)).
 		SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "change", Value: 1}, {Key: "updated_at", Value: 1}})

@@ -132,6 +132,11 @@ func outputSchema(t Tool, r routes.Route, named map[string]routes.Schema) (route
 		return nil, fmt.Errorf("tool %s: the route's response schema %q is undefined", t.Name, r.Response)
 	}
 	out := inline(s, named).(routes.Schema)
+	if alts, ok := out["anyOf"].([]any); ok && allObjects(alts) {
+		// One route, several object shapes (decision memory's markdown, one version, or its
+		// decisions with format=json): still a JSON object, in exactly one of the shapes.
+		out = routes.Schema{"type": "object", "anyOf": alts}
+	}
 	if out["type"] != "object" {
 		return nil, fmt.Errorf("tool %s: the route's response %s is not a JSON object", t.Name, r.Response)
 	}
@@ -188,4 +193,14 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// allObjects reports whether every schema of alts describes a JSON object.
+func allObjects(alts []any) bool {
+	for _, a := range alts {
+		if m, ok := a.(routes.Schema); !ok || m["type"] != "object" {
+			return false
+		}
+	}
+	return len(alts) > 0
 }

@@ -59,7 +59,7 @@ var Tools = []Tool{
 	{Name: "set_private_guidance", Title: "Set private guidance", Route: "PUT /api/threads/{threadId}/private-guidance", Destructive: true, Idempotent: true,
 		Description: "Write your private guidance for a thread (a new version that replaces the current one). Only your side can ever read it."},
 	{Name: "read_decision_memory", Title: "Read decision memory", Route: "GET /api/objects/{hash}/decision-memory", OwnHash: true, ReadOnly: true, Idempotent: true,
-		Description: "Read your decision memory (markdown built from the major decisions of your threads) and its versions, newest first."},
+		Description: "Read your decision memory: the markdown built from the current decisions of your threads with its versions, newest first (version=N reads one); or, with format=json, the current decisions themselves (ids, titles, bodies, confidence, valid_from/valid_until, what each superseded) and the superseded ones apart. Decision memory is yours alone: reading or writing it tells no one else."},
 	{Name: "rebuild_decision_memory", Title: "Rebuild decision memory", Route: "POST /api/objects/{hash}/decision-memory", OwnHash: true, Destructive: true,
 		Description: "Rebuild your decision memory from the major decisions recorded in your threads; it replaces the current memory with a new version."},
 	{Name: "publish_feed_item", Title: "Publish a feed item", Route: "POST /api/feeds/{hash}/items", OpenWorld: true,

@@ -121,7 +121,7 @@ func TestInputSchemaShape(t *testing.T) {
 		optional []string
 	}{
 		{"send_message", []string{"to_hash", "kind", "body"}, []string{"from_hash", "thread_id", "idempotency_key", "signature", "signed_at", "nonce"}},
-		{"record_decision", []string{"thread_id", "title", "body"}, []string{"confidence", "supersedes_node_ids"}},
+		{"record_decision", []string{"thread_id", "title", "body"}, []string{"confidence", "supersedes_node_ids", "valid_from", "valid_until"}},
 		{"update_profile", []string{"body"}, []string{"hash"}},
 		{"add_evidence", []string{"thread_id", "body"}, []string{"type", "visibility"}},
 		{"read_webhook", []string{"subscription_id"}, []string{"hash"}},
@@ -145,6 +145,68 @@ func TestInputSchemaShape(t *testing.T) {
 		}
 		if len(props) != len(c.required)+len(c.optional) {
 			t.Errorf("%s: arguments %v, want exactly %v and %v", c.tool, sortedKeys(props), c.required, c.optional)
+		}
+	}
+}
+
+// TestDecisionMemoryOutputSchema: read_decision_memory's output schema is a JSON object in one of
+// the route's shapes: the markdown with its versions, one version, or the structured decisions
+// of format=json; a mix of shapes is refused.
+func TestDecisionMemoryOutputSchema(t *testing.T) {
+	t.Parallel()
+	var tool Tool
+	for _, tl := range Tools {
+		if tl.Name == "read_decision_memory" {
+			tool = tl
+		}
+	}
+	var route routes.Route
+	for _, r := range routes.All() {
+		if r.Method+" "+r.Path == tool.Route {
+			route = r
+		}
+	}
+	mt, _, err := describe(tool, route, routes.Schemas())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(mt.OutputSchema)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource("mem://out.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("mem://out.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mt.OutputSchema.(map[string]any)["type"] != "object" {
+		t.Fatalf("output schema %s is not an object", raw)
+	}
+	for _, tc := range []struct {
+		name, body string
+		valid      bool
+	}{
+		{"markdown", `{"memory":"# M","version":2,"versions":[{"version":2,"change":"put","created_at":"2026-11-24T18:00:00.000Z"}],"next_cursor":null}`, true},
+		{"one version", `{"version":1,"change":"carried","created_at":"2026-11-24T18:00:00.000Z","memory":"# Old"}`, true},
+		{"json", `{"version":2,"decisions":[{"id":"nod_b","thread_id":"thr_1","title":"Ship on Monday","body":"b","confidence":null,` +
+			`"created_at":"2026-11-24T18:00:00.000Z","valid_from":"2027-03-01T00:00:00.000Z","valid_until":null,"supersedes":[{"id":"nod_a","title":"Ship on Friday"}]}],` +
+			`"superseded":[{"id":"nod_a","thread_id":"thr_1","title":"Ship on Friday","created_at":"2026-11-24T17:00:00.000Z","superseded_by":"nod_b","superseded_at":"2026-11-24T18:00:00.000Z"}]}`, true},
+		{"mixed", `{"memory":"# M","version":2,"decisions":[],"superseded":[]}`, false},
+		{"bad validity", `{"version":2,"decisions":[{"id":"nod_b","thread_id":"thr_1","title":"t","body":"b","confidence":null,` +
+			`"created_at":"2026-11-24T18:00:00.000Z","valid_from":"Monday","valid_until":null,"supersedes":[]}],"superseded":[]}`, false},
+	} {
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(tc.body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(inst); (err == nil) != tc.valid {
+			t.Errorf("%s: valid %v, want %v (%v)", tc.name, err == nil, tc.valid, err)
 		}
 	}
 }

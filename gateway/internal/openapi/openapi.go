@@ -153,7 +153,7 @@ func errorResponses(r routes.Route) map[string]string {
 }
 
 var errorDescriptions = map[int]string{
-	402: "payment required", 403: "forbidden", 409: "conflict", 410: "gone", 422: "unprocessable",
+	402: "payment required", 403: "forbidden", 409: "conflict", 410: "gone", 412: "precondition failed (a stale If-Match)", 422: "unprocessable",
 }
 
 // operationID is method + path in camel case, for example postApiObjectsHashRotateKey.

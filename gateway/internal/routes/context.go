@@ -50,13 +50,18 @@ var Context = []Route{
 		Summary: "An interview scaffold built from what the profile lacks", Tag: "context",
 		Response: "Text", ContentType: "text/plain; charset=utf-8"},
 	{Method: "GET", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
-		Summary: "Read decision memory and its versions, newest first", Tag: "decisions",
-		Response: "DecisionMemory", Query: Paging},
+		Summary: "Read decision memory (markdown) and its versions, newest first, or one version (version=N), or the current decisions structured (format=json); ETag is the memory version, which is its own (not the context version)", Tag: "decisions",
+		Response: "DecisionMemory", Query: append([]Param{
+			{Name: "format", Schema: Enum("markdown", "json"),
+				Description: "json: {version, decisions, superseded}, the current decisions with what each superseded, instead of the markdown and its versions"},
+			{Name: "version", Schema: Schema{"type": "integer", "minimum": 1}, Description: "read this decision-memory version with its text"},
+		}, Paging...)},
 	{Method: "PUT", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
-		Summary: "Replace decision memory", Tag: "decisions",
-		Request: "PutDecisionMemory", Response: "VersionWritten", Errors: []int{409}},
+		Summary: "Replace decision memory (its own version moves by one, the context version does not); with If-Match (the ETag of a read) only if it is still that version", Tag: "decisions",
+		Headers: []Param{{Name: "If-Match", Schema: Str(), Description: `the memory version read (ETag, e.g. "12"): 412 PRECONDITION_FAILED when decision memory has moved on`}},
+		Request: "PutDecisionMemory", Response: "VersionWritten", Errors: []int{409, 412}},
 	{Method: "POST", Path: "/api/objects/{hash}/decision-memory", Service: "context-svc", Auth: Owner,
-		Summary: "Rebuild decision memory from the major thread decisions", Tag: "decisions",
+		Summary: "Rebuild decision memory from the current major thread decisions (its own version moves by one)", Tag: "decisions",
 		Response: "DecisionMemoryRebuilt", Errors: []int{409}},
 	{Method: "GET", Path: "/api/objects/{hash}/agent-card.json", Service: "context-svc", Auth: Public, Cacheable: true,
 		Summary: "The object's A2A v1.0 agent card, derived from the profile and signed with the object's key (A2A §8.4)", Tag: "context", Response: "AgentCard"},
@@ -65,6 +70,9 @@ var Context = []Route{
 var (
 	sourceKinds = Enum("url", "text", "code_host", "social", "cloud_drive")
 	strs        = Arr(Str())
+	// memoryChange is what wrote a decision-memory version; carried is the memory an object
+	// wrote while decision memory still shared the context's versions.
+	memoryChange = Enum("put", "rebuild", "carried")
 )
 
 // rulesWithBlocked is the rules object plus the owner's blocked list.
@@ -106,8 +114,8 @@ var ContextSchemas = map[string]Schema{
 	}, "versions", "next_cursor"),
 	"Version": Obj(map[string]Schema{
 		"version": Int(), "change": Str(), "created_at": DateTime(), "title": Str(), "llm_txt": Str(),
-		"source_ids": strs, "decision_memory": Str(),
-	}, "version", "change", "created_at", "title", "llm_txt", "source_ids", "decision_memory"),
+		"source_ids": strs,
+	}, "version", "change", "created_at", "title", "llm_txt", "source_ids"),
 	"ObjectRules": rulesWithBlocked(),
 	"PutRules": Schema{"type": "object", "additionalProperties": false, "properties": map[string]any{
 		"body":  Schema{"type": "string", "maxLength": 16 << 10, "description": "the rules object as JSON text"},
@@ -144,12 +152,28 @@ var ContextSchemas = map[string]Schema{
 	"SyncConfig": Obj(map[string]Schema{
 		"ok": Bool(), "repo_url": Str(), "branch": Str(), "file_path": Str(),
 	}, "ok", "repo_url", "branch", "file_path"),
-	"SyncPulled": Obj(map[string]Schema{"ok": Bool(), "version": Int(), "commit": Str()}, "ok", "version", "commit"),
-	"DecisionMemory": Obj(map[string]Schema{
+	"SyncPulled":     Obj(map[string]Schema{"ok": Bool(), "version": Int(), "commit": Str()}, "ok", "version", "commit"),
+	"DecisionMemory": Schema{"anyOf": []any{Ref("DecisionMemoryText"), Ref("DecisionMemoryVersion"), Ref("DecisionMemoryDecisions")}},
+	"DecisionMemoryText": Obj(map[string]Schema{
 		"memory": Str(), "version": Int(),
-		"versions":    Arr(Obj(map[string]Schema{"version": Int(), "created_at": DateTime()}, "version", "created_at")),
+		"versions": Arr(Obj(map[string]Schema{"version": Int(), "change": memoryChange, "created_at": DateTime()},
+			"version", "change", "created_at")),
 		"next_cursor": Nullable(Str()),
 	}, "memory", "version", "versions", "next_cursor"),
+	"DecisionMemoryVersion": Obj(map[string]Schema{
+		"version": Int(), "change": memoryChange, "created_at": DateTime(), "memory": Str(),
+	}, "version", "change", "created_at", "memory"),
+	"DecisionMemoryDecisions": Obj(map[string]Schema{
+		"version": Int(),
+		"decisions": Arr(Obj(map[string]Schema{
+			"id": Str(), "thread_id": Str(), "title": Str(), "body": Str(), "confidence": Nullable(Schema{"type": "number"}),
+			"created_at": DateTime(), "valid_from": Nullable(DateTime()), "valid_until": Nullable(DateTime()),
+			"supersedes": Arr(Obj(map[string]Schema{"id": Str(), "title": Nullable(Str())}, "id", "title")),
+		}, "id", "thread_id", "title", "body", "confidence", "created_at", "valid_from", "valid_until", "supersedes")),
+		"superseded": Arr(Obj(map[string]Schema{
+			"id": Str(), "thread_id": Str(), "title": Str(), "created_at": DateTime(), "superseded_by": Str(), "superseded_at": DateTime(),
+		}, "id", "thread_id", "title", "created_at", "superseded_by", "superseded_at")),
+	}, "version", "decisions", "superseded"),
 	"PutDecisionMemory": Schema{"type": "object", "additionalProperties": false, "required": []string{"body"},
 		"properties": map[string]any{"body": StrMax(256 << 10)}},
 	"DecisionMemoryRebuilt": Obj(map[string]Schema{

@@ -78,7 +78,7 @@ var WebhookEvents = []WebhookEvent{
 		Data: Schema{"oneOf": []any{
 			Obj(map[string]Schema{
 				"hash": hashField, "version": Int(), "updated_at": timestamp(), "title": Str(),
-				"change": Schema{"type": "string", "description": "llm_txt, context, sources, sync or decision_memory"},
+				"change": Schema{"type": "string", "description": "llm_txt, context, rules, sources or sync (decision memory is owner-only: it has no event)"},
 			}, "hash", "version", "updated_at", "change"),
 			Obj(map[string]Schema{
 				"hash": hashField, "change": Schema{"const": "feed_item_published"}, "item_id": Str(), "title": Str(),

@@ -66,14 +66,17 @@ var GraphSchemas = map[string]Schema{
 			"body":                Schema{"type": "string", "minLength": 1, "maxLength": 65536},
 			"confidence":          Schema{"type": "number", "description": "0 to 1 inclusive (else 400 INVALID_CONFIDENCE)"},
 			"supersedes_node_ids": Arr(Str()),
+			"valid_from":          Schema{"type": "string", "format": "date-time", "description": "world time: when what it says starts to hold"},
+			"valid_until":         Schema{"type": "string", "format": "date-time", "description": "world time: when it stops holding (after valid_from)"},
 		}},
 	"GraphNode": Obj(map[string]Schema{
 		"id": Str(), "thread_id": Str(), "type": nodeType, "title": Nullable(Str()), "body": Str(), "visibility": nodeVisibility,
 		"author_hash": Str(), "confidence": Nullable(Schema{"type": "number"}), "supersedes_node_ids": Arr(Str()),
+		"valid_from": Nullable(DateTime()), "valid_until": Nullable(DateTime()),
 		"message_id": Nullable(Str()), "source_id": Nullable(Str()), "created_at": DateTime(),
 		"invalid_at": Nullable(DateTime()), "invalidated_by": Nullable(Str()),
 	}, "id", "thread_id", "type", "title", "body", "visibility", "author_hash", "confidence", "supersedes_node_ids",
-		"message_id", "source_id", "created_at", "invalid_at", "invalidated_by"),
+		"valid_from", "valid_until", "message_id", "source_id", "created_at", "invalid_at", "invalidated_by"),
 	"GraphEdge": Obj(map[string]Schema{
 		"id": Str(), "thread_id": Str(), "from_node_id": Str(), "to_node_id": Str(), "type": edgeType, "author_hash": Str(),
 		"message_id": Nullable(Str()), "source_id": Nullable(Str()), "created_at": DateTime(),

@@ -26,6 +26,8 @@ type decisionRequest struct {
 	Body       *string  `json:"body" required:"true"`
 	Confidence *float64 `json:"confidence"`
 	Supersedes []string `json:"supersedes_node_ids"`
+	ValidFrom  string   `json:"valid_from"`
+	ValidUntil string   `json:"valid_until"`
 }
 
 func (h *Handler) graph(c *gin.Context) error {
@@ -96,8 +98,17 @@ func (h *Handler) decide(c *gin.Context) error {
 	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
+	from, err := graph.ParseTime("valid_from", req.ValidFrom)
+	if err != nil {
+		return err
+	}
+	until, err := graph.ParseTime("valid_until", req.ValidUntil)
+	if err != nil {
+		return err
+	}
 	v, err := h.Graph.Decide(c.Request.Context(), httpx.RequestID(c), who, c.Param("threadId"), graph.DecisionDraft{
-		Title: *req.Title, Body: *req.Body, Confidence: req.Confidence, Supersedes: req.Supersedes})
+		Title: *req.Title, Body: *req.Body, Confidence: req.Confidence, Supersedes: req.Supersedes,
+		ValidFrom: from, ValidUntil: until})
 	if err != nil {
 		return err
 	}

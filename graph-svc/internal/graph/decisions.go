@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
@@ -19,6 +20,8 @@ type DecisionDraft struct {
 	Body       string
 	Confidence *float64
 	Supersedes []string
+	// ValidFrom and ValidUntil are when what the decision says holds in the world (optional).
+	ValidFrom, ValidUntil *time.Time
 }
 
 // Decide records a decision node in a thread the caller takes part in and may write into. Each
@@ -39,12 +42,16 @@ func (s *Service) Decide(ctx context.Context, requestID string, c Caller, thread
 	if len(d.Supersedes) > MaxSupersedes {
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "supersedes_node_ids holds more than %d nodes", MaxSupersedes)
 	}
+	if d.ValidFrom != nil && d.ValidUntil != nil && !d.ValidUntil.After(*d.ValidFrom) {
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "valid_until must be after valid_from")
+	}
 	th, err := s.writableThread(ctx, threadID, c)
 	if err != nil {
 		return nil, err
 	}
 	n := &store.Node{ID: apikey.NewID("nod"), ThreadID: th.ID, Type: TypeDecision, Title: d.Title, Body: d.Body,
 		Visibility: Participants, AuthorID: c.ObjectID, AuthorHash: c.Hash, Confidence: d.Confidence,
+		ValidFrom: d.ValidFrom, ValidUntil: d.ValidUntil,
 		Supersedes: slices.Compact(slices.Sorted(slices.Values(d.Supersedes))), CreatedAt: clock.Now()}
 	if len(n.Supersedes) > 0 {
 		fields := make(map[string]string, len(n.Supersedes))

@@ -18,7 +18,8 @@ func decisionEvents(requestID string, n *store.Node, parts []contract.Participan
 	for _, p := range parts {
 		out = append(out, events.MustNew(events.TopicGraph, events.DecisionRecorded, p.ObjectID, p.Hash, requestID,
 			contract.DecisionRecordedData{ThreadID: n.ThreadID, NodeID: n.ID, Title: n.Title, Body: n.Body,
-				Confidence: n.Confidence, Supersedes: n.Supersedes, CreatedAt: clock.Format(n.CreatedAt)}))
+				Confidence: n.Confidence, Supersedes: n.Supersedes, CreatedAt: clock.Format(n.CreatedAt),
+				ValidFrom: clock.FormatPtr(n.ValidFrom), ValidUntil: clock.FormatPtr(n.ValidUntil)}))
 	}
 	return out
 }

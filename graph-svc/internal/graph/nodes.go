@@ -27,6 +27,8 @@ type NodeView struct {
 	Visibility    string   `json:"visibility"`
 	AuthorHash    string   `json:"author_hash"`
 	Confidence    *float64 `json:"confidence"`
+	ValidFrom     *string  `json:"valid_from"`
+	ValidUntil    *string  `json:"valid_until"`
 	Supersedes    []string `json:"supersedes_node_ids"`
 	MessageID     *string  `json:"message_id"`
 	SourceID      *string  `json:"source_id"`
@@ -245,11 +247,25 @@ func ParseAsOf(raw string) (*time.Time, error) {
 	return &t, nil
 }
 
+// ParseTime reads an optional date-time field (empty: nil), in UTC.
+func ParseTime(field, raw string) (*time.Time, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	if err != nil {
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s must be an ISO 8601 date-time, for example 2026-01-31T12:00:00.000Z", field)
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
 func nodeView(n *store.Node, inv *store.Invalidation) NodeView {
 	v := NodeView{
 		ID: n.ID, ThreadID: n.ThreadID, Type: n.Type, Title: optional(n.Title), Body: n.Body, Visibility: n.Visibility,
 		AuthorHash: n.AuthorHash, Confidence: n.Confidence, Supersedes: n.Supersedes, MessageID: optional(n.MessageID),
 		SourceID: optional(n.SourceID), CreatedAt: clock.Format(n.CreatedAt),
+		ValidFrom: clock.FormatPtr(n.ValidFrom), ValidUntil: clock.FormatPtr(n.ValidUntil),
 	}
 	if v.Supersedes == nil {
 		v.Supersedes = []string{}
