@@ -14,12 +14,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -129,7 +129,7 @@ func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Pr
 		return nil, err
 	}
 	if blocked {
-		return nil, httpx.Forbidden(httpx.CodeSenderBlocked, "this box blocks the publisher")
+		return nil, apierr.Forbidden(apierr.CodeSenderBlocked, "this box blocks the publisher")
 	}
 	who, err := f.author(ctx, author)
 	if err != nil {
@@ -160,7 +160,7 @@ func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Pr
 		return nil, err // the item's event lists it again (store.ListItem)
 	}
 	f.Outbox.Confirm(ev)
-	f.Tags.Changed(ctx, httpx.BoxFeed(box.ObjectID))
+	f.Tags.Changed(ctx, contract.BoxFeed(box.ObjectID))
 	return view(it, nil), nil
 }
 
@@ -172,7 +172,7 @@ func (f *Feeds) author(ctx context.Context, p *authn.Principal) (*store.Object, 
 	case errors.Is(err, mongox.ErrNotFound):
 		obj, err := f.Identity.Object(ctx, p.ObjectID)
 		if err != nil {
-			return nil, httpx.Unavailable(fmt.Errorf("identity author: %w", err))
+			return nil, apierr.Unavailable(fmt.Errorf("identity author: %w", err))
 		}
 		o = &store.Object{ID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility, Title: obj.Title}
 	case err != nil:
@@ -200,7 +200,7 @@ func (f *Feeds) takeSlot(ctx context.Context, box *authn.Target, author *authn.P
 	}
 	if !ok {
 		next := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-		e := httpx.Errorf(http.StatusTooManyRequests, CodeQuotaExceeded,
+		e := apierr.Errorf(http.StatusTooManyRequests, CodeQuotaExceeded,
 			"this feed took its %d items of today from this publisher's lane: publish again after Retry-After seconds", f.PerDay)
 		e.RetryAfter = next.Sub(now)
 		return e
@@ -216,20 +216,20 @@ func validate(d Draft) ([]string, error) {
 	title := strings.TrimSpace(d.Title)
 	switch {
 	case title == "":
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "title must not be empty")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "title must not be empty")
 	case len(d.Title) > MaxTitle || strings.ContainsAny(d.Title, "\r\n"):
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "title must be one line of at most %d bytes", MaxTitle)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "title must be one line of at most %d bytes", MaxTitle)
 	case len(d.Body) > MaxBody:
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "body must be at most %d bytes", MaxBody)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "body must be at most %d bytes", MaxBody)
 	case !utf8.ValidString(d.Title) || !utf8.ValidString(d.Body):
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "title and body must be UTF-8")
-	case httpx.HasBidiControl(d.Title) || httpx.HasBidiControl(d.Body):
-		return nil, httpx.RefuseBidiControls("title and body", d.Title+d.Body)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "title and body must be UTF-8")
+	case apierr.HasBidiControl(d.Title) || apierr.HasBidiControl(d.Body):
+		return nil, apierr.RefuseBidiControls("title and body", d.Title+d.Body)
 	}
 	tags := []string{}
 	for _, t := range d.Tags {
 		if !slices.Contains(Tags, t) {
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "tag %q is not one of %s", t, strings.Join(Tags, ", "))
+			return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "tag %q is not one of %s", t, strings.Join(Tags, ", "))
 		}
 		if !slices.Contains(tags, t) {
 			tags = append(tags, t)
@@ -242,14 +242,14 @@ func validate(d Draft) ([]string, error) {
 // and a box that is not a feed with 404.
 func (f *Feeds) readable(ctx context.Context, box *authn.Target, caller *authn.Principal) error {
 	if box.Visibility == "private" && (caller == nil || caller.ObjectID != box.ObjectID) {
-		return httpx.NotFound("object")
+		return apierr.NotFound("object")
 	}
 	ok, err := f.Store.IsFeed(ctx, box.ObjectID)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return httpx.NotFound("feed")
+		return apierr.NotFound("feed")
 	}
 	return nil
 }
@@ -351,7 +351,7 @@ func (f *Feeds) Hide(ctx context.Context, box *authn.Target, itemID string) (str
 	it, err := f.Store.Item(ctx, box.ObjectID, itemID)
 	if err != nil {
 		if errors.Is(err, mongox.ErrNotFound) {
-			return "", httpx.NotFound("item")
+			return "", apierr.NotFound("item")
 		}
 		return "", err
 	}
@@ -362,8 +362,8 @@ func (f *Feeds) Hide(ctx context.Context, box *authn.Target, itemID string) (str
 		if _, err := f.Store.Count(ctx, store.ListHiddenItems, itemID); err != nil {
 			return "", err
 		}
-		f.Tags.Changed(ctx, httpx.NetworkFeed)
+		f.Tags.Changed(ctx, contract.NetworkFeed)
 	}
-	f.Tags.Changed(ctx, httpx.BoxFeed(box.ObjectID))
+	f.Tags.Changed(ctx, contract.BoxFeed(box.ObjectID))
 	return itemID, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/consumers"
 
 	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
@@ -180,7 +181,7 @@ func TestHideLeavesATombstoneAndBlockedAuthorsAreRefused(t *testing.T) {
 	if it.Who == nil || it.Who.Svc == nil || *it.Who.Svc != "svc_ada" || it.Who.Name != "Ada" {
 		t.Errorf("who = %+v, want svc_ada named Ada from the projection", it.Who)
 	}
-	if _, err := f.Publish(ctx, box, &authn.Principal{ObjectID: "mallory"}, Draft{Title: "spam"}, ""); httpx.AsError(err).Code != httpx.CodeSenderBlocked {
+	if _, err := f.Publish(ctx, box, &authn.Principal{ObjectID: "mallory"}, Draft{Title: "spam"}, ""); apierr.As(err).Code != apierr.CodeSenderBlocked {
 		t.Errorf("blocked author: %v, want SENDER_BLOCKED", err)
 	}
 	f.feed(t, events.TopicMailbox, events.SenderUnblocked, "box", "svc_box", block)
@@ -200,14 +201,14 @@ func TestHideLeavesATombstoneAndBlockedAuthorsAreRefused(t *testing.T) {
 	if err != nil || len(latest) != 1 || latest[0].Title != "welcome back" {
 		t.Errorf("latest after hiding: %v, %v; want only mallory's item", latest, err)
 	}
-	if _, err := f.Hide(ctx, box, "itm_unknown"); httpx.AsError(err).Status != 404 {
+	if _, err := f.Hide(ctx, box, "itm_unknown"); apierr.As(err).Status != 404 {
 		t.Errorf("hiding an unknown item: %v, want 404", err)
 	}
 	private := &authn.Target{ObjectID: "box", Hash: "svc_box", Visibility: "private"}
-	if _, err := f.Items(ctx, private, &authn.Principal{ObjectID: "ada"}, 0, 10); httpx.AsError(err).Status != 404 {
+	if _, err := f.Items(ctx, private, &authn.Principal{ObjectID: "ada"}, 0, 10); apierr.As(err).Status != 404 {
 		t.Errorf("a private box read by another object: %v, want 404", err)
 	}
-	if err := f.readable(ctx, &authn.Target{ObjectID: "nofeed", Visibility: "public"}, nil); !errors.As(err, new(*httpx.Error)) {
+	if err := f.readable(ctx, &authn.Target{ObjectID: "nofeed", Visibility: "public"}, nil); !errors.As(err, new(*apierr.Error)) {
 		t.Errorf("a box that is not a feed: %v, want 404", err)
 	}
 }
@@ -277,7 +278,7 @@ func TestQuotaPerFeedPerDay(t *testing.T) {
 			_, err := f.Publish(ctx, f.box, &authn.Principal{ObjectID: "stranger"}, Draft{Title: fmt.Sprint("spam ", i)}, "")
 			code := "ok"
 			if err != nil {
-				e := httpx.AsError(err)
+				e := apierr.As(err)
 				code = fmt.Sprint(e.Status, " ", e.Code)
 				if e.RetryAfter <= 0 {
 					t.Errorf("refused without Retry-After: %v", err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/svcdev/svc/feed-svc/internal/feed"
 	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -329,11 +329,11 @@ func ParseRange(raw string) (int, error) {
 	}
 	m := rangePattern.FindStringSubmatch(raw)
 	if m == nil {
-		return 0, httpx.BadRequest(httpx.CodeInvalidRequest, "range must be a number of days such as 30d")
+		return 0, apierr.BadRequest(apierr.CodeInvalidRequest, "range must be a number of days such as 30d")
 	}
 	days, _ := strconv.Atoi(m[1])
 	if days < 1 || days > MaxRangeDays {
-		return 0, httpx.BadRequest(httpx.CodeInvalidRequest, "range must be from 1d to %dd", MaxRangeDays)
+		return 0, apierr.BadRequest(apierr.CodeInvalidRequest, "range must be from 1d to %dd", MaxRangeDays)
 	}
 	return days, nil
 }

@@ -14,16 +14,16 @@ import (
 
 	"github.com/svcdev/svc/graph-svc/internal/consumers"
 	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
 )
 
 // code is the httpx code of err ("" when it carries none).
 func code(err error) string {
-	var e *httpx.Error
+	var e *apierr.Error
 	if errors.As(err, &e) {
 		return fmt.Sprint(e.Status, " ", e.Code)
 	}
@@ -260,7 +260,7 @@ func TestConcurrentIngestsAreBounded(t *testing.T) {
 		wg.Go(func() {
 			c := graph.Caller{ObjectID: fmt.Sprint("obj_ingest_", i), Hash: fmt.Sprint("svc_ingest_", i)}
 			_, err := svc.Ingest(context.Background(), "req_i", c, graph.IngestDraft{URLs: []string{srv.URL + "/page"}})
-			var e *httpx.Error
+			var e *apierr.Error
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // Private guidance is owner-only steering for one relationship. It is stored here and answered
@@ -71,7 +71,7 @@ func (s *Service) Guidance(ctx context.Context, c Caller, threadID string, befor
 		return nil, err
 	}
 	if len(latest) == 0 {
-		return nil, httpx.NotFound("private guidance")
+		return nil, apierr.NotFound("private guidance")
 	}
 	versions, next, err := s.Store.GuidancePage(ctx, th.ID, c.ObjectID, before, limit)
 	if err != nil {

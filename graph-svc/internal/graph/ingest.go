@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -54,11 +54,11 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d Inge
 		return nil, err
 	}
 	if len(d.Text) > MaxText || len(d.MessageBody) > MaxBody {
-		return nil, httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+		return nil, apierr.Errorf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge,
 			"text is limited to %d bytes and message_body to %d", MaxText, MaxBody)
 	}
 	if len(srcs) == 0 && strings.TrimSpace(d.Text) == "" && strings.TrimSpace(d.MessageBody) == "" {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "nothing to ingest: give urls, cloud_drive_urls, text or message_body")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "nothing to ingest: give urls, cloud_drive_urls, text or message_body")
 	}
 	if len(srcs) > 0 {
 		// One turn of the process's outbound work for the whole ingest, taken before anything is
@@ -132,7 +132,7 @@ func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Sou
 		return err
 	}
 	if used+int64(len(srcs)) > s.Limits.SourcesPerOwner {
-		return httpx.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
+		return apierr.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
 	}
 	for _, src := range srcs {
 		ok, err := s.Store.Reserve(ctx, list, s.Limits.SourcesPerOwner, src.ID)
@@ -140,7 +140,7 @@ func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Sou
 			return err
 		}
 		if !ok {
-			return httpx.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
+			return apierr.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
 		}
 	}
 	return nil
@@ -149,12 +149,12 @@ func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Sou
 // newSources checks the draft's URLs and returns the sources they become (not yet stored).
 func (s *Service) newSources(c Caller, d IngestDraft, vis string) ([]store.Source, error) {
 	if len(d.URLs)+len(d.CloudDriveURLs) > MaxIngestURLs {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "at most %d urls and cloud_drive_urls together", MaxIngestURLs)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "at most %d urls and cloud_drive_urls together", MaxIngestURLs)
 	}
 	var out []store.Source
 	add := func(field string, i int, kind, raw, fetch string) error {
 		if _, err := s.Fetcher.CheckURL(fetch); err != nil || len(raw) > 2048 {
-			return httpx.BadRequest(httpx.CodeInvalidURL, "%s[%d] must be an absolute http(s) URL of at most 2,048 bytes on a public address", field, i)
+			return apierr.BadRequest(apierr.CodeInvalidURL, "%s[%d] must be an absolute http(s) URL of at most 2,048 bytes on a public address", field, i)
 		}
 		out = append(out, store.Source{ID: apikey.NewID("src"), OwnerID: c.ObjectID, OwnerHash: c.Hash, Kind: kind,
 			URL: strings.TrimSpace(raw), FetchURL: fetch, Visibility: vis, CreatedAt: clock.Now()})
@@ -248,7 +248,7 @@ const excerptBytes = 280
 func (s *Service) Overview(ctx context.Context, c Caller, graphs bool, before int64, limit int, cursor func(int64) string) (*Overview, error) {
 	md, err := s.Profiles.ComposedProfile(ctx, c.ObjectID, c.Hash)
 	if err != nil {
-		return nil, httpx.Unavailable(fmt.Errorf("read the composed profile: %w", err))
+		return nil, apierr.Unavailable(fmt.Errorf("read the composed profile: %w", err))
 	}
 	out := &Overview{Hash: c.Hash, Sources: []SourceView{},
 		Context: ContextSummary{Title: contract.ProfileTitle(md), Bytes: len(md), Excerpt: truncate(md, excerptBytes)}}

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // graph-svc answers from its own projections of other services' data: who takes part in a
@@ -91,7 +91,7 @@ func (s *Service) checkNotBlocked(ctx context.Context, th *store.Thread, c Calle
 			return err
 		}
 		if blocked {
-			return httpx.Forbidden(httpx.CodeSenderBlocked, "the other participant of this thread blocked you: you cannot write into its graph")
+			return apierr.Forbidden(apierr.CodeSenderBlocked, "the other participant of this thread blocked you: you cannot write into its graph")
 		}
 	}
 	return nil

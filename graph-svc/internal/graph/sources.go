@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -85,7 +85,7 @@ func (s *Service) PullNow(ctx context.Context, requestID string, c Caller, threa
 	}
 	src, err := s.Store.Source(ctx, sourceID)
 	if errors.Is(err, mongox.ErrNotFound) || err == nil && (src.ThreadID != th.ID || src.OwnerID != c.ObjectID) {
-		return nil, httpx.NotFound("source")
+		return nil, apierr.NotFound("source")
 	}
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (s *Service) pull(ctx context.Context, requestID string, src *store.Source,
 	n := &store.Node{ID: changeNodeID(change), ThreadID: src.ThreadID, Type: TypeEvidence, Body: text, Visibility: src.Visibility,
 		AuthorID: src.OwnerID, AuthorHash: src.OwnerHash, SourceID: src.ID, DerivedFrom: prevID, CreatedAt: p.At}
 	if _, err := s.Store.Node(ctx, n.ID); errors.Is(err, mongox.ErrNotFound) {
-		if err := s.addNode(ctx, n); errors.As(err, new(*httpx.Error)) {
+		if err := s.addNode(ctx, n); errors.As(err, new(*apierr.Error)) {
 			p.Status, p.Error = StatusError, "the text changed but the thread's node quota is reached"
 			return s.recordPull(ctx, prev, p)
 		} else if err != nil && !errors.Is(err, mongox.ErrTaken) {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -39,7 +39,7 @@ func CheckOutcome(outcome string) error {
 	case "", store.OutcomeSucceeded, store.OutcomeFailed:
 		return nil
 	}
-	return httpx.BadRequest(httpx.CodeInvalidRequest, "outcome must be %s or %s", store.OutcomeSucceeded, store.OutcomeFailed)
+	return apierr.BadRequest(apierr.CodeInvalidRequest, "outcome must be %s or %s", store.OutcomeSucceeded, store.OutcomeFailed)
 }
 
 // Attempts reads a page of a webhook's delivery log, newest first, and the position of the next

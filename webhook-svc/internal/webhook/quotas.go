@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -64,7 +64,7 @@ func (s *Subscriptions) takeSlots(ctx context.Context, sub *store.Subscription) 
 	for _, q := range s.quotas(sub) {
 		id, err := s.Store.TakeSlot(ctx, q.scope, q.limit, rand.IntN(q.limit), sub.ID, sub.CreatedAt)
 		if err == nil && id == "" {
-			err = httpx.Conflict(CodeQuotaExceeded, fmt.Sprintf(q.message, q.limit))
+			err = apierr.Conflict(CodeQuotaExceeded, fmt.Sprintf(q.message, q.limit))
 		}
 		if err != nil {
 			s.releaseSlots(ctx, taken)

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/authn"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
@@ -30,7 +30,7 @@ func newSubscriptions(t *testing.T, q Quotas) *Subscriptions {
 }
 
 func quotaExceeded(err error) bool {
-	var he *httpx.Error
+	var he *apierr.Error
 	return errors.As(err, &he) && he.Status == 409 && he.Code == CodeQuotaExceeded
 }
 

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -94,7 +94,7 @@ func (s *Subscriptions) CreateWebhook(ctx context.Context, t *authn.Target, d Dr
 // A private box can be watched by its owner only; others learn nothing of it (404).
 func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, d Draft) (*Created, error) {
 	if t.Visibility == "private" && t.ObjectID != p.ObjectID {
-		return nil, httpx.NotFound("object")
+		return nil, apierr.NotFound("object")
 	}
 	if t.Visibility != "" {
 		// The fan-out decides from this projection whether the box's events may reach strangers.
@@ -272,13 +272,13 @@ func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *authn.
 	sub, err := s.Store.Subscription(ctx, id)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
-		return httpx.NotFound("subscription")
+		return apierr.NotFound("subscription")
 	case err != nil:
 		return err
 	}
 	owner := t.ObjectID == p.ObjectID
 	if sub.Kind != store.KindContext || sub.ObjectID != t.ObjectID || (sub.CreatorID != p.ObjectID && !owner) {
-		return httpx.NotFound("subscription")
+		return apierr.NotFound("subscription")
 	}
 	return s.delete(ctx, sub)
 }
@@ -304,12 +304,12 @@ func (s *Subscriptions) Replay(ctx context.Context, t *authn.Target, id, deliver
 	d, err := s.Store.Delivery(ctx, deliveryID)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
-		return nil, httpx.NotFound("delivery")
+		return nil, apierr.NotFound("delivery")
 	case err != nil:
 		return nil, err
 	}
 	if d.SubscriptionID != id {
-		return nil, httpx.NotFound("delivery")
+		return nil, apierr.NotFound("delivery")
 	}
 	now := clock.Now()
 	replay := &store.Delivery{
@@ -331,26 +331,26 @@ func (s *Subscriptions) webhook(ctx context.Context, t *authn.Target, id string)
 	sub, err := s.Store.Subscription(ctx, id)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
-		return nil, httpx.NotFound("webhook")
+		return nil, apierr.NotFound("webhook")
 	case err != nil:
 		return nil, err
 	}
 	if sub.Kind != store.KindWebhook || sub.ObjectID != t.ObjectID {
-		return nil, httpx.NotFound("webhook")
+		return nil, apierr.NotFound("webhook")
 	}
 	return sub, nil
 }
 
 func (s *Subscriptions) checkURL(raw string) (string, error) {
 	if len(raw) > MaxURLLength {
-		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url is longer than %d characters", MaxURLLength)
+		return "", apierr.BadRequest(apierr.CodeInvalidURL, "callback_url is longer than %d characters", MaxURLLength)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "https" {
-		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url must be an absolute https URL")
+		return "", apierr.BadRequest(apierr.CodeInvalidURL, "callback_url must be an absolute https URL")
 	}
 	if _, err := s.URLs.CheckURL(raw); err != nil {
-		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url is not allowed: %v", err)
+		return "", apierr.BadRequest(apierr.CodeInvalidURL, "callback_url is not allowed: %v", err)
 	}
 	return raw, nil
 }
@@ -361,12 +361,12 @@ func checkEvents(evs, allowed []string) ([]string, error) {
 		return slices.Clone(allowed), nil
 	}
 	if len(evs) == 0 {
-		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "events must name at least one of: %s", strings.Join(allowed, ", "))
+		return nil, apierr.BadRequest(apierr.CodeInvalidKind, "events must name at least one of: %s", strings.Join(allowed, ", "))
 	}
 	out := []string{}
 	for _, e := range evs {
 		if !slices.Contains(allowed, e) {
-			return nil, httpx.BadRequest(httpx.CodeInvalidKind, "event %q is not one of: %s", e, strings.Join(allowed, ", "))
+			return nil, apierr.BadRequest(apierr.CodeInvalidKind, "event %q is not one of: %s", e, strings.Join(allowed, ", "))
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
@@ -401,17 +401,17 @@ func validHeaderValue(v string) bool {
 // checkHeaders validates stored headers. Errors name the header, never its value.
 func checkHeaders(h map[string]string) error {
 	if len(h) > MaxHeaders {
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "at most %d headers may be stored", MaxHeaders)
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "at most %d headers may be stored", MaxHeaders)
 	}
 	for name, value := range h {
 		if !headerName.MatchString(name) {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "header name %q is not a valid HTTP header name", name)
+			return apierr.BadRequest(apierr.CodeInvalidRequest, "header name %q is not a valid HTTP header name", name)
 		}
 		if slices.Contains(reservedHeaders, strings.ToLower(name)) {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "header %q is set by the sender and cannot be stored", name)
+			return apierr.BadRequest(apierr.CodeInvalidRequest, "header %q is set by the sender and cannot be stored", name)
 		}
 		if len(value) > MaxHeaderValueLen || !validHeaderValue(value) {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "the value of header %q must be at most %d bytes of visible characters, spaces and tabs, not starting or ending with a space", name, MaxHeaderValueLen)
+			return apierr.BadRequest(apierr.CodeInvalidRequest, "the value of header %q must be at most %d bytes of visible characters, spaces and tabs, not starting or ending with a space", name, MaxHeaderValueLen)
 		}
 	}
 	return nil
