@@ -16,7 +16,6 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
@@ -111,12 +110,12 @@ type Draft struct {
 }
 
 // Enable turns a box into a feed; doing it again changes nothing.
-func (f *Feeds) Enable(ctx context.Context, box *authn.Target) (*store.Feed, error) {
+func (f *Feeds) Enable(ctx context.Context, box *contract.Target) (*store.Feed, error) {
 	return f.Store.CreateFeed(ctx, store.Feed{ObjectID: box.ObjectID, CreatedAt: clock.Now()})
 }
 
 // Publish adds an item by author to the feed of box.
-func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Principal, d Draft, requestID string) (*Item, error) {
+func (f *Feeds) Publish(ctx context.Context, box *contract.Target, author *contract.Principal, d Draft, requestID string) (*Item, error) {
 	tags, err := validate(d)
 	if err != nil {
 		return nil, err
@@ -166,7 +165,7 @@ func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Pr
 
 // author returns the publisher as the projection knows it, with its name in Title; a publisher
 // created moments ago, whose creation the projection has not seen yet, is read from identity-svc.
-func (f *Feeds) author(ctx context.Context, p *authn.Principal) (*store.Object, error) {
+func (f *Feeds) author(ctx context.Context, p *contract.Principal) (*store.Object, error) {
 	o, err := f.Store.Object(ctx, p.ObjectID)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
@@ -189,7 +188,7 @@ func (f *Feeds) author(ctx context.Context, p *authn.Principal) (*store.Object, 
 }
 
 // takeSlot takes a publishing slot of the box's feed for today: the owner's lane or the others'.
-func (f *Feeds) takeSlot(ctx context.Context, box *authn.Target, author *authn.Principal, now time.Time) error {
+func (f *Feeds) takeSlot(ctx context.Context, box *contract.Target, author *contract.Principal, now time.Time) error {
 	lane := store.LaneOthers
 	if author.ObjectID == box.ObjectID {
 		lane = store.LaneOwner
@@ -240,7 +239,7 @@ func validate(d Draft) ([]string, error) {
 
 // readable refuses a private box to anyone but its owner with the 404 of an unknown object,
 // and a box that is not a feed with 404.
-func (f *Feeds) readable(ctx context.Context, box *authn.Target, caller *authn.Principal) error {
+func (f *Feeds) readable(ctx context.Context, box *contract.Target, caller *contract.Principal) error {
 	if box.Visibility == "private" && (caller == nil || caller.ObjectID != box.ObjectID) {
 		return apierr.NotFound("object")
 	}
@@ -262,7 +261,7 @@ type Page struct {
 
 // Items reads a page of the feed of box: up to limit items below position before (0: from the
 // newest). Hidden items stay in place as tombstones, so pages keep their shape.
-func (f *Feeds) Items(ctx context.Context, box *authn.Target, caller *authn.Principal, before int64, limit int) (*Page, error) {
+func (f *Feeds) Items(ctx context.Context, box *contract.Target, caller *contract.Principal, before int64, limit int) (*Page, error) {
 	if err := f.readable(ctx, box, caller); err != nil {
 		return nil, err
 	}
@@ -347,7 +346,7 @@ func view(it *store.Item, author *store.Object) *Item {
 
 // Hide hides an item of the box's feed (owner only; the gateway and the handler checked). An
 // item that the network's feed shows is counted out of its totals.
-func (f *Feeds) Hide(ctx context.Context, box *authn.Target, itemID string) (string, error) {
+func (f *Feeds) Hide(ctx context.Context, box *contract.Target, itemID string) (string, error) {
 	it, err := f.Store.Item(ctx, box.ObjectID, itemID)
 	if err != nil {
 		if errors.Is(err, mongox.ErrNotFound) {

@@ -218,7 +218,7 @@ func TestGraphAnswersWithoutMailbox(t *testing.T) {
 	if err := (&consumers.Hashes{Graph: svc}).Handle(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	d := graph.Caller{ObjectID: "obj_d", Hash: "svc_d"}
+	d := &contract.Principal{ObjectID: "obj_d", Hash: "svc_d"}
 	g, err := svc.Graph(ctx, d, "thr_cd", page)
 	if err != nil {
 		t.Fatalf("graph read with mailbox-svc down: %v", err)
@@ -258,7 +258,7 @@ func TestConcurrentIngestsAreBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
-			c := graph.Caller{ObjectID: fmt.Sprint("obj_ingest_", i), Hash: fmt.Sprint("svc_ingest_", i)}
+			c := &contract.Principal{ObjectID: fmt.Sprint("obj_ingest_", i), Hash: fmt.Sprint("svc_ingest_", i)}
 			_, err := svc.Ingest(context.Background(), "req_i", c, graph.IngestDraft{URLs: []string{srv.URL + "/page"}})
 			var e *apierr.Error
 			mu.Lock()

@@ -26,7 +26,7 @@ type DecisionDraft struct {
 // readable; the decision's supersedes edges are read from the decision itself. Both
 // participants learn of the decision through decision.recorded, staged before the decision's
 // insert.
-func (s *Service) Decide(ctx context.Context, requestID string, c Caller, threadID string, d DecisionDraft) (*NodeView, error) {
+func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Principal, threadID string, d DecisionDraft) (*NodeView, error) {
 	if d.Confidence != nil && (*d.Confidence < 0 || *d.Confidence > 1) {
 		return nil, apierr.BadRequest(apierr.CodeInvalidConfidence, "confidence must be between 0 and 1 inclusive")
 	}

@@ -139,12 +139,6 @@ func (s *Service) initKnown() {
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
 }
 
-// Caller is who calls a use case: the caller's object and its current hash.
-type Caller struct {
-	ObjectID string
-	Hash     string
-}
-
 // thread returns the thread threadID when the caller takes part in it. Any other thread,
 // existing or not, is not found: its existence is never revealed. A mailbox thread graph-svc
 // has not heard of yet is asked of mailbox-svc and remembered (its participants never change).

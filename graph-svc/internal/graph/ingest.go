@@ -44,7 +44,7 @@ type IngestResult struct {
 // Ingest writes the draft into the caller's self-ingest thread: the note and the text as nodes,
 // and each URL as a tracked source pulled at once (its text a node when the pull succeeds, its
 // error on the source when it fails).
-func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d IngestDraft) (*IngestResult, error) {
+func (s *Service) Ingest(ctx context.Context, requestID string, c *contract.Principal, d IngestDraft) (*IngestResult, error) {
 	vis, err := visibility(d.Visibility)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d Inge
 // reserveSources takes a slot of the owner's source quota for each new source. A draft that
 // cannot fit is refused before anything is written (a read of the quota's length); the slots
 // themselves are claimed by inserts, so concurrent ingests never pass the quota together.
-func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Source) error {
+func (s *Service) reserveSources(ctx context.Context, c *contract.Principal, srcs []store.Source) error {
 	if len(srcs) == 0 {
 		return nil
 	}
@@ -147,7 +147,7 @@ func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Sou
 }
 
 // newSources checks the draft's URLs and returns the sources they become (not yet stored).
-func (s *Service) newSources(c Caller, d IngestDraft, vis string) ([]store.Source, error) {
+func (s *Service) newSources(c *contract.Principal, d IngestDraft, vis string) ([]store.Source, error) {
 	if len(d.URLs)+len(d.CloudDriveURLs) > MaxIngestURLs {
 		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "at most %d urls and cloud_drive_urls together", MaxIngestURLs)
 	}
@@ -245,7 +245,7 @@ const excerptBytes = 280
 // Overview answers GET /api/ingest: the owner's hash, a summary of its context and decisions,
 // its self-ingest thread, a page of the sources it tracks and, with graphs, previews of its
 // newest thread graphs.
-func (s *Service) Overview(ctx context.Context, c Caller, graphs bool, before int64, limit int, cursor func(int64) string) (*Overview, error) {
+func (s *Service) Overview(ctx context.Context, c *contract.Principal, graphs bool, before int64, limit int, cursor func(int64) string) (*Overview, error) {
 	md, err := s.Profiles.ComposedProfile(ctx, c.ObjectID, c.Hash)
 	if err != nil {
 		return nil, apierr.Unavailable(fmt.Errorf("read the composed profile: %w", err))
@@ -281,7 +281,7 @@ func (s *Service) Overview(ctx context.Context, c Caller, graphs bool, before in
 	return out, nil
 }
 
-func (s *Service) selfSummary(ctx context.Context, c Caller) (*SelfThread, error) {
+func (s *Service) selfSummary(ctx context.Context, c *contract.Principal) (*SelfThread, error) {
 	th, err := s.Store.Thread(ctx, SelfThreadID(c.ObjectID))
 	if errors.Is(err, mongox.ErrNotFound) {
 		return nil, nil // nothing ingested yet
@@ -322,7 +322,7 @@ func (s *Service) counts(ctx context.Context, th *store.Thread) (nodes, edges in
 	return nodes, edges, nil
 }
 
-func (s *Service) previews(ctx context.Context, c Caller) ([]GraphPreview, error) {
+func (s *Service) previews(ctx context.Context, c *contract.Principal) ([]GraphPreview, error) {
 	ids, err := s.Store.ThreadsPage(ctx, c.ObjectID, previewThreads)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -77,7 +78,7 @@ var writableNodeTypes = slices.DeleteFunc(slices.Clone(NodeTypes), func(t string
 
 // AddNode writes a node of the caller into a thread it takes part in, within the caller's and
 // the thread's node quotas.
-func (s *Service) AddNode(ctx context.Context, c Caller, threadID string, d NodeDraft) (*NodeView, error) {
+func (s *Service) AddNode(ctx context.Context, c *contract.Principal, threadID string, d NodeDraft) (*NodeView, error) {
 	if !slices.Contains(NodeTypes, d.Type) {
 		return nil, apierr.BadRequest(apierr.CodeInvalidKind, "type must be one of %s", strings.Join(NodeTypes, ", "))
 	}
@@ -107,7 +108,7 @@ func (s *Service) AddNode(ctx context.Context, c Caller, threadID string, d Node
 
 // writableThread returns a thread the caller takes part in and may write into: one whose other
 // participant has not blocked it.
-func (s *Service) writableThread(ctx context.Context, threadID string, c Caller) (*store.Thread, error) {
+func (s *Service) writableThread(ctx context.Context, threadID string, c *contract.Principal) (*store.Thread, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
@@ -168,7 +169,7 @@ func (s *Service) checkBody(field, body string) error {
 
 // AddEdge writes an edge of the caller between two nodes of a thread it takes part in, within
 // the caller's edge quota. supersedes edges are made only by decisions.
-func (s *Service) AddEdge(ctx context.Context, c Caller, threadID string, d EdgeDraft) (*EdgeView, error) {
+func (s *Service) AddEdge(ctx context.Context, c *contract.Principal, threadID string, d EdgeDraft) (*EdgeView, error) {
 	if !slices.Contains(EdgeTypes, d.Type) {
 		return nil, apierr.BadRequest(apierr.CodeInvalidKind, "type must be one of %s", strings.Join(EdgeTypes, ", "))
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -86,13 +86,13 @@ type Created struct {
 }
 
 // CreateWebhook creates an owner webhook on the owner's own object.
-func (s *Subscriptions) CreateWebhook(ctx context.Context, t *authn.Target, d Draft) (*Created, error) {
+func (s *Subscriptions) CreateWebhook(ctx context.Context, t *contract.Target, d Draft) (*Created, error) {
 	return s.create(ctx, store.KindWebhook, t.ObjectID, t.ObjectID, t.Hash, d, Events)
 }
 
 // CreateContextSubscription subscribes the caller's object to a watched box's context updates.
 // A private box can be watched by its owner only; others learn nothing of it (404).
-func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, d Draft) (*Created, error) {
+func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *contract.Principal, t *contract.Target, d Draft) (*Created, error) {
 	if t.Visibility == "private" && t.ObjectID != p.ObjectID {
 		return nil, apierr.NotFound("object")
 	}
@@ -135,7 +135,7 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID, c
 }
 
 // ListWebhooks lists an owner's webhooks, oldest first.
-func (s *Subscriptions) ListWebhooks(ctx context.Context, t *authn.Target, after string, limit int) ([]store.Subscription, error) {
+func (s *Subscriptions) ListWebhooks(ctx context.Context, t *contract.Target, after string, limit int) ([]store.Subscription, error) {
 	return s.Store.SubscriptionsOf(ctx, t.ObjectID, store.KindWebhook, after, limit)
 }
 
@@ -147,7 +147,7 @@ type Status struct {
 }
 
 // Webhook returns an owner's webhook with its health and recent deliveries.
-func (s *Subscriptions) Webhook(ctx context.Context, t *authn.Target, id string) (*Status, error) {
+func (s *Subscriptions) Webhook(ctx context.Context, t *contract.Target, id string) (*Status, error) {
 	sub, err := s.webhook(ctx, t, id)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ type Change struct {
 const DisabledByOwner = "disabled by its owner"
 
 // UpdateWebhook applies a change to an owner's webhook.
-func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id string, ch Change) (*store.Subscription, error) {
+func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *contract.Target, id string, ch Change) (*store.Subscription, error) {
 	sub, err := s.webhook(ctx, t, id)
 	if err != nil {
 		return nil, err
@@ -231,7 +231,7 @@ func (s *Subscriptions) enable(ctx context.Context, sub *store.Subscription) err
 
 // RotateSecret gives a webhook a new secret; the previous ones keep signing for the overlap, so
 // receivers can switch without missing a delivery.
-func (s *Subscriptions) RotateSecret(ctx context.Context, t *authn.Target, id string) (*Created, error) {
+func (s *Subscriptions) RotateSecret(ctx context.Context, t *contract.Target, id string) (*Created, error) {
 	sub, err := s.webhook(ctx, t, id)
 	if err != nil {
 		return nil, err
@@ -258,7 +258,7 @@ func (s *Subscriptions) RotateSecret(ctx context.Context, t *authn.Target, id st
 }
 
 // DeleteWebhook deletes an owner's webhook.
-func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *authn.Target, id string) error {
+func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *contract.Target, id string) error {
 	sub, err := s.webhook(ctx, t, id)
 	if err != nil {
 		return err
@@ -268,7 +268,7 @@ func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *authn.Target, id s
 
 // DeleteContextSubscription deletes a context subscription of the watched box; the object that
 // created it and the box's owner may (anyone else gets 404).
-func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, id string) error {
+func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *contract.Principal, t *contract.Target, id string) error {
 	sub, err := s.Store.Subscription(ctx, id)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
@@ -297,7 +297,7 @@ func (s *Subscriptions) delete(ctx context.Context, sub *store.Subscription) err
 
 // Replay sends one delivery of a webhook again, as a new delivery signed with the current
 // secrets; the sender picks it up at once.
-func (s *Subscriptions) Replay(ctx context.Context, t *authn.Target, id, deliveryID string) (*store.Delivery, error) {
+func (s *Subscriptions) Replay(ctx context.Context, t *contract.Target, id, deliveryID string) (*store.Delivery, error) {
 	if _, err := s.webhook(ctx, t, id); err != nil {
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func (s *Subscriptions) Replay(ctx context.Context, t *authn.Target, id, deliver
 }
 
 // webhook reads an owner webhook of the target; any other subscription is 404.
-func (s *Subscriptions) webhook(ctx context.Context, t *authn.Target, id string) (*store.Subscription, error) {
+func (s *Subscriptions) webhook(ctx context.Context, t *contract.Target, id string) (*store.Subscription, error) {
 	sub, err := s.Store.Subscription(ctx, id)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
