@@ -50,9 +50,26 @@ type Checker interface {
 	Check(ctx context.Context, c *store.Claim) Result
 }
 
+// ClaimStore is what the claim use cases read and write: claims, their checks and states, and the
+// leases of the re-check.
+type ClaimStore interface {
+	AllCurrentStates(ctx context.Context) (map[string]store.State, error)
+	Claim(ctx context.Context, id string) (*store.Claim, error)
+	ClaimsByID(ctx context.Context, ids []string) ([]store.Claim, error)
+	ClaimsOf(ctx context.Context, objectID string) ([]store.Claim, error)
+	CurrentStates(ctx context.Context, claimIDs []string) (map[string]store.State, error)
+	CurrentStatesOf(ctx context.Context, objectID string) (map[string]store.State, error)
+	InsertCheck(ctx context.Context, c *store.Check) error
+	InsertClaim(ctx context.Context, c *store.Claim) error
+	InsertState(ctx context.Context, st *store.State) error
+	LastChecks(ctx context.Context, claimIDs []string) (map[string]store.Check, error)
+	Leases() mongox.Leases
+	RecentChecks(ctx context.Context, claimID string, since time.Time, limit int64) ([]store.Check, error)
+}
+
 // Service holds the use cases.
 type Service struct {
-	Store    *store.Store
+	Store    ClaimStore
 	Identity Resolver
 	Outbox   Outbox
 	Checker  Checker

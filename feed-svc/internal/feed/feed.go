@@ -50,10 +50,29 @@ type Validators interface {
 	Changed(ctx context.Context, feed string)
 }
 
+// FeedStore is what the feed use cases read and write: feeds, items and their marks, and the
+// projections of blocks and objects.
+type FeedStore interface {
+	Blocks(ctx context.Context, boxID, senderID string) (bool, error)
+	Count(ctx context.Context, list, key string) (bool, error)
+	CreateFeed(ctx context.Context, f store.Feed) (*store.Feed, error)
+	HiddenAmong(ctx context.Context, ids []string) (map[string]bool, error)
+	HideItem(ctx context.Context, h store.Hide) error
+	InsertItem(ctx context.Context, it *store.Item) error
+	IsFeed(ctx context.Context, objectID string) (bool, error)
+	Item(ctx context.Context, feedID, itemID string) (*store.Item, error)
+	ItemsPage(ctx context.Context, feedID string, before int64, limit int) ([]mongox.Entry[store.Item], int64, error)
+	ListItem(ctx context.Context, it store.Item) (bool, error)
+	Name(ctx context.Context, o *store.Object) (string, error)
+	Object(ctx context.Context, objectID string) (*store.Object, error)
+	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
+	TakeSlot(ctx context.Context, list string, limit int) (bool, error)
+}
+
 // Feeds runs the use cases. Blocks, authors' names, hashes and visibility come from feed-svc's
 // own projections of mailbox-svc's, identity-svc's and context-svc's events.
 type Feeds struct {
-	Store    *store.Store
+	Store    FeedStore
 	Outbox   Outbox
 	Identity Identity
 	Tags     Validators
