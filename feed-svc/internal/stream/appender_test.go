@@ -19,12 +19,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // published builds the event a service would publish, as the consumer receives it.
 func published(t *testing.T, topic, typ, objectID, hash string, data any) events.Event {
 	t.Helper()
-	p := events.MustNew(topic, typ, objectID, hash, "", data)
-	var ev events.Event
-	if err := json.Unmarshal([]byte(p.Payload), &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return testkit.Consumed(t, events.MustNew(topic, typ, objectID, hash, "", data))
 }
 
 // TestAppenderFollowsTheProjection feeds identity-svc's and feed-svc's events to the network

@@ -19,6 +19,7 @@ import (
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/testkit"
 )
 
 // code is the httpx code of err ("" when it carries none).
@@ -138,12 +139,7 @@ func TestNodeQuotasHoldUnderConcurrency(t *testing.T) {
 // consumed builds a consumed event.
 func consumed(t *testing.T, typ, objectID string, data any) events.Event {
 	t.Helper()
-	p := events.MustNew(events.TopicMailbox, typ, objectID, "", "req_test", data)
-	var ev events.Event
-	if err := jsonUnmarshal(p.Payload, &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return testkit.Consumed(t, events.MustNew(events.TopicMailbox, typ, objectID, "", "req_test", data))
 }
 
 // TestBlockCoversTheGraph: once the box owner's sender.blocked is consumed, the blocked sender's
@@ -209,12 +205,8 @@ func TestGraphAnswersWithoutMailbox(t *testing.T) {
 	if err := (&consumers.Messages{Graph: svc}).Handle(ctx, []events.Event{consumed(t, events.MessageCreated, "obj_d", msg)}); err != nil {
 		t.Fatal(err)
 	}
-	p := events.MustNew(events.TopicIdentity, events.ObjectHashChanged, "obj_c", "svc_custom", "req_h",
-		contract.HashChangedData{Hash: "svc_custom", PreviousHash: "svc_c"})
-	var ev events.Event
-	if err := jsonUnmarshal(p.Payload, &ev); err != nil {
-		t.Fatal(err)
-	}
+	ev := testkit.Consumed(t, events.MustNew(events.TopicIdentity, events.ObjectHashChanged, "obj_c", "svc_custom", "req_h",
+		contract.HashChangedData{Hash: "svc_custom", PreviousHash: "svc_c"}))
 	if err := (&consumers.Hashes{Graph: svc}).Handle(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
