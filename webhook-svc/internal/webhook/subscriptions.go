@@ -28,8 +28,8 @@ const (
 	RecentDeliveries = 20
 )
 
-// Repository is what the use cases need of the store.
-type Repository interface {
+// SubscriptionStore is what the subscription use cases (and their delivery log) read and write.
+type SubscriptionStore interface {
 	InsertSubscription(ctx context.Context, sub *store.Subscription) error
 	Subscription(ctx context.Context, id string) (*store.Subscription, error)
 	ReplaceSubscription(ctx context.Context, sub *store.Subscription) error
@@ -41,19 +41,11 @@ type Repository interface {
 	InsertDelivery(ctx context.Context, d *store.Delivery) (bool, error)
 	InsertDeliveries(ctx context.Context, ds []*store.Delivery) ([]bool, error)
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
-	ReplaceDelivery(ctx context.Context, d *store.Delivery) error
 	InsertDue(ctx context.Context, entries ...store.DueEntry) error
-	DueEntries(ctx context.Context, now time.Time, limit int) ([]store.DueEntry, error)
-	MoveDue(ctx context.Context, id string, at time.Time) error
-	DeleteDue(ctx context.Context, ids ...string) error
-	ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error)
-	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
 	SlotAt(ctx context.Context, scope string, n int) (*store.Slot, error)
 	ReleaseSlots(ctx context.Context, ids ...string) error
 	PutVisibility(ctx context.Context, objectID, visibility string) error
-	Visibility(ctx context.Context, objectID string) (string, error)
-	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
 	Attempts(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.AttemptEntry], int64, error)
 	AttemptsLen(ctx context.Context, list string) (int64, error)
 	AttemptsBefore(ctx context.Context, list string, t time.Time) (int64, error)
@@ -66,7 +58,7 @@ type URLChecker interface {
 
 // Subscriptions are the subscription use cases.
 type Subscriptions struct {
-	Store Repository
+	Store SubscriptionStore
 	URLs  URLChecker
 	// Overlap is how long a rotated-away secret keeps signing beside the new one.
 	Overlap time.Duration
