@@ -29,8 +29,8 @@ type Config struct {
 	// MailboxURL is the internal address of mailbox-svc, asked who takes part in a thread graph-svc
 	// has not heard of yet;
 	// ContextURL that of context-svc, asked for the composed profile the ingest overview sums up.
-	MailboxURL string `env:"MAILBOX_URL"`
-	ContextURL string `env:"CONTEXT_URL"`
+	MailboxURL string `env:"MAILBOX_URL, required"`
+	ContextURL string `env:"CONTEXT_URL, required"`
 	// FetchMaxBytes caps a fetched page; PullInterval is how often each tracked source is pulled
 	// again, PullScan how often each replica looks for sources due.
 	FetchMaxBytes int64         `env:"GRAPH_FETCH_MAX_BYTES, default=2097152"`
@@ -50,9 +50,6 @@ type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	if cfg.MailboxURL == "" || cfg.ContextURL == "" {
-		return nil, errors.New("configuration: MAILBOX_URL and CONTEXT_URL are required")
-	}
 	if cfg.FetchMaxBytes <= 0 || cfg.PullInterval <= 0 || cfg.PullScan <= 0 {
 		return nil, errors.New("configuration: GRAPH_FETCH_MAX_BYTES, GRAPH_PULL_INTERVAL and GRAPH_PULL_SCAN must be positive")
 	}

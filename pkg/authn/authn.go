@@ -12,46 +12,32 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // TokenTTL bounds the life of an internal token (DESIGN §3: exp ≤ 60 s).
 const TokenTTL = 30 * time.Second
 
-// Scopes of sub-keys. The owner key holds all of them.
+// Scopes of sub-keys (contract's). The owner key holds all of them.
 const (
-	ScopeRead    = "read"
-	ScopeWrite   = "write"
-	ScopeMailbox = "mailbox"
+	ScopeRead    = contract.ScopeRead
+	ScopeWrite   = contract.ScopeWrite
+	ScopeMailbox = contract.ScopeMailbox
 )
 
-// Principal is the authenticated caller: the object whose key was presented.
-type Principal struct {
-	ObjectID string   `json:"oid"`
-	Hash     string   `json:"hash"`
-	KeyID    string   `json:"kid"`
-	Owner    bool     `json:"owner"` // the owner key itself, not a sub-key
-	Scopes   []string `json:"scopes,omitempty"`
-}
+// Principal is the authenticated caller: the object whose key was presented (contract.Principal,
+// the one caller type of handlers and use cases).
+type Principal = contract.Principal
 
-// HasScope reports whether the principal may act with scope s.
-func (p *Principal) HasScope(s string) bool {
-	return p != nil && (p.Owner || slices.Contains(p.Scopes, s))
-}
-
-// Target is the object named by the route's {hash}, resolved by the gateway.
-type Target struct {
-	ObjectID   string `json:"oid"`
-	Hash       string `json:"hash"`
-	Visibility string `json:"vis"`
-}
+// Target is the object named by the route's {hash}, resolved by the gateway (contract.Target).
+type Target = contract.Target
 
 // Claims are the internal token's claims.
 type Claims struct {

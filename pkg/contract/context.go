@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
 )
 
 // ContextUpdatedData is the data of a context.updated event (webhook event context_updated): the
@@ -58,7 +58,7 @@ func ProfileTitle(md string) string {
 	for line := range strings.Lines(md) {
 		// Bidirectional controls would reorder the title wherever it is shown (directory, agent
 		// card, feed authors, box page): they are left out.
-		line = strings.TrimSpace(httpx.StripBidiControls(line))
+		line = strings.TrimSpace(apierr.StripBidiControls(line))
 		if line == "" {
 			continue
 		}

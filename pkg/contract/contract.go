@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"regexp"
 
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
 )
 
 // Rules is the mailbox and response policy of an object (spec "Rules"). Every leaf is a string.
@@ -60,7 +60,7 @@ func (r *Rules) Validate() error {
 	}
 	check := func(field, v string) error {
 		if len(v) > MaxRuleWord || !ruleWord.MatchString(v) {
-			return httpx.BadRequest(httpx.CodeInvalidRequest,
+			return apierr.BadRequest(apierr.CodeInvalidRequest,
 				"rules.%s must be a lowercase word of at most %d characters", field, MaxRuleWord)
 		}
 		return nil
@@ -76,7 +76,7 @@ func (r *Rules) Validate() error {
 	if r.Respond != nil {
 		leaves = append(leaves, leaf{"respond.mode", r.Respond.Mode})
 		if len(r.Respond.Policy) > MaxRulePolicy {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "rules.respond.policy is longer than %d characters", MaxRulePolicy)
+			return apierr.BadRequest(apierr.CodeInvalidRequest, "rules.respond.policy is longer than %d characters", MaxRulePolicy)
 		}
 	}
 	if r.ParticipantAdmission != nil {
@@ -100,7 +100,7 @@ func DecodeRules(raw json.RawMessage) (*Rules, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest,
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest,
 			"rules must be an object with sections read, write, respond and participant_admission whose keys are strings")
 	}
 	if err := r.Validate(); err != nil {

@@ -18,3 +18,10 @@ type FeedItemPublishedData struct {
 
 // PrivateAuthorName is the name that public reads and events show for a private author.
 const PrivateAuthorName = "a private object"
+
+// The keys of the feed validators (httpx.FeedTags), shared by feed-svc, whose writes and
+// projections retire them, and the gateway, which answers revalidations from them.
+const NetworkFeed = "network" // the network's feed (GET /api/feed and /feed.txt)
+
+// BoxFeed is the key of a box's feed (GET /api/feeds/{hash}/items).
+func BoxFeed(objectID string) string { return "box:" + objectID }

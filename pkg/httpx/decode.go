@@ -11,12 +11,14 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/pkg/apierr"
 )
 
-// Body size limits of DESIGN §4.
+// Body size limits of DESIGN §4 (declared in apierr, beside the error they cause).
 const (
-	MaxBodyBytes = 1 << 20   // any JSON body
-	MaxTextBytes = 256 << 10 // one llm.txt or text body
+	MaxBodyBytes = apierr.MaxBodyBytes
+	MaxTextBytes = apierr.MaxTextBytes
 )
 
 // Decode reads the request body as one JSON object into dst, refusing unknown fields, wrong types,
@@ -143,12 +145,6 @@ func indirect(t reflect.Type) reflect.Type {
 		return t.Elem()
 	}
 	return t
-}
-
-// TooLarge is the 413 of a request body over limit bytes.
-func TooLarge(limit int64) *Error {
-	return Errorf(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-		"the request body is larger than %d bytes", limit)
 }
 
 func decodeError(err error) *Error {

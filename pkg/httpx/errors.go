@@ -3,111 +3,99 @@
 package httpx
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/svcdev/svc/pkg/apierr"
 )
 
-// Error codes of the public contract (DESIGN §4).
+// The error type and its constructors live in pkg/apierr, which has no dependencies, so that use
+// cases can return them without importing Gin; these names keep httpx's callers compiling.
 const (
-	CodeInvalidRequest    = "INVALID_REQUEST"
-	CodeInvalidJSON       = "INVALID_JSON"
-	CodeUnknownField      = "UNKNOWN_FIELD"
-	CodeMissingField      = "MISSING_FIELD"
-	CodeInvalidKind       = "INVALID_KIND"
-	CodeInvalidVisibility = "INVALID_VISIBILITY"
-	CodeInvalidUsername   = "INVALID_USERNAME"
-	CodeInvalidConfidence = "INVALID_CONFIDENCE"
-	CodeInvalidURL        = "INVALID_URL"
-	CodeUnauthorized      = "UNAUTHORIZED"
-	CodePaymentRequired   = "PAYMENT_REQUIRED"
-	CodeForbidden         = "FORBIDDEN"
-	CodeInsufficientScope = "INSUFFICIENT_SCOPE"
-	CodeSenderBlocked     = "SENDER_BLOCKED"
-	CodeNotFound          = "NOT_FOUND"
-	CodeMethodNotAllowed  = "METHOD_NOT_ALLOWED"
-	CodeHashTaken         = "HASH_TAKEN"
-	CodeConflict          = "CONFLICT"
-	CodePayloadTooLarge   = "PAYLOAD_TOO_LARGE"
-	CodeRateLimited       = "RATE_LIMITED"
-	CodeUnavailable       = "UNAVAILABLE"
-	CodeInternal          = "INTERNAL"
+	CodeInvalidRequest    = apierr.CodeInvalidRequest
+	CodeInvalidJSON       = apierr.CodeInvalidJSON
+	CodeUnknownField      = apierr.CodeUnknownField
+	CodeMissingField      = apierr.CodeMissingField
+	CodeInvalidKind       = apierr.CodeInvalidKind
+	CodeInvalidVisibility = apierr.CodeInvalidVisibility
+	CodeInvalidUsername   = apierr.CodeInvalidUsername
+	CodeInvalidConfidence = apierr.CodeInvalidConfidence
+	CodeInvalidURL        = apierr.CodeInvalidURL
+	CodeUnauthorized      = apierr.CodeUnauthorized
+	CodePaymentRequired   = apierr.CodePaymentRequired
+	CodeForbidden         = apierr.CodeForbidden
+	CodeInsufficientScope = apierr.CodeInsufficientScope
+	CodeSenderBlocked     = apierr.CodeSenderBlocked
+	CodeNotFound          = apierr.CodeNotFound
+	CodeMethodNotAllowed  = apierr.CodeMethodNotAllowed
+	CodeHashTaken         = apierr.CodeHashTaken
+	CodeConflict          = apierr.CodeConflict
+	CodePayloadTooLarge   = apierr.CodePayloadTooLarge
+	CodeRateLimited       = apierr.CodeRateLimited
+	CodeUnavailable       = apierr.CodeUnavailable
+	CodeInternal          = apierr.CodeInternal
+	CodeQuotaExceeded     = apierr.CodeQuotaExceeded
 )
 
-// Error is the one error type that carries an HTTP status, a stable code and a human message to
-// the single place that renders it. Its message is public: never put secrets or internals in it.
-type Error struct {
-	Status     int
-	Code       string
-	Message    string
-	RetryAfter time.Duration
-	cause      error
-}
+// Error is apierr.Error: the one error type, rendered by Abort.
+type Error = apierr.Error
 
-func (e *Error) Error() string {
-	if e.cause != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.cause)
-	}
-	return e.Code + ": " + e.Message
-}
+// New is apierr.New.
+func New(status int, code, message string) *Error { return apierr.New(status, code, message) }
 
-// Unwrap exposes the internal cause, which is logged but never rendered.
-func (e *Error) Unwrap() error { return e.cause }
-
-// New builds an Error.
-func New(status int, code, message string) *Error {
-	return &Error{Status: status, Code: code, Message: message}
-}
-
-// Errorf builds an Error with a formatted message.
+// Errorf is apierr.Errorf.
 func Errorf(status int, code, format string, args ...any) *Error {
-	return New(status, code, fmt.Sprintf(format, args...))
+	return apierr.Errorf(status, code, format, args...)
 }
 
-// BadRequest is a 400 with the given code.
+// BadRequest is apierr.BadRequest.
 func BadRequest(code, format string, args ...any) *Error {
-	return Errorf(http.StatusBadRequest, code, format, args...)
+	return apierr.BadRequest(code, format, args...)
 }
 
-// MissingField is a 400 MISSING_FIELD naming the field.
-func MissingField(field string) *Error {
-	return BadRequest(CodeMissingField, "field %q is required", field)
-}
+// MissingField is apierr.MissingField.
+func MissingField(field string) *Error { return apierr.MissingField(field) }
 
-// NotFound is a 404 NOT_FOUND naming what was not found.
-func NotFound(what string) *Error {
-	return Errorf(http.StatusNotFound, CodeNotFound, "%s not found", what)
-}
+// NotFound is apierr.NotFound.
+func NotFound(what string) *Error { return apierr.NotFound(what) }
 
-// Unauthorized is the 401 for a missing or invalid key.
-func Unauthorized(message string) *Error {
-	return New(http.StatusUnauthorized, CodeUnauthorized, message)
-}
+// Unauthorized is apierr.Unauthorized.
+func Unauthorized(message string) *Error { return apierr.Unauthorized(message) }
 
-// Forbidden is a 403 with the given code.
-func Forbidden(code, message string) *Error { return New(http.StatusForbidden, code, message) }
+// Forbidden is apierr.Forbidden.
+func Forbidden(code, message string) *Error { return apierr.Forbidden(code, message) }
 
-// Conflict is a 409 with the given code.
-func Conflict(code, message string) *Error { return New(http.StatusConflict, code, message) }
+// Conflict is apierr.Conflict.
+func Conflict(code, message string) *Error { return apierr.Conflict(code, message) }
 
-// Unavailable is a 503 that keeps its cause for the log.
-func Unavailable(cause error) *Error {
-	return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-		Message: "a backing service is unavailable, retry later", cause: cause}
-}
+// QuotaExceeded is apierr.QuotaExceeded.
+func QuotaExceeded(what string, max int64) *Error { return apierr.QuotaExceeded(what, max) }
 
-// Internal is a 500 that keeps its cause for the log and renders nothing of it.
-func Internal(cause error) *Error {
-	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
-		Message: "internal error", cause: cause}
-}
+// TooLarge is apierr.TooLarge.
+func TooLarge(limit int64) *Error { return apierr.TooLarge(limit) }
+
+// Unavailable is apierr.Unavailable.
+func Unavailable(cause error) *Error { return apierr.Unavailable(cause) }
+
+// Internal is apierr.Internal.
+func Internal(cause error) *Error { return apierr.Internal(cause) }
+
+// IsBidiControl is apierr.IsBidiControl.
+func IsBidiControl(r rune) bool { return apierr.IsBidiControl(r) }
+
+// HasBidiControl is apierr.HasBidiControl.
+func HasBidiControl(s string) bool { return apierr.HasBidiControl(s) }
+
+// StripBidiControls is apierr.StripBidiControls.
+func StripBidiControls(s string) string { return apierr.StripBidiControls(s) }
+
+// RefuseBidiControls is apierr.RefuseBidiControls.
+func RefuseBidiControls(field, value string) error { return apierr.RefuseBidiControls(field, value) }
 
 // Body is the JSON shape of every error response.
 type Body struct {
@@ -123,26 +111,18 @@ type BodyError struct {
 
 // AsError converts any error to an *Error: an *Error in the chain is kept, a backend that timed
 // out or could not be reached is a 503 with Retry-After (the request may succeed when tried
-// again), anything else is a 500.
+// again), anything else is a 500. It is apierr.As with the Mongo driver's errors mapped.
 func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	if transient(err) {
-		u := Unavailable(err)
-		u.RetryAfter = time.Second
-		return u
+	// The Mongo driver's own timeouts and network errors say a backend was too slow or out of
+	// reach, not that the request or the data is wrong; apierr.As knows the standard library's.
+	if mongo.IsTimeout(err) || mongo.IsNetworkError(err) {
+		return apierr.Retryable(err)
 	}
-	return Internal(err)
-}
-
-// transient reports whether err says a backend was too slow or out of reach, not that the
-// request or the data is wrong.
-func transient(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || mongo.IsTimeout(err) || mongo.IsNetworkError(err) ||
-		(errors.As(err, &ne) && ne.Timeout())
+	return apierr.As(err)
 }
 
 // Abort renders err in the error shape and stops the handler chain. Server-side failures are logged

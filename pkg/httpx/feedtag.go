@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/versions"
 )
 
@@ -29,11 +30,11 @@ func NewFeedTags(rdb *redis.Client, log *slog.Logger) *FeedTags {
 	return &FeedTags{tokens: versions.New(rdb, log, "svc:feedtag:", FeedTagTTL)}
 }
 
-// NetworkFeed is the feed key of the network's feed (GET /api/feed and /feed.txt).
-const NetworkFeed = "network"
+// NetworkFeed is contract.NetworkFeed, the feed key of the network's feed.
+const NetworkFeed = contract.NetworkFeed
 
-// BoxFeed is the feed key of a box's feed (GET /api/feeds/{hash}/items).
-func BoxFeed(objectID string) string { return "box:" + objectID }
+// BoxFeed is contract.BoxFeed, the feed key of a box's feed.
+func BoxFeed(objectID string) string { return contract.BoxFeed(objectID) }
 
 // Changed replaces a feed's token; a writer calls it after its store write.
 func (f *FeedTags) Changed(ctx context.Context, feed string) { f.tokens.Changed(ctx, feed) }

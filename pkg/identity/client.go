@@ -13,7 +13,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/signing"
@@ -65,7 +64,7 @@ func Revoke(ctx context.Context, rdb *redis.Client, digest string) error {
 // key), so that its first uses are answered from Redis: a gateway then needs no lookup, which a
 // flood of unknown keys from the same address could have used up. SetNX: a tombstone written
 // meanwhile is never overwritten.
-func Remember(ctx context.Context, rdb *redis.Client, digest string, p *authn.Principal) error {
+func Remember(ctx context.Context, rdb *redis.Client, digest string, p *contract.Principal) error {
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -112,7 +111,7 @@ func (c *Client) Resolve(ctx context.Context, hash string) (*Object, error) {
 }
 
 // VerifyKey returns the principal of a key digest, or ErrNotFound / ErrRevoked.
-func (c *Client) VerifyKey(ctx context.Context, digest string) (*authn.Principal, error) {
+func (c *Client) VerifyKey(ctx context.Context, digest string) (*contract.Principal, error) {
 	p, err := c.CachedKey(ctx, digest)
 	if !errors.Is(err, ErrNotCached) {
 		return p, err
@@ -123,7 +122,7 @@ func (c *Client) VerifyKey(ctx context.Context, digest string) (*authn.Principal
 // CachedKey returns the principal Redis holds for a key digest, ErrRevoked for a tombstone, or
 // ErrNotCached. It costs identity-svc nothing. A principal found is kept for another KeyTTL, so
 // that a key in use stays answered from Redis.
-func (c *Client) CachedKey(ctx context.Context, digest string) (*authn.Principal, error) {
+func (c *Client) CachedKey(ctx context.Context, digest string) (*contract.Principal, error) {
 	raw, err := c.rdb.Get(ctx, KeyCacheKey(digest)).Bytes()
 	if err != nil {
 		return nil, ErrNotCached
@@ -131,7 +130,7 @@ func (c *Client) CachedKey(ctx context.Context, digest string) (*authn.Principal
 	if string(raw) == tombstone {
 		return nil, ErrRevoked
 	}
-	var p authn.Principal
+	var p contract.Principal
 	if json.Unmarshal(raw, &p) != nil {
 		return nil, ErrNotCached
 	}
@@ -141,8 +140,8 @@ func (c *Client) CachedKey(ctx context.Context, digest string) (*authn.Principal
 }
 
 // LookupKey asks identity-svc for the principal of a key digest and caches it in Redis.
-func (c *Client) LookupKey(ctx context.Context, digest string) (*authn.Principal, error) {
-	var p authn.Principal
+func (c *Client) LookupKey(ctx context.Context, digest string) (*contract.Principal, error) {
+	var p contract.Principal
 	if err := c.call(ctx, http.MethodPost, "/internal/v1/keys/verify", map[string]string{"digest": digest}, &p); err != nil {
 		return nil, err
 	}

@@ -93,7 +93,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	api.Register(b.API, &api.Handler{Subscriptions: &webhook.Subscriptions{Store: subs, URLs: out, Overlap: cfg.SecretOverlap,
 		Quotas: webhook.Quotas{WebhooksPerObject: cfg.MaxWebhooks, ContextPerBox: cfg.MaxContextPerBox, ContextPerWatcher: cfg.MaxContextPerWatcher}}})
-	consumers.Register(b, &webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()})
+	// A delivery's id is derived from the event and the subscription, so a redelivered event
+	// inserts nothing new: no dedupe record is needed.
+	b.ConsumeBatches(consumers.Group, consumers.Topics, (&webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()}).Handle)
 	b.Go(sender.Run)
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg, b.Log) })
 	return &App{Base: b}, nil

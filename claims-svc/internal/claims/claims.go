@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/claims-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -50,9 +50,26 @@ type Checker interface {
 	Check(ctx context.Context, c *store.Claim) Result
 }
 
+// ClaimStore is what the claim use cases read and write: claims, their checks and states, and the
+// leases of the re-check.
+type ClaimStore interface {
+	AllCurrentStates(ctx context.Context) (map[string]store.State, error)
+	Claim(ctx context.Context, id string) (*store.Claim, error)
+	ClaimsByID(ctx context.Context, ids []string) ([]store.Claim, error)
+	ClaimsOf(ctx context.Context, objectID string) ([]store.Claim, error)
+	CurrentStates(ctx context.Context, claimIDs []string) (map[string]store.State, error)
+	CurrentStatesOf(ctx context.Context, objectID string) (map[string]store.State, error)
+	InsertCheck(ctx context.Context, c *store.Check) error
+	InsertClaim(ctx context.Context, c *store.Claim) error
+	InsertState(ctx context.Context, st *store.State) error
+	LastChecks(ctx context.Context, claimIDs []string) (map[string]store.Check, error)
+	Leases() mongox.Leases
+	RecentChecks(ctx context.Context, claimID string, since time.Time, limit int64) ([]store.Check, error)
+}
+
 // Service holds the use cases.
 type Service struct {
-	Store    *store.Store
+	Store    ClaimStore
 	Identity Resolver
 	Outbox   Outbox
 	Checker  Checker
@@ -109,24 +126,24 @@ type Verification struct {
 // Create records a claim of the caller's object (objectID) over the object named by hash.
 func (s *Service) Create(ctx context.Context, objectID, hash, proofType, claimedTarget string) (*View, error) {
 	if !slices.Contains(ProofTypes, proofType) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "proof_type must be one of %s", strings.Join(ProofTypes, ", "))
+		return nil, apierr.BadRequest(apierr.CodeInvalidKind, "proof_type must be one of %s", strings.Join(ProofTypes, ", "))
 	}
 	t, err := parseTarget(proofType, claimedTarget)
 	if err != nil {
 		return nil, err
 	}
 	if !apikey.ValidHash(hash) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "object_hash must be an object hash such as svc_abc123")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "object_hash must be an object hash such as svc_abc123")
 	}
 	obj, err := s.Identity.Resolve(ctx, hash)
 	if errors.Is(err, identity.ErrNotFound) || err == nil && obj.ObjectID != objectID && obj.Visibility == "private" {
-		return nil, httpx.NotFound("object")
+		return nil, apierr.NotFound("object")
 	}
 	if err != nil {
-		return nil, httpx.Unavailable(fmt.Errorf("resolve the object: %w", err))
+		return nil, apierr.Unavailable(fmt.Errorf("resolve the object: %w", err))
 	}
 	if obj.ObjectID != objectID {
-		return nil, httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
+		return nil, apierr.Forbidden(apierr.CodeForbidden, "this key does not own the object")
 	}
 	now := clock.Now()
 	c := &store.Claim{
@@ -300,7 +317,7 @@ func (s *Service) othersVerified(ctx context.Context, c *store.Claim) (bool, err
 func (s *Service) owned(ctx context.Context, objectID, claimID string) (*store.Claim, error) {
 	c, err := s.Store.Claim(ctx, claimID)
 	if errors.Is(err, mongox.ErrNotFound) || err == nil && c.ObjectID != objectID {
-		return nil, httpx.NotFound("claim")
+		return nil, apierr.NotFound("claim")
 	}
 	return c, err
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/svcdev/svc/claims-svc/internal/claims"
 	"github.com/svcdev/svc/claims-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -282,7 +282,7 @@ func TestCreateNamesAnUnknownOrMalformedHash(t *testing.T) {
 	ctx := context.Background()
 	for hash, status := range map[string]int{"svc_nobody": 404, "not a hash": 400, "": 400} {
 		_, err := f.svc.Create(ctx, "obj_a", hash, claims.Domain, "example.com")
-		var he *httpx.Error
+		var he *apierr.Error
 		if !errors.As(err, &he) || he.Status != status {
 			t.Errorf("claim on %q: %v, want %d", hash, err, status)
 		}

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
 )
 
 // Proof types.
@@ -72,7 +72,7 @@ func parseTarget(proofType, raw string) (target, error) {
 	case Domain:
 		d := strings.TrimSuffix(strings.ToLower(raw), ".")
 		if !domainRe.MatchString(d) || len(d) > 253 {
-			return target{}, httpx.BadRequest(httpx.CodeInvalidRequest, "claimed_target of a domain proof must be a domain name such as example.com")
+			return target{}, apierr.BadRequest(apierr.CodeInvalidRequest, "claimed_target of a domain proof must be a domain name such as example.com")
 		}
 		return target{Subject: d}, nil
 	case MetaTag:
@@ -95,7 +95,7 @@ func parseTarget(proofType, raw string) (target, error) {
 	case GitHub, X, LinkedIn, Reddit:
 		return socialTarget(proofType, raw)
 	}
-	return target{}, httpx.BadRequest(httpx.CodeInvalidKind, "proof_type must be one of %s", strings.Join(ProofTypes, ", "))
+	return target{}, apierr.BadRequest(apierr.CodeInvalidKind, "proof_type must be one of %s", strings.Join(ProofTypes, ", "))
 }
 
 // pageURL accepts an absolute http(s) URL without credentials.
@@ -103,7 +103,7 @@ func pageURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
 		!hostPortRe.MatchString(strings.ToLower(u.Host)) && !isIPHost(u.Hostname()) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidURL, "claimed_target must be an http or https URL such as https://example.com/")
+		return nil, apierr.BadRequest(apierr.CodeInvalidURL, "claimed_target must be an http or https URL such as https://example.com/")
 	}
 	u.Fragment = ""
 	return u, nil
@@ -176,7 +176,7 @@ func badHandle(network string) error {
 		LinkedIn: "jane-doe or https://www.linkedin.com/in/jane-doe", Reddit: "u/spez or https://www.reddit.com/user/spez",
 		Mastodon: "@alice@mastodon.social or https://mastodon.social/@alice",
 	}
-	return httpx.BadRequest(httpx.CodeInvalidRequest, "claimed_target of a %s proof must be a handle such as %s", network, examples[network])
+	return apierr.BadRequest(apierr.CodeInvalidRequest, "claimed_target of a %s proof must be a handle such as %s", network, examples[network])
 }
 
 // instructions tells the owner where to put the token.

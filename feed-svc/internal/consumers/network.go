@@ -13,7 +13,6 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -76,7 +75,7 @@ func (n *Network) project(ctx context.Context, ev events.Event) error {
 		if err := n.Store.SetHash(ctx, ev.ObjectID, d.Hash, at); err != nil {
 			return err
 		}
-		n.changed(ctx, httpx.NetworkFeed) // rows name boxes and authors by their current hash
+		n.changed(ctx, contract.NetworkFeed) // rows name boxes and authors by their current hash
 		return n.activity(ctx, ev, at, "")
 	case events.SenderBlocked, events.SenderUnblocked:
 		var d contract.SenderBlockData
@@ -132,7 +131,7 @@ func (n *Network) created(ctx context.Context, ev events.Event, d contract.Objec
 	if _, _, err := n.Store.AppendRow(ctx, store.ListGlobalCreated, ev.ID, row); err != nil {
 		return err
 	}
-	n.changed(ctx, httpx.NetworkFeed)
+	n.changed(ctx, contract.NetworkFeed)
 	return n.Store.AppendActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
 }
 
@@ -214,7 +213,7 @@ func (n *Network) item(ctx context.Context, ev events.Event, d contract.FeedItem
 		return err
 	}
 	if added {
-		n.changed(ctx, httpx.BoxFeed(ev.ObjectID))
+		n.changed(ctx, contract.BoxFeed(ev.ObjectID))
 	}
 	if !box.Private() && !it.AuthorPrivate {
 		if err := n.networkRows(ctx, ev, it); err != nil {
@@ -240,6 +239,6 @@ func (n *Network) networkRows(ctx context.Context, ev events.Event, it store.Ite
 	if _, err := n.Store.Count(ctx, store.ListBoxesWithItems, ev.ObjectID); err != nil {
 		return err
 	}
-	n.changed(ctx, httpx.NetworkFeed)
+	n.changed(ctx, contract.NetworkFeed)
 	return nil
 }

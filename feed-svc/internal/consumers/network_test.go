@@ -19,12 +19,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // envelope builds the event a service would publish.
 func envelope(t *testing.T, topic, typ, objectID, hash string, data any) events.Event {
 	t.Helper()
-	p := events.MustNew(topic, typ, objectID, hash, "", data)
-	var ev events.Event
-	if err := jsonUnmarshal(p.Payload, &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return testkit.Consumed(t, events.MustNew(topic, typ, objectID, hash, "", data))
 }
 
 func TestProjectionCountsExactlyAcrossPartitionsAndRedelivery(t *testing.T) {

@@ -14,12 +14,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -51,10 +50,29 @@ type Validators interface {
 	Changed(ctx context.Context, feed string)
 }
 
+// FeedStore is what the feed use cases read and write: feeds, items and their marks, and the
+// projections of blocks and objects.
+type FeedStore interface {
+	Blocks(ctx context.Context, boxID, senderID string) (bool, error)
+	Count(ctx context.Context, list, key string) (bool, error)
+	CreateFeed(ctx context.Context, f store.Feed) (*store.Feed, error)
+	HiddenAmong(ctx context.Context, ids []string) (map[string]bool, error)
+	HideItem(ctx context.Context, h store.Hide) error
+	InsertItem(ctx context.Context, it *store.Item) error
+	IsFeed(ctx context.Context, objectID string) (bool, error)
+	Item(ctx context.Context, feedID, itemID string) (*store.Item, error)
+	ItemsPage(ctx context.Context, feedID string, before int64, limit int) ([]mongox.Entry[store.Item], int64, error)
+	ListItem(ctx context.Context, it store.Item) (bool, error)
+	Name(ctx context.Context, o *store.Object) (string, error)
+	Object(ctx context.Context, objectID string) (*store.Object, error)
+	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
+	TakeSlot(ctx context.Context, list string, limit int) (bool, error)
+}
+
 // Feeds runs the use cases. Blocks, authors' names, hashes and visibility come from feed-svc's
 // own projections of mailbox-svc's, identity-svc's and context-svc's events.
 type Feeds struct {
-	Store    *store.Store
+	Store    FeedStore
 	Outbox   Outbox
 	Identity Identity
 	Tags     Validators
@@ -111,12 +129,12 @@ type Draft struct {
 }
 
 // Enable turns a box into a feed; doing it again changes nothing.
-func (f *Feeds) Enable(ctx context.Context, box *authn.Target) (*store.Feed, error) {
+func (f *Feeds) Enable(ctx context.Context, box *contract.Target) (*store.Feed, error) {
 	return f.Store.CreateFeed(ctx, store.Feed{ObjectID: box.ObjectID, CreatedAt: clock.Now()})
 }
 
 // Publish adds an item by author to the feed of box.
-func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Principal, d Draft, requestID string) (*Item, error) {
+func (f *Feeds) Publish(ctx context.Context, box *contract.Target, author *contract.Principal, d Draft, requestID string) (*Item, error) {
 	tags, err := validate(d)
 	if err != nil {
 		return nil, err
@@ -129,7 +147,7 @@ func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Pr
 		return nil, err
 	}
 	if blocked {
-		return nil, httpx.Forbidden(httpx.CodeSenderBlocked, "this box blocks the publisher")
+		return nil, apierr.Forbidden(apierr.CodeSenderBlocked, "this box blocks the publisher")
 	}
 	who, err := f.author(ctx, author)
 	if err != nil {
@@ -160,19 +178,19 @@ func (f *Feeds) Publish(ctx context.Context, box *authn.Target, author *authn.Pr
 		return nil, err // the item's event lists it again (store.ListItem)
 	}
 	f.Outbox.Confirm(ev)
-	f.Tags.Changed(ctx, httpx.BoxFeed(box.ObjectID))
+	f.Tags.Changed(ctx, contract.BoxFeed(box.ObjectID))
 	return view(it, nil), nil
 }
 
 // author returns the publisher as the projection knows it, with its name in Title; a publisher
 // created moments ago, whose creation the projection has not seen yet, is read from identity-svc.
-func (f *Feeds) author(ctx context.Context, p *authn.Principal) (*store.Object, error) {
+func (f *Feeds) author(ctx context.Context, p *contract.Principal) (*store.Object, error) {
 	o, err := f.Store.Object(ctx, p.ObjectID)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
 		obj, err := f.Identity.Object(ctx, p.ObjectID)
 		if err != nil {
-			return nil, httpx.Unavailable(fmt.Errorf("identity author: %w", err))
+			return nil, apierr.Unavailable(fmt.Errorf("identity author: %w", err))
 		}
 		o = &store.Object{ID: obj.ObjectID, Hash: obj.Hash, Visibility: obj.Visibility, Title: obj.Title}
 	case err != nil:
@@ -189,7 +207,7 @@ func (f *Feeds) author(ctx context.Context, p *authn.Principal) (*store.Object, 
 }
 
 // takeSlot takes a publishing slot of the box's feed for today: the owner's lane or the others'.
-func (f *Feeds) takeSlot(ctx context.Context, box *authn.Target, author *authn.Principal, now time.Time) error {
+func (f *Feeds) takeSlot(ctx context.Context, box *contract.Target, author *contract.Principal, now time.Time) error {
 	lane := store.LaneOthers
 	if author.ObjectID == box.ObjectID {
 		lane = store.LaneOwner
@@ -200,7 +218,7 @@ func (f *Feeds) takeSlot(ctx context.Context, box *authn.Target, author *authn.P
 	}
 	if !ok {
 		next := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-		e := httpx.Errorf(http.StatusTooManyRequests, CodeQuotaExceeded,
+		e := apierr.Errorf(http.StatusTooManyRequests, CodeQuotaExceeded,
 			"this feed took its %d items of today from this publisher's lane: publish again after Retry-After seconds", f.PerDay)
 		e.RetryAfter = next.Sub(now)
 		return e
@@ -216,20 +234,20 @@ func validate(d Draft) ([]string, error) {
 	title := strings.TrimSpace(d.Title)
 	switch {
 	case title == "":
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "title must not be empty")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "title must not be empty")
 	case len(d.Title) > MaxTitle || strings.ContainsAny(d.Title, "\r\n"):
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "title must be one line of at most %d bytes", MaxTitle)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "title must be one line of at most %d bytes", MaxTitle)
 	case len(d.Body) > MaxBody:
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "body must be at most %d bytes", MaxBody)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "body must be at most %d bytes", MaxBody)
 	case !utf8.ValidString(d.Title) || !utf8.ValidString(d.Body):
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "title and body must be UTF-8")
-	case httpx.HasBidiControl(d.Title) || httpx.HasBidiControl(d.Body):
-		return nil, httpx.RefuseBidiControls("title and body", d.Title+d.Body)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "title and body must be UTF-8")
+	case apierr.HasBidiControl(d.Title) || apierr.HasBidiControl(d.Body):
+		return nil, apierr.RefuseBidiControls("title and body", d.Title+d.Body)
 	}
 	tags := []string{}
 	for _, t := range d.Tags {
 		if !slices.Contains(Tags, t) {
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "tag %q is not one of %s", t, strings.Join(Tags, ", "))
+			return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "tag %q is not one of %s", t, strings.Join(Tags, ", "))
 		}
 		if !slices.Contains(tags, t) {
 			tags = append(tags, t)
@@ -240,16 +258,16 @@ func validate(d Draft) ([]string, error) {
 
 // readable refuses a private box to anyone but its owner with the 404 of an unknown object,
 // and a box that is not a feed with 404.
-func (f *Feeds) readable(ctx context.Context, box *authn.Target, caller *authn.Principal) error {
+func (f *Feeds) readable(ctx context.Context, box *contract.Target, caller *contract.Principal) error {
 	if box.Visibility == "private" && (caller == nil || caller.ObjectID != box.ObjectID) {
-		return httpx.NotFound("object")
+		return apierr.NotFound("object")
 	}
 	ok, err := f.Store.IsFeed(ctx, box.ObjectID)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return httpx.NotFound("feed")
+		return apierr.NotFound("feed")
 	}
 	return nil
 }
@@ -262,7 +280,7 @@ type Page struct {
 
 // Items reads a page of the feed of box: up to limit items below position before (0: from the
 // newest). Hidden items stay in place as tombstones, so pages keep their shape.
-func (f *Feeds) Items(ctx context.Context, box *authn.Target, caller *authn.Principal, before int64, limit int) (*Page, error) {
+func (f *Feeds) Items(ctx context.Context, box *contract.Target, caller *contract.Principal, before int64, limit int) (*Page, error) {
 	if err := f.readable(ctx, box, caller); err != nil {
 		return nil, err
 	}
@@ -347,11 +365,11 @@ func view(it *store.Item, author *store.Object) *Item {
 
 // Hide hides an item of the box's feed (owner only; the gateway and the handler checked). An
 // item that the network's feed shows is counted out of its totals.
-func (f *Feeds) Hide(ctx context.Context, box *authn.Target, itemID string) (string, error) {
+func (f *Feeds) Hide(ctx context.Context, box *contract.Target, itemID string) (string, error) {
 	it, err := f.Store.Item(ctx, box.ObjectID, itemID)
 	if err != nil {
 		if errors.Is(err, mongox.ErrNotFound) {
-			return "", httpx.NotFound("item")
+			return "", apierr.NotFound("item")
 		}
 		return "", err
 	}
@@ -362,8 +380,8 @@ func (f *Feeds) Hide(ctx context.Context, box *authn.Target, itemID string) (str
 		if _, err := f.Store.Count(ctx, store.ListHiddenItems, itemID); err != nil {
 			return "", err
 		}
-		f.Tags.Changed(ctx, httpx.NetworkFeed)
+		f.Tags.Changed(ctx, contract.NetworkFeed)
 	}
-	f.Tags.Changed(ctx, httpx.BoxFeed(box.ObjectID))
+	f.Tags.Changed(ctx, contract.BoxFeed(box.ObjectID))
 	return itemID, nil
 }

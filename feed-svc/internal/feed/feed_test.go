@@ -16,7 +16,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/consumers"
 
 	"github.com/svcdev/svc/feed-svc/internal/store"
-	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -38,7 +38,7 @@ func (directory) Object(_ context.Context, id string) (*contract.Object, error) 
 // network consumer feeds them in the service.
 type fixture struct {
 	*Feeds
-	box      *authn.Target
+	box      *contract.Target
 	consumer *consumers.Network
 	db       *mongo.Database
 }
@@ -61,7 +61,7 @@ func newFeeds(t *testing.T) *fixture {
 	tags := httpx.NewFeedTags(rdb, testkit.Logger(t))
 	f := &fixture{
 		Feeds:    &Feeds{Store: st, Outbox: outbox, Identity: directory{}, Tags: tags, PerDay: 1000},
-		box:      &authn.Target{ObjectID: "box", Hash: "svc_box", Visibility: "public"},
+		box:      &contract.Target{ObjectID: "box", Hash: "svc_box", Visibility: "public"},
 		consumer: &consumers.Network{Store: st, Tags: tags},
 		db:       db,
 	}
@@ -121,7 +121,7 @@ func TestCursorPagesHoldWhileItemsArrive(t *testing.T) {
 	f := newFeeds(t)
 	box := f.box
 	ctx := context.Background()
-	author := &authn.Principal{ObjectID: "ada", Hash: "svc_ada"}
+	author := &contract.Principal{ObjectID: "ada", Hash: "svc_ada"}
 	for i := range 5 {
 		if _, err := f.Publish(ctx, box, author, Draft{Title: fmt.Sprint("old ", i)}, ""); err != nil {
 			t.Fatal(err)
@@ -173,18 +173,18 @@ func TestHideLeavesATombstoneAndBlockedAuthorsAreRefused(t *testing.T) {
 	// The block arrives as mailbox-svc's event; publishing reads the projection, no other service.
 	block := contract.SenderBlockData{SenderObjectID: "mallory", SenderHash: "svc_mallory"}
 	f.feed(t, events.TopicMailbox, events.SenderBlocked, "box", "svc_box", block)
-	it, err := f.Publish(ctx, box, &authn.Principal{ObjectID: "ada"}, Draft{Title: "keep"}, "")
+	it, err := f.Publish(ctx, box, &contract.Principal{ObjectID: "ada"}, Draft{Title: "keep"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if it.Who == nil || it.Who.Svc == nil || *it.Who.Svc != "svc_ada" || it.Who.Name != "Ada" {
 		t.Errorf("who = %+v, want svc_ada named Ada from the projection", it.Who)
 	}
-	if _, err := f.Publish(ctx, box, &authn.Principal{ObjectID: "mallory"}, Draft{Title: "spam"}, ""); httpx.AsError(err).Code != httpx.CodeSenderBlocked {
+	if _, err := f.Publish(ctx, box, &contract.Principal{ObjectID: "mallory"}, Draft{Title: "spam"}, ""); apierr.As(err).Code != apierr.CodeSenderBlocked {
 		t.Errorf("blocked author: %v, want SENDER_BLOCKED", err)
 	}
 	f.feed(t, events.TopicMailbox, events.SenderUnblocked, "box", "svc_box", block)
-	if _, err := f.Publish(ctx, box, &authn.Principal{ObjectID: "mallory"}, Draft{Title: "welcome back"}, ""); err != nil {
+	if _, err := f.Publish(ctx, box, &contract.Principal{ObjectID: "mallory"}, Draft{Title: "welcome back"}, ""); err != nil {
 		t.Errorf("unblocked author: %v, want published", err)
 	}
 	for range 2 { // hiding twice is one mark
@@ -200,14 +200,14 @@ func TestHideLeavesATombstoneAndBlockedAuthorsAreRefused(t *testing.T) {
 	if err != nil || len(latest) != 1 || latest[0].Title != "welcome back" {
 		t.Errorf("latest after hiding: %v, %v; want only mallory's item", latest, err)
 	}
-	if _, err := f.Hide(ctx, box, "itm_unknown"); httpx.AsError(err).Status != 404 {
+	if _, err := f.Hide(ctx, box, "itm_unknown"); apierr.As(err).Status != 404 {
 		t.Errorf("hiding an unknown item: %v, want 404", err)
 	}
-	private := &authn.Target{ObjectID: "box", Hash: "svc_box", Visibility: "private"}
-	if _, err := f.Items(ctx, private, &authn.Principal{ObjectID: "ada"}, 0, 10); httpx.AsError(err).Status != 404 {
+	private := &contract.Target{ObjectID: "box", Hash: "svc_box", Visibility: "private"}
+	if _, err := f.Items(ctx, private, &contract.Principal{ObjectID: "ada"}, 0, 10); apierr.As(err).Status != 404 {
 		t.Errorf("a private box read by another object: %v, want 404", err)
 	}
-	if err := f.readable(ctx, &authn.Target{ObjectID: "nofeed", Visibility: "public"}, nil); !errors.As(err, new(*httpx.Error)) {
+	if err := f.readable(ctx, &contract.Target{ObjectID: "nofeed", Visibility: "public"}, nil); !errors.As(err, new(*apierr.Error)) {
 		t.Errorf("a box that is not a feed: %v, want 404", err)
 	}
 }
@@ -217,7 +217,7 @@ func TestAuthorNamesFollowTheirEvents(t *testing.T) {
 	f := newFeeds(t)
 	ctx := context.Background()
 	// Not projected yet (created moments ago): identity-svc names it once.
-	it, err := f.Publish(ctx, f.box, &authn.Principal{ObjectID: "newcomer"}, Draft{Title: "hello"}, "")
+	it, err := f.Publish(ctx, f.box, &contract.Principal{ObjectID: "newcomer"}, Draft{Title: "hello"}, "")
 	if err != nil || it.Who.Svc == nil || *it.Who.Svc != "svc_newcomer" || it.Who.Name != "Author newcomer" {
 		t.Fatalf("newcomer: %+v, %v", it, err)
 	}
@@ -225,7 +225,7 @@ func TestAuthorNamesFollowTheirEvents(t *testing.T) {
 	f.feed(t, events.TopicContext, events.ContextUpdated, "ada", "svc_ada", contract.ContextUpdatedData{Version: 3, Title: "Ada Lovelace", Change: "llm_txt"})
 	f.feed(t, events.TopicContext, events.ContextUpdated, "ada", "svc_ada", contract.ContextUpdatedData{Version: 2, Title: "Older title", Change: "llm_txt"})
 	f.feed(t, events.TopicIdentity, events.ObjectHashChanged, "ada", "svc_ada_custom", contract.HashChangedData{Hash: "svc_ada_custom", PreviousHash: "svc_ada"})
-	it, err = f.Publish(ctx, f.box, &authn.Principal{ObjectID: "ada"}, Draft{Title: "renamed"}, "")
+	it, err = f.Publish(ctx, f.box, &contract.Principal{ObjectID: "ada"}, Draft{Title: "renamed"}, "")
 	if err != nil || *it.Who.Svc != "svc_ada_custom" || it.Who.Name != "Ada Lovelace" {
 		t.Fatalf("renamed author: %+v, %v; want the new hash and the newest title", it.Who, err)
 	}
@@ -236,7 +236,7 @@ func TestPrivateAuthorIsNamedByNothing(t *testing.T) {
 	f := newFeeds(t)
 	ctx := context.Background()
 	f.created(t, "secret", "private", "Marker 7f3a")
-	it, err := f.Publish(ctx, f.box, &authn.Principal{ObjectID: "secret", Hash: "svc_secret"}, Draft{Title: "from the dark"}, "req")
+	it, err := f.Publish(ctx, f.box, &contract.Principal{ObjectID: "secret", Hash: "svc_secret"}, Draft{Title: "from the dark"}, "req")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,10 +274,10 @@ func TestQuotaPerFeedPerDay(t *testing.T) {
 	codes := map[string]int{}
 	for i := range 12 {
 		wg.Go(func() {
-			_, err := f.Publish(ctx, f.box, &authn.Principal{ObjectID: "stranger"}, Draft{Title: fmt.Sprint("spam ", i)}, "")
+			_, err := f.Publish(ctx, f.box, &contract.Principal{ObjectID: "stranger"}, Draft{Title: fmt.Sprint("spam ", i)}, "")
 			code := "ok"
 			if err != nil {
-				e := httpx.AsError(err)
+				e := apierr.As(err)
 				code = fmt.Sprint(e.Status, " ", e.Code)
 				if e.RetryAfter <= 0 {
 					t.Errorf("refused without Retry-After: %v", err)
@@ -293,7 +293,7 @@ func TestQuotaPerFeedPerDay(t *testing.T) {
 		t.Errorf("12 concurrent publishes with a quota of 3: %v, want 3 ok and 9 refused", codes)
 	}
 	// The owner's own items never compete with strangers' for the cap.
-	if _, err := f.Publish(ctx, f.box, &authn.Principal{ObjectID: "box"}, Draft{Title: "mine"}, ""); err != nil {
+	if _, err := f.Publish(ctx, f.box, &contract.Principal{ObjectID: "box"}, Draft{Title: "mine"}, ""); err != nil {
 		t.Errorf("the owner after strangers filled the cap: %v, want published", err)
 	}
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/svcdev/svc/feed-svc/internal/feed"
 	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -25,7 +25,19 @@ const (
 )
 
 // Network reads the projection.
-type Network struct{ Store *store.Store }
+type Network struct{ Store RowStore }
+
+// RowStore is what the network reads: the lists of rows and activity, and the objects and items
+// they name.
+type RowStore interface {
+	ActivityPage(ctx context.Context, before int64, limit int) ([]mongox.Entry[store.Activity], int64, error)
+	HiddenAmong(ctx context.Context, ids []string) (map[string]bool, error)
+	IsLatest(ctx context.Context, list, boxID string, seq int64) (bool, error)
+	Item(ctx context.Context, feedID, itemID string) (*store.Item, error)
+	Len(ctx context.Context, list string) (int64, error)
+	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
+	Rows(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.Row], int64, error)
+}
 
 // Row is one row of the global feed: the fields of a feed item, with the row's kind and the
 // current hash of the box it is about.
@@ -329,11 +341,11 @@ func ParseRange(raw string) (int, error) {
 	}
 	m := rangePattern.FindStringSubmatch(raw)
 	if m == nil {
-		return 0, httpx.BadRequest(httpx.CodeInvalidRequest, "range must be a number of days such as 30d")
+		return 0, apierr.BadRequest(apierr.CodeInvalidRequest, "range must be a number of days such as 30d")
 	}
 	days, _ := strconv.Atoi(m[1])
 	if days < 1 || days > MaxRangeDays {
-		return 0, httpx.BadRequest(httpx.CodeInvalidRequest, "range must be from 1d to %dd", MaxRangeDays)
+		return 0, apierr.BadRequest(apierr.CodeInvalidRequest, "range must be from 1d to %dd", MaxRangeDays)
 	}
 	return days, nil
 }

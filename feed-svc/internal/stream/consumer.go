@@ -88,6 +88,10 @@ func (a *Appender) feedRow(ctx context.Context, ev events.Event) (network.Row, b
 		if err := ev.Decode(&d); err != nil {
 			return network.Row{}, false, events.Permanent(err)
 		}
+		if d.AuthorObjectID == "" || d.AuthorHash == nil {
+			// A private author is named by nothing, and makes no row (network.RowOf).
+			return network.Row{}, false, nil
+		}
 		// The box and the author were created before the item, so the projection knows them
 		// (or soon will: its consumer group may lag this one, and a retry waits for it).
 		box, err := a.Objects.Object(ctx, ev.ObjectID)

@@ -35,10 +35,10 @@ func Register(api *gin.RouterGroup, h *Handler) {
 // caller returns who calls a thread or ingest route. Every one of them needs the mailbox scope
 // besides read (GET) or write; the gateway checks the same, and no route relies on one layer
 // alone.
-func caller(c *gin.Context) (graph.Caller, error) {
+func caller(c *gin.Context) (*authn.Principal, error) {
 	p := authn.PrincipalFrom(c)
 	if p == nil {
-		return graph.Caller{}, httpx.Unauthorized("an API key is required")
+		return nil, httpx.Unauthorized("an API key is required")
 	}
 	scope := authn.ScopeWrite
 	if c.Request.Method == "GET" {
@@ -46,8 +46,8 @@ func caller(c *gin.Context) (graph.Caller, error) {
 	}
 	for _, s := range []string{scope, authn.ScopeMailbox} {
 		if !p.HasScope(s) {
-			return graph.Caller{}, httpx.Forbidden(httpx.CodeInsufficientScope, "this key lacks the "+s+" scope")
+			return nil, httpx.Forbidden(httpx.CodeInsufficientScope, "this key lacks the "+s+" scope")
 		}
 	}
-	return graph.Caller{ObjectID: p.ObjectID, Hash: p.Hash}, nil
+	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -51,7 +52,7 @@ func (h *Handler) ingestSelf(c *gin.Context) error {
 	return h.ingested(c, who, d)
 }
 
-func (h *Handler) ingested(c *gin.Context, who graph.Caller, d graph.IngestDraft) error {
+func (h *Handler) ingested(c *gin.Context, who *authn.Principal, d graph.IngestDraft) error {
 	v, err := h.Graph.Ingest(c.Request.Context(), httpx.RequestID(c), who, d)
 	if err != nil {
 		return err

@@ -14,16 +14,17 @@ import (
 
 	"github.com/svcdev/svc/graph-svc/internal/consumers"
 	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/testkit"
 )
 
 // code is the httpx code of err ("" when it carries none).
 func code(err error) string {
-	var e *httpx.Error
+	var e *apierr.Error
 	if errors.As(err, &e) {
 		return fmt.Sprint(e.Status, " ", e.Code)
 	}
@@ -138,12 +139,7 @@ func TestNodeQuotasHoldUnderConcurrency(t *testing.T) {
 // consumed builds a consumed event.
 func consumed(t *testing.T, typ, objectID string, data any) events.Event {
 	t.Helper()
-	p := events.MustNew(events.TopicMailbox, typ, objectID, "", "req_test", data)
-	var ev events.Event
-	if err := jsonUnmarshal(p.Payload, &ev); err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return testkit.Consumed(t, events.MustNew(events.TopicMailbox, typ, objectID, "", "req_test", data))
 }
 
 // TestBlockCoversTheGraph: once the box owner's sender.blocked is consumed, the blocked sender's
@@ -209,16 +205,12 @@ func TestGraphAnswersWithoutMailbox(t *testing.T) {
 	if err := (&consumers.Messages{Graph: svc}).Handle(ctx, []events.Event{consumed(t, events.MessageCreated, "obj_d", msg)}); err != nil {
 		t.Fatal(err)
 	}
-	p := events.MustNew(events.TopicIdentity, events.ObjectHashChanged, "obj_c", "svc_custom", "req_h",
-		contract.HashChangedData{Hash: "svc_custom", PreviousHash: "svc_c"})
-	var ev events.Event
-	if err := jsonUnmarshal(p.Payload, &ev); err != nil {
-		t.Fatal(err)
-	}
+	ev := testkit.Consumed(t, events.MustNew(events.TopicIdentity, events.ObjectHashChanged, "obj_c", "svc_custom", "req_h",
+		contract.HashChangedData{Hash: "svc_custom", PreviousHash: "svc_c"}))
 	if err := (&consumers.Hashes{Graph: svc}).Handle(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	d := graph.Caller{ObjectID: "obj_d", Hash: "svc_d"}
+	d := &contract.Principal{ObjectID: "obj_d", Hash: "svc_d"}
 	g, err := svc.Graph(ctx, d, "thr_cd", page)
 	if err != nil {
 		t.Fatalf("graph read with mailbox-svc down: %v", err)
@@ -258,9 +250,9 @@ func TestConcurrentIngestsAreBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
-			c := graph.Caller{ObjectID: fmt.Sprint("obj_ingest_", i), Hash: fmt.Sprint("svc_ingest_", i)}
+			c := &contract.Principal{ObjectID: fmt.Sprint("obj_ingest_", i), Hash: fmt.Sprint("svc_ingest_", i)}
 			_, err := svc.Ingest(context.Background(), "req_i", c, graph.IngestDraft{URLs: []string{srv.URL + "/page"}})
-			var e *httpx.Error
+			var e *apierr.Error
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/svcdev/svc/graph-svc/internal/graph"
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -44,7 +45,7 @@ func TestGraphPageCostsAPage(t *testing.T) {
 	svc := &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
 		Store: store.New(db), Mailbox: mailbox{}, Limiter: lim, Log: testkit.Logger(t)}
 	ctx := context.Background()
-	write := func(who graph.Caller, thread string, n int) {
+	write := func(who *contract.Principal, thread string, n int) {
 		for i := range n {
 			if _, err := svc.AddNode(ctx, who, thread, graph.NodeDraft{Type: "evidence", Body: fmt.Sprint("node ", i)}); err != nil {
 				t.Fatal(err)

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // DecisionDraft is a decision a participant records.
@@ -29,9 +29,9 @@ type DecisionDraft struct {
 // readable; the decision's supersedes edges are read from the decision itself. Both
 // participants learn of the decision through decision.recorded, staged before the decision's
 // insert.
-func (s *Service) Decide(ctx context.Context, requestID string, c Caller, threadID string, d DecisionDraft) (*NodeView, error) {
+func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Principal, threadID string, d DecisionDraft) (*NodeView, error) {
 	if d.Confidence != nil && (*d.Confidence < 0 || *d.Confidence > 1) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidConfidence, "confidence must be between 0 and 1 inclusive")
+		return nil, apierr.BadRequest(apierr.CodeInvalidConfidence, "confidence must be between 0 and 1 inclusive")
 	}
 	if err := checkText("title", d.Title, MaxTitle); err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (s *Service) Decide(ctx context.Context, requestID string, c Caller, thread
 		return nil, err
 	}
 	if len(d.Supersedes) > MaxSupersedes {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "supersedes_node_ids holds more than %d nodes", MaxSupersedes)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "supersedes_node_ids holds more than %d nodes", MaxSupersedes)
 	}
 	if d.ValidFrom != nil && d.ValidUntil != nil && !d.ValidUntil.After(*d.ValidFrom) {
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "valid_until must be after valid_from")

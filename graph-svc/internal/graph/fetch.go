@@ -18,7 +18,7 @@ import (
 	"codeberg.org/readeck/go-readability/v2/render"
 	"golang.org/x/net/html"
 
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/outbound"
 )
 
@@ -30,7 +30,7 @@ type Fetcher interface {
 }
 
 // MaxText bounds the text a node keeps of one fetched page or one ingested text.
-const MaxText = httpx.MaxTextBytes
+const MaxText = apierr.MaxTextBytes
 
 // fetchText fetches a source's URL and returns its readable text, or the reason it could not,
 // worded for the owner (never the page's content).
@@ -131,7 +131,7 @@ func truncate(s string, max int) string {
 func DirectDownload(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return "", httpx.BadRequest(httpx.CodeInvalidURL, "cloud_drive_urls must be https share links")
+		return "", apierr.BadRequest(apierr.CodeInvalidURL, "cloud_drive_urls must be https share links")
 	}
 	host := strings.ToLower(u.Hostname())
 	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
@@ -157,5 +157,5 @@ func DirectDownload(raw string) (string, error) {
 		// OneDrive's shares API takes any share link encoded as u!<base64url without padding>.
 		return "https://api.onedrive.com/v1.0/shares/u!" + base64.RawURLEncoding.EncodeToString([]byte(u.String())) + "/root/content", nil
 	}
-	return "", httpx.BadRequest(httpx.CodeInvalidURL, "%s is not a share link of Google Drive, Dropbox or OneDrive", host)
+	return "", apierr.BadRequest(apierr.CodeInvalidURL, "%s is not a share link of Google Drive, Dropbox or OneDrive", host)
 }

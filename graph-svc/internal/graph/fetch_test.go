@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/svcdev/svc/graph-svc/internal/graph"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
 )
 
 func TestDirectDownload(t *testing.T) {
@@ -28,8 +28,8 @@ func TestDirectDownload(t *testing.T) {
 	}
 	for _, in := range []string{"https://example.com/file.pdf", "http://drive.google.com/file/d/1/view", "https://drive.google.com/drive/folders",
 		"https://docs.google.com/forms/d/1/viewform", "not a url"} {
-		var he *httpx.Error
-		if _, err := graph.DirectDownload(in); !errors.As(err, &he) || he.Code != httpx.CodeInvalidURL {
+		var he *apierr.Error
+		if _, err := graph.DirectDownload(in); !errors.As(err, &he) || he.Code != apierr.CodeInvalidURL {
 			t.Errorf("DirectDownload(%s) = %v, want INVALID_URL", in, err)
 		}
 	}

@@ -17,9 +17,9 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/rpc"
@@ -139,18 +139,12 @@ func (s *Service) initKnown() {
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
 }
 
-// Caller is who calls a use case: the caller's object and its current hash.
-type Caller struct {
-	ObjectID string
-	Hash     string
-}
-
 // thread returns the thread threadID when the caller takes part in it. Any other thread,
 // existing or not, is not found: its existence is never revealed. A mailbox thread graph-svc
 // has not heard of yet is asked of mailbox-svc and remembered (its participants never change).
 func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store.Thread, error) {
 	if threadID == "" || len(threadID) > MaxThreadID {
-		return nil, httpx.NotFound("thread")
+		return nil, apierr.NotFound("thread")
 	}
 	th, err := s.Store.Thread(ctx, threadID)
 	if errors.Is(err, mongox.ErrNotFound) {
@@ -160,7 +154,7 @@ func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store
 		return nil, err
 	}
 	if !slices.Contains(th.Participants, objectID) {
-		return nil, httpx.NotFound("thread")
+		return nil, apierr.NotFound("thread")
 	}
 	return th, nil
 }
@@ -168,14 +162,14 @@ func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store
 // learnThread asks mailbox-svc who takes part in a thread and records it.
 func (s *Service) learnThread(ctx context.Context, threadID string) (*store.Thread, error) {
 	if strings.HasPrefix(threadID, selfPrefix) {
-		return nil, httpx.NotFound("thread")
+		return nil, apierr.NotFound("thread")
 	}
 	mt, err := s.Mailbox.Thread(ctx, threadID)
 	if errors.Is(err, rpc.ErrNotFound) {
-		return nil, httpx.NotFound("thread")
+		return nil, apierr.NotFound("thread")
 	}
 	if err != nil {
-		return nil, httpx.Unavailable(fmt.Errorf("read the thread: %w", err))
+		return nil, apierr.Unavailable(fmt.Errorf("read the thread: %w", err))
 	}
 	th := &store.Thread{ID: mt.ThreadID, CreatedAt: parseTime(mt.CreatedAt)}
 	for _, p := range mt.Participants {
@@ -202,10 +196,10 @@ func parseTime(s string) time.Time {
 // checkText refuses an empty or too long text field.
 func checkText(field, v string, max int) error {
 	if strings.TrimSpace(v) == "" {
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "%s must not be empty", field)
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "%s must not be empty", field)
 	}
 	if len(v) > max {
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "%s is longer than %d bytes", field, max)
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "%s is longer than %d bytes", field, max)
 	}
 	return nil
 }
@@ -216,7 +210,7 @@ func visibility(v string) (string, error) {
 		return Participants, nil
 	}
 	if !slices.Contains(Visibilities, v) {
-		return "", httpx.BadRequest(httpx.CodeInvalidVisibility, "visibility must be one of %s", strings.Join(Visibilities, ", "))
+		return "", apierr.BadRequest(apierr.CodeInvalidVisibility, "visibility must be one of %s", strings.Join(Visibilities, ", "))
 	}
 	return v, nil
 }
@@ -233,7 +227,7 @@ func (s *Service) turn(ctx context.Context) (func(), error) {
 	release, err := s.Limiter.Acquire(ctx)
 	var busy *outbound.BusyError
 	if errors.As(err, &busy) {
-		e := httpx.Errorf(http.StatusServiceUnavailable, httpx.CodeUnavailable,
+		e := apierr.Errorf(http.StatusServiceUnavailable, apierr.CodeUnavailable,
 			"this service is fetching and reading as many pages as it may at once: retry later")
 		e.RetryAfter = busy.RetryAfter
 		return nil, e

@@ -67,8 +67,8 @@ func newService(t *testing.T) (*graph.Service, *confirmed) {
 var page = graph.GraphPage{Limit: 200}
 
 var (
-	alice = graph.Caller{ObjectID: "obj_a", Hash: "svc_a"}
-	bob   = graph.Caller{ObjectID: "obj_b", Hash: "svc_b"}
+	alice = &contract.Principal{ObjectID: "obj_a", Hash: "svc_a"}
+	bob   = &contract.Principal{ObjectID: "obj_b", Hash: "svc_b"}
 )
 
 // TestMessagesProjectedInAnyOrder: whatever order the message.created events of a thread arrive

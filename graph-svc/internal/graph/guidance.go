@@ -4,8 +4,9 @@ import (
 	"context"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/contract"
 )
 
 // Private guidance is owner-only steering for one relationship. It is stored here and answered
@@ -43,7 +44,7 @@ type GuidanceVersion struct {
 func GuidanceScope(threadID, objectID string) string { return "guidance:" + threadID + "/" + objectID }
 
 // PutGuidance records a new version of the caller's guidance for a thread it takes part in.
-func (s *Service) PutGuidance(ctx context.Context, c Caller, threadID, body string) (*GuidanceWrite, error) {
+func (s *Service) PutGuidance(ctx context.Context, c *contract.Principal, threadID, body string) (*GuidanceWrite, error) {
 	if err := checkText("body", body, MaxGuidance); err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (s *Service) PutGuidance(ctx context.Context, c Caller, threadID, body stri
 
 // Guidance reads the caller's own guidance for a thread with one page of its versions (the
 // first page from the newest, before a cursor's version otherwise); not found while it has none.
-func (s *Service) Guidance(ctx context.Context, c Caller, threadID string, before int64, limit int, cursor func(int64) string) (*GuidanceView, error) {
+func (s *Service) Guidance(ctx context.Context, c *contract.Principal, threadID string, before int64, limit int, cursor func(int64) string) (*GuidanceView, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
@@ -71,7 +72,7 @@ func (s *Service) Guidance(ctx context.Context, c Caller, threadID string, befor
 		return nil, err
 	}
 	if len(latest) == 0 {
-		return nil, httpx.NotFound("private guidance")
+		return nil, apierr.NotFound("private guidance")
 	}
 	versions, next, err := s.Store.GuidancePage(ctx, th.ID, c.ObjectID, before, limit)
 	if err != nil {

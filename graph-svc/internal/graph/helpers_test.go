@@ -1,13 +1,10 @@
 package graph_test
 
 import (
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"testing"
 )
-
-func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
 // portOf is the port of a test server's URL.
 func portOf(t *testing.T, raw string) int {

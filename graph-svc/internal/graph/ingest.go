@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -44,7 +44,7 @@ type IngestResult struct {
 // Ingest writes the draft into the caller's self-ingest thread: the note and the text as nodes,
 // and each URL as a tracked source pulled at once (its text a node when the pull succeeds, its
 // error on the source when it fails).
-func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d IngestDraft) (*IngestResult, error) {
+func (s *Service) Ingest(ctx context.Context, requestID string, c *contract.Principal, d IngestDraft) (*IngestResult, error) {
 	vis, err := visibility(d.Visibility)
 	if err != nil {
 		return nil, err
@@ -54,11 +54,11 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d Inge
 		return nil, err
 	}
 	if len(d.Text) > MaxText || len(d.MessageBody) > MaxBody {
-		return nil, httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+		return nil, apierr.Errorf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge,
 			"text is limited to %d bytes and message_body to %d", MaxText, MaxBody)
 	}
 	if len(srcs) == 0 && strings.TrimSpace(d.Text) == "" && strings.TrimSpace(d.MessageBody) == "" {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "nothing to ingest: give urls, cloud_drive_urls, text or message_body")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "nothing to ingest: give urls, cloud_drive_urls, text or message_body")
 	}
 	if len(srcs) > 0 {
 		// One turn of the process's outbound work for the whole ingest, taken before anything is
@@ -122,7 +122,7 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c Caller, d Inge
 // reserveSources takes a slot of the owner's source quota for each new source. A draft that
 // cannot fit is refused before anything is written (a read of the quota's length); the slots
 // themselves are claimed by inserts, so concurrent ingests never pass the quota together.
-func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Source) error {
+func (s *Service) reserveSources(ctx context.Context, c *contract.Principal, srcs []store.Source) error {
 	if len(srcs) == 0 {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Sou
 		return err
 	}
 	if used+int64(len(srcs)) > s.Limits.SourcesPerOwner {
-		return httpx.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
+		return apierr.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
 	}
 	for _, src := range srcs {
 		ok, err := s.Store.Reserve(ctx, list, s.Limits.SourcesPerOwner, src.ID)
@@ -140,21 +140,21 @@ func (s *Service) reserveSources(ctx context.Context, c Caller, srcs []store.Sou
 			return err
 		}
 		if !ok {
-			return httpx.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
+			return apierr.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
 		}
 	}
 	return nil
 }
 
 // newSources checks the draft's URLs and returns the sources they become (not yet stored).
-func (s *Service) newSources(c Caller, d IngestDraft, vis string) ([]store.Source, error) {
+func (s *Service) newSources(c *contract.Principal, d IngestDraft, vis string) ([]store.Source, error) {
 	if len(d.URLs)+len(d.CloudDriveURLs) > MaxIngestURLs {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "at most %d urls and cloud_drive_urls together", MaxIngestURLs)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "at most %d urls and cloud_drive_urls together", MaxIngestURLs)
 	}
 	var out []store.Source
 	add := func(field string, i int, kind, raw, fetch string) error {
 		if _, err := s.Fetcher.CheckURL(fetch); err != nil || len(raw) > 2048 {
-			return httpx.BadRequest(httpx.CodeInvalidURL, "%s[%d] must be an absolute http(s) URL of at most 2,048 bytes on a public address", field, i)
+			return apierr.BadRequest(apierr.CodeInvalidURL, "%s[%d] must be an absolute http(s) URL of at most 2,048 bytes on a public address", field, i)
 		}
 		out = append(out, store.Source{ID: apikey.NewID("src"), OwnerID: c.ObjectID, OwnerHash: c.Hash, Kind: kind,
 			URL: strings.TrimSpace(raw), FetchURL: fetch, Visibility: vis, CreatedAt: clock.Now()})
@@ -245,10 +245,10 @@ const excerptBytes = 280
 // Overview answers GET /api/ingest: the owner's hash, a summary of its context and decisions,
 // its self-ingest thread, a page of the sources it tracks and, with graphs, previews of its
 // newest thread graphs.
-func (s *Service) Overview(ctx context.Context, c Caller, graphs bool, before int64, limit int, cursor func(int64) string) (*Overview, error) {
+func (s *Service) Overview(ctx context.Context, c *contract.Principal, graphs bool, before int64, limit int, cursor func(int64) string) (*Overview, error) {
 	md, err := s.Profiles.ComposedProfile(ctx, c.ObjectID, c.Hash)
 	if err != nil {
-		return nil, httpx.Unavailable(fmt.Errorf("read the composed profile: %w", err))
+		return nil, apierr.Unavailable(fmt.Errorf("read the composed profile: %w", err))
 	}
 	out := &Overview{Hash: c.Hash, Sources: []SourceView{},
 		Context: ContextSummary{Title: contract.ProfileTitle(md), Bytes: len(md), Excerpt: truncate(md, excerptBytes)}}
@@ -281,7 +281,7 @@ func (s *Service) Overview(ctx context.Context, c Caller, graphs bool, before in
 	return out, nil
 }
 
-func (s *Service) selfSummary(ctx context.Context, c Caller) (*SelfThread, error) {
+func (s *Service) selfSummary(ctx context.Context, c *contract.Principal) (*SelfThread, error) {
 	th, err := s.Store.Thread(ctx, SelfThreadID(c.ObjectID))
 	if errors.Is(err, mongox.ErrNotFound) {
 		return nil, nil // nothing ingested yet
@@ -322,7 +322,7 @@ func (s *Service) counts(ctx context.Context, th *store.Thread) (nodes, edges in
 	return nodes, edges, nil
 }
 
-func (s *Service) previews(ctx context.Context, c Caller) ([]GraphPreview, error) {
+func (s *Service) previews(ctx context.Context, c *contract.Principal) ([]GraphPreview, error) {
 	ids, err := s.Store.ThreadsPage(ctx, c.ObjectID, previewThreads)
 	if err != nil {
 		return nil, err

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -79,12 +80,12 @@ var writableNodeTypes = slices.DeleteFunc(slices.Clone(NodeTypes), func(t string
 
 // AddNode writes a node of the caller into a thread it takes part in, within the caller's and
 // the thread's node quotas.
-func (s *Service) AddNode(ctx context.Context, c Caller, threadID string, d NodeDraft) (*NodeView, error) {
+func (s *Service) AddNode(ctx context.Context, c *contract.Principal, threadID string, d NodeDraft) (*NodeView, error) {
 	if !slices.Contains(NodeTypes, d.Type) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "type must be one of %s", strings.Join(NodeTypes, ", "))
+		return nil, apierr.BadRequest(apierr.CodeInvalidKind, "type must be one of %s", strings.Join(NodeTypes, ", "))
 	}
 	if !slices.Contains(writableNodeTypes, d.Type) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidKind,
+		return nil, apierr.BadRequest(apierr.CodeInvalidKind,
 			"%s nodes are not written here: message nodes come from POST /api/messages, decisions from POST /api/threads/{threadId}/decision", d.Type)
 	}
 	vis, err := visibility(d.Visibility)
@@ -109,7 +110,7 @@ func (s *Service) AddNode(ctx context.Context, c Caller, threadID string, d Node
 
 // writableThread returns a thread the caller takes part in and may write into: one whose other
 // participant has not blocked it.
-func (s *Service) writableThread(ctx context.Context, threadID string, c Caller) (*store.Thread, error) {
+func (s *Service) writableThread(ctx context.Context, threadID string, c *contract.Principal) (*store.Thread, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
@@ -146,13 +147,13 @@ func (s *Service) reserveNode(ctx context.Context, n *store.Node) error {
 		return err
 	}
 	if !ok {
-		return httpx.QuotaExceeded("nodes written by one participant in one thread", s.Limits.NodesPerAuthor)
+		return apierr.QuotaExceeded("nodes written by one participant in one thread", s.Limits.NodesPerAuthor)
 	}
 	if ok, err = s.Store.Reserve(ctx, nodeQuota(n.ThreadID), s.Limits.NodesPerThread, n.ID); err != nil {
 		return err
 	}
 	if !ok {
-		return httpx.QuotaExceeded("nodes written in one thread", s.Limits.NodesPerThread)
+		return apierr.QuotaExceeded("nodes written in one thread", s.Limits.NodesPerThread)
 	}
 	return nil
 }
@@ -160,26 +161,26 @@ func (s *Service) reserveNode(ctx context.Context, n *store.Node) error {
 // checkBody refuses an empty body or one over the node size quota.
 func (s *Service) checkBody(field, body string) error {
 	if strings.TrimSpace(body) == "" {
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "%s must not be empty", field)
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "%s must not be empty", field)
 	}
 	if len(body) > s.Limits.NodeBytes {
-		return httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge, "%s is longer than %d bytes, the most a node holds", field, s.Limits.NodeBytes)
+		return apierr.Errorf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge, "%s is longer than %d bytes, the most a node holds", field, s.Limits.NodeBytes)
 	}
 	return nil
 }
 
 // AddEdge writes an edge of the caller between two nodes of a thread it takes part in, within
 // the caller's edge quota. supersedes edges are made only by decisions.
-func (s *Service) AddEdge(ctx context.Context, c Caller, threadID string, d EdgeDraft) (*EdgeView, error) {
+func (s *Service) AddEdge(ctx context.Context, c *contract.Principal, threadID string, d EdgeDraft) (*EdgeView, error) {
 	if !slices.Contains(EdgeTypes, d.Type) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "type must be one of %s", strings.Join(EdgeTypes, ", "))
+		return nil, apierr.BadRequest(apierr.CodeInvalidKind, "type must be one of %s", strings.Join(EdgeTypes, ", "))
 	}
 	if d.Type == EdgeSupersedes {
-		return nil, httpx.BadRequest(httpx.CodeInvalidKind,
+		return nil, apierr.BadRequest(apierr.CodeInvalidKind,
 			"supersedes edges are made by decisions: POST /api/threads/{threadId}/decision with supersedes_node_ids")
 	}
 	if d.From == d.To {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "an edge joins two different nodes")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "an edge joins two different nodes")
 	}
 	th, err := s.writableThread(ctx, threadID, c)
 	if err != nil {
@@ -201,7 +202,7 @@ func (s *Service) AddEdge(ctx context.Context, c Caller, threadID string, d Edge
 		return nil, err
 	}
 	if !ok {
-		return nil, httpx.QuotaExceeded("edges written by one participant in one thread", s.Limits.EdgesPerAuthor)
+		return nil, apierr.QuotaExceeded("edges written by one participant in one thread", s.Limits.EdgesPerAuthor)
 	}
 	if _, err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Edge: e}); err != nil {
 		return nil, err
@@ -217,14 +218,14 @@ func (s *Service) nodesOfThread(ctx context.Context, threadID, objectID string, 
 	out := make([]store.Node, 0, len(ids))
 	for _, id := range ids {
 		if id == "" || len(id) > MaxNodeID {
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s does not name a node of this thread", fields[id])
+			return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "%s does not name a node of this thread", fields[id])
 		}
 		n, err := s.Store.Node(ctx, id)
 		if err != nil && !errors.Is(err, mongox.ErrNotFound) {
 			return nil, err
 		}
 		if err != nil || n.ThreadID != threadID || !visibleTo(n, objectID) {
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s %q does not name a node of this thread", fields[id], id)
+			return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "%s %q does not name a node of this thread", fields[id], id)
 		}
 		out = append(out, *n)
 	}
@@ -241,7 +242,7 @@ func ParseAsOf(raw string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, raw)
 	if err != nil {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s", ErrBadAsOf.Error())
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "%s", ErrBadAsOf.Error())
 	}
 	t = t.UTC()
 	return &t, nil

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // graph-svc answers from its own projections of other services' data: who takes part in a
@@ -45,7 +45,7 @@ func (s *Service) rememberHashes(ctx context.Context, msgs []contract.MessageCre
 
 // participants returns who takes part in a thread with their current hashes, from the
 // projections: the caller is named by the hash it called with.
-func (s *Service) participants(ctx context.Context, th *store.Thread, c Caller) ([]contract.Participant, error) {
+func (s *Service) participants(ctx context.Context, th *store.Thread, c *contract.Principal) ([]contract.Participant, error) {
 	out := make([]contract.Participant, 0, len(th.Participants))
 	for _, id := range th.Participants {
 		if id == c.ObjectID {
@@ -64,7 +64,7 @@ func (s *Service) participants(ctx context.Context, th *store.Thread, c Caller) 
 // currentHashes maps the thread's participants to their hashes now, so that a read names
 // authors by their current hash after a custom hash replaced the one they wrote under; an
 // object whose hash graph-svc has not learned keeps the hash it wrote under.
-func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c Caller) (map[string]string, error) {
+func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c *contract.Principal) (map[string]string, error) {
 	parts, err := s.participants(ctx, th, c)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c Caller)
 // checkNotBlocked refuses a write of the caller into a thread whose other participant blocked
 // it: a block covers the graph as it covers messages, so a blocked sender's nodes, edges and
 // decisions never reach the box owner (nor its decision webhooks and memory).
-func (s *Service) checkNotBlocked(ctx context.Context, th *store.Thread, c Caller) error {
+func (s *Service) checkNotBlocked(ctx context.Context, th *store.Thread, c *contract.Principal) error {
 	for _, id := range th.Participants {
 		if id == c.ObjectID {
 			continue
@@ -91,7 +91,7 @@ func (s *Service) checkNotBlocked(ctx context.Context, th *store.Thread, c Calle
 			return err
 		}
 		if blocked {
-			return httpx.Forbidden(httpx.CodeSenderBlocked, "the other participant of this thread blocked you: you cannot write into its graph")
+			return apierr.Forbidden(apierr.CodeSenderBlocked, "the other participant of this thread blocked you: you cannot write into its graph")
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -50,7 +51,7 @@ type GraphPage struct {
 // side's owner_only ones, and the edges between visible nodes. With AsOf, only what existed
 // then, each node with the validity it had then. A page costs its items' point reads (plus one
 // per node for its validity and a few for the message chain), whatever the thread holds.
-func (s *Service) Graph(ctx context.Context, c Caller, threadID string, pg GraphPage) (*GraphView, error) {
+func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID string, pg GraphPage) (*GraphView, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err

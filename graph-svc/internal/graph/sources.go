@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -53,7 +54,7 @@ type SourcePage struct {
 
 // Sources lists one page of a thread's tracked sources. The other side's owner_only sources are
 // not shown.
-func (s *Service) Sources(ctx context.Context, c Caller, threadID string, before int64, limit int) (*SourcePage, error) {
+func (s *Service) Sources(ctx context.Context, c *contract.Principal, threadID string, before int64, limit int) (*SourcePage, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
@@ -61,7 +62,7 @@ func (s *Service) Sources(ctx context.Context, c Caller, threadID string, before
 	return s.sourcePage(ctx, c, th.ID, before, limit)
 }
 
-func (s *Service) sourcePage(ctx context.Context, c Caller, threadID string, before int64, limit int) (*SourcePage, error) {
+func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadID string, before int64, limit int) (*SourcePage, error) {
 	es, next, err := s.Store.SourcesPage(ctx, threadID, before, limit)
 	if err != nil {
 		return nil, err
@@ -78,14 +79,14 @@ func (s *Service) sourcePage(ctx context.Context, c Caller, threadID string, bef
 }
 
 // PullNow pulls a thread's source on its owner's demand and answers its state after the pull.
-func (s *Service) PullNow(ctx context.Context, requestID string, c Caller, threadID, sourceID string) (*SourceView, error) {
+func (s *Service) PullNow(ctx context.Context, requestID string, c *contract.Principal, threadID, sourceID string) (*SourceView, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
 	}
 	src, err := s.Store.Source(ctx, sourceID)
 	if errors.Is(err, mongox.ErrNotFound) || err == nil && (src.ThreadID != th.ID || src.OwnerID != c.ObjectID) {
-		return nil, httpx.NotFound("source")
+		return nil, apierr.NotFound("source")
 	}
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func (s *Service) PullNow(ctx context.Context, requestID string, c Caller, threa
 
 // sourceViews renders sources with their state (one read each), leaving out the other side's
 // owner_only ones.
-func (s *Service) sourceViews(ctx context.Context, c Caller, srcs []store.Source) ([]SourceView, error) {
+func (s *Service) sourceViews(ctx context.Context, c *contract.Principal, srcs []store.Source) ([]SourceView, error) {
 	out := []SourceView{}
 	for _, src := range srcs {
 		if src.Visibility == OwnerOnly && src.OwnerID != c.ObjectID {
@@ -166,7 +167,7 @@ func (s *Service) pull(ctx context.Context, requestID string, src *store.Source,
 	n := &store.Node{ID: changeNodeID(change), ThreadID: src.ThreadID, Type: TypeEvidence, Body: text, Visibility: src.Visibility,
 		AuthorID: src.OwnerID, AuthorHash: src.OwnerHash, SourceID: src.ID, DerivedFrom: prevID, CreatedAt: p.At}
 	if _, err := s.Store.Node(ctx, n.ID); errors.Is(err, mongox.ErrNotFound) {
-		if err := s.addNode(ctx, n); errors.As(err, new(*httpx.Error)) {
+		if err := s.addNode(ctx, n); errors.As(err, new(*apierr.Error)) {
 			p.Status, p.Error = StatusError, "the text changed but the thread's node quota is reached"
 			return s.recordPull(ctx, prev, p)
 		} else if err != nil && !errors.Is(err, mongox.ErrTaken) {

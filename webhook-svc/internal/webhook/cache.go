@@ -21,6 +21,13 @@ type Subscriber struct {
 	Health store.SubscriptionHealth
 }
 
+// Repository is the whole store, which the subscription cache decorates for every use case.
+type Repository interface {
+	SubscriptionStore
+	SendStore
+	FanoutStore
+}
+
 // SubscriptionCache is the repository with each object's subscriptions and their health
 // remembered in this replica (versions.Cache), so that fanning an event out costs a Redis read
 // instead of store queries. Every subscription or health write through it replaces the object's

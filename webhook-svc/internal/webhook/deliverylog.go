@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -39,13 +39,13 @@ func CheckOutcome(outcome string) error {
 	case "", store.OutcomeSucceeded, store.OutcomeFailed:
 		return nil
 	}
-	return httpx.BadRequest(httpx.CodeInvalidRequest, "outcome must be %s or %s", store.OutcomeSucceeded, store.OutcomeFailed)
+	return apierr.BadRequest(apierr.CodeInvalidRequest, "outcome must be %s or %s", store.OutcomeSucceeded, store.OutcomeFailed)
 }
 
 // Attempts reads a page of a webhook's delivery log, newest first, and the position of the next
 // page (0 when none is left). A page costs its size in point reads, plus a bisection of the log
 // for each time bound.
-func (s *Subscriptions) Attempts(ctx context.Context, t *authn.Target, id string, q AttemptQuery) ([]mongox.Entry[store.AttemptEntry], int64, error) {
+func (s *Subscriptions) Attempts(ctx context.Context, t *contract.Target, id string, q AttemptQuery) ([]mongox.Entry[store.AttemptEntry], int64, error) {
 	if _, err := s.webhook(ctx, t, id); err != nil {
 		return nil, 0, err
 	}
@@ -95,7 +95,7 @@ type AttemptCounts struct {
 
 // CountAttempts counts a webhook's attempts logged in [since, until). The counts are positions in
 // the logs, found by bisection: a few point reads whatever the logs hold.
-func (s *Subscriptions) CountAttempts(ctx context.Context, t *authn.Target, id string, since, until time.Time) (*AttemptCounts, error) {
+func (s *Subscriptions) CountAttempts(ctx context.Context, t *contract.Target, id string, since, until time.Time) (*AttemptCounts, error) {
 	if _, err := s.webhook(ctx, t, id); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ type Recovery struct {
 // new deliveries signed with the secrets current when they are sent. Each new delivery's id
 // is derived from the event, the webhook and since, so a repeated call (or an event that failed
 // twice in the window) sends it once. It works through at most RecoverMax failures per call.
-func (s *Subscriptions) Recover(ctx context.Context, t *authn.Target, id string, since time.Time) (*Recovery, error) {
+func (s *Subscriptions) Recover(ctx context.Context, t *contract.Target, id string, since time.Time) (*Recovery, error) {
 	if _, err := s.webhook(ctx, t, id); err != nil {
 		return nil, err
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -23,7 +23,7 @@ func TestDeliveryLogPagesCountsAndRecovers(t *testing.T) {
 	e := newSenderEnv(t)
 	ctx := context.Background()
 	subs := &Subscriptions{Store: e.st}
-	owner := &authn.Target{ObjectID: e.sub.ObjectID}
+	owner := &contract.Target{ObjectID: e.sub.ObjectID}
 	start := clock.Now()
 	e.status = []int{http.StatusBadRequest, http.StatusBadRequest, http.StatusBadRequest}
 	var batch []events.Event

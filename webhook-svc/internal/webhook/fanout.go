@@ -11,6 +11,15 @@ import (
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
 
+// FanoutStore is what the fan-out writes: the deliveries and their schedule, and the projection of
+// objects' visibility.
+type FanoutStore interface {
+	InsertDeliveries(ctx context.Context, ds []*store.Delivery) ([]bool, error)
+	InsertDue(ctx context.Context, entries ...store.DueEntry) error
+	PutVisibility(ctx context.Context, objectID, visibility string) error
+	Visibility(ctx context.Context, objectID string) (string, error)
+}
+
 // ObjectReader reads an object's visibility from identity-svc: only for an object the
 // projection has not recorded (created before webhook-svc kept it), once.
 type ObjectReader interface {
@@ -21,7 +30,7 @@ type ObjectReader interface {
 // attempt at once. Events of one object arrive in order on one partition, and are attempted in
 // that order, so a healthy endpoint receives a subscription's events in order.
 type Fanout struct {
-	Store       Repository
+	Store       FanoutStore
 	Subscribers Subscribers
 	Sender      *Sender
 	Objects     ObjectReader

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
 )
 
 func TestCheckHeaders(t *testing.T) {
@@ -29,7 +29,7 @@ func TestCheckHeaders(t *testing.T) {
 	}
 	for _, h := range bad {
 		err := checkHeaders(h)
-		if e := httpx.AsError(err); e == nil || e.Status != 400 {
+		if e := apierr.As(err); e == nil || e.Status != 400 {
 			t.Errorf("checkHeaders(%q) = %v, want 400", h, err)
 			continue
 		}

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -64,7 +64,7 @@ func (s *Subscriptions) takeSlots(ctx context.Context, sub *store.Subscription) 
 	for _, q := range s.quotas(sub) {
 		id, err := s.Store.TakeSlot(ctx, q.scope, q.limit, rand.IntN(q.limit), sub.ID, sub.CreatedAt)
 		if err == nil && id == "" {
-			err = httpx.Conflict(CodeQuotaExceeded, fmt.Sprintf(q.message, q.limit))
+			err = apierr.Conflict(CodeQuotaExceeded, fmt.Sprintf(q.message, q.limit))
 		}
 		if err != nil {
 			s.releaseSlots(ctx, taken)
@@ -88,7 +88,7 @@ const strayAfter = time.Minute
 // ListContextSubscriptions lists the context subscriptions to the owner's box, whoever holds
 // them, in the order of their places: up to limit from place after+1, and the place to continue
 // after (0 when none is left). It costs at most one point read per place of the box's quota.
-func (s *Subscriptions) ListContextSubscriptions(ctx context.Context, t *authn.Target, after, limit int) ([]store.Subscription, int, error) {
+func (s *Subscriptions) ListContextSubscriptions(ctx context.Context, t *contract.Target, after, limit int) ([]store.Subscription, int, error) {
 	scope := boxScope(t.ObjectID)
 	total := bound(s.Quotas.ContextPerBox, DefaultQuotas.ContextPerBox)
 	out := []store.Subscription{}

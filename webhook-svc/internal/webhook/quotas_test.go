@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/svcdev/svc/pkg/authn"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
@@ -30,7 +30,7 @@ func newSubscriptions(t *testing.T, q Quotas) *Subscriptions {
 }
 
 func quotaExceeded(err error) bool {
-	var he *httpx.Error
+	var he *apierr.Error
 	return errors.As(err, &he) && he.Status == 409 && he.Code == CodeQuotaExceeded
 }
 
@@ -41,7 +41,7 @@ func TestConcurrentCreatesNeverPassAQuota(t *testing.T) {
 	t.Parallel()
 	s := newSubscriptions(t, Quotas{WebhooksPerObject: 10, ContextPerBox: 10, ContextPerWatcher: 100})
 	ctx := context.Background()
-	box := &authn.Target{ObjectID: "obj_box", Hash: "svc_box"}
+	box := &contract.Target{ObjectID: "obj_box", Hash: "svc_box"}
 	for _, kind := range []string{store.KindWebhook, store.KindContext} {
 		var mu sync.Mutex
 		var made []*Created
@@ -55,7 +55,7 @@ func TestConcurrentCreatesNeverPassAQuota(t *testing.T) {
 				if kind == store.KindWebhook {
 					c, err = s.CreateWebhook(ctx, box, d)
 				} else {
-					c, err = s.CreateContextSubscription(ctx, &authn.Principal{ObjectID: fmt.Sprintf("obj_w%d", i)}, box, d)
+					c, err = s.CreateContextSubscription(ctx, &contract.Principal{ObjectID: fmt.Sprintf("obj_w%d", i)}, box, d)
 				}
 				mu.Lock()
 				defer mu.Unlock()
@@ -80,7 +80,7 @@ func TestConcurrentCreatesNeverPassAQuota(t *testing.T) {
 		if kind == store.KindWebhook {
 			err = s.DeleteWebhook(ctx, box, made[0].ID)
 		} else {
-			err = s.DeleteContextSubscription(ctx, &authn.Principal{ObjectID: box.ObjectID}, box, made[0].ID)
+			err = s.DeleteContextSubscription(ctx, &contract.Principal{ObjectID: box.ObjectID}, box, made[0].ID)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +88,7 @@ func TestConcurrentCreatesNeverPassAQuota(t *testing.T) {
 		if kind == store.KindWebhook {
 			_, err = s.CreateWebhook(ctx, box, Draft{CallbackURL: "https://example.com/again"})
 		} else {
-			_, err = s.CreateContextSubscription(ctx, &authn.Principal{ObjectID: "obj_again"}, box, Draft{CallbackURL: "https://example.com/again"})
+			_, err = s.CreateContextSubscription(ctx, &contract.Principal{ObjectID: "obj_again"}, box, Draft{CallbackURL: "https://example.com/again"})
 		}
 		if err != nil {
 			t.Fatalf("%s: create after a delete: %v", kind, err)
@@ -103,15 +103,15 @@ func TestStrangersNeverUseUpTheOwnersPlaces(t *testing.T) {
 	t.Parallel()
 	s := newSubscriptions(t, Quotas{WebhooksPerObject: 2, ContextPerBox: 5, ContextPerWatcher: 3})
 	ctx := context.Background()
-	box := &authn.Target{ObjectID: "obj_box", Hash: "svc_box"}
-	owner := &authn.Principal{ObjectID: box.ObjectID}
+	box := &contract.Target{ObjectID: "obj_box", Hash: "svc_box"}
+	owner := &contract.Principal{ObjectID: box.ObjectID}
 	d := Draft{CallbackURL: "https://example.com/hook"}
 	for i := range 5 {
-		if _, err := s.CreateContextSubscription(ctx, &authn.Principal{ObjectID: fmt.Sprintf("obj_s%d", i)}, box, d); err != nil {
+		if _, err := s.CreateContextSubscription(ctx, &contract.Principal{ObjectID: fmt.Sprintf("obj_s%d", i)}, box, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CreateContextSubscription(ctx, &authn.Principal{ObjectID: "obj_s9"}, box, d); !quotaExceeded(err) {
+	if _, err := s.CreateContextSubscription(ctx, &contract.Principal{ObjectID: "obj_s9"}, box, d); !quotaExceeded(err) {
 		t.Fatalf("a sixth context subscription to a box of 5: %v, want 409 QUOTA_EXCEEDED", err)
 	}
 	for range 2 {
@@ -142,7 +142,7 @@ func TestStrangersNeverUseUpTheOwnersPlaces(t *testing.T) {
 	if len(listed) != 5 {
 		t.Fatalf("the owner listed %d subscriptions to its box, want the 5 strangers'", len(listed))
 	}
-	stranger := &authn.Principal{ObjectID: "obj_s9"}
+	stranger := &contract.Principal{ObjectID: "obj_s9"}
 	if err := s.DeleteContextSubscription(ctx, stranger, box, listed[0].ID); err == nil {
 		t.Fatal("a stranger deleted another's subscription")
 	}
@@ -153,16 +153,16 @@ func TestStrangersNeverUseUpTheOwnersPlaces(t *testing.T) {
 		t.Fatalf("subscribing after the owner freed a place: %v", err)
 	}
 
-	watcher := &authn.Principal{ObjectID: "obj_watcher"}
+	watcher := &contract.Principal{ObjectID: "obj_watcher"}
 	for i := range 3 {
-		if _, err := s.CreateContextSubscription(ctx, watcher, &authn.Target{ObjectID: fmt.Sprintf("obj_b%d", i)}, d); err != nil {
+		if _, err := s.CreateContextSubscription(ctx, watcher, &contract.Target{ObjectID: fmt.Sprintf("obj_b%d", i)}, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.CreateContextSubscription(ctx, watcher, &authn.Target{ObjectID: "obj_b9"}, d); !quotaExceeded(err) {
+	if _, err := s.CreateContextSubscription(ctx, watcher, &contract.Target{ObjectID: "obj_b9"}, d); !quotaExceeded(err) {
 		t.Fatalf("a fourth subscription of a watcher with a quota of 3: %v, want 409 QUOTA_EXCEEDED", err)
 	}
-	if page, _, err := s.ListContextSubscriptions(ctx, &authn.Target{ObjectID: "obj_b9"}, 0, 10); err != nil || len(page) != 0 {
+	if page, _, err := s.ListContextSubscriptions(ctx, &contract.Target{ObjectID: "obj_b9"}, 0, 10); err != nil || len(page) != 0 {
 		t.Fatalf("the refused subscription left %d on its box (%v)", len(page), err)
 	}
 }

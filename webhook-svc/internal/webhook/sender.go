@@ -18,6 +18,22 @@ import (
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
 
+// SendStore is what the sender reads and writes: the schedule, the deliveries and their attempts,
+// and the subscriptions and their health.
+type SendStore interface {
+	Subscription(ctx context.Context, id string) (*store.Subscription, error)
+	Health(ctx context.Context, id string) (*store.SubscriptionHealth, error)
+	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
+	Delivery(ctx context.Context, id string) (*store.Delivery, error)
+	ReplaceDelivery(ctx context.Context, d *store.Delivery) error
+	DueEntries(ctx context.Context, now time.Time, limit int) ([]store.DueEntry, error)
+	MoveDue(ctx context.Context, id string, at time.Time) error
+	DeleteDue(ctx context.Context, ids ...string) error
+	ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error)
+	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
+	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
+}
+
 // Sender makes delivery attempts. Every attempt is claimed first by inserting the id
 // <delivery>/<attempt>/<slot>: the first insert wins, so two replicas never make the same
 // attempt. The slot is 0 for the attempt made as the event is consumed, and after that counts
@@ -30,7 +46,7 @@ import (
 // write); a replica stopping between leaves an entry that is early, which the poll moves, or one
 // of a final delivery, which the poll deletes.
 type Sender struct {
-	Store Repository
+	Store SendStore
 	// HTTP is the guarded outbound client: no redirects, the delivery timeout, private addresses
 	// refused at dial time.
 	HTTP  *http.Client

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -28,8 +28,8 @@ const (
 	RecentDeliveries = 20
 )
 
-// Repository is what the use cases need of the store.
-type Repository interface {
+// SubscriptionStore is what the subscription use cases (and their delivery log) read and write.
+type SubscriptionStore interface {
 	InsertSubscription(ctx context.Context, sub *store.Subscription) error
 	Subscription(ctx context.Context, id string) (*store.Subscription, error)
 	ReplaceSubscription(ctx context.Context, sub *store.Subscription) error
@@ -41,19 +41,11 @@ type Repository interface {
 	InsertDelivery(ctx context.Context, d *store.Delivery) (bool, error)
 	InsertDeliveries(ctx context.Context, ds []*store.Delivery) ([]bool, error)
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
-	ReplaceDelivery(ctx context.Context, d *store.Delivery) error
 	InsertDue(ctx context.Context, entries ...store.DueEntry) error
-	DueEntries(ctx context.Context, now time.Time, limit int) ([]store.DueEntry, error)
-	MoveDue(ctx context.Context, id string, at time.Time) error
-	DeleteDue(ctx context.Context, ids ...string) error
-	ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error)
-	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
 	SlotAt(ctx context.Context, scope string, n int) (*store.Slot, error)
 	ReleaseSlots(ctx context.Context, ids ...string) error
 	PutVisibility(ctx context.Context, objectID, visibility string) error
-	Visibility(ctx context.Context, objectID string) (string, error)
-	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
 	Attempts(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.AttemptEntry], int64, error)
 	AttemptsLen(ctx context.Context, list string) (int64, error)
 	AttemptsBefore(ctx context.Context, list string, t time.Time) (int64, error)
@@ -66,7 +58,7 @@ type URLChecker interface {
 
 // Subscriptions are the subscription use cases.
 type Subscriptions struct {
-	Store Repository
+	Store SubscriptionStore
 	URLs  URLChecker
 	// Overlap is how long a rotated-away secret keeps signing beside the new one.
 	Overlap time.Duration
@@ -86,15 +78,15 @@ type Created struct {
 }
 
 // CreateWebhook creates an owner webhook on the owner's own object.
-func (s *Subscriptions) CreateWebhook(ctx context.Context, t *authn.Target, d Draft) (*Created, error) {
+func (s *Subscriptions) CreateWebhook(ctx context.Context, t *contract.Target, d Draft) (*Created, error) {
 	return s.create(ctx, store.KindWebhook, t.ObjectID, t.ObjectID, t.Hash, d, Events)
 }
 
 // CreateContextSubscription subscribes the caller's object to a watched box's context updates.
 // A private box can be watched by its owner only; others learn nothing of it (404).
-func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, d Draft) (*Created, error) {
+func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *contract.Principal, t *contract.Target, d Draft) (*Created, error) {
 	if t.Visibility == "private" && t.ObjectID != p.ObjectID {
-		return nil, httpx.NotFound("object")
+		return nil, apierr.NotFound("object")
 	}
 	if t.Visibility != "" {
 		// The fan-out decides from this projection whether the box's events may reach strangers.
@@ -135,7 +127,7 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID, c
 }
 
 // ListWebhooks lists an owner's webhooks, oldest first.
-func (s *Subscriptions) ListWebhooks(ctx context.Context, t *authn.Target, after string, limit int) ([]store.Subscription, error) {
+func (s *Subscriptions) ListWebhooks(ctx context.Context, t *contract.Target, after string, limit int) ([]store.Subscription, error) {
 	return s.Store.SubscriptionsOf(ctx, t.ObjectID, store.KindWebhook, after, limit)
 }
 
@@ -147,7 +139,7 @@ type Status struct {
 }
 
 // Webhook returns an owner's webhook with its health and recent deliveries.
-func (s *Subscriptions) Webhook(ctx context.Context, t *authn.Target, id string) (*Status, error) {
+func (s *Subscriptions) Webhook(ctx context.Context, t *contract.Target, id string) (*Status, error) {
 	sub, err := s.webhook(ctx, t, id)
 	if err != nil {
 		return nil, err
@@ -178,7 +170,7 @@ type Change struct {
 const DisabledByOwner = "disabled by its owner"
 
 // UpdateWebhook applies a change to an owner's webhook.
-func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *authn.Target, id string, ch Change) (*store.Subscription, error) {
+func (s *Subscriptions) UpdateWebhook(ctx context.Context, t *contract.Target, id string, ch Change) (*store.Subscription, error) {
 	sub, err := s.webhook(ctx, t, id)
 	if err != nil {
 		return nil, err
@@ -231,7 +223,7 @@ func (s *Subscriptions) enable(ctx context.Context, sub *store.Subscription) err
 
 // RotateSecret gives a webhook a new secret; the previous ones keep signing for the overlap, so
 // receivers can switch without missing a delivery.
-func (s *Subscriptions) RotateSecret(ctx context.Context, t *authn.Target, id string) (*Created, error) {
+func (s *Subscriptions) RotateSecret(ctx context.Context, t *contract.Target, id string) (*Created, error) {
 	sub, err := s.webhook(ctx, t, id)
 	if err != nil {
 		return nil, err
@@ -258,7 +250,7 @@ func (s *Subscriptions) RotateSecret(ctx context.Context, t *authn.Target, id st
 }
 
 // DeleteWebhook deletes an owner's webhook.
-func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *authn.Target, id string) error {
+func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *contract.Target, id string) error {
 	sub, err := s.webhook(ctx, t, id)
 	if err != nil {
 		return err
@@ -268,17 +260,17 @@ func (s *Subscriptions) DeleteWebhook(ctx context.Context, t *authn.Target, id s
 
 // DeleteContextSubscription deletes a context subscription of the watched box; the object that
 // created it and the box's owner may (anyone else gets 404).
-func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *authn.Principal, t *authn.Target, id string) error {
+func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *contract.Principal, t *contract.Target, id string) error {
 	sub, err := s.Store.Subscription(ctx, id)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
-		return httpx.NotFound("subscription")
+		return apierr.NotFound("subscription")
 	case err != nil:
 		return err
 	}
 	owner := t.ObjectID == p.ObjectID
 	if sub.Kind != store.KindContext || sub.ObjectID != t.ObjectID || (sub.CreatorID != p.ObjectID && !owner) {
-		return httpx.NotFound("subscription")
+		return apierr.NotFound("subscription")
 	}
 	return s.delete(ctx, sub)
 }
@@ -297,19 +289,19 @@ func (s *Subscriptions) delete(ctx context.Context, sub *store.Subscription) err
 
 // Replay sends one delivery of a webhook again, as a new delivery signed with the current
 // secrets; the sender picks it up at once.
-func (s *Subscriptions) Replay(ctx context.Context, t *authn.Target, id, deliveryID string) (*store.Delivery, error) {
+func (s *Subscriptions) Replay(ctx context.Context, t *contract.Target, id, deliveryID string) (*store.Delivery, error) {
 	if _, err := s.webhook(ctx, t, id); err != nil {
 		return nil, err
 	}
 	d, err := s.Store.Delivery(ctx, deliveryID)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
-		return nil, httpx.NotFound("delivery")
+		return nil, apierr.NotFound("delivery")
 	case err != nil:
 		return nil, err
 	}
 	if d.SubscriptionID != id {
-		return nil, httpx.NotFound("delivery")
+		return nil, apierr.NotFound("delivery")
 	}
 	now := clock.Now()
 	replay := &store.Delivery{
@@ -327,30 +319,30 @@ func (s *Subscriptions) Replay(ctx context.Context, t *authn.Target, id, deliver
 }
 
 // webhook reads an owner webhook of the target; any other subscription is 404.
-func (s *Subscriptions) webhook(ctx context.Context, t *authn.Target, id string) (*store.Subscription, error) {
+func (s *Subscriptions) webhook(ctx context.Context, t *contract.Target, id string) (*store.Subscription, error) {
 	sub, err := s.Store.Subscription(ctx, id)
 	switch {
 	case errors.Is(err, mongox.ErrNotFound):
-		return nil, httpx.NotFound("webhook")
+		return nil, apierr.NotFound("webhook")
 	case err != nil:
 		return nil, err
 	}
 	if sub.Kind != store.KindWebhook || sub.ObjectID != t.ObjectID {
-		return nil, httpx.NotFound("webhook")
+		return nil, apierr.NotFound("webhook")
 	}
 	return sub, nil
 }
 
 func (s *Subscriptions) checkURL(raw string) (string, error) {
 	if len(raw) > MaxURLLength {
-		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url is longer than %d characters", MaxURLLength)
+		return "", apierr.BadRequest(apierr.CodeInvalidURL, "callback_url is longer than %d characters", MaxURLLength)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "https" {
-		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url must be an absolute https URL")
+		return "", apierr.BadRequest(apierr.CodeInvalidURL, "callback_url must be an absolute https URL")
 	}
 	if _, err := s.URLs.CheckURL(raw); err != nil {
-		return "", httpx.BadRequest(httpx.CodeInvalidURL, "callback_url is not allowed: %v", err)
+		return "", apierr.BadRequest(apierr.CodeInvalidURL, "callback_url is not allowed: %v", err)
 	}
 	return raw, nil
 }
@@ -361,12 +353,12 @@ func checkEvents(evs, allowed []string) ([]string, error) {
 		return slices.Clone(allowed), nil
 	}
 	if len(evs) == 0 {
-		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "events must name at least one of: %s", strings.Join(allowed, ", "))
+		return nil, apierr.BadRequest(apierr.CodeInvalidKind, "events must name at least one of: %s", strings.Join(allowed, ", "))
 	}
 	out := []string{}
 	for _, e := range evs {
 		if !slices.Contains(allowed, e) {
-			return nil, httpx.BadRequest(httpx.CodeInvalidKind, "event %q is not one of: %s", e, strings.Join(allowed, ", "))
+			return nil, apierr.BadRequest(apierr.CodeInvalidKind, "event %q is not one of: %s", e, strings.Join(allowed, ", "))
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
@@ -401,17 +393,17 @@ func validHeaderValue(v string) bool {
 // checkHeaders validates stored headers. Errors name the header, never its value.
 func checkHeaders(h map[string]string) error {
 	if len(h) > MaxHeaders {
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "at most %d headers may be stored", MaxHeaders)
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "at most %d headers may be stored", MaxHeaders)
 	}
 	for name, value := range h {
 		if !headerName.MatchString(name) {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "header name %q is not a valid HTTP header name", name)
+			return apierr.BadRequest(apierr.CodeInvalidRequest, "header name %q is not a valid HTTP header name", name)
 		}
 		if slices.Contains(reservedHeaders, strings.ToLower(name)) {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "header %q is set by the sender and cannot be stored", name)
+			return apierr.BadRequest(apierr.CodeInvalidRequest, "header %q is set by the sender and cannot be stored", name)
 		}
 		if len(value) > MaxHeaderValueLen || !validHeaderValue(value) {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "the value of header %q must be at most %d bytes of visible characters, spaces and tabs, not starting or ending with a space", name, MaxHeaderValueLen)
+			return apierr.BadRequest(apierr.CodeInvalidRequest, "the value of header %q must be at most %d bytes of visible characters, spaces and tabs, not starting or ending with a space", name, MaxHeaderValueLen)
 		}
 	}
 	return nil

@@ -1,6 +1,12 @@
-package httpx
+package apierr
 
 import "strings"
+
+// Body size limits of DESIGN §4: a larger body is TooLarge.
+const (
+	MaxBodyBytes = 1 << 20   // any JSON body
+	MaxTextBytes = 256 << 10 // one llm.txt or text body
+)
 
 // IsBidiControl reports whether r is a bidirectional embedding, override or isolate control
 // (U+202A–U+202E, U+2066–U+2069). In display text (a title, a name, a feed line) one reorders
