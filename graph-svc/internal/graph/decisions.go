@@ -43,7 +43,7 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "supersedes_node_ids holds more than %d nodes", MaxSupersedes)
 	}
 	if d.ValidFrom != nil && d.ValidUntil != nil && !d.ValidUntil.After(*d.ValidFrom) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "valid_until must be after valid_from")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "valid_until must be after valid_from")
 	}
 	th, err := s.writableThread(ctx, threadID, c)
 	if err != nil {

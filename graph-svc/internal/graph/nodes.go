@@ -255,7 +255,7 @@ func ParseTime(field, raw string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, raw)
 	if err != nil {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "%s must be an ISO 8601 date-time, for example 2026-01-31T12:00:00.000Z", field)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "%s must be an ISO 8601 date-time, for example 2026-01-31T12:00:00.000Z", field)
 	}
 	t = t.UTC()
 	return &t, nil
