@@ -14,8 +14,6 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
-	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 	"github.com/svcdev/svc/pkg/versions"
 )
@@ -26,14 +24,6 @@ const Name = "mailbox-svc"
 // Config is mailbox-svc's configuration.
 type Config struct {
 	config.Service
-	// ContextURL is the internal address of context-svc, which owns the rules; without it every
-	// thread gets the default participant_admission.
-	ContextURL string `env:"CONTEXT_URL"`
-	// RulesTimeout bounds the rules lookup of a send that opens a thread.
-	RulesTimeout time.Duration `env:"RULES_TIMEOUT, default=300ms"`
-	// RulesCacheTTL bounds how long a recipient's admission mode is kept in Redis, and the life of
-	// a validator made here; keep it no longer than context-svc's SOURCE_REFRESH.
-	RulesCacheTTL time.Duration `env:"RULES_CACHE_TTL, default=15m"`
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration `env:"IDEMPOTENCY_TTL, default=24h"`
 	// CachedBlockPairs bounds the (recipient, sender) block answers each replica keeps.
@@ -66,14 +56,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	st := store.New(b.DB)
 	names := &mailbox.Names{Store: st, Identity: b.Identity(), Log: b.Log}
 	blocked := mailbox.NewBlockCache(versions.New(b.Redis, b.Log, "svc:mailbox-blocks:", blockTokenTTL), cfg.CachedBlockPairs)
-	sender := &mailbox.Sender{Store: st, Names: names, RulesTimeout: cfg.RulesTimeout, Outbox: b.Outbox,
+	sender := &mailbox.Sender{Store: st, Names: names, Outbox: b.Outbox,
 		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Log: b.Log,
 		Signing: b.Identity(), SignatureSkew: cfg.SignatureSkew}
-	if cfg.ContextURL != "" {
-		sender.Rules = rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))
-		sender.Admissions = &mailbox.AdmissionCache{Redis: b.Redis, TTL: cfg.RulesCacheTTL,
-			ETags: httpx.NewETags(b.Redis, b.Log, cfg.RulesCacheTTL)}
-	}
 	api.Register(b.API, &api.Handler{
 		Sender:  sender,
 		Threads: &mailbox.Threads{Store: st, Names: names},
@@ -81,6 +66,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Tasks:   &mailbox.Tasks{Store: st, Names: names},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
+	// Idempotent by its writes (an insert, and an update conditioned on the version): no dedupe
+	// record per event.
+	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st}).Handle)
 	b.Consume("webhook-notices", []string{events.TopicWebhook}, (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice
 	// is harmless.
