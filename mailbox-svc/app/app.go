@@ -28,15 +28,17 @@ type Config struct {
 	IdempotencyTTL time.Duration `env:"IDEMPOTENCY_TTL, default=24h"`
 	// CachedBlockPairs bounds the (recipient, sender) block answers each replica keeps.
 	CachedBlockPairs int `env:"CACHED_BLOCK_PAIRS, default=100000"`
+	// CachedAdmissions bounds the recipients whose admission rules each replica keeps.
+	CachedAdmissions int `env:"CACHED_ADMISSIONS, default=100000"`
 	// SignatureSkew bounds how far a signed send's signed_at may be from the server's time.
 	SignatureSkew time.Duration `env:"SIGNATURE_MAX_SKEW, default=5m"`
 	// SweepInterval is how often expired idempotency keys and signature nonces are deleted.
 	SweepInterval time.Duration `env:"IDEMPOTENCY_SWEEP_INTERVAL, default=10m"`
 }
 
-// blockTokenTTL bounds how long a recipient's block answers can outlive a write whose token
-// replacement failed (Redis unreachable at that moment).
-const blockTokenTTL = 5 * time.Minute
+// tokenTTL bounds how long a recipient's cached block answers and admission rules can outlive a
+// write whose token replacement failed (Redis unreachable at that moment).
+const tokenTTL = 5 * time.Minute
 
 // App is a running mailbox-svc: the shared service base (Serve, Run, Close) with its routes and
 // consumers.
@@ -55,9 +57,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	st := store.New(b.DB)
 	names := &mailbox.Names{Store: st, Identity: b.Identity(), Log: b.Log}
-	blocked := mailbox.NewBlockCache(versions.New(b.Redis, b.Log, "svc:mailbox-blocks:", blockTokenTTL), cfg.CachedBlockPairs)
+	blocked := mailbox.NewBlockCache(versions.New(b.Redis, b.Log, "svc:mailbox-blocks:", tokenTTL), cfg.CachedBlockPairs)
+	admissions := mailbox.NewAdmissionCache(versions.New(b.Redis, b.Log, "svc:mailbox-admission:", tokenTTL), cfg.CachedAdmissions)
 	sender := &mailbox.Sender{Store: st, Names: names, Outbox: b.Outbox,
-		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Log: b.Log,
+		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Admissions: admissions, Log: b.Log,
 		Signing: b.Identity(), SignatureSkew: cfg.SignatureSkew}
 	api.Register(b.API, &api.Handler{
 		Sender:  sender,
@@ -68,7 +71,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
 	// Idempotent by its writes (an insert, and an update conditioned on the version): no dedupe
 	// record per event.
-	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st}).Handle)
+	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st, Cache: admissions}).Handle)
 	b.Consume("webhook-notices", []string{events.TopicWebhook}, (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice
 	// is harmless.

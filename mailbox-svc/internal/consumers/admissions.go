@@ -20,6 +20,10 @@ type AdmissionStore interface {
 // object is created with, context-svc's context.updated those of every later version.
 type Admissions struct {
 	Store AdmissionStore
+	// Cache is retired after every write of the projection (mailbox.AdmissionCache); nil for none.
+	Cache interface {
+		Changed(ctx context.Context, objectID string)
+	}
 }
 
 // AdmissionTopics are the topics Admissions consumes.
@@ -35,7 +39,7 @@ func (h *Admissions) Handle(ctx context.Context, ev events.Event) error {
 			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
 		}
 		a := d.Rules.Admission()
-		return h.Store.InsertAdmission(ctx, &store.Admission{ObjectID: d.ObjectID, Version: d.Version, Mode: a.Mode, WriteMailbox: a.WriteMailbox})
+		return h.record(ctx, h.Store.InsertAdmission, &store.Admission{ObjectID: d.ObjectID, Version: d.Version, Mode: a.Mode, WriteMailbox: a.WriteMailbox})
 	case events.ContextUpdated:
 		var d contract.ContextUpdatedData
 		if err := ev.Decode(&d); err != nil || ev.ObjectID == "" {
@@ -44,7 +48,18 @@ func (h *Admissions) Handle(ctx context.Context, ev events.Event) error {
 		if d.Admission == nil { // published before the events carried the rules
 			return nil
 		}
-		return h.Store.SetAdmission(ctx, &store.Admission{ObjectID: ev.ObjectID, Version: d.Version, Mode: d.Admission.Mode, WriteMailbox: d.Admission.WriteMailbox})
+		return h.record(ctx, h.Store.SetAdmission, &store.Admission{ObjectID: ev.ObjectID, Version: d.Version, Mode: d.Admission.Mode, WriteMailbox: d.Admission.WriteMailbox})
+	}
+	return nil
+}
+
+// record writes a with write, then retires the cached copies of the object's rules.
+func (h *Admissions) record(ctx context.Context, write func(context.Context, *store.Admission) error, a *store.Admission) error {
+	if err := write(ctx, a); err != nil {
+		return err
+	}
+	if h.Cache != nil {
+		h.Cache.Changed(ctx, a.ObjectID)
 	}
 	return nil
 }

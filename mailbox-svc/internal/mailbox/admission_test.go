@@ -4,14 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/consumers"
 	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/testkit"
+	"github.com/svcdev/svc/pkg/versions"
 )
 
 // deliver hands a published event to a consumer's handler as the broker carries it: its payload,
@@ -137,4 +144,53 @@ func TestVerifiedOnlyFollowsRulesEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.send(t, "svc_alice", "svc_carol", thread, "after the rule")
+}
+
+// countingAdmissions is the real store, counting the reads of the admission projection.
+type countingAdmissions struct {
+	*store.Store
+	reads atomic.Int64
+}
+
+func (c *countingAdmissions) Admission(ctx context.Context, objectID string) (*store.Admission, error) {
+	c.reads.Add(1)
+	return c.Store.Admission(ctx, objectID)
+}
+
+// TestAdmissionCacheFollowsTheProjection: with a replica's cache and the consumer's on one
+// Redis, sends to a recipient whose rules are unchanged read the projection once (none recorded
+// is cached too), and every write of the projection by the consumer holds for the next send.
+func TestAdmissionCacheFollowsTheProjection(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	env := testkit.Backends(t)
+	rdb := redis.NewClient(must(redis.ParseURL(env.RedisURL)))
+	t.Cleanup(func() { _ = rdb.Close() })
+	replica := func() *mailbox.AdmissionCache {
+		return mailbox.NewAdmissionCache(versions.New(rdb, testkit.Logger(t), env.Name+":admission:", time.Hour), 100)
+	}
+	counted := &countingAdmissions{Store: f.store}
+	f.sender.Store, f.sender.Admissions = counted, replica()
+	h := (&consumers.Admissions{Store: f.store, Cache: replica()}).Handle
+	step := func(name, want string, wantReads int64) {
+		t.Helper()
+		if got := f.admissionOf(t, bob); got != want {
+			t.Fatalf("%s: participant_admission = %q, want %q", name, got, want)
+		}
+		if n := counted.reads.Load(); n != wantReads {
+			t.Fatalf("%s: the projection was read %d times, want %d", name, n, wantReads)
+		}
+	}
+
+	step("no rules recorded", mailbox.DefaultAdmission, 1)
+	step("no rules recorded, again", mailbox.DefaultAdmission, 1)
+	if err := deliver(t, h, contextUpdated(bob, 2, &contract.Admission{Mode: "approval"})); err != nil {
+		t.Fatal(err)
+	}
+	step("after a rules event", "approval", 2)
+	step("after a rules event, again", "approval", 2)
+	if err := deliver(t, h, contextUpdated(bob, 3, &contract.Admission{Mode: "owner_approval"})); err != nil {
+		t.Fatal(err)
+	}
+	step("after the next rules event", "owner_approval", 3)
 }

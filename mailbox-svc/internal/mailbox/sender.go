@@ -37,7 +37,10 @@ type Sender struct {
 	Names *Names
 	// Blocked caches the block check; nil reads the store on every send. Blocks must share it.
 	Blocked *BlockCache
-	Outbox  Outbox
+	// Admissions caches the recipient's projected rules; nil reads the store on every send. The
+	// admissions consumer must share it.
+	Admissions *AdmissionCache
+	Outbox     Outbox
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration
 	// Signing verifies senders' signatures and signs sends made with the sender's own key; nil
