@@ -100,7 +100,7 @@ func BenchmarkSend(b *testing.B) {
 	cfg.IdentityURL = identity.URL
 	cfg.LogLevel, cfg.ShutdownTimeout = "error", 5*time.Second
 	cfg.IdempotencyTTL, cfg.SweepInterval = time.Hour, time.Hour
-	cfg.CachedBlockPairs = 1000
+	cfg.CachedBlockPairs, cfg.CachedAdmissions = 1000, 1000
 	a, err := New(ctx, cfg, testkit.Logger(b))
 	if err != nil {
 		b.Fatal(err)
