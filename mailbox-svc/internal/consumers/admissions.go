@@ -39,6 +39,9 @@ func (h *Admissions) Handle(ctx context.Context, ev events.Event) error {
 			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
 		}
 		a := d.Rules.Admission()
+		if a == (contract.Admission{}) {
+			return nil // no rules: the defaults apply without a record
+		}
 		return h.record(ctx, h.Store.InsertAdmission, &store.Admission{ObjectID: d.ObjectID, Version: d.Version, Mode: a.Mode, WriteMailbox: a.WriteMailbox})
 	case events.ContextUpdated:
 		var d contract.ContextUpdatedData

@@ -3,6 +3,7 @@ package mailbox_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
 	"github.com/svcdev/svc/pkg/versions"
 )
@@ -80,6 +82,11 @@ func TestAdmissionFollowsRulesEvents(t *testing.T) {
 	}
 
 	step("no event, no rules at creation", bob, mailbox.DefaultAdmission)
+	// An object created without rules needs no record: the defaults apply.
+	feed(objectCreated(contract.Object{ObjectID: carol.ObjectID, Hash: carol.Hash, Version: 1}))
+	if _, err := f.store.Admission(context.Background(), carol.ObjectID); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("rules recorded for an object created without rules: %v", err)
+	}
 	step("no event, rules at creation", erin, "owner_approval")
 
 	created := contract.Object{ObjectID: bob.ObjectID, Hash: bob.Hash, Version: 1,
