@@ -614,37 +614,36 @@ func versionNumbers(list any) []int {
 	return out
 }
 
-// TestContextInternalRules serves mailbox-svc's participant admission right after creation.
-func TestContextInternalRules(t *testing.T) {
+// TestContextRulesWrites: a rules write is a new version, seen at once by the object read and the
+// rules read, and a moment later by mailbox-svc, which keeps its own projection of the admission
+// rules (context-svc serves no rules to other services).
+func TestContextRulesWrites(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
+	alice, _ := env.CreateObject(t, nil)
 	hash, key := env.CreateObject(t, map[string]any{"rules": map[string]any{"participant_admission": map[string]any{"mode": "owner_approval"}}})
-	bare, _ := env.CreateObject(t, nil)
-	id := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+hash)["object_id"].(string)
-	rules := env.Internal(t, "context-svc", "GET", "/internal/v1/objects/"+id+"/rules")
-	if MustJSON(rules) != `{"participant_admission":{"mode":"owner_approval"}}` {
-		t.Errorf("internal rules = %v", rules)
+	if got := MustJSON(env.Do(t, "GET", "/api/objects/"+hash+"/rules", "", nil).Expect(t, 200).JSON(t)); got != `{"participant_admission":{"mode":"owner_approval"}}` {
+		t.Errorf("rules right after creation = %s", got)
 	}
-	bareID := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+bare)["object_id"].(string)
-	if got := env.Internal(t, "context-svc", "GET", "/internal/v1/objects/"+bareID+"/rules"); got != nil {
-		t.Errorf("internal rules of an object without rules = %v, want null", got)
+	admission := func() any {
+		thread := Str(t, sendMessage(t, env, alice, hash, "", "may I?"), "thread_id")
+		return env.Do(t, "GET", "/api/threads/"+thread, key, nil).Expect(t, 200).JSON(t)["participant_admission"]
 	}
 
-	// A rules write is a new version, seen at once by the object read and by mailbox-svc.
-	w := env.Do(t, "PUT", "/api/objects/"+hash+"/rules", key, map[string]any{"body": `{"participant_admission":{"mode":"open"}}`}).Expect(t, 200).JSON(t)
+	w := env.Do(t, "PUT", "/api/objects/"+hash+"/rules", key, map[string]any{"body": `{"participant_admission":{"mode":"approval"}}`}).Expect(t, 200).JSON(t)
 	if w["ok"] != true || Num(t, w, "version") != 2 || Num(t, env.Do(t, "GET", "/api/objects/"+hash, "", nil).JSON(t), "version") != 2 {
 		t.Errorf("PUT rules = %v, want version 2 shown by the object read", w)
 	}
-	if got := MustJSON(env.Internal(t, "context-svc", "GET", "/internal/v1/objects/"+id+"/rules")); got != `{"participant_admission":{"mode":"open"}}` {
-		t.Errorf("internal rules after PUT rules = %s", got)
+	if got := MustJSON(env.Do(t, "GET", "/api/objects/"+hash+"/rules", "", nil).Expect(t, 200).JSON(t)); got != `{"participant_admission":{"mode":"approval"}}` {
+		t.Errorf("rules after PUT rules = %s", got)
 	}
+	env.Eventually(t, func() bool { return admission() == "approval" }, "mailbox-svc applies the written admission mode")
+
 	env.Do(t, "PUT", "/api/objects/"+hash+"/rules", key, map[string]any{"rules": nil}).Expect(t, 200)
-	if got := env.Internal(t, "context-svc", "GET", "/internal/v1/objects/"+id+"/rules"); got != nil {
-		t.Errorf("internal rules after clearing them = %v, want null", got)
-	}
 	if got := string(env.Do(t, "GET", "/api/objects/"+hash+"/rules", "", nil).Expect(t, 200).Body); got != "{}" {
 		t.Errorf("public rules after clearing them = %s, want {}", got)
 	}
+	env.Eventually(t, func() bool { return admission() == "open" }, "mailbox-svc applies the default once the rules are cleared")
 }
 
 // TestContextOwnerOnlyDataStaysPrivate plants markers in every kind of owner-only data and

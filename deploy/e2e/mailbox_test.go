@@ -129,7 +129,7 @@ func TestMessagesAndThreads(t *testing.T) {
 }
 
 // TestParticipantAdmission checks that a thread reports the recipient's admission rule when it
-// opened (read from context-svc), and the default without one.
+// opened, and the default without one: rules given at creation bind the very first send.
 func TestParticipantAdmission(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
@@ -571,9 +571,10 @@ func TestIdempotencyKeysExpire(t *testing.T) {
 	}
 }
 
-// TestRulesChangeTakesEffectForTheNextSend: mailbox-svc keeps the recipient's admission mode in a
-// cache, and a rules write in context-svc is seen by the very next thread the recipient is sent.
-func TestRulesChangeTakesEffectForTheNextSend(t *testing.T) {
+// TestRulesChangeBindsSendsAMomentLater: mailbox-svc keeps its own projection of recipients'
+// admission rules, fed by context-svc's context.updated events: a rules write binds the threads
+// opened a moment after its 200, and every later one (the events of one object arrive in order).
+func TestRulesChangeBindsSendsAMomentLater(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
 	alice, _ := env.CreateObject(t, nil)
@@ -582,13 +583,20 @@ func TestRulesChangeTakesEffectForTheNextSend(t *testing.T) {
 		thread := Str(t, sendMessage(t, env, alice, bob, "", "may I?"), "thread_id")
 		return env.Do(t, "GET", "/api/threads/"+thread, bobKey, nil).Expect(t, 200).JSON(t)["participant_admission"]
 	}
-	for i, want := range []string{"owner_approval", "owner_approval", "open", "open", "owner_approval"} {
-		if i == 2 || i == 4 {
-			env.Do(t, "PUT", "/api/objects/"+bob+"/rules", bobKey,
-				map[string]any{"body": `{"participant_admission":{"mode":"` + want + `"}}`}).Expect(t, 200)
-		}
-		if got := admission(); got != want {
-			t.Fatalf("thread %d: participant_admission = %v, want %s", i, got, want)
+	if got := admission(); got != "owner_approval" {
+		t.Fatalf("first thread: participant_admission = %v, want the rules given at creation", got)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"participant_admission":{"mode":"open"}}`, "open"},
+		{`{"participant_admission":{"mode":"approval"}}`, "approval"},
+		{`{}`, "open"}, // no mode: the default
+	} {
+		env.Do(t, "PUT", "/api/objects/"+bob+"/rules", bobKey, map[string]any{"body": c.body}).Expect(t, 200)
+		env.Eventually(t, func() bool { return admission() == c.want }, "a new thread reports participant_admission "+c.want)
+		for i := range 3 {
+			if got := admission(); got != c.want {
+				t.Fatalf("thread %d after the rules %s applied: participant_admission = %v, want %s", i, c.body, got, c.want)
+			}
 		}
 	}
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // TestRulesAnswerWithoutMailbox: context-svc keeps its own projection of the sender blocks, so the
-// owner's rules read with the blocked list answers while mailbox-svc is down.
+// owner's rules read with the blocked list answers while mailbox-svc is down; so do the public
+// rules read and a rules write, which publishes its event for mailbox-svc to take up later.
 func TestRulesAnswerWithoutMailbox(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
@@ -24,5 +25,12 @@ func TestRulesAnswerWithoutMailbox(t *testing.T) {
 	}
 	if got := blocked(); got != fmt.Sprint([]any{carol}) {
 		t.Fatalf("rules read with mailbox-svc down: blocked_hashes %v, want [%s]", got, carol)
+	}
+	env.Do(t, "PUT", "/api/objects/"+bob+"/rules", bobKey, map[string]any{"body": `{"participant_admission":{"mode":"approval"}}`}).Expect(t, 200)
+	if got := MustJSON(env.Do(t, "GET", "/api/objects/"+bob+"/rules", "", nil).Expect(t, 200).JSON(t)); got != `{"participant_admission":{"mode":"approval"}}` {
+		t.Fatalf("public rules read after a write with mailbox-svc down: %s", got)
+	}
+	if got := blocked(); got != fmt.Sprint([]any{carol}) {
+		t.Fatalf("owner's rules read after a write with mailbox-svc down: blocked_hashes %v, want [%s]", got, carol)
 	}
 }

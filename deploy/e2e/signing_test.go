@@ -174,6 +174,12 @@ func TestVerifiedOnlyRefusesUnverifiedSenders(t *testing.T) {
 	env.Do(t, "PUT", "/api/objects/"+bob+"/rules", bobKey,
 		map[string]any{"body": `{"write":{"mailbox":"verified_only"}}`}).Expect(t, 200)
 
+	// The rule binds sends a moment after the write (mailbox-svc learns it from context-svc's
+	// event); from then on, every unsigned send is refused.
+	env.Eventually(t, func() bool {
+		r := env.Do(t, "POST", "/api/messages", "", map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "probe"})
+		return r.Status == 403
+	}, "an unsigned send to a verified_only box is refused")
 	env.Do(t, "POST", "/api/messages", "", map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "hi"}).
 		ExpectError(t, 403, "SENDER_UNVERIFIED")
 	// A key of another object is no proof of being alice.

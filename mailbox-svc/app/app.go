@@ -14,8 +14,6 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
-	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 	"github.com/svcdev/svc/pkg/versions"
 )
@@ -26,27 +24,21 @@ const Name = "mailbox-svc"
 // Config is mailbox-svc's configuration.
 type Config struct {
 	config.Service
-	// ContextURL is the internal address of context-svc, which owns the rules; without it every
-	// thread gets the default participant_admission.
-	ContextURL string `env:"CONTEXT_URL"`
-	// RulesTimeout bounds the rules lookup of a send that opens a thread.
-	RulesTimeout time.Duration `env:"RULES_TIMEOUT, default=300ms"`
-	// RulesCacheTTL bounds how long a recipient's admission mode is kept in Redis, and the life of
-	// a validator made here; keep it no longer than context-svc's SOURCE_REFRESH.
-	RulesCacheTTL time.Duration `env:"RULES_CACHE_TTL, default=15m"`
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration `env:"IDEMPOTENCY_TTL, default=24h"`
 	// CachedBlockPairs bounds the (recipient, sender) block answers each replica keeps.
 	CachedBlockPairs int `env:"CACHED_BLOCK_PAIRS, default=100000"`
+	// CachedAdmissions bounds the recipients whose admission rules each replica keeps.
+	CachedAdmissions int `env:"CACHED_ADMISSIONS, default=100000"`
 	// SignatureSkew bounds how far a signed send's signed_at may be from the server's time.
 	SignatureSkew time.Duration `env:"SIGNATURE_MAX_SKEW, default=5m"`
 	// SweepInterval is how often expired idempotency keys and signature nonces are deleted.
 	SweepInterval time.Duration `env:"IDEMPOTENCY_SWEEP_INTERVAL, default=10m"`
 }
 
-// blockTokenTTL bounds how long a recipient's block answers can outlive a write whose token
-// replacement failed (Redis unreachable at that moment).
-const blockTokenTTL = 5 * time.Minute
+// tokenTTL bounds how long a recipient's cached block answers and admission rules can outlive a
+// write whose token replacement failed (Redis unreachable at that moment).
+const tokenTTL = 5 * time.Minute
 
 // App is a running mailbox-svc: the shared service base (Serve, Run, Close) with its routes and
 // consumers.
@@ -65,15 +57,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	st := store.New(b.DB)
 	names := &mailbox.Names{Store: st, Identity: b.Identity(), Log: b.Log}
-	blocked := mailbox.NewBlockCache(versions.New(b.Redis, b.Log, "svc:mailbox-blocks:", blockTokenTTL), cfg.CachedBlockPairs)
-	sender := &mailbox.Sender{Store: st, Names: names, RulesTimeout: cfg.RulesTimeout, Outbox: b.Outbox,
-		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Log: b.Log,
+	blocked := mailbox.NewBlockCache(versions.New(b.Redis, b.Log, "svc:mailbox-blocks:", tokenTTL), cfg.CachedBlockPairs)
+	admissions := mailbox.NewAdmissionCache(versions.New(b.Redis, b.Log, "svc:mailbox-admission:", tokenTTL), cfg.CachedAdmissions)
+	sender := &mailbox.Sender{Store: st, Names: names, Outbox: b.Outbox,
+		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Admissions: admissions, Log: b.Log,
 		Signing: b.Identity(), SignatureSkew: cfg.SignatureSkew}
-	if cfg.ContextURL != "" {
-		sender.Rules = rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))
-		sender.Admissions = &mailbox.AdmissionCache{Redis: b.Redis, TTL: cfg.RulesCacheTTL,
-			ETags: httpx.NewETags(b.Redis, b.Log, cfg.RulesCacheTTL)}
-	}
 	api.Register(b.API, &api.Handler{
 		Sender:  sender,
 		Threads: &mailbox.Threads{Store: st, Names: names},
@@ -81,6 +69,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Tasks:   &mailbox.Tasks{Store: st, Names: names},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
+	// Idempotent by its writes (an insert, and an update conditioned on the version): no dedupe
+	// record per event.
+	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st, Cache: admissions}).Handle)
 	b.Consume("webhook-notices", []string{events.TopicWebhook}, (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice
 	// is harmless.

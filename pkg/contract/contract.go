@@ -44,6 +44,31 @@ type RulesAdmission struct {
 	Mode string `json:"mode,omitempty" bson:"mode,omitempty"`
 }
 
+// Admission is what mailbox-svc needs of an object's rules to take a message: the mode a thread
+// opened to the object reports and whether its mailbox admits verified senders only. Its zero
+// value is an object without rules.
+type Admission struct {
+	// Mode is participant_admission.mode, "" when the rules do not set it.
+	Mode string `json:"mode"`
+	// WriteMailbox is write.mailbox, "" when the rules do not set it.
+	WriteMailbox string `json:"write_mailbox"`
+}
+
+// Admission returns what the rules say of admission (the zero value for no rules).
+func (r *Rules) Admission() Admission {
+	var a Admission
+	if r == nil {
+		return a
+	}
+	if r.ParticipantAdmission != nil {
+		a.Mode = r.ParticipantAdmission.Mode
+	}
+	if r.Write != nil {
+		a.WriteMailbox = r.Write.Mailbox
+	}
+	return a
+}
+
 // Limits of rule leaves: a short policy word, except respond.policy, which is free text.
 const (
 	MaxRuleWord   = 64

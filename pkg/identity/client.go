@@ -82,6 +82,10 @@ type Object struct {
 	Hash          string `json:"hash"`
 	Visibility    string `json:"visibility"`
 	MailboxStatus string `json:"mailbox_status"`
+	// Admission is what the rules the object was created with say of admission, which identity-svc
+	// keeps unchanged: mailbox-svc applies it to a send that arrives before any event told it the
+	// object's rules (read-your-writes right after creation). Later rules come by events only.
+	Admission *contract.Admission `json:"admission,omitempty"`
 }
 
 // Client calls identity-svc.

@@ -19,16 +19,6 @@ func NewContextClient(base string, httpClient *http.Client) *ContextClient {
 // Configured reports whether the client has an address to call.
 func (c *ContextClient) Configured() bool { return c.rpc.Configured() }
 
-// Rules returns the rules an object's owner set (nil: none), for mailbox-svc's participant
-// admission; ErrNotFound when context-svc knows no such object.
-func (c *ContextClient) Rules(ctx context.Context, objectID string) (*contract.Rules, error) {
-	var rules *contract.Rules
-	if err := c.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/rules", nil, &rules); err != nil {
-		return nil, err
-	}
-	return rules, nil
-}
-
 // ComposedProfile returns the markdown of an object's composed public profile, as its llm.txt
 // read under hash shows it.
 func (c *ContextClient) ComposedProfile(ctx context.Context, objectID, hash string) (string, error) {

@@ -50,7 +50,6 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.GET("/api/context-links/:linkId", httpx.Handle(h.getLink))
 	api.GET("/context/:linkId", httpx.Handle(h.linkPage))
 
-	api.GET("/internal/v1/objects/:id/rules", httpx.Handle(h.internalRules))
 	api.GET("/internal/v1/objects/:id/profile", httpx.Handle(h.internalProfile))
 }
 

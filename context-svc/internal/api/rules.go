@@ -96,13 +96,3 @@ func (h *Handler) putRules(c *gin.Context) error {
 	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
 	return nil
 }
-
-// internalRules serves mailbox-svc's participant admission: the stored rules, or null.
-func (h *Handler) internalRules(c *gin.Context) error {
-	p, err := h.Profiles.Profile(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, p.Rules)
-	return nil
-}

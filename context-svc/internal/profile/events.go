@@ -10,10 +10,14 @@ import (
 // The events context-svc publishes, all on the context topic. Use cases build them here and store
 // them with the document their write inserts.
 
-// contextUpdated is the context.updated event of a new version.
+// contextUpdated is the context.updated event of a new version. It carries what the version's
+// rules say of admission, every time, so that mailbox-svc's projection of it follows the rules
+// without asking context-svc.
 func contextUpdated(t Target, p *store.Profile) events.Pending {
+	admission := p.Rules.Admission()
 	return events.MustNew(events.TopicContext, events.ContextUpdated, t.ObjectID, t.Hash, t.RequestID,
-		contract.ContextUpdatedData{Version: p.Version, UpdatedAt: clock.Format(p.UpdatedAt), Title: p.Title, Change: p.Change})
+		contract.ContextUpdatedData{Version: p.Version, UpdatedAt: clock.Format(p.UpdatedAt), Title: p.Title, Change: p.Change,
+			Admission: &admission})
 }
 
 // sourceChanged is the context.source_changed event of a source; it never carries a text

@@ -2,6 +2,7 @@ package profile_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -394,4 +395,61 @@ func TestRebuildMemoryHonoursSupersession(t *testing.T) {
 	if !strings.Contains(old, `SUPERSEDED: "Use Postgres" (node nod_old`) || !strings.Contains(old, `replaced by "Use SQLite" (node nod_new)`) {
 		t.Errorf("the old decision is not marked superseded:\n%s", mem)
 	}
+}
+
+// TestEveryVersionTellsItsAdmission: the context.updated event of every version carries what its
+// rules say of admission (mailbox-svc's projection is fed by it, never by a call), whatever the
+// write changed, and no public payload of it shows them.
+func TestEveryVersionTellsItsAdmission(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	admission := func(p *store.Profile) *contract.Admission {
+		t.Helper()
+		evs := f.outbox(t, store.Versions, p.ID)
+		if len(evs) != 1 || evs[0].Type != events.ContextUpdated {
+			t.Fatalf("events of version %d: got %v, want one context.updated", p.Version, types(evs))
+		}
+		var pending events.Event
+		if err := json.Unmarshal([]byte(evs[0].Payload), &pending); err != nil {
+			t.Fatal(err)
+		}
+		var d contract.ContextUpdatedData
+		if err := pending.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Version != p.Version {
+			t.Fatalf("context.updated of version %d names version %d", p.Version, d.Version)
+		}
+		public, ok, err := events.Public(pending)
+		if err != nil || !ok {
+			t.Fatalf("public payload: %v, %v", ok, err)
+		}
+		if _, shown := public.Data["admission"]; shown {
+			t.Fatalf("the public payload shows the rules: %v", public.Data)
+		}
+		return d.Admission
+	}
+	want := func(name string, got *contract.Admission, mode, write string) {
+		t.Helper()
+		if got == nil || got.Mode != mode || got.WriteMailbox != write {
+			t.Fatalf("%s: admission %+v, want mode %q write.mailbox %q", name, got, mode, write)
+		}
+	}
+
+	p, err := f.svc.PutRules(ctx, f.t, &contract.Rules{
+		ParticipantAdmission: &contract.RulesAdmission{Mode: "owner_approval"},
+		Write:                &contract.RulesWrite{Mailbox: "verified_only"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want("rules write", admission(p), "owner_approval", "verified_only")
+	if p, err = f.svc.PutLLMTxt(ctx, f.t, "# Ada\n\nNew text."); err != nil {
+		t.Fatal(err)
+	}
+	want("a later write of the text", admission(p), "owner_approval", "verified_only")
+	if p, err = f.svc.PutRules(ctx, f.t, nil); err != nil {
+		t.Fatal(err)
+	}
+	want("rules cleared", admission(p), "", "")
 }

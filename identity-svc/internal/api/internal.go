@@ -17,7 +17,9 @@ func (h *handlers) resolve(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, identity.Object{ObjectID: o.ID, Hash: o.Hash, Visibility: o.Visibility, MailboxStatus: o.MailboxStatus})
+	admission := o.Rules.Admission()
+	c.JSON(http.StatusOK, identity.Object{ObjectID: o.ID, Hash: o.Hash, Visibility: o.Visibility, MailboxStatus: o.MailboxStatus,
+		Admission: &admission})
 	return nil
 }
 

@@ -1,5 +1,7 @@
 // Package consumers holds what mailbox-svc consumes: identity-svc's hash changes, which keep the
-// hashes shown in threads current, and webhook-svc's notices, which become system messages. What it publishes is built in package mailbox (events.go).
+// hashes shown in threads current, the rules objects are created with (identity-svc) and given
+// later (context-svc), which keep the admission projection, and webhook-svc's notices, which
+// become system messages. What it publishes is built in package mailbox (events.go).
 package consumers
 
 import (

@@ -3,31 +3,53 @@ package mailbox
 import (
 	"context"
 	"errors"
-	"strings"
-	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/svcdev/svc/pkg/httpx"
-	"github.com/svcdev/svc/pkg/rpc"
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/identity"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/versions"
 )
 
-// AdmissionCache keeps each recipient's participant_admission in Redis, so that a send opening a
-// thread does not call context-svc. An entry is labelled with the object's validator
-// (httpx.ETags), the token that context-svc replaces after every write of the object's context
-// and before it answers. An entry is used only while its label is the current validator, so a
-// rules change is seen by the very next send; a lookup is labelled with the validator read before
-// it, so a write that lands during the lookup leaves the entry unused rather than stale.
-type AdmissionCache struct {
-	Redis *redis.Client
-	// ETags makes a validator for an object that has none yet (the same validators context-svc
-	// labels its public reads with).
-	ETags *httpx.ETags
-	// TTL bounds how long an entry is kept.
-	TTL time.Duration
+// AdmissionStore is mailbox-svc's projection of recipients' rules (store.Admission), kept by
+// consumers.Admissions from identity-svc's and context-svc's events.
+type AdmissionStore interface {
+	Admission(ctx context.Context, objectID string) (*store.Admission, error)
 }
 
-func admissionKey(objectID string) string { return "svc:mailbox:admission:" + objectID }
+// AdmissionCache keeps, in each process, the projected rules of recipients, so that a send reads
+// them from the store only when they changed. A recipient's entry is labelled with a token
+// (pkg/versions) that the admissions consumer replaces after every write of the projection: the
+// next send, through any replica, reads the store again. A nil AdmissionCache caches nothing.
+type AdmissionCache struct {
+	entries *versions.Cache[*store.Admission]
+}
+
+// NewAdmissionCache keeps the rules of up to size recipients, validated by tokens; below 1 it
+// returns nil, which caches nothing.
+func NewAdmissionCache(tokens *versions.Tokens, size int) *AdmissionCache {
+	if size < 1 {
+		return nil
+	}
+	return &AdmissionCache{entries: versions.NewCache[*store.Admission](tokens, size)}
+}
+
+// get returns the recipient's projected rules (nil: none recorded) from the cache while its token
+// is unchanged, else by read.
+func (c *AdmissionCache) get(ctx context.Context, objectID string, read func(context.Context) (*store.Admission, error)) (*store.Admission, error) {
+	if c == nil {
+		return read(ctx)
+	}
+	return c.entries.Get(ctx, objectID, read)
+}
+
+// Changed retires every process's cached rules of objectID; the admissions consumer calls it
+// after each write of the projection.
+func (c *AdmissionCache) Changed(ctx context.Context, objectID string) {
+	if c != nil {
+		c.entries.Changed(ctx, objectID)
+	}
+}
 
 // RecipientRules is what a send needs of the recipient's rules: the participant_admission of a
 // thread it opens, and whether write.mailbox admits verified senders only.
@@ -36,91 +58,35 @@ type RecipientRules struct {
 	VerifiedOnly bool
 }
 
-// encode and decodeRules are the cached form of RecipientRules: "<admission> <write.mailbox>",
-// "-" for a write.mailbox that is not set.
-func (r RecipientRules) encode() string {
-	w := "-"
-	if r.VerifiedOnly {
-		w = verifiedOnly
+// recipientRules reads the rules' admission, with the defaults for what they do not set.
+func recipientRules(a contract.Admission) RecipientRules {
+	r := RecipientRules{Admission: a.Mode, VerifiedOnly: a.WriteMailbox == verifiedOnly}
+	if r.Admission == "" {
+		r.Admission = DefaultAdmission
 	}
-	return r.Admission + " " + w
+	return r
 }
 
-func decodeRules(s string) (RecipientRules, bool) {
-	mode, w, ok := strings.Cut(s, " ")
-	if !ok || mode == "" || strings.Contains(w, " ") {
-		return RecipientRules{}, false
-	}
-	return RecipientRules{Admission: mode, VerifiedOnly: w == verifiedOnly}, true
-}
-
-// lookup returns the cached rules of objectID and true, or the label that a fresh lookup is to be
-// cached under ("" when Redis does not answer: the lookup is then not cached). It costs one round
-// trip when the entry is current.
-func (c *AdmissionCache) lookup(ctx context.Context, objectID string) (rules RecipientRules, hit bool, label string) {
-	vals, err := c.Redis.MGet(ctx, httpx.ETagKey(objectID), admissionKey(objectID)).Result()
-	if err != nil || len(vals) != 2 {
-		return RecipientRules{}, false, ""
-	}
-	token, _ := vals[0].(string)
-	if entry, ok := vals[1].(string); ok && token != "" {
-		if l, r, ok := strings.Cut(entry, " "); ok && l == token {
-			if rules, ok := decodeRules(r); ok {
-				return rules, true, token
-			}
+// RecipientRules returns what a send needs of the recipient's rules, from mailbox-svc's own
+// projection of them: no other service is asked. A rules write binds sends a moment after it
+// is answered, once its context.updated event is consumed. Before any event told the projection
+// the recipient's rules, the rules the recipient was created with apply, as identity-svc's
+// resolution carries them (so rules given at creation bind the first send), else the defaults.
+func (s *Sender) RecipientRules(ctx context.Context, to *identity.Object) (RecipientRules, error) {
+	a, err := s.Admissions.get(ctx, to.ObjectID, func(ctx context.Context) (*store.Admission, error) {
+		a, err := s.Store.Admission(ctx, to.ObjectID)
+		if errors.Is(err, mongox.ErrNotFound) {
+			return nil, nil
 		}
+		return a, err
+	})
+	switch {
+	case err != nil:
+		return RecipientRules{}, err
+	case a != nil:
+		return recipientRules(a.Rules()), nil
+	case to.Admission != nil:
+		return recipientRules(*to.Admission), nil
 	}
-	if token == "" {
-		if token, err = c.ETags.Current(ctx, objectID); err != nil {
-			return RecipientRules{}, false, ""
-		}
-	}
-	return RecipientRules{}, false, token
-}
-
-// store caches rules under label; a failure only costs the next send a lookup.
-func (c *AdmissionCache) store(ctx context.Context, objectID, label string, rules RecipientRules) {
-	_ = c.Redis.Set(ctx, admissionKey(objectID), label+" "+rules.encode(), c.TTL).Err()
-}
-
-// Admission returns the participant_admission mode of the recipient's rules, or the default
-// when it has none or context-svc does not answer in time.
-func (s *Sender) Admission(ctx context.Context, objectID string) string {
-	return s.RecipientRules(ctx, objectID).Admission
-}
-
-// RecipientRules returns what a send needs of the recipient's rules, the defaults when it has
-// none or context-svc does not answer in time. It is answered from Admissions when the cached
-// entry is current.
-func (s *Sender) RecipientRules(ctx context.Context, objectID string) RecipientRules {
-	defaults := RecipientRules{Admission: DefaultAdmission}
-	if s.Rules == nil {
-		return defaults
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.RulesTimeout)
-	defer cancel()
-	label := ""
-	if s.Admissions != nil {
-		rules, hit, l := s.Admissions.lookup(ctx, objectID)
-		if hit {
-			return rules
-		}
-		label = l
-	}
-	r, err := s.Rules.Rules(ctx, objectID)
-	if err != nil {
-		if !errors.Is(err, rpc.ErrNotFound) {
-			s.Log.Warn("rules lookup failed; using the default admission", "object_id", objectID, "error", err)
-		}
-		return defaults
-	}
-	rules := defaults
-	if r != nil && r.ParticipantAdmission != nil && r.ParticipantAdmission.Mode != "" {
-		rules.Admission = r.ParticipantAdmission.Mode
-	}
-	rules.VerifiedOnly = r != nil && r.Write != nil && r.Write.Mailbox == verifiedOnly
-	if label != "" {
-		s.Admissions.store(ctx, objectID, label, rules)
-	}
-	return rules
+	return recipientRules(contract.Admission{}), nil
 }

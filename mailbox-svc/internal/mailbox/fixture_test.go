@@ -79,12 +79,14 @@ type fixture struct {
 }
 
 // The objects the directory knows: alice, bob and carol; bob was once svc_bobold; dana is
-// private and was once svc_danaold.
+// private and was once svc_danaold; erin was created with rules that ask for owner approval.
 var (
 	dana  = identity.Object{ObjectID: "obj_dana", Hash: "svc_dana", Visibility: "private"}
 	alice = identity.Object{ObjectID: "obj_alice", Hash: "svc_alice", Visibility: "public"}
 	bob   = identity.Object{ObjectID: "obj_bob", Hash: "svc_bob", Visibility: "public"}
 	carol = identity.Object{ObjectID: "obj_carol", Hash: "svc_carol", Visibility: "public"}
+	erin  = identity.Object{ObjectID: "obj_erin", Hash: "svc_erin", Visibility: "public",
+		Admission: &contract.Admission{Mode: "owner_approval"}}
 )
 
 // newFixture runs the use cases on the real store, in a database of the test's own.
@@ -96,7 +98,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	dir := &directory{byHash: map[string]identity.Object{
 		"svc_alice": alice, "svc_bob": bob, "svc_bobold": bob, "svc_carol": carol,
-		"svc_dana": dana, "svc_danaold": dana,
+		"svc_dana": dana, "svc_danaold": dana, "svc_erin": erin,
 	}}
 	st := store.New(db)
 	log := testkit.Logger(t)

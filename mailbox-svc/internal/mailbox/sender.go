@@ -9,7 +9,6 @@ import (
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
@@ -19,6 +18,7 @@ import (
 // SendStore is what a send reads and writes.
 type SendStore interface {
 	HashStore
+	AdmissionStore
 	IsBlocked(ctx context.Context, recipientID, senderID string) (bool, error)
 	Participants(ctx context.Context, threadID string) ([]string, error)
 	InsertThread(ctx context.Context, t *store.Thread) (bool, error)
@@ -30,26 +30,17 @@ type SendStore interface {
 	ClaimNonce(ctx context.Context, senderID, nonce string, expiresAt time.Time) (bool, error)
 }
 
-// Rules reads the rules an object's owner set (context-svc's internal API): nil when there are
-// none, rpc.ErrNotFound when the object is unknown there.
-type Rules interface {
-	Rules(ctx context.Context, objectID string) (*contract.Rules, error)
-}
-
 // Sender sends messages: it checks that a send is admitted, opens or continues the thread, and
 // writes the send with its events, at most once per Idempotency-Key.
 type Sender struct {
 	Store SendStore
 	Names *Names
-	// Rules gives a new thread its participant_admission; nil gives every thread the default.
-	Rules Rules
-	// Admissions caches the rules lookup; nil asks context-svc on every new thread.
-	Admissions *AdmissionCache
 	// Blocked caches the block check; nil reads the store on every send. Blocks must share it.
 	Blocked *BlockCache
-	// RulesTimeout bounds the rules lookup: a send never waits on context-svc for longer.
-	RulesTimeout time.Duration
-	Outbox       Outbox
+	// Admissions caches the recipient's projected rules; nil reads the store on every send. The
+	// admissions consumer must share it.
+	Admissions *AdmissionCache
+	Outbox     Outbox
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration
 	// Signing verifies senders' signatures and signs sends made with the sender's own key; nil
@@ -151,7 +142,7 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 	// reads: they run together.
 	var participants []string
 	var rules RecipientRules
-	var lookupErr error
+	var lookupErr, rulesErr error
 	looked := make(chan struct{})
 	go func() {
 		defer close(looked)
@@ -162,7 +153,7 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 	ruled := make(chan struct{})
 	go func() {
 		defer close(ruled)
-		rules = s.RecipientRules(ctx, to.ObjectID)
+		rules, rulesErr = s.RecipientRules(ctx, to)
 	}()
 	blocked, err := s.Blocked.blocked(ctx, to.ObjectID, from.ObjectID, func(ctx context.Context) (bool, error) {
 		return s.Store.IsBlocked(ctx, to.ObjectID, from.ObjectID)
@@ -172,6 +163,8 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 	switch {
 	case err != nil:
 		return nil, err
+	case rulesErr != nil:
+		return nil, rulesErr
 	case blocked:
 		return nil, httpx.Forbidden(httpx.CodeSenderBlocked, "the recipient does not accept messages from this sender")
 	case errors.Is(lookupErr, mongox.ErrNotFound):

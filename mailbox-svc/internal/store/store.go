@@ -1,6 +1,6 @@
 // Package store is mailbox-svc's MongoDB repository, one file per collection: threads, messages,
 // read receipts, sender blocks and their lifting, the current hashes of the objects it has seen,
-// and idempotency records.
+// the admission rules of recipients (a projection of context-svc's rules) and idempotency records.
 //
 // Every fact that concurrent requests may record at once is its own insert-only document with a
 // natural _id: a message, a read receipt (one per message), a block (recipient:sender), an
@@ -32,6 +32,7 @@ const (
 	SenderBlocks  = "sender_blocks"
 	Unblocks      = "sender_unblocks"
 	ObjectHashes  = "object_hashes"
+	Admissions    = "admissions"
 	Idempotencies = "idempotency_keys"
 	// SignedNonces records the nonces of signed sends, so that a replayed signature is refused.
 	SignedNonces = "signed_nonces"
@@ -50,7 +51,7 @@ var Indexes = []mongox.Index{
 
 // Store is the repository.
 type Store struct {
-	threads, messages, reads, blocks, unblocks, hashes, idempotency, nonces *mongo.Collection
+	threads, messages, reads, blocks, unblocks, hashes, admissions, idempotency, nonces *mongo.Collection
 	// newThreads and newMessages insert the threads and messages of concurrent sends together.
 	newThreads, newMessages *mongox.Batcher
 	// remembered are the objects whose hash record this process has seen stored.
@@ -67,7 +68,7 @@ func New(db *mongo.Database) *Store {
 		threads: threads, messages: messages, reads: db.Collection(Reads),
 		newThreads: mongox.NewBatcher(threads, writeBatch, writeTimeout), newMessages: mongox.NewBatcher(messages, writeBatch, writeTimeout),
 		blocks: db.Collection(SenderBlocks), unblocks: db.Collection(Unblocks),
-		hashes: db.Collection(ObjectHashes), idempotency: db.Collection(Idempotencies),
+		hashes: db.Collection(ObjectHashes), admissions: db.Collection(Admissions), idempotency: db.Collection(Idempotencies),
 		nonces:     db.Collection(SignedNonces),
 		remembered: mustLRU[struct{}](100_000), participants: mustLRU[[]string](100_000),
 	}
