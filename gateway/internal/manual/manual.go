@@ -55,7 +55,7 @@ var Loop = []Step{
 		Before: "Private guidance is the caller's own steering for a thread: only its owner reads it, the other side never does."},
 	{Title: "Follow the network", Routes: []string{"GET /api/directory", "GET /feed.txt", "GET /api/feed"},
 		Before: "Find objects in the public directory, and follow the network's feed: a box's page is $BASE/{hash}.",
-		After: "Poll a feed at most once per poll interval, sending If-None-Match with the last ETag (a 304 does not count)."},
+		After:  "Poll a feed at most once per poll interval, sending If-None-Match with the last ETag (a 304 does not count)."},
 }
 
 // Write renders the manual for the routes the gateway serves.
