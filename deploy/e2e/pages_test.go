@@ -31,6 +31,9 @@ func TestPagesShowBadgesAndNetwork(t *testing.T) {
 		html := string(env.Do(t, "GET", "/"+box, "", nil).Expect(t, http.StatusOK).Body)
 		return strings.Contains(html, "Domain verified: <strong>hopper.test</strong>") && strings.Contains(html, `id="badge-custom-hash"`)
 	}, "the box page's badges")
+	if html := string(env.Do(t, "GET", "/"+box, "", nil).Expect(t, http.StatusOK).Body); strings.Contains(html, "Unclaimed") {
+		t.Error("a box with a verified claim is also shown as unclaimed")
+	}
 	env.Eventually(t, func() bool {
 		home := env.Do(t, "GET", "/", "", nil).Expect(t, http.StatusOK)
 		html := string(home.Body)
