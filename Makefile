@@ -13,10 +13,14 @@ test:
 	@failed=""; for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...) || failed="$$failed $$m"; done; \
 	if [ -n "$$failed" ]; then echo "FAILED modules:$$failed"; exit 1; fi
 
-## test-browser: the box page in a real headless Chromium (Debian: apt-get install -y chromium).
-## Without Chromium it skips, saying so, unless CI is set; CI installs Chromium and sets it.
+## test-browser: the home page and box pages in a real headless Chromium (Debian: apt-get install -y
+## chromium), at phone and desktop size: screenshots (SCREENSHOT_DIR) and axe-core's accessibility
+## check, axe-core installed pinned from npm into deploy/axe (needs npm). Without Chromium it skips,
+## saying so, unless CI is set; CI installs Chromium and sets it.
 test-browser:
-	cd deploy && go vet -tags browser ./e2e && go test $(GO_TEST_FLAGS) -tags browser -run 'InChromium' -v ./e2e
+	cd deploy/axe && npm ci --no-audit --no-fund --silent
+	cd deploy && go vet -tags browser ./e2e && AXE_CORE_JS=$(CURDIR)/deploy/axe/node_modules/axe-core/axe.min.js \
+		go test $(GO_TEST_FLAGS) -tags browser -run 'InChromium' -v ./e2e
 
 ## test-sse-js: an owner's event stream of the all-in-one followed by the npm eventsource package
 ## (pinned in deploy/ssejs; needs node >= 18 and npm)

@@ -146,7 +146,10 @@ func mustRender(t *testing.T, values map[string]any) *manifests {
 
 // decode splits a rendered release into its documents and decodes each one strictly into the
 // Kubernetes API type of its kind: an unknown field or an unknown kind is an error.
-func decode(manifest string) (*manifests, error) {
+func decode(manifest string) (*manifests, error) { return decodeIn(manifest, namespace) }
+
+// decodeIn decodes a release rendered into namespace ns.
+func decodeIn(manifest, ns string) (*manifests, error) {
 	docs := releaseutil.SplitManifests(manifest)
 	m := &manifests{}
 	for _, key := range slices.Sorted(maps.Keys(docs)) {
@@ -162,7 +165,7 @@ func decode(manifest string) (*manifests, error) {
 		if err := decodeStrict(doc, obj); err != nil {
 			return nil, fmt.Errorf("%s %s: %w\n%s", meta.Kind, source(doc), err, doc)
 		}
-		if err := validMeta(meta.Kind, obj); err != nil {
+		if err := validMeta(meta.Kind, obj, ns); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", meta.Kind, obj.GetName(), err)
 		}
 		add()
@@ -223,7 +226,7 @@ func into[T any, P interface {
 }
 
 // validMeta checks what the API server would refuse in an object's name, namespace and labels.
-func validMeta(kind string, obj metav1.Object) error {
+func validMeta(kind string, obj metav1.Object, ns string) error {
 	nameErrs := validation.IsDNS1123Subdomain(obj.GetName())
 	if kind == "Service" {
 		nameErrs = validation.IsDNS1035Label(obj.GetName())
@@ -231,8 +234,8 @@ func validMeta(kind string, obj metav1.Object) error {
 	if len(nameErrs) > 0 {
 		return fmt.Errorf("invalid name: %s", strings.Join(nameErrs, "; "))
 	}
-	if obj.GetNamespace() != namespace {
-		return fmt.Errorf("namespace %q, want the release namespace %q", obj.GetNamespace(), namespace)
+	if obj.GetNamespace() != ns {
+		return fmt.Errorf("namespace %q, want the release namespace %q", obj.GetNamespace(), ns)
 	}
 	for key, value := range obj.GetLabels() {
 		if errs := append(validation.IsQualifiedName(key), validation.IsValidLabelValue(value)...); len(errs) > 0 {

@@ -196,7 +196,7 @@ func TestBoxPageInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: load %s: %v", view.name, url, err)
 		}
-		if !strings.Contains(profile, "Ada Lovelace") || !strings.Contains(profile, "difference engines") {
+		if !strings.Contains(profile, "Analyst of engines") || !strings.Contains(profile, "difference engines") {
 			t.Errorf("%s: the profile section shows %q", view.name, profile)
 		}
 		if !strings.Contains(feed, "Update number 2") || !strings.Contains(feed, "Update number 0") {

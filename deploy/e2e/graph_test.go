@@ -144,8 +144,8 @@ func TestGraphOfAThread(t *testing.T) {
 	raw, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	llms := string(raw)
-	if !containsAll(llms, "6. Keep the memory of a relationship", env.URL+"/api/threads/{threadId}/graph",
-		"- POST /api/threads/{threadId}/decision (owner key or sub-key)") {
+	if !containsAll(llms, ". Graph and decisions", "GET "+env.URL+"/api/threads/{threadId}/graph",
+		"POST /api/threads/{threadId}/decision [owner, write, mailbox]") {
 		t.Errorf("/llms.txt does not describe the graph:\n%s", llms)
 	}
 }

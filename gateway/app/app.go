@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/svcdev/svc/gateway/internal/auth"
+	"github.com/svcdev/svc/gateway/internal/manual"
 	"github.com/svcdev/svc/gateway/internal/openapi"
 	"github.com/svcdev/svc/gateway/internal/proxy"
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
@@ -128,9 +129,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	doc := openapi.Build(served, cfg.BaseURL)
 	e.GET("/openapi.json", func(c *gin.Context) { c.JSON(http.StatusOK, doc) })
-	e.GET("/llms.txt", func(c *gin.Context) {
-		c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(LLMsTxt(cfg.BaseURL, served)))
-	})
+	llms := []byte(manual.Write(cfg.BaseURL, served, cfg.Limits))
+	e.GET("/llms.txt", func(c *gin.Context) { c.Data(http.StatusOK, "text/plain; charset=utf-8", llms) })
 	if err := mountMCP(e, cfg, served, authenticator, limiter, log); err != nil {
 		_ = rdb.Close()
 		return nil, err

@@ -51,6 +51,9 @@ type Mongo struct {
 type Kafka struct {
 	Brokers     []string `env:"KAFKA_BROKERS, required"`
 	TopicPrefix string   `env:"KAFKA_TOPIC_PREFIX"`
+	// TopicPartitions, when above 0, makes a service refuse to start unless every topic exists
+	// with at least that many partitions (a consumer group uses at most one replica per partition).
+	TopicPartitions int `env:"KAFKA_TOPIC_PARTITIONS, default=0"`
 }
 
 // Events tunes the outbox relay and the event consumers.

@@ -119,6 +119,11 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	if err != nil {
 		return nil, err
 	}
+	if cfg.TopicPartitions > 0 {
+		if err = events.CheckTopics(ctx, cfg.Brokers, events.Topics(cfg.TopicPrefix), cfg.TopicPartitions); err != nil {
+			return nil, err
+		}
+	}
 	b.Producer = events.NewProducer(cfg.Brokers, cfg.TopicPrefix)
 	b.Outbox = events.NewOutbox(b.DB, b.Producer, log, events.OutboxOptions{
 		SweepInterval: cfg.OutboxSweepInterval, RecoverAfter: cfg.OutboxRecoverAfter, DiscardAfter: cfg.OutboxDiscardAfter,

@@ -43,6 +43,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.GET("/api/stats", httpx.Handle(h.stats))
 	api.GET("/api/objects/:hash/events", httpx.Handle(h.objectEvents))
 	api.GET("/api/feed/stream", httpx.Handle(h.feedStream))
+	api.GET("/", httpx.Handle(h.homePage))
 	api.GET("/:box", httpx.Handle(h.boxPage))
 }
 

@@ -88,10 +88,8 @@ func (n *Network) project(ctx context.Context, ev events.Event) error {
 		return n.contextUpdated(ctx, ev, at)
 	case events.MessageCreated:
 		return n.activity(ctx, ev, at, store.CountMessages, store.ListMessages)
-	case events.ClaimVerified:
-		return n.activity(ctx, ev, at, store.CountVerifiedClaims, store.ListClaimsVerified)
-	case events.ClaimLapsed:
-		return n.counted(ctx, ev, store.ListClaimsLapsed)
+	case events.ClaimVerified, events.ClaimLapsed:
+		return n.claim(ctx, ev, at)
 	case events.FeedItemPublished:
 		var d contract.FeedItemPublishedData
 		if ev.Decode(&d) != nil {
@@ -100,6 +98,27 @@ func (n *Network) project(ctx context.Context, ev events.Event) error {
 		return n.item(ctx, ev, d, at)
 	}
 	return nil
+}
+
+// claim keeps the box page's badges (the object's verified claims) and counts the event.
+func (n *Network) claim(ctx context.Context, ev events.Event, at time.Time) error {
+	var d contract.ClaimVerifiedData
+	if ev.Decode(&d) != nil {
+		return nil
+	}
+	verified := ev.Type == events.ClaimVerified
+	verifiedAt, err := time.Parse(time.RFC3339Nano, d.VerifiedAt)
+	if err != nil {
+		verifiedAt = at
+	}
+	c := store.Claim{ID: d.ClaimID, ProofType: d.ProofType, Target: d.ClaimedTarget, VerifiedAt: verifiedAt}
+	if err := n.Store.SetClaim(ctx, ev.ObjectID, c, verified); err != nil {
+		return err
+	}
+	if verified {
+		return n.activity(ctx, ev, at, store.CountVerifiedClaims, store.ListClaimsVerified)
+	}
+	return n.counted(ctx, ev, store.ListClaimsLapsed)
 }
 
 // object returns the object an event is about; ErrUnknownObject until its creation is projected.

@@ -1,6 +1,6 @@
 // Package store is feed-svc's MongoDB repository: feeds, their items and hidden marks, the
 // page-shaped lists every read pages through, and the projections of other services' data that
-// publishing and the lists need (objects, profile titles, sender blocks), one file each.
+// publishing, the lists and the box page need (objects, profile titles, sender blocks, verified claims), one file each.
 //
 // Every read here is a point read by _id (FerretDB pushes down nothing else): a list is a
 // mongox.Log, whose pages are point reads, and a page looks up only the objects it names. Facts are
@@ -26,6 +26,7 @@ const (
 	Titles  = "network_titles"
 	Latest  = "network_latest"
 	Blocks  = "sender_blocks"
+	Claims  = "network_claims"
 )
 
 // Indexes create every collection at start-up (FerretDB needs that). Every query is by _id, so
@@ -40,6 +41,7 @@ var Indexes = []mongox.Index{
 	{Collection: Titles, Keys: bson.D{{Key: "version", Value: 1}}},
 	{Collection: Latest, Keys: bson.D{{Key: "seq", Value: 1}}},
 	{Collection: Blocks, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Claims, Keys: bson.D{{Key: "claims.verified_at", Value: 1}}},
 }
 
 // Store is the repository.

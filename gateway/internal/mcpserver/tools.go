@@ -129,6 +129,7 @@ var NoTool = map[string]string{
 	"GET /api/stats":                                                    "network counters for dashboards",
 	"GET /api/objects/{hash}/analytics":                                 "daily counts for dashboards",
 	"GET /{box}":                                                        "the box page is HTML for browsers",
+	"GET /":                                                             "the home page is HTML for browsers",
 	"POST /api/objects/{hash}/webhooks/{subscription_id}/rotate-secret": "secret rotation is done by the owner together with the receiver",
 	"POST /api/objects/{hash}/webhooks/{subscription_id}/deliveries/{delivery_id}/replay": "replaying deliveries is an operator's chore",
 	"POST /api/objects/{hash}/context-subscriptions":                                      "create_webhook covers outbound events of one's own object",

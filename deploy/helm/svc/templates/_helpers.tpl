@@ -122,4 +122,9 @@ SIGNING_KEYS_SECRET: [identity-svc]
 {{- fail (printf "services.%s: autoscaling needs resources.requests.cpu" $name) -}}
 {{- end -}}
 {{- end -}}
+{{- $hooks := index .Values.services "webhook-svc" -}}
+{{- $partitions := int .Values.config.kafkaTopicPartitions -}}
+{{- if and $hooks.enabled $hooks.autoscaling.enabled (gt $partitions 0) (gt (int $hooks.autoscaling.maxReplicas) $partitions) -}}
+{{- fail (printf "services.webhook-svc.autoscaling.maxReplicas (%v) is above config.kafkaTopicPartitions (%v): a consumer group uses one replica per partition, the others sit idle; add partitions first (docs/operations.md, Kafka topics)" $hooks.autoscaling.maxReplicas $partitions) -}}
+{{- end -}}
 {{- end -}}
