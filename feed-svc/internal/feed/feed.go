@@ -67,6 +67,7 @@ type FeedStore interface {
 	Object(ctx context.Context, objectID string) (*store.Object, error)
 	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
 	TakeSlot(ctx context.Context, list string, limit int) (bool, error)
+	VerifiedClaims(ctx context.Context, objectID string) ([]store.Claim, error)
 }
 
 // Feeds runs the use cases. Blocks, authors' names, hashes and visibility come from feed-svc's
