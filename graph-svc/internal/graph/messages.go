@@ -66,6 +66,9 @@ func (s *Service) projectMessage(ctx context.Context, m contract.MessageCreatedD
 	if _, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n, MsgSeq: seq}); err != nil {
 		return err
 	}
+	if err := s.indexNode(ctx, n, []string{m.FromObjectID, m.ToObjectID}); err != nil {
+		return err
+	}
 	_, err = s.Store.AddNodes(ctx, []store.Node{*n})
 	return err
 }

@@ -19,6 +19,11 @@ type Node struct {
 	AuthorID   string   `bson:"author_id"`
 	AuthorHash string   `bson:"author_hash"`
 	Confidence *float64 `bson:"confidence,omitempty"`
+	// ValidFrom and ValidUntil are a decision's world time: when what it says holds, as its
+	// author says (either end may be open). Its system time is CreatedAt and the validity fact
+	// a later decision gives it.
+	ValidFrom  *time.Time `bson:"valid_from,omitempty"`
+	ValidUntil *time.Time `bson:"valid_until,omitempty"`
 	// Supersedes lists the nodes a decision supersedes (its supersedes edges and validity facts
 	// follow its insert).
 	Supersedes []string `bson:"supersedes,omitempty"`
