@@ -14,14 +14,14 @@ import (
 )
 
 // searchMemory answers GET /api/objects/{hash}/memory/search: the owner key, or a sub-key with
-// the read scope, searches the memory of the object it belongs to.
+// the read and mailbox scopes, searches the memory of the object it belongs to.
 func (h *Handler) searchMemory(c *gin.Context) error {
-	p, t, err := authn.Owner(c)
+	_, t, err := authn.Owner(c)
 	if err != nil {
 		return err
 	}
-	if !p.HasScope(authn.ScopeRead) {
-		return httpx.Forbidden(httpx.CodeInsufficientScope, "this key lacks the read scope")
+	if _, err := caller(c); err != nil { // the read and mailbox scopes, as every graph read
+		return err
 	}
 	q := graph.MemoryQuery{Q: c.Query("q"), PeerHash: c.Query("peer")}
 	if raw := c.Query("types"); raw != "" {
