@@ -166,3 +166,28 @@ func (s *Store) HasPresence(ctx context.Context, id string) (bool, error) {
 	}
 	return true, nil
 }
+
+// LoadMemory writes entries at positions first, first+1, … of an object's index with the given
+// presence marks, in unordered inserts of up to a thousand documents (marks already there are
+// left), and moves the head hint past them. It fills an index in bulk (a benchmark's thousands
+// of nodes), where the writes of one node at a time would take most of an hour.
+func (s *Store) LoadMemory(ctx context.Context, objectID string, first int64, entries []MemoryEntry, marks []string) error {
+	docs := make([]any, 0, len(entries)+len(marks))
+	for i, e := range entries {
+		docs = append(docs, memoryEntryDoc{ID: memoryEntryID(objectID, first+int64(i)), MemoryEntry: e})
+	}
+	for _, id := range marks {
+		docs = append(docs, memoryMark{ID: id})
+	}
+	for len(docs) > 0 {
+		n := min(len(docs), 1000)
+		if _, err := mongox.InsertNew(ctx, s.c(MemoryIndex), docs[:n]); err != nil {
+			return fmt.Errorf("store memory load: %w", err)
+		}
+		docs = docs[n:]
+	}
+	if len(entries) > 0 {
+		s.AdvanceMemoryHead(ctx, objectID, first+int64(len(entries))-1)
+	}
+	return nil
+}

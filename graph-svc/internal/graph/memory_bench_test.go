@@ -1,0 +1,153 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/graph-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+// BenchmarkMemorySearch prints the p50 of a memory search with ten hits when alice's index holds
+// 1,000 and 100,000 nodes, on the embedded store (SQLite), or on FerretDB-postgresql when
+// FERRETDB_POSTGRESQL_URL is set. Run with -run X -bench MemorySearch.
+//
+//   - spread: the ten hits are decisions recorded through the service, spread evenly over the
+//     index, and no other node holds the term: the walk goes down to ten blocks in ten different
+//     places, and must walk every block that holds the term to know there is no eleventh.
+//     This is the adversarial case: each hit costs store.BlockSize point reads per level
+//     between the top and the level at which the hits part, which grows with log(size/10).
+//   - clustered: ten filler nodes in the middle of the index, 4 positions apart, hold the term
+//     (one conversation about one topic): the walk goes down once.
+//   - common: a term every filler node holds, limit 10: the newest blocks answer.
+//
+// The filler nodes are written with store.LoadMemory (the index's own documents, in bulk):
+// recording 100,000 nodes one at a time would take the benchmark most of an hour and measure
+// the writes, not the search.
+func BenchmarkMemorySearch(b *testing.B) {
+	for _, size := range []int{1000, 100000} {
+		s, reads := memoryBenchService(b, size)
+		for _, q := range []struct {
+			name string
+			q    graph.MemoryQuery
+		}{
+			{"spread", graph.MemoryQuery{Q: "zeppelin", Limit: 10}},
+			{"clustered", graph.MemoryQuery{Q: "kestrel", Limit: 10}},
+			{"common", graph.MemoryQuery{Q: "status report", Limit: 10}},
+		} {
+			b.Run(fmt.Sprintf("%s/%d", q.name, size), func(b *testing.B) {
+				ctx := context.Background()
+				var took []time.Duration
+				reads.Store(0)
+				for b.Loop() {
+					start := time.Now()
+					r, err := s.SearchMemory(ctx, alice, q.q)
+					took = append(took, time.Since(start))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(r.Hits) != 10 {
+						b.Fatalf("%d hits, want 10", len(r.Hits))
+					}
+				}
+				slices.Sort(took)
+				p50 := took[len(took)/2]
+				b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+				perSearch := float64(reads.Load()) / float64(len(took))
+				b.ReportMetric(perSearch, "reads/search")
+				fmt.Printf("memory search %-9s %q, %6d indexed nodes, 10 hits: p50 %s, %.0f point reads a search (%d searches)\n",
+					q.name, q.q.Q, size, p50.Round(time.Microsecond), perSearch, len(took))
+			})
+		}
+	}
+}
+
+// memoryBenchService returns a service whose index of alice holds size nodes: size-10 filler
+// nodes and ten decisions, at positions size/10, 2·size/10, …, size.
+func memoryBenchService(b *testing.B, size int) (*graph.Service, *atomic.Int64) {
+	b.Helper()
+	env := testkit.Backends(b)
+	var reads atomic.Int64
+	client, err := mongo.Connect(options.Client().ApplyURI(env.MongoURI).SetMonitor(&event.CommandMonitor{
+		Started: func(_ context.Context, e *event.CommandStartedEvent) {
+			if e.CommandName == "find" {
+				reads.Add(1)
+			}
+		},
+	}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	db := client.Database(env.Name + "_" + strconv.Itoa(size))
+	b.Cleanup(func() { _ = db.Drop(context.Background()) })
+	if err := mongox.EnsureIndexes(context.Background(), db, append(store.Indexes, events.OutboxIndexes...)); err != nil {
+		b.Fatal(err)
+	}
+	lim, err := outbound.NewLimiter(outbound.LimiterOptions{Max: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
+		Store: store.New(db), Mailbox: mailbox{}, Outbox: &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(b), events.OutboxOptions{})},
+		Limiter: lim, Log: testkit.Logger(b)}
+	ctx := context.Background()
+	marked := map[string]bool{}
+	var seq int64
+	base := clock.Now().Add(-time.Duration(size) * time.Second)
+	fill := func(n int) {
+		entries := make([]store.MemoryEntry, 0, n)
+		var marks []string
+		for range n {
+			seq++
+			stems := []string{"w" + strconv.FormatInt(seq%500, 10), "v" + strconv.FormatInt(seq%301, 10), "status"}
+			if c := seq - int64(size/2+8); c >= 0 && c < 40 && c%4 == 0 {
+				stems = append(stems, "kestrel")
+			}
+			entries = append(entries, store.MemoryEntry{NodeID: "nod_fill" + strconv.FormatInt(seq, 10), ThreadID: "thr_ab",
+				Type: "evidence", PeerID: "obj_b", AuthorID: "obj_b", CreatedAt: base.Add(time.Duration(seq) * time.Second),
+				Excerpt: "status " + stems[0] + " " + stems[1], Len: len(stems), Stems: stems, Counts: []int{1, 1, 1, 1}[:len(stems)]})
+			for _, st := range stems {
+				for level := 1; level <= store.MemoryLevels; level++ {
+					if id := store.PresenceID("obj_a", level, seq>>(store.BlockBits*level), st); !marked[id] {
+						marked[id] = true
+						marks = append(marks, id)
+					}
+				}
+			}
+		}
+		if err := s.Store.LoadMemory(ctx, "obj_a", seq-int64(n)+1, entries, marks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 10 {
+		fill(size/10 - 1)
+		// A process of its own for each decision, so that it reads the head hint past the
+		// filler instead of the position it remembers.
+		fresh := &graph.Service{Limits: s.Limits, Schedule: s.Schedule, Store: s.Store, Mailbox: s.Mailbox, Outbox: s.Outbox,
+			Limiter: s.Limiter, Log: s.Log}
+		if _, err := fresh.Decide(ctx, "req", alice, "thr_ab", graph.DecisionDraft{Title: fmt.Sprintf("Zeppelin %d", i),
+			Body: "The zeppelin flies then."}); err != nil {
+			b.Fatal(err)
+		}
+		seq++
+	}
+	if head, err := s.Store.MemoryHead(ctx, "obj_a"); err != nil || head != int64(size) {
+		b.Fatalf("alice's index holds %d nodes (%v), want %d", head, err, size)
+	}
+	return s, &reads
+}
