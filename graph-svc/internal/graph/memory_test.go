@@ -101,8 +101,8 @@ func TestMemorySearchSupersessionAndPrivacy(t *testing.T) {
 
 // TestMemorySearchFindsAnOldRareTerm: with several hundred messages indexed (past a level-2
 // block of the presence marks), a word said once in an early message is found, a word said in
-// every message finds the newest ones first, and a page deeper in the ranking comes through
-// the offset.
+// every message finds the newest ones first, a page deeper in the ranking comes through the
+// offset, and a restarted process reads and extends the index from the store.
 func TestMemorySearchFindsAnOldRareTerm(t *testing.T) {
 	t.Parallel()
 	s, _ := newService(t)
@@ -143,6 +143,21 @@ func TestMemorySearchFindsAnOldRareTerm(t *testing.T) {
 	}
 	if len(next.Hits) != 5 || slices.Contains(nodeIDs(r.Hits), next.Hits[0].NodeID) {
 		t.Fatalf("second page = %v after %v", nodeIDs(next.Hits), nodeIDs(r.Hits))
+	}
+	// After a restart (a process that remembers nothing) the index is read and written from the
+	// store: a new message lands after the others and both are found.
+	restarted := &graph.Service{Limits: s.Limits, Schedule: s.Schedule, Store: s.Store, Mailbox: s.Mailbox, Outbox: s.Outbox,
+		Limiter: s.Limiter, Log: s.Log}
+	if err := restarted.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: "msg_late", ThreadID: "thr_ab",
+		FromObjectID: "obj_b", ToObjectID: "obj_a", FromHash: "svc_b", Body: "one more zeppelin", CreatedAt: clock.Format(clock.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = restarted.SearchMemory(ctx, alice, graph.MemoryQuery{Q: "zeppelin", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nodeIDs(r.Hits); len(got) != 2 || !slices.Contains(got, graph.MessageNodeID("msg_late")) || !slices.Contains(got, graph.MessageNodeID("msg_007")) {
+		t.Fatalf("zeppelin search after a restart = %v, want msg_007's and msg_late's nodes", got)
 	}
 	for _, q := range []graph.MemoryQuery{{Q: " ", Limit: 10}, {Q: "ship", Limit: 51}, {Q: "ship", Limit: 10, Types: []string{"memo"}},
 		{Q: strings.Repeat("x", 257), Limit: 10}} {
