@@ -29,8 +29,9 @@ const (
 	// query term, newest first: a search reads at most MaxQueryTerms × MaxBlocksPerTerm ×
 	// store.BlockSize entries, whatever the index holds.
 	MaxBlocksPerTerm = 32
-	// memoryReaders bounds the point reads one search sends at once.
-	memoryReaders = 8
+	// memoryReaders bounds the point reads one search sends at once: a block's children or
+	// entries in one round.
+	memoryReaders = 16
 	// bm25K1 and bm25B are BM25's usual parameters.
 	bm25K1, bm25B = 1.2, 0.75
 )
@@ -349,14 +350,24 @@ func keep(e *store.MemoryEntry, q MemoryQuery, hashOf func(string) (string, erro
 	return true, nil
 }
 
-// page reads the validity fact of the ranked candidates, best first, until the page is full.
+// page reads the validity facts of the ranked candidates, best first and memoryReaders at once,
+// until the page is full.
 func (s *Service) page(ctx context.Context, res *MemoryResult, ranked []candidate, q MemoryQuery, hashOf func(string) (string, error)) (*MemoryResult, error) {
 	kept := 0
-	for _, cd := range ranked {
-		inv, err := s.Store.Invalidation(ctx, cd.e.NodeID)
-		if err != nil {
-			return nil, err
+	var invs map[string]*store.Invalidation
+	for i, cd := range ranked {
+		if i%memoryReaders == 0 {
+			next := ranked[i:min(len(ranked), i+memoryReaders)]
+			ns := make([]*store.Node, len(next))
+			for j, c := range next {
+				ns[j] = &store.Node{ID: c.e.NodeID}
+			}
+			var err error
+			if invs, err = s.invalidations(ctx, ns); err != nil {
+				return nil, err
+			}
 		}
+		inv := invs[cd.e.NodeID]
 		if inv != nil && q.AsOf != nil && inv.InvalidAt.After(*q.AsOf) {
 			inv = nil // superseded after the time asked about: current then
 		}
