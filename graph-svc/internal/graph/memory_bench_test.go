@@ -10,16 +10,10 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/event"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/graph-svc/internal/graph"
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/mongox"
-	"github.com/svcdev/svc/pkg/outbound"
-	"github.com/svcdev/svc/pkg/testkit"
 )
 
 // BenchmarkMemorySearch prints the p50 of a memory search with ten hits when alice's index holds
@@ -96,31 +90,12 @@ func BenchmarkMemorySearch(b *testing.B) {
 // nodes and ten decisions, at positions size/10, 2·size/10, …, size.
 func memoryBenchService(b *testing.B, size int) (*graph.Service, *atomic.Int64) {
 	b.Helper()
-	env := testkit.Backends(b)
 	var reads atomic.Int64
-	client, err := mongo.Connect(options.Client().ApplyURI(env.MongoURI).SetMonitor(&event.CommandMonitor{
-		Started: func(_ context.Context, e *event.CommandStartedEvent) {
-			if e.CommandName == "find" {
-				reads.Add(1)
-			}
-		},
-	}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	db := client.Database(env.Name + "_" + strconv.Itoa(size))
-	b.Cleanup(func() { _ = db.Drop(context.Background()) })
-	if err := mongox.EnsureIndexes(context.Background(), db, append(store.Indexes, events.OutboxIndexes...)); err != nil {
-		b.Fatal(err)
-	}
-	lim, err := outbound.NewLimiter(outbound.LimiterOptions{Max: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
-		Store: store.New(db), Mailbox: mailbox{}, Outbox: &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(b), events.OutboxOptions{})},
-		Limiter: lim, Log: testkit.Logger(b)}
+	s := monitoredService(b, strconv.Itoa(size), func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName == "find" {
+			reads.Add(1)
+		}
+	})
 	ctx := context.Background()
 	marked := map[string]bool{}
 	var seq int64
@@ -154,9 +129,7 @@ func memoryBenchService(b *testing.B, size int) (*graph.Service, *atomic.Int64) 
 		fill(size/10 - 1)
 		// A process of its own for each decision, so that it reads the head hint past the
 		// filler instead of the position it remembers.
-		fresh := &graph.Service{Limits: s.Limits, Schedule: s.Schedule, Store: s.Store, Mailbox: s.Mailbox, Outbox: s.Outbox,
-			Limiter: s.Limiter, Log: s.Log}
-		if _, err := fresh.Decide(ctx, "req", alice, "thr_ab", graph.DecisionDraft{Title: fmt.Sprintf("Zeppelin %d", i),
+		if _, err := restarted(s).Decide(ctx, "req", alice, "thr_ab", graph.DecisionDraft{Title: fmt.Sprintf("Zeppelin %d", i),
 			Body: "The zeppelin flies then."}); err != nil {
 			b.Fatal(err)
 		}

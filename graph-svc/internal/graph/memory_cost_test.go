@@ -6,19 +6,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/event"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/graph-svc/internal/graph"
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/mongox"
-	"github.com/svcdev/svc/pkg/outbound"
-	"github.com/svcdev/svc/pkg/testkit"
 )
 
 // commandLog counts the store commands a client sends, by collection.
@@ -59,26 +53,9 @@ func (l *commandLog) total(c map[string]int) int {
 // object's position (a restart, here a new service).
 func TestMemoryIndexCostIsConstant(t *testing.T) {
 	t.Parallel()
-	env := testkit.Backends(t)
 	cmds := &commandLog{counts: map[string]int{}}
-	client, err := mongo.Connect(options.Client().ApplyURI(env.MongoURI).SetMonitor(&event.CommandMonitor{Started: cmds.started}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	db := client.Database(env.Name + "_memcost")
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
-	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
-		t.Fatal(err)
-	}
-	lim, err := outbound.NewLimiter(outbound.LimiterOptions{Max: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	newSvc := func() *graph.Service {
-		return &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
-			Store: store.New(db), Mailbox: mailbox{}, Limiter: lim, Log: testkit.Logger(t)}
-	}
+	warm := monitoredService(t, "memcost", cmds.started)
+	newSvc := func() *graph.Service { return restarted(warm) }
 	ctx := context.Background()
 	var words strings.Builder
 	for i := 0; words.Len() < 64<<10-16; i++ {
@@ -96,7 +73,6 @@ func TestMemoryIndexCostIsConstant(t *testing.T) {
 		}
 		return cmds.take()
 	}
-	warm := newSvc()
 	project(warm, "hello there") // the thread and the hashes are recorded once
 	project(warm, "hello again")
 	short, large := project(warm, "ship on friday"), project(warm, long)

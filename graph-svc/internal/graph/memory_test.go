@@ -146,13 +146,12 @@ func TestMemorySearchFindsAnOldRareTerm(t *testing.T) {
 	}
 	// After a restart (a process that remembers nothing) the index is read and written from the
 	// store: a new message lands after the others and both are found.
-	restarted := &graph.Service{Limits: s.Limits, Schedule: s.Schedule, Store: s.Store, Mailbox: s.Mailbox, Outbox: s.Outbox,
-		Limiter: s.Limiter, Log: s.Log}
-	if err := restarted.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: "msg_late", ThreadID: "thr_ab",
+	again := restarted(s)
+	if err := again.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: "msg_late", ThreadID: "thr_ab",
 		FromObjectID: "obj_b", ToObjectID: "obj_a", FromHash: "svc_b", Body: "one more zeppelin", CreatedAt: clock.Format(clock.Now())}}); err != nil {
 		t.Fatal(err)
 	}
-	r, err = restarted.SearchMemory(ctx, alice, graph.MemoryQuery{Q: "zeppelin", Limit: 10})
+	r, err = again.SearchMemory(ctx, alice, graph.MemoryQuery{Q: "zeppelin", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
