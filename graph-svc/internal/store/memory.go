@@ -93,11 +93,10 @@ func PresenceID(objectID string, level int, block int64, stem string) string {
 // MemoryHead is the newest position of an object's index (0: empty): the hint, then point reads
 // forward to the first free position.
 func (s *Store) MemoryHead(ctx context.Context, objectID string) (int64, error) {
-	var h memoryHead
-	if err := mongox.FindOne(ctx, s.c(MemoryIndex), mongox.ByID(memoryHeadID(objectID)), &h); err != nil && !errors.Is(err, mongox.ErrNotFound) {
-		return 0, fmt.Errorf("store memory head: %w", err)
+	n, err := s.MemoryHint(ctx, objectID)
+	if err != nil {
+		return 0, err
 	}
-	n := h.Seq
 	for {
 		var m memoryMark
 		err := mongox.FindOne(ctx, s.c(MemoryIndex), mongox.ByID(memoryEntryID(objectID, n+1)), &m,
