@@ -27,8 +27,9 @@ const (
 	MaxMemoryHits = 50
 	// MaxBlocksPerTerm bounds the level-1 blocks (of store.BlockSize entries) a search reads per
 	// query term, newest first: a search reads at most MaxQueryTerms × MaxBlocksPerTerm ×
-	// store.BlockSize entries, whatever the index holds.
-	MaxBlocksPerTerm = 32
+	// store.BlockSize entries (4,096), whatever the index holds: the memory a search holds is
+	// bounded too.
+	MaxBlocksPerTerm = 16
 	// memoryReaders bounds the point reads one search sends at once: a block's children or
 	// entries in one round.
 	memoryReaders = 16
