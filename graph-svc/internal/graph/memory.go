@@ -150,6 +150,83 @@ func (s *Service) indexNode(ctx context.Context, n *store.Node, participants []s
 	return nil
 }
 
+// indexNodes indexes a batch of nodes, each for its participants: per object one insert of all
+// its entries (at consecutive positions) and their marks, and one move of the head hint, so that
+// a projected batch costs its objects, not its nodes. Entries whose position another writer
+// took meanwhile are appended one at a time.
+func (s *Service) indexNodes(ctx context.Context, nodes []*store.Node, participants [][]string) error {
+	type pending struct {
+		entries []store.MemoryEntry
+		indexed [][]string
+	}
+	byObject := map[string]*pending{}
+	var order []string
+	for i, n := range nodes {
+		e, indexed := memoryEntry(n)
+		for j, obj := range participants[i] {
+			if slices.Contains(participants[i][:j], obj) || !visibleTo(n, obj) {
+				continue
+			}
+			p := byObject[obj]
+			if p == nil {
+				p = &pending{}
+				byObject[obj] = p
+				order = append(order, obj)
+			}
+			e.PeerID = peerOf(participants[i], obj)
+			p.entries, p.indexed = append(p.entries, e), append(p.indexed, indexed)
+		}
+	}
+	for _, obj := range order {
+		if err := s.indexBatchFor(ctx, obj, byObject[obj].entries, byObject[obj].indexed); err != nil {
+			return fmt.Errorf("index nodes: %w", err)
+		}
+	}
+	return nil
+}
+
+// indexBatchFor appends entries to one object's index in one insert.
+func (s *Service) indexBatchFor(ctx context.Context, objectID string, entries []store.MemoryEntry, indexed [][]string) error {
+	if len(entries) == 1 {
+		return s.indexFor(ctx, objectID, entries[0], indexed[0])
+	}
+	s.memory.init()
+	last, ok := s.memory.heads.Get(objectID)
+	if !ok {
+		var err error
+		if last, err = s.Store.MemoryHint(ctx, objectID); err != nil {
+			return err
+		}
+	}
+	var marks []string
+	for i := range entries {
+		marks = append(marks, s.newMarks(objectID, last+1+int64(i), indexed[i])...)
+	}
+	got, err := s.Store.InsertMemoryEntries(ctx, objectID, last+1, entries, marks)
+	if err != nil {
+		return err
+	}
+	for _, m := range marks {
+		s.memory.marks.Add(m, struct{}{})
+	}
+	top := last
+	for i, ok := range got {
+		if ok {
+			top = max(top, last+1+int64(i))
+		}
+	}
+	s.memory.heads.Add(objectID, top)
+	s.Store.AdvanceMemoryHead(ctx, objectID, top)
+	for i, ok := range got {
+		if !ok {
+			if err := s.indexFor(ctx, objectID, entries[i], indexed[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // indexInThread indexes a node for the participants of its thread, read by id (one point read).
 // A thread graph-svc has no record of (none is written through the routes, which read the
 // thread first) leaves the node to its author's index.

@@ -125,16 +125,29 @@ func (s *Store) MemoryHint(ctx context.Context, objectID string) (int64, error) 
 // (false: another writer holds it, and the caller tries the next one). A mark already there is
 // left as it is, so marks may be sent again at no harm.
 func (s *Store) InsertMemoryEntry(ctx context.Context, objectID string, seq int64, e MemoryEntry, marks []string) (bool, error) {
-	docs := make([]any, 0, 1+len(marks))
-	docs = append(docs, memoryEntryDoc{ID: memoryEntryID(objectID, seq), MemoryEntry: e})
+	got, err := s.InsertMemoryEntries(ctx, objectID, seq, []MemoryEntry{e}, marks)
+	if err != nil {
+		return false, err
+	}
+	return got[0], nil
+}
+
+// InsertMemoryEntries inserts entries at positions first, first+1, … of an object's index with
+// the presence marks given, in one unordered insert, and reports which entries got their
+// position (the others are held by another writer).
+func (s *Store) InsertMemoryEntries(ctx context.Context, objectID string, first int64, entries []MemoryEntry, marks []string) ([]bool, error) {
+	docs := make([]any, 0, len(entries)+len(marks))
+	for i, e := range entries {
+		docs = append(docs, memoryEntryDoc{ID: memoryEntryID(objectID, first+int64(i)), MemoryEntry: e})
+	}
 	for _, id := range marks {
 		docs = append(docs, memoryMark{ID: id})
 	}
 	in, err := mongox.InsertNew(ctx, s.c(MemoryIndex), docs)
 	if err != nil {
-		return false, fmt.Errorf("store memory entry: %w", err)
+		return nil, fmt.Errorf("store memory entries: %w", err)
 	}
-	return in[0], nil
+	return in[:len(entries)], nil
 }
 
 // AdvanceMemoryHead moves the head hint to seq. A failure only leaves the hint behind, which
