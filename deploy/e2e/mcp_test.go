@@ -384,3 +384,28 @@ func TestMCPIsDiscoverable(t *testing.T) {
 		t.Errorf("GET /mcp = %d %s, want 405 from the stateless transport", get.Status, get.Body)
 	}
 }
+
+// TestMCPSearchMemory: search_memory answers what the REST search answers, through the same
+// route: a decision recorded in a thread is found by a word of it, with the thread and peer.
+func TestMCPSearchMemory(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	ada, adaKey := env.CreateObject(t, nil)
+	bob, _ := env.CreateObject(t, nil)
+	s := mcpSession(t, env, adaKey)
+	threadID := Str(t, toolOK(t, s, "send_message", map[string]any{"to_hash": bob, "kind": "note", "body": "about the launch"}), "thread_id")
+	toolOK(t, s, "record_decision", map[string]any{"thread_id": threadID, "title": "Ship on Monday", "body": "We ship the release on Monday."})
+	var hits []any
+	env.Eventually(t, func() bool {
+		hits, _ = toolOK(t, s, "search_memory", map[string]any{"q": "shipping", "peer": bob})["hits"].([]any)
+		return len(hits) > 0
+	}, "a hit for the decision")
+	hit := hits[0].(map[string]any)
+	if hit["thread_id"] != threadID || hit["peer_hash"] != bob || hit["type"] != "decision" {
+		t.Fatalf("search_memory hit %v, want the decision in thread %s with %s", hit, threadID, bob)
+	}
+	rest := env.Do(t, "GET", "/api/objects/"+ada+"/memory/search?q=shipping&peer="+bob, adaKey, nil).Expect(t, 200).JSON(t)
+	if len(rest["hits"].([]any)) != len(hits) {
+		t.Fatalf("REST found %v, MCP %v", rest["hits"], hits)
+	}
+}

@@ -40,6 +40,20 @@ var Graph = []Route{
 		Response: "IngestOverview",
 		Query: append([]Param{{Name: "include_graph", Schema: Enum("0", "1", "true", "false"),
 			Description: "1 adds previews of the caller's newest thread graphs"}}, Paging...)},
+	{Method: "GET", Path: "/api/objects/{hash}/memory/search", Service: "graph-svc", Auth: Owner, Mailbox: true,
+		Summary: "Search the object's relationship memory: the nodes of every thread it takes part in, ranked by BM25 over stemmed terms (never the other side's owner_only nodes, never guidance)",
+		Tag:     "graph", Response: "MemorySearch", Query: []Param{
+			{Name: "q", Schema: Schema{"type": "string", "minLength": 1, "maxLength": 256}, Description: "the words to search for (required; up to 8 distinct stemmed terms)"},
+			{Name: "types", Schema: Str(), Description: "comma-separated node types to keep"},
+			{Name: "peer", Schema: Str(), Description: "the hash of the other participant whose threads to keep"},
+			{Name: "since", Schema: DateTime(), Description: "system time: nodes created at or after"},
+			{Name: "until", Schema: DateTime(), Description: "system time: nodes created before"},
+			{Name: "as_of", Schema: DateTime(), Description: "system time: memory as it stood then (nodes created by then, superseded only if they were by then)"},
+			{Name: "valid_at", Schema: DateTime(), Description: "world time: nodes whose valid_from..valid_until holds then (open ends hold)"},
+			{Name: "include_superseded", Schema: Enum("true", "false", "1", "0"), Description: "true keeps superseded nodes (with superseded_by)"},
+			{Name: "limit", Schema: Schema{"type": "integer", "minimum": 1, "maximum": 50}, Description: "hits per page (default 10)"},
+			{Name: "cursor", Schema: Str(), Description: "next_cursor of the previous page of the same search"},
+		}},
 }
 
 var (
@@ -77,6 +91,18 @@ var GraphSchemas = map[string]Schema{
 		"invalid_at": Nullable(DateTime()), "invalidated_by": Nullable(Str()),
 	}, "id", "thread_id", "type", "title", "body", "visibility", "author_hash", "confidence", "supersedes_node_ids",
 		"valid_from", "valid_until", "message_id", "source_id", "created_at", "invalid_at", "invalidated_by"),
+	"MemorySearch": Obj(map[string]Schema{
+		"q": Str(), "terms": Arr(Str()), "next_cursor": Nullable(Str()),
+		"hits": Arr(Obj(map[string]Schema{
+			"node_id": Str(), "thread_id": Str(), "peer_hash": Nullable(Str()), "author_hash": Str(), "type": nodeType,
+			"title": Nullable(Str()), "excerpt": Schema{"type": "string", "maxLength": 280, "description": "the start of the node's body"},
+			"created_at": DateTime(), "valid_from": Nullable(DateTime()), "valid_until": Nullable(DateTime()),
+			"superseded_at": Nullable(DateTime()), "superseded_by": Nullable(Str()),
+			"provenance": Obj(map[string]Schema{"message_id": Nullable(Str()), "source_id": Nullable(Str())}, "message_id", "source_id"),
+			"score":      Schema{"type": "number"},
+		}, "node_id", "thread_id", "peer_hash", "author_hash", "type", "title", "excerpt", "created_at", "valid_from", "valid_until",
+			"superseded_at", "superseded_by", "provenance", "score")),
+	}, "q", "terms", "hits", "next_cursor"),
 	"GraphEdge": Obj(map[string]Schema{
 		"id": Str(), "thread_id": Str(), "from_node_id": Str(), "to_node_id": Str(), "type": edgeType, "author_hash": Str(),
 		"message_id": Nullable(Str()), "source_id": Nullable(Str()), "created_at": DateTime(),

@@ -30,6 +30,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.POST("/api/ingest", httpx.Handle(h.ingest))
 	api.POST("/api/ingest/self", httpx.Handle(h.ingestSelf))
 	api.GET("/api/ingest", httpx.Handle(h.overview))
+	api.GET("/api/objects/:hash/memory/search", httpx.Handle(h.searchMemory))
 }
 
 // caller returns who calls a thread or ingest route. Every one of them needs the mailbox scope

@@ -14,6 +14,7 @@ import (
 	"github.com/svcdev/svc/graph-svc/internal/graph"
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -24,26 +25,8 @@ import (
 // store): a page costs its items, not the history.
 func TestGraphPageCostsAPage(t *testing.T) {
 	t.Parallel()
-	env := testkit.Backends(t)
 	var commands atomic.Int64
-	client, err := mongo.Connect(options.Client().ApplyURI(env.MongoURI).SetMonitor(&event.CommandMonitor{
-		Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) },
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	db := client.Database(env.Name + "_cost")
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
-	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
-		t.Fatal(err)
-	}
-	lim, err := outbound.NewLimiter(outbound.LimiterOptions{Max: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
-		Store: store.New(db), Mailbox: mailbox{}, Limiter: lim, Log: testkit.Logger(t)}
+	svc := monitoredService(t, "cost", func(context.Context, *event.CommandStartedEvent) { commands.Add(1) })
 	ctx := context.Background()
 	write := func(who *contract.Principal, thread string, n int) {
 		for i := range n {
@@ -69,4 +52,34 @@ func TestGraphPageCostsAPage(t *testing.T) {
 	if large != small {
 		t.Fatalf("a page cost %d store commands with 520 nodes stored, %d with 20", large, small)
 	}
+}
+
+// monitoredService returns a service on a database of its own whose client hands every command
+// it sends to started, so that a test counts the store commands of a use case.
+func monitoredService(tb testing.TB, suffix string, started func(context.Context, *event.CommandStartedEvent)) *graph.Service {
+	tb.Helper()
+	env := testkit.Backends(tb)
+	client, err := mongo.Connect(options.Client().ApplyURI(env.MongoURI).SetMonitor(&event.CommandMonitor{Started: started}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	db := client.Database(env.Name + "_" + suffix)
+	tb.Cleanup(func() { _ = db.Drop(context.Background()) })
+	if err := mongox.EnsureIndexes(context.Background(), db, append(store.Indexes, events.OutboxIndexes...)); err != nil {
+		tb.Fatal(err)
+	}
+	lim, err := outbound.NewLimiter(outbound.LimiterOptions{Max: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
+		Store: store.New(db), Mailbox: mailbox{}, Limiter: lim, Log: testkit.Logger(tb),
+		Outbox: &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(tb), events.OutboxOptions{})}}
+}
+
+// restarted is a service over s's store that remembers nothing, as after a restart.
+func restarted(s *graph.Service) *graph.Service {
+	return &graph.Service{Limits: s.Limits, Schedule: s.Schedule, Store: s.Store, Mailbox: s.Mailbox, Outbox: s.Outbox,
+		Limiter: s.Limiter, Log: s.Log}
 }

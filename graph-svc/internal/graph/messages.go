@@ -42,30 +42,50 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 	if err := s.rememberHashes(ctx, msgs); err != nil {
 		return err
 	}
+	var nodes []*store.Node
+	var parts [][]string
+	done := map[string]bool{}
 	for _, m := range msgs {
-		if err := s.projectMessage(ctx, m); err != nil {
+		if done[m.MessageID] {
+			continue // the same event twice in one batch
+		}
+		done[m.MessageID] = true
+		n, err := s.projectMessage(ctx, m)
+		if err != nil {
 			return err
 		}
+		if n != nil {
+			nodes, parts = append(nodes, n), append(parts, []string{m.FromObjectID, m.ToObjectID})
+		}
 	}
-	return nil
+	if err := s.indexNodes(ctx, nodes, parts); err != nil {
+		return err
+	}
+	stored := make([]store.Node, len(nodes))
+	for i, n := range nodes {
+		stored[i] = *n
+	}
+	_, err := s.Store.AddNodes(ctx, stored)
+	return err
 }
 
-func (s *Service) projectMessage(ctx context.Context, m contract.MessageCreatedData) error {
+// projectMessage appends a message's node to its thread's lists and returns it; nil when the
+// node is stored already (projected before). The caller indexes and stores it.
+func (s *Service) projectMessage(ctx context.Context, m contract.MessageCreatedData) (*store.Node, error) {
 	n := &store.Node{ID: MessageNodeID(m.MessageID), ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
 		Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID,
 		CreatedAt: parseTime(m.CreatedAt)}
 	if _, err := s.Store.Node(ctx, n.ID); err == nil {
-		return nil // projected before
+		return nil, nil // projected before
 	} else if !errors.Is(err, mongox.ErrNotFound) {
-		return err
+		return nil, err
 	}
 	seq, err := s.Store.AppendMessage(ctx, n.ThreadID, store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n, MsgSeq: seq}); err != nil {
-		return err
+		return nil, err
 	}
-	_, err = s.Store.AddNodes(ctx, []store.Node{*n})
-	return err
+	return n, nil
 }

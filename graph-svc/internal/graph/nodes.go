@@ -122,7 +122,8 @@ func (s *Service) writableThread(ctx context.Context, threadID string, c *contra
 }
 
 // addNode takes a slot of the author's and the thread's node quotas, stores the node (read by
-// id when an edge or a decision names it) and appends it to the thread's graph.
+// id when an edge or a decision names it), appends it to the thread's graph and indexes it for
+// the participants' memory search.
 func (s *Service) addNode(ctx context.Context, n *store.Node) error {
 	if err := s.reserveNode(ctx, n); err != nil {
 		return err
@@ -130,8 +131,10 @@ func (s *Service) addNode(ctx context.Context, n *store.Node) error {
 	if err := s.Store.InsertNode(ctx, n); err != nil {
 		return err
 	}
-	_, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n})
-	return err
+	if _, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n}); err != nil {
+		return err
+	}
+	return s.indexInThread(ctx, n)
 }
 
 // Quota lists: one slot per node or edge written into a thread (messages, which mailbox-svc
