@@ -66,12 +66,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	limiter, err := outbound.NewLimiter(outbound.LimiterFromConfig(cfg.Outbound))
+	if err != nil {
+		return nil, err
+	}
 	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
 	}
 	svc := &claims.Service{
 		Store: store.New(b.DB), Identity: b.Identity(), Outbox: b.Outbox, ChallengeTTL: cfg.ChallengeTTL, Log: b.Log,
+		Limiter: limiter,
 		Checker: &claims.Verifier{
 			Resolver: resolver, Pages: pages, MastodonScheme: cfg.MastodonScheme, BaseURL: cfg.BaseURL,
 			Profiles: map[string]string{claims.GitHub: cfg.GitHubURL, claims.X: cfg.XURL, claims.LinkedIn: cfg.LinkedInURL,

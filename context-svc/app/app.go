@@ -29,11 +29,10 @@ const (
 	sourceBytes   = 1 << 20
 	gitTimeout    = 25 * time.Second // within the gateway's 30 s upstream timeout
 	gitBytes      = 32 << 20
-	// A sync holds its pack and the inflated objects in memory: these bound one sync, and
-	// gitConcurrent bounds how many run at once (about 4 × 40 MiB at worst).
+	// A sync holds its pack and the inflated objects in memory: these bound one sync, and the
+	// process's outbound limiter how many run at once (OUTBOUND_MAX_CONCURRENT × 40 MiB at worst).
 	gitPackBytes    = 8 << 20
 	gitInflateBytes = 32 << 20
-	gitConcurrent   = 4
 )
 
 // Config is context-svc's configuration.
@@ -61,6 +60,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	limiter, err := outbound.NewLimiter(outbound.LimiterFromConfig(cfg.Outbound))
+	if err != nil {
+		return nil, err
+	}
 	b, err := service.New(ctx, Name, cfg.Service, log, service.Options{Indexes: store.Indexes})
 	if err != nil {
 		return nil, err
@@ -78,7 +81,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Git: gitsync.New(gitsync.Syncer{
 			HTTP: gitClient.HTTPClient(), AllowFile: cfg.AllowPrivate, AllowPrivate: cfg.AllowPrivate, MaxFile: httpx.MaxTextBytes, Timeout: gitTimeout,
 			MaxPack: gitPackBytes, MaxInflate: gitInflateBytes,
-		}, gitConcurrent),
+		}, limiter),
 		SourceRefresh: cfg.SourceRefresh,
 		Log:           b.Log,
 		ETags:         etags,

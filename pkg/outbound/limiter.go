@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/config"
 )
 
@@ -94,3 +96,18 @@ func (l *Limiter) release() { <-l.slots }
 
 // busy is the refusal, asking to come back after about one queue wait.
 func (l *Limiter) busy() *BusyError { return &BusyError{RetryAfter: max(l.wait, time.Second)} }
+
+// Turn takes a turn for a caller who is waiting for an answer: past the queue bound it is
+// refused with a 503 UNAVAILABLE carrying Retry-After, saying that the service does what (a
+// phrase such as "fetching pages") as much as it may at once.
+func (l *Limiter) Turn(ctx context.Context, what string) (release func(), err error) {
+	release, err = l.Acquire(ctx)
+	var busy *BusyError
+	if errors.As(err, &busy) {
+		e := apierr.Errorf(http.StatusServiceUnavailable, apierr.CodeUnavailable,
+			"this service is %s as much as it may at once: retry later", what)
+		e.RetryAfter = busy.RetryAfter
+		return nil, e
+	}
+	return release, err
+}

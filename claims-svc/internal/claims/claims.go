@@ -21,6 +21,7 @@ import (
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/outbound"
 )
 
 // Claim statuses.
@@ -73,6 +74,9 @@ type Service struct {
 	Identity Resolver
 	Outbox   Outbox
 	Checker  Checker
+	// Limiter bounds the proof fetches the process runs at once (with the other outbound work
+	// of the process): a verification past its queue is a 503 with Retry-After.
+	Limiter *outbound.Limiter
 	// ChallengeTTL is how long a pending claim may be verified (7 days).
 	ChallengeTTL time.Duration
 	Log          *slog.Logger
@@ -217,7 +221,10 @@ func (s *Service) Verify(ctx context.Context, requestID, objectID, claimID strin
 // check looks at c's proof, records what it saw and applies it to the claim's status (cur: the
 // current state, nil while pending). It returns the check and the state after it.
 func (s *Service) check(ctx context.Context, requestID string, c *store.Claim, cur *store.State, scheduled bool) (*store.Check, *store.State, error) {
-	r := s.Checker.Check(ctx, c)
+	r, err := s.look(ctx, c, scheduled)
+	if err != nil {
+		return nil, nil, err
+	}
 	ch := &store.Check{ID: apikey.NewID("chk"), ClaimID: c.ID, At: clock.Now(), Outcome: r.Outcome, Reason: r.Reason,
 		Evidence: r.Evidence, Scheduled: scheduled}
 	if err := s.Store.InsertCheck(ctx, ch); err != nil {
@@ -245,6 +252,21 @@ func (s *Service) check(ctx context.Context, requestID string, c *store.Claim, c
 		return ch, st, err
 	}
 	return ch, cur, nil
+}
+
+// look checks c's proof in a turn of the process's outbound work: an owner's verification is
+// refused past the queue, a scheduled re-check (no caller to refuse) waits for its turn.
+func (s *Service) look(ctx context.Context, c *store.Claim, scheduled bool) (Result, error) {
+	take := func(ctx context.Context) (func(), error) { return s.Limiter.Turn(ctx, "checking proofs") }
+	if scheduled {
+		take = s.Limiter.Wait
+	}
+	release, err := take(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	return s.Checker.Check(ctx, c), nil
 }
 
 // transition records the claim's next state with its event. When another writer recorded that

@@ -17,6 +17,7 @@ import (
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/testkit"
 )
 
@@ -106,9 +107,49 @@ func newFixture(t *testing.T, n int) []fixture {
 		st := store.New(db)
 		out = append(out, fixture{db: db, st: st, proofs: p, outbox: ob, svc: &claims.Service{
 			Store: st, Identity: dir, Outbox: ob, Checker: p, ChallengeTTL: time.Hour, Log: testkit.Logger(t),
+			Limiter: newLimiter(t, 8, 64),
 		}})
 	}
 	return out
+}
+
+func newLimiter(t *testing.T, max, queue int) *outbound.Limiter {
+	t.Helper()
+	l, err := outbound.NewLimiter(outbound.LimiterOptions{Max: max, Queue: queue, Wait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestVerifyPastTheOutboundQueueIsRefused: while the process's outbound turns and queue are all
+// taken, an owner's verification is a 503 with Retry-After that looks at no proof and records
+// nothing; once a turn is free it verifies.
+func TestVerifyPastTheOutboundQueueIsRefused(t *testing.T) {
+	f := newFixture(t, 1)[0]
+	f.svc.Limiter = newLimiter(t, 1, 0)
+	ctx := context.Background()
+	c, err := f.svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, "busy.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := f.svc.Limiter.Acquire(ctx) // another fetch holds the only turn
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.Verify(ctx, "req", "obj_a", c.ID)
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.Status != 503 || e.Code != apierr.CodeUnavailable || e.RetryAfter < time.Second {
+		t.Fatalf("verify while busy = %v, want 503 UNAVAILABLE with Retry-After", err)
+	}
+	if n := f.proofs.looks.Load(); n != 0 {
+		t.Fatalf("a refused verification looked at the proof %d times", n)
+	}
+	release()
+	v, err := f.svc.Verify(ctx, "req", "obj_a", c.ID)
+	if err != nil || v.Status != claims.Verified {
+		t.Fatalf("verify once a turn is free = %+v, %v; want verified", v, err)
+	}
 }
 
 func countStates(t *testing.T, st *store.Store, claimID string) int {
@@ -236,7 +277,7 @@ func TestRecheckScansCostNothingOnceThePeriodIsDone(t *testing.T) {
 	t.Cleanup(func() { _ = client.Disconnect(ctx) })
 	f := fs[0]
 	svc := &claims.Service{Store: store.New(db), Identity: f.svc.Identity, Outbox: f.outbox, Checker: f.proofs,
-		ChallengeTTL: time.Hour, Log: testkit.Logger(t)}
+		ChallengeTTL: time.Hour, Log: testkit.Logger(t), Limiter: f.svc.Limiter}
 	for _, target := range []string{"a.example.com", "b.example.com"} {
 		c, err := f.svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, target)
 		if err != nil {

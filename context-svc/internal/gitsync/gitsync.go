@@ -6,7 +6,7 @@
 // A remote is untrusted: a small pack can declare a huge object that inflates from a few bytes of
 // zeros. So the pack is read up to MaxPack bytes, every object's inflated size (the pack header's,
 // and a delta's target size) is checked against MaxInflate before anything is inflated into
-// memory, and at most Concurrent pulls run at once.
+// memory, and a pull takes a turn of the process's outbound.Limiter (with ingest, source pulls and claims).
 package gitsync
 
 import (
@@ -54,8 +54,6 @@ var (
 	ErrTooLarge = errors.New("file too large")
 	// ErrRepoTooLarge says that the fetched pack, or what it would inflate to, is over the limits.
 	ErrRepoTooLarge = errors.New("repository too large")
-	// ErrBusy says that Concurrent pulls are already running.
-	ErrBusy = errors.New("too many syncs in progress")
 )
 
 // Limits of the sync configuration.
@@ -69,7 +67,6 @@ const (
 const (
 	DefaultMaxPack    = 8 << 20
 	DefaultMaxInflate = 32 << 20
-	DefaultConcurrent = 4
 )
 
 // Remote is a file on a branch of a git remote.
@@ -85,8 +82,7 @@ type Result struct {
 	Content []byte
 }
 
-// Syncer pulls files. Build it with New when Concurrent matters: the zero value runs pulls
-// without a concurrency bound.
+// Syncer pulls files. Build it with New, which gives it the process's outbound limiter.
 type Syncer struct {
 	// HTTP is the guarded client for https remotes.
 	HTTP *http.Client
@@ -104,15 +100,13 @@ type Syncer struct {
 	// when zero).
 	MaxInflate int64
 
-	slots chan struct{}
+	limiter *outbound.Limiter
 }
 
-// New returns a Syncer running at most concurrent pulls at once (DefaultConcurrent when zero).
-func New(s Syncer, concurrent int) *Syncer {
-	if concurrent <= 0 {
-		concurrent = DefaultConcurrent
-	}
-	s.slots = make(chan struct{}, concurrent)
+// New returns a Syncer whose pulls each take a turn of limiter: past its queue a pull is refused
+// with an *outbound.BusyError.
+func New(s Syncer, limiter *outbound.Limiter) *Syncer {
+	s.limiter = limiter
 	return &s
 }
 
@@ -204,14 +198,11 @@ func (s *Syncer) Pull(ctx context.Context, r Remote) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.slots != nil {
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		default:
-			return nil, ErrBusy
-		}
+	release, err := s.limiter.Acquire(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)

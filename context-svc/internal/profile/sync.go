@@ -105,8 +105,12 @@ func syncError(err error) error {
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository needs credentials: only public repositories can be synced")
 	case errors.Is(err, gitsync.ErrRepoTooLarge):
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository is too large to sync: fetch a branch of a smaller repository")
-	case errors.Is(err, gitsync.ErrBusy):
-		return httpx.New(http.StatusTooManyRequests, httpx.CodeRateLimited, "too many syncs are in progress: retry shortly")
+	case errors.Is(err, outbound.ErrBusy):
+		var busy *outbound.BusyError
+		errors.As(err, &busy)
+		e := httpx.Errorf(http.StatusServiceUnavailable, httpx.CodeUnavailable, "this service is pulling as many repositories as it may at once: retry later")
+		e.RetryAfter = busy.RetryAfter
+		return e
 	case errors.Is(err, gitsync.ErrTooLarge):
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "the file is larger than %d bytes", httpx.MaxTextBytes)
 	}

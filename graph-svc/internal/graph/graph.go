@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -225,13 +224,5 @@ func visibleTo(n *store.Node, objectID string) bool {
 // turn takes a turn of the process's outbound work for a caller: 503 UNAVAILABLE with
 // Retry-After when the process runs as much as it may.
 func (s *Service) turn(ctx context.Context) (func(), error) {
-	release, err := s.Limiter.Acquire(ctx)
-	var busy *outbound.BusyError
-	if errors.As(err, &busy) {
-		e := apierr.Errorf(http.StatusServiceUnavailable, apierr.CodeUnavailable,
-			"this service is fetching and reading as many pages as it may at once: retry later")
-		e.RetryAfter = busy.RetryAfter
-		return nil, e
-	}
-	return release, err
+	return s.Limiter.Turn(ctx, "fetching and reading pages")
 }
