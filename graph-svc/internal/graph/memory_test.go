@@ -165,3 +165,45 @@ func TestMemorySearchFindsAnOldRareTerm(t *testing.T) {
 		}
 	}
 }
+
+// TestMemorySearchReadsWorldTime: a decision's world time (valid_from, valid_until) comes back on
+// its hit, and valid_at keeps only the decisions that hold at that time in the world.
+func TestMemorySearchReadsWorldTime(t *testing.T) {
+	t.Parallel()
+	s, _ := newService(t)
+	ctx := context.Background()
+	day := func(d int) *time.Time { v := time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC); return &v }
+	march, err := s.Decide(ctx, "req1", alice, "thr_ab", graph.DecisionDraft{Title: "Office in Lyon", Body: "The office is in Lyon.",
+		ValidFrom: day(1), ValidUntil: day(20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := s.Decide(ctx, "req2", alice, "thr_ab", graph.DecisionDraft{Title: "Office in Paris", Body: "The office is in Paris.",
+		ValidFrom: day(20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(validAt *time.Time) []graph.MemoryHit {
+		t.Helper()
+		r, err := s.SearchMemory(ctx, alice, graph.MemoryQuery{Q: "office", ValidAt: validAt, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Hits
+	}
+	hits := find(nil)
+	if len(hits) != 2 {
+		t.Fatalf("without valid_at: %v, want both decisions", nodeIDs(hits))
+	}
+	for _, h := range hits {
+		if h.NodeID == march.ID && (h.ValidFrom == nil || *h.ValidFrom != clock.Format(*day(1)) || h.ValidUntil == nil || *h.ValidUntil != clock.Format(*day(20))) {
+			t.Fatalf("march's hit carries world time %v..%v, want 2026-03-01..2026-03-20", h.ValidFrom, h.ValidUntil)
+		}
+	}
+	if got := nodeIDs(find(day(10))); !slices.Equal(got, []string{march.ID}) {
+		t.Fatalf("valid_at March 10: %v, want only %s", got, march.ID)
+	}
+	if got := nodeIDs(find(day(25))); !slices.Equal(got, []string{later.ID}) {
+		t.Fatalf("valid_at March 25: %v, want only %s", got, later.ID)
+	}
+}
