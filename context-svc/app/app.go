@@ -15,6 +15,7 @@ import (
 	"github.com/svcdev/svc/context-svc/internal/profile"
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/service"
@@ -92,7 +93,29 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// redeliveries change nothing, so no dedupe record is read or written per event, which
 	// matters since every message of the network passes through here on its way to the blocks.
 	b.ConsumeIdempotent("projections", consumers.Topics, projections.Handle)
+	b.Go(func(ctx context.Context) error { backfillAdmissions(ctx, st, b.Producer, b.Log); return nil })
 	return &App{Base: b}, nil
+}
+
+// backfillAdmissions runs store.BackfillAdmissions once per database, beside serving, retrying
+// while the broker or the store fails.
+func backfillAdmissions(ctx context.Context, st *store.Store, prod *events.Producer, log *slog.Logger) {
+	publish := func(ctx context.Context, evs []events.Pending) error { return prod.Publish(ctx, evs...) }
+	for {
+		n, err := st.BackfillAdmissions(ctx, publish)
+		if err == nil {
+			if n > 0 {
+				log.Info("told mailbox-svc the admission rules of objects written by an older release", "objects", n)
+			}
+			return
+		}
+		log.Warn("admission backfill failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(30 * time.Second):
+		}
+	}
 }
 
 func outboundOptions(c config.Outbound, timeout time.Duration, maxBytes int64) outbound.Options {

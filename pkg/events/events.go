@@ -36,12 +36,16 @@ func Topics(prefix string) []string {
 
 // Internal event types.
 const (
-	ObjectCreated         = "object.created"
-	ObjectHashChanged     = "object.hash_changed"
-	KeyCreated            = "key.created"
-	KeyRevoked            = "key.revoked"
-	KeyRotated            = "key.rotated"
-	ContextUpdated        = "context.updated"
+	ObjectCreated     = "object.created"
+	ObjectHashChanged = "object.hash_changed"
+	KeyCreated        = "key.created"
+	KeyRevoked        = "key.revoked"
+	KeyRotated        = "key.rotated"
+	ContextUpdated    = "context.updated"
+	// ContextAdmission carries an object's current admission rules (ContextUpdatedData's version
+	// and admission) to mailbox-svc's projection, once, for objects whose context changed before
+	// context.updated carried them. It has no public event.
+	ContextAdmission      = "context.admission"
 	ContextSourceChanged  = "context.source_changed"
 	DecisionMemoryUpdated = "decision_memory.updated"
 	MessageCreated        = "message.created"

@@ -32,6 +32,8 @@ const (
 	// Memories are the versions of objects' decision memory, MemoryHeads their head hints.
 	Memories    = "memory"
 	MemoryHeads = "memory_heads"
+	// Migrations holds the markers of one-off data changes.
+	Migrations = "migrations"
 )
 
 // Indexes are the indexes real MongoDB needs for the queries below.
@@ -40,6 +42,7 @@ var Indexes = []mongox.Index{
 	// Decision memory is read by _id only; these create its collections at start-up.
 	{Collection: Memories, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: MemoryHeads, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Migrations, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Sources, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
 	{Collection: Links, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: -1}}},
 	{Collection: Decisions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "created_at", Value: -1}}},
@@ -48,7 +51,7 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions, blocks, names *mongo.Collection
-	memory, memoryHeads                                                                    *mongo.Collection
+	memory, memoryHeads, migrations                                                        *mongo.Collection
 	log                                                                                    *slog.Logger
 	// MaxAttempts bounds the retries of a write that keeps losing the race for a version.
 	MaxAttempts int
@@ -61,7 +64,7 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 		sources: db.Collection(Sources), sourceSlots: db.Collection(SourceSlots), fetches: db.Collection(Fetches),
 		links: db.Collection(Links), decisions: db.Collection(Decisions),
 		blocks: db.Collection(Blocks), names: db.Collection(Names),
-		memory: db.Collection(Memories), memoryHeads: db.Collection(MemoryHeads),
+		memory: db.Collection(Memories), memoryHeads: db.Collection(MemoryHeads), migrations: db.Collection(Migrations),
 		MaxAttempts: 32,
 	}
 }

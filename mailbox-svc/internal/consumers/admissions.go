@@ -17,7 +17,8 @@ type AdmissionStore interface {
 
 // Admissions keeps the projection of what recipients' rules say of admission, so that a send
 // reads them from mailbox-svc's own database: identity-svc's object.created carries the rules an
-// object is created with, context-svc's context.updated those of every later version.
+// object is created with, context-svc's context.updated those of every later version (and its
+// one-off context.admission those of objects whose context changed before that).
 type Admissions struct {
 	Store AdmissionStore
 	// Cache is retired after every write of the projection (mailbox.AdmissionCache); nil for none.
@@ -43,7 +44,7 @@ func (h *Admissions) Handle(ctx context.Context, ev events.Event) error {
 			return nil // no rules: the defaults apply without a record
 		}
 		return h.record(ctx, h.Store.InsertAdmission, &store.Admission{ObjectID: d.ObjectID, Version: d.Version, Mode: a.Mode, WriteMailbox: a.WriteMailbox})
-	case events.ContextUpdated:
+	case events.ContextUpdated, events.ContextAdmission:
 		var d contract.ContextUpdatedData
 		if err := ev.Decode(&d); err != nil || ev.ObjectID == "" {
 			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err))

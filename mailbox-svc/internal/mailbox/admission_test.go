@@ -109,6 +109,17 @@ func TestAdmissionFollowsRulesEvents(t *testing.T) {
 	feed(contextUpdated(erin, 2, &contract.Admission{Mode: "open"}))
 	step("erin after a rules write", erin, "open")
 
+	// context-svc's one-off context.admission (rules written under an older release) is read as a
+	// context.updated of its version, older versions included.
+	admission := func(o identity.Object, version int, a contract.Admission) events.Pending {
+		return events.MustNew(events.TopicContext, events.ContextAdmission, o.ObjectID, "", "",
+			contract.ContextUpdatedData{Version: version, Admission: &a})
+	}
+	feed(admission(erin, 4, contract.Admission{Mode: "closed"}))
+	step("erin after the backfill", erin, "closed")
+	feed(admission(erin, 3, contract.Admission{Mode: "open"}))
+	step("erin after an older backfill", erin, "closed")
+
 	// An event of another type on the topics is not the projection's; a malformed one cannot get
 	// better by retrying (a dead letter).
 	feed(events.MustNew(events.TopicContext, events.ContextSourceChanged, bob.ObjectID, bob.Hash, "req", contract.ContextSourceChangedData{SourceID: "src"}))
