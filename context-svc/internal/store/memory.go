@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -45,15 +44,13 @@ const (
 	MemoryCarried = "carried"
 )
 
-func memoryID(objectID string, version int) string { return objectID + ":" + strconv.Itoa(version) }
-
 // withoutBody leaves out a version's text, which a list of versions does not show.
 var withoutBody = bson.D{{Key: "body", Value: 0}}
 
 // MemoryOf reads one version of an object's decision memory, or mongox.ErrNotFound.
 func (s *Store) MemoryOf(ctx context.Context, objectID string, version int) (*Memory, error) {
 	var m Memory
-	if err := mongox.FindOne(ctx, s.memory, mongox.ByID(memoryID(objectID, version)), &m); err != nil {
+	if err := mongox.FindOne(ctx, s.memory, mongox.ByID(VersionID(objectID, version)), &m); err != nil {
 		return nil, fmt.Errorf("store memory: %w", err)
 	}
 	return &m, nil
@@ -73,7 +70,7 @@ func (s *Store) MemoryVersion(ctx context.Context, objectID string) (int, error)
 		var probe struct {
 			ID string `bson:"_id"`
 		}
-		err := mongox.FindOne(ctx, s.memory, mongox.ByID(memoryID(objectID, n+1)), &probe,
+		err := mongox.FindOne(ctx, s.memory, mongox.ByID(VersionID(objectID, n+1)), &probe,
 			options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 		if errors.Is(err, mongox.ErrNotFound) {
 			break
@@ -117,7 +114,7 @@ func (s *Store) WriteMemory(ctx context.Context, objectID string, m Memory, ifMa
 		}
 		next := m
 		next.ObjectID, next.Version = objectID, cur+1
-		next.ID = memoryID(objectID, next.Version)
+		next.ID = VersionID(objectID, next.Version)
 		_, err = s.memory.InsertOne(ctx, &next)
 		if mongox.IsDuplicateKey(err) {
 			if ifMatch != nil {
@@ -142,7 +139,7 @@ func (s *Store) WriteMemory(ctx context.Context, objectID string, m Memory, ifMa
 // CarryMemory stores the memory an object wrote before decision memory had its own versions as
 // its version 1, unless a version 1 exists (a concurrent carry or write got there first).
 func (s *Store) CarryMemory(ctx context.Context, objectID, body string, at time.Time) error {
-	m := Memory{ID: memoryID(objectID, 1), ObjectID: objectID, Version: 1, Change: MemoryCarried, Body: body, CreatedAt: at}
+	m := Memory{ID: VersionID(objectID, 1), ObjectID: objectID, Version: 1, Change: MemoryCarried, Body: body, CreatedAt: at}
 	if _, err := s.memory.InsertOne(ctx, &m); err != nil && !mongox.IsDuplicateKey(err) {
 		return fmt.Errorf("store memory: %w", err)
 	}
@@ -162,7 +159,7 @@ func (s *Store) MemoryVersions(ctx context.Context, objectID string, before, lim
 	out := make([]Memory, 0, max(0, min(limit, top)))
 	for v := top; v > 0 && len(out) < limit; v-- {
 		var m Memory
-		err := mongox.FindOne(ctx, s.memory, mongox.ByID(memoryID(objectID, v)), &m, options.FindOne().SetProjection(withoutBody))
+		err := mongox.FindOne(ctx, s.memory, mongox.ByID(VersionID(objectID, v)), &m, options.FindOne().SetProjection(withoutBody))
 		if err != nil {
 			return nil, fmt.Errorf("store memory version %d: %w", v, err)
 		}
@@ -174,9 +171,7 @@ func (s *Store) MemoryVersions(ctx context.Context, objectID string, before, lim
 // advanceMemoryHead moves the head hint forward (never back). A failure only leaves the hint
 // behind, which readers step over, so it is logged, not reported.
 func (s *Store) advanceMemoryHead(ctx context.Context, objectID string, version int) {
-	_, err := s.memoryHeads.UpdateOne(ctx, mongox.ByID(objectID), bson.D{{Key: "$max", Value: bson.D{{Key: "version", Value: version}}}},
-		options.UpdateOne().SetUpsert(true))
-	if err != nil && !mongox.IsDuplicateKey(err) {
+	if err := advanceHint(ctx, s.memoryHeads, objectID, version); err != nil {
 		s.log.Warn("moving a decision-memory head hint failed", "object_id", objectID, "version", version, "error", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/clock"
@@ -109,13 +110,22 @@ func (s *Store) Profile(ctx context.Context, objectID string) (*Profile, error) 
 	return p, nil
 }
 
-// advanceHead moves the head hint forward (never back). Two first upserts of one hint race to
-// insert it; the loser's duplicate key is no failure, since the hint only saves reads a step.
+// advanceHead moves the head hint forward (never back).
 func (s *Store) advanceHead(ctx context.Context, objectID string, version int) error {
-	_, err := s.heads.UpdateOne(ctx, mongox.ByID(objectID), bson.D{{Key: "$max", Value: bson.D{{Key: "version", Value: version}}}},
+	if err := advanceHint(ctx, s.heads, objectID, version); err != nil {
+		return fmt.Errorf("store heads: %w", err)
+	}
+	return nil
+}
+
+// advanceHint moves the version of the head hint id in coll forward (never back). Two first
+// upserts of one hint race to insert it; the loser's duplicate key is no failure, since the hint
+// only saves reads a step.
+func advanceHint(ctx context.Context, coll *mongo.Collection, id string, version int) error {
+	_, err := coll.UpdateOne(ctx, mongox.ByID(id), bson.D{{Key: "$max", Value: bson.D{{Key: "version", Value: version}}}},
 		options.UpdateOne().SetUpsert(true))
 	if err != nil && !mongox.IsDuplicateKey(err) {
-		return fmt.Errorf("store heads: %w", err)
+		return err
 	}
 	return nil
 }
