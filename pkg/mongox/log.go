@@ -241,3 +241,46 @@ func Page[T any](ctx context.Context, l Log, list string, before int64, limit in
 	}
 	return entries, next, nil
 }
+
+// PageWhere reads list newest first from position before (0: from the newest), keeping the
+// entries keep accepts, until it holds limit of them or has read budget entries, whichever comes
+// first. next is the position to resume at (0 once the list is exhausted), so a page whose
+// budget ran out comes back short, with a next: a list whose entries were mostly removed (keep
+// reads each entry's document and finds it gone) or a filter that matches little still costs at
+// most budget point reads per page, never the whole list. keep is called in list order.
+func PageWhere[T any](ctx context.Context, l Log, list string, before int64, limit, budget int,
+	keep func(context.Context, Entry[T]) (bool, error)) (kept []Entry[T], next int64, err error) {
+	kept = []Entry[T]{}
+	if limit < 1 {
+		return kept, before, nil
+	}
+	budget = max(budget, limit)
+	for read := 0; read < budget && len(kept) < limit; {
+		batch := min(max(limit-len(kept), pageReaders), budget-read)
+		var entries []Entry[T]
+		if entries, next, err = Page[T](ctx, l, list, before, batch); err != nil {
+			return nil, 0, err
+		}
+		read += len(entries)
+		for _, e := range entries {
+			ok, err := keep(ctx, e)
+			if err != nil {
+				return nil, 0, err
+			}
+			if ok {
+				kept = append(kept, e)
+			}
+			if len(kept) == limit {
+				if next = e.Seq; next == 1 {
+					next = 0 // that was the first entry
+				}
+				return kept, next, nil
+			}
+		}
+		if next == 0 {
+			return kept, 0, nil
+		}
+		before = next
+	}
+	return kept, next, nil
+}

@@ -223,3 +223,40 @@ func TestLogPageCostsItsSize(t *testing.T) {
 		t.Fatalf("finds per page: %d at 10 entries, %d at 300; want equal and at most 8", small, large)
 	}
 }
+
+// TestPageWhereBoundsItsReads: a filtered page keeps what the filter accepts, in list order,
+// resumes where it stopped, and never reads more than its budget, so a list of entries the filter
+// refuses costs a short page with a cursor rather than a walk through the whole list.
+func TestPageWhereBoundsItsReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := mongox.NewLog(testkit.Database(t, testkit.Backends(t), "mongox").Collection("log"))
+	for i := 1; i <= 40; i++ {
+		if _, err := mongox.Append(ctx, log, "l", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []int
+	even := func(_ context.Context, e mongox.Entry[int]) (bool, error) {
+		seen = append(seen, e.Value)
+		return e.Value%2 == 0, nil
+	}
+	page, next, err := mongox.PageWhere(ctx, log, "l", 0, 3, 100, even)
+	if err != nil || len(page) != 3 || page[0].Value != 40 || page[2].Value != 36 || next != 36 {
+		t.Fatalf("first page %+v next %d: %v", page, next, err)
+	}
+	page, next, err = mongox.PageWhere(ctx, log, "l", next, 2, 100, even)
+	if err != nil || len(page) != 2 || page[0].Value != 34 || page[1].Value != 32 {
+		t.Fatalf("second page %+v next %d: %v", page, next, err)
+	}
+	seen = nil
+	none := func(_ context.Context, e mongox.Entry[int]) (bool, error) { seen = append(seen, e.Value); return false, nil }
+	page, next, err = mongox.PageWhere(ctx, log, "l", 0, 5, 12, none)
+	if err != nil || len(page) != 0 || next != 29 || len(seen) != 12 {
+		t.Fatalf("refused page %+v next %d read %d: %v", page, next, len(seen), err)
+	}
+	page, next, err = mongox.PageWhere(ctx, log, "l", 5, 10, 100, even)
+	if err != nil || len(page) != 2 || page[0].Value != 4 || next != 0 {
+		t.Fatalf("last page %+v next %d: %v", page, next, err)
+	}
+}
