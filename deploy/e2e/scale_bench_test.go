@@ -69,7 +69,26 @@ func TestScaleSmoke(t *testing.T) {
 	runScale(t, []int{20, 100}, 5, 2)
 }
 
-var scalePhases = []scalePhase{feedPhase}
+// scalePhases are the phases of a run, each registered by its own file's init; BENCH_SCALE_PHASES
+// (comma-separated names) runs only those named.
+var scalePhases []scalePhase
+
+func init() { scalePhases = append(scalePhases, feedPhase) }
+
+// selectedPhases are the phases BENCH_SCALE_PHASES names, all when it is unset.
+func selectedPhases() []scalePhase {
+	raw := os.Getenv("BENCH_SCALE_PHASES")
+	if raw == "" {
+		return scalePhases
+	}
+	var out []scalePhase
+	for _, p := range scalePhases {
+		if slices.Contains(strings.Split(raw, ","), p.name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 type scaleFigure struct {
 	p50, p99 time.Duration
@@ -80,19 +99,20 @@ func runScale(tb testing.TB, sizes []int, samples, readers int) {
 	env := Start(tb, WithEnv("LOG_LEVEL", "warn"))
 	figures := map[string][]scaleFigure{}
 	var order []string
-	states := make([]any, len(scalePhases))
-	for i, p := range scalePhases {
+	phases := selectedPhases()
+	states := make([]any, len(phases))
+	for i, p := range phases {
 		states[i] = p.setup(tb, env)
 	}
 	have := 0
 	for _, size := range sizes {
 		start := time.Now()
-		for i, p := range scalePhases {
+		for i, p := range phases {
 			p.grow(tb, env, states[i], have, size)
 		}
 		tb.Logf("scale: preloaded %d in %s", size, time.Since(start).Round(time.Millisecond))
 		have = size
-		for i, p := range scalePhases {
+		for i, p := range phases {
 			for _, route := range p.routes(states[i]) {
 				key := p.name + " " + route
 				if _, ok := figures[key]; !ok {
