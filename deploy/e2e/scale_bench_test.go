@@ -32,8 +32,14 @@ type scalePhase struct {
 	setup func(tb testing.TB, env *Env) any
 	// grow adds data until the phase holds size of it (it is called with growing sizes).
 	grow func(tb testing.TB, env *Env, state any, have, size int)
-	// routes are the paths to measure, given the phase's state.
-	routes func(state any) []string
+	// routes are the routes to measure, given the phase's state.
+	routes func(state any) []scaleRoute
+}
+
+// scaleRoute is one list route to measure: a path, read anonymously or, for an owner list, with
+// key.
+type scaleRoute struct {
+	path, key string
 }
 
 // scaleSizes are the sizes of a run: BENCH_SCALE_SIZES (comma-separated), else the default.
@@ -114,7 +120,7 @@ func runScale(tb testing.TB, sizes []int, samples, readers int) {
 		have = size
 		for i, p := range phases {
 			for _, route := range p.routes(states[i]) {
-				key := p.name + " " + route
+				key := p.name + " " + route.path
 				if _, ok := figures[key]; !ok {
 					order = append(order, key)
 				}
@@ -151,17 +157,24 @@ func ms(d time.Duration) string {
 
 // measureRoute reads route samples times one after another (p50, p99), then with readers
 // concurrent readers for a while, sampling the process's RSS.
-func measureRoute(tb testing.TB, env *Env, route string, samples, readers int) scaleFigure {
+func measureRoute(tb testing.TB, env *Env, route scaleRoute, samples, readers int) scaleFigure {
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: benchWorkers}}
 	get := func() error {
-		resp, err := client.Get(env.URL + route)
+		req, err := http.NewRequest("GET", env.URL+route.path, nil)
+		if err != nil {
+			return err
+		}
+		if route.key != "" {
+			req.Header.Set("Authorization", "Bearer "+route.key)
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, resp.Body)
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %d", route, resp.StatusCode)
+			return fmt.Errorf("GET %s: %d", route.path, resp.StatusCode)
 		}
 		return nil
 	}
@@ -267,10 +280,14 @@ var feedPhase = scalePhase{
 		}
 		wg.Wait()
 	},
-	routes: func(state any) []string {
+	routes: func(state any) []scaleRoute {
 		st := state.(*feedState)
-		return []string{"/api/feed", "/api/feed?unique=1", "/feed.txt", "/api/activity", "/api/stats",
-			"/api/feeds/" + st.hash + "/items", "/" + st.hash}
+		var out []scaleRoute
+		for _, p := range []string{"/api/feed", "/api/feed?unique=1", "/feed.txt", "/api/activity", "/api/stats",
+			"/api/feeds/" + st.hash + "/items", "/" + st.hash} {
+			out = append(out, scaleRoute{path: p})
+		}
+		return out
 	},
 }
 
