@@ -250,7 +250,10 @@ func TestPageWhereBoundsItsReads(t *testing.T) {
 		t.Fatalf("second page %+v next %d: %v", page, next, err)
 	}
 	seen = nil
-	none := func(_ context.Context, e mongox.Entry[int]) (bool, error) { seen = append(seen, e.Value); return false, nil }
+	none := func(_ context.Context, e mongox.Entry[int]) (bool, error) {
+		seen = append(seen, e.Value)
+		return false, nil
+	}
 	page, next, err = mongox.PageWhere(ctx, log, "l", 0, 5, 12, none)
 	if err != nil || len(page) != 0 || next != 29 || len(seen) != 12 {
 		t.Fatalf("refused page %+v next %d read %d: %v", page, next, len(seen), err)
