@@ -124,22 +124,22 @@ func (s *Service) CreateSource(ctx context.Context, t Target, req *NewSource) (*
 	return src, included, nil
 }
 
-// Sources pages through the object's sources, oldest first, and says which the public profile
-// includes.
-func (s *Service) Sources(ctx context.Context, q store.SourcePage) ([]store.Source, map[string]bool, error) {
+// Sources pages through the object's sources, oldest first, says which the public profile
+// includes, and returns the position to resume after (0: none left).
+func (s *Service) Sources(ctx context.Context, q store.SourcePage) ([]store.Source, map[string]bool, int64, error) {
 	p, err := s.Profile(ctx, q.ObjectID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	list, err := s.Store.ListSources(ctx, q)
+	list, next, err := s.Store.ListSources(ctx, q)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	included := make(map[string]bool, len(p.Included))
 	for _, id := range p.Included {
 		included[id] = true
 	}
-	return list, included, nil
+	return list, included, next, nil
 }
 
 // Composable returns the sources named by ids, ready to compose: URL sources whose content is

@@ -12,7 +12,7 @@ import (
 )
 
 // TestSourceLimitHoldsUnderConcurrentCreates: counting the sources and then inserting one lets
-// every creator that counted below the limit insert. Each source claims one of the object's
+// every creator that counted below the limit insert (and counting is a scan on FerretDB). Each source claims one of the object's
 // MaxSources numbered slots by inserting it, which both backends make atomic, so concurrent
 // creators near the limit get exactly the slots that are left.
 func TestSourceLimitHoldsUnderConcurrentCreates(t *testing.T) {
@@ -42,7 +42,7 @@ func TestSourceLimitHoldsUnderConcurrentCreates(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	all, err := f.svc.Store.ListSources(ctx, store.SourcePage{ObjectID: "obj_a", Limit: 1000})
+	all, _, err := f.svc.Store.ListSources(ctx, store.SourcePage{ObjectID: "obj_a", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
