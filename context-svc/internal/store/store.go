@@ -70,7 +70,7 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 		links: db.Collection(Links), decisions: db.Collection(Decisions),
 		blocks: db.Collection(Blocks), names: db.Collection(Names),
 		memory: db.Collection(Memories), memoryHeads: db.Collection(MemoryHeads), migrations: db.Collection(Migrations),
-		lists: db.Collection(Lists),
+		lists:       db.Collection(Lists),
 		MaxAttempts: 32,
 	}
 }
