@@ -94,6 +94,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// matters since every message of the network passes through here on its way to the blocks.
 	b.ConsumeIdempotent("projections", consumers.Topics, projections.Handle)
 	b.Go(func(ctx context.Context) error { backfillAdmissions(ctx, st, b.Producer, b.Log); return nil })
+	b.Go(func(ctx context.Context) error { backfillLists(ctx, st, b.Log); return nil })
 	return &App{Base: b}, nil
 }
 
@@ -110,6 +111,28 @@ func backfillAdmissions(ctx context.Context, st *store.Store, prod *events.Produ
 			return
 		}
 		log.Warn("admission backfill failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(30 * time.Second):
+		}
+	}
+}
+
+// backfillLists runs store.BackfillLists once per database, beside serving, retrying while the
+// store fails. Until it is done, an object's sources, links and decisions stored by a release
+// before the lists are missing from their pages.
+func backfillLists(ctx context.Context, st *store.Store, log *slog.Logger) {
+	for {
+		n, err := st.BackfillLists(ctx, profile.MaxSources)
+		if err == nil {
+			if n != (store.Listed{}) {
+				log.Info("listed the sources, links and decisions an older release stored",
+					"sources", n.Sources, "links", n.Links, "decisions", n.Decisions)
+			}
+			return
+		}
+		log.Warn("list backfill failed; retrying", "error", err)
 		select {
 		case <-ctx.Done():
 			return
