@@ -69,3 +69,16 @@ func (h *Handler) listSources(c *gin.Context) error {
 	c.JSON(http.StatusOK, resp)
 	return nil
 }
+
+func (h *Handler) deleteSource(c *gin.Context) error {
+	t, err := owner(c)
+	if err != nil {
+		return err
+	}
+	p, err := h.Profiles.DeleteSource(c.Request.Context(), t, c.Param("sourceId"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
+	return nil
+}
