@@ -162,7 +162,9 @@ func (s *Service) DeleteSource(ctx context.Context, t Target, id string) (*store
 	return s.write(ctx, t, store.ChangeSources, func(p *store.Profile) error {
 		p.Included = slices.DeleteFunc(p.Included, func(included string) bool { return included == id })
 		return nil
-	}, func(*store.Profile) []events.Pending { return []events.Pending{sourceChanged(t, src, false, "deleted")} })
+	}, func(*store.Profile) []events.Pending {
+		return []events.Pending{sourceChanged(t, src, false, "deleted")}
+	})
 }
 
 // Composable returns the sources named by ids, ready to compose: URL sources whose content is
