@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // pageAll reads every page of an owner list through the gateway with limit, following
@@ -144,6 +146,48 @@ func TestContextVersionsLinksAndMemoryPage(t *testing.T) {
 	for _, route := range []string{"/versions", "/context-links", "/decision-memory"} {
 		for _, c := range append(forgedCursors(), Str(t, foreign, "next_cursor")) {
 			env.Do(t, "GET", base+route+"?cursor="+c, key, nil).ExpectError(t, 400, "INVALID_REQUEST")
+		}
+	}
+}
+
+// TestContextListCommandBudget: a page of each of the owner's context lists, and a source create,
+// send a bounded number of store commands, counted by request id (TestStoreCommandBudget's
+// counter): point reads per entry shown, never a scan.
+func TestContextListCommandBudget(t *testing.T) {
+	t.Parallel()
+	counter := newCommandCounter()
+	env := Start(t, WithCommandMonitor(counter.monitor()))
+	hash, key := env.CreateObject(t, nil)
+	base := "/api/objects/" + hash
+	for i := range 4 {
+		env.Do(t, "POST", base+"/sources", key, map[string]any{"kind": "text", "text": fmt.Sprint("n", i), "included": false}).Expect(t, 201)
+	}
+	src := pageAll(t, env, base+"/sources", key, "sources", "id", 10)[0]
+	env.Do(t, "POST", base+"/context-links", key, map[string]any{"title": "l", "source_ids": []string{src}}).Expect(t, 201)
+	cases := []struct {
+		name, method, path string
+		body               any
+		want, budget       int
+	}{
+		// The owner's key and hash come from caches. context-svc: the list's length (its head and
+		// the probe past it) to pick the slot, the slot insert, the append (the length again, the
+		// entry, the head), the source_changed event staged in the outbox, the source insert.
+		{"source create", "POST", base + "/sources", map[string]any{"kind": "text", "text": "x", "included": false}, 201, 9},
+		// The profile (its head, its version and the probe past it), the list's length (two),
+		// then per source its entry and its document: five sources, 3 + 2 + 10.
+		{"sources page", "GET", base + "/sources", nil, 200, 15},
+		// The profile (three), then one point read per version listed (one: the object's first).
+		{"versions page", "GET", base + "/versions", nil, 200, 4},
+		// The list's length (two), one entry per link (a copy of the link).
+		{"links page", "GET", base + "/context-links", nil, 200, 3},
+	}
+	for i, c := range cases {
+		rid := fmt.Sprintf("ctxbudget-%02d", i)
+		env.Send(t, Request{Method: c.method, Path: c.path, Key: key, Body: c.body, Headers: map[string]string{httpx.HeaderRequestID: rid}}).Expect(t, c.want)
+		cmds := counter.of(rid)
+		t.Logf("%-14s %2d (budget %2d): %v", c.name, len(cmds), c.budget, cmds)
+		if len(cmds) > c.budget || len(cmds) == 0 {
+			t.Errorf("%s: %d store commands, budget %d: %v", c.name, len(cmds), c.budget, cmds)
 		}
 	}
 }
