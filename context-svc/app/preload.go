@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // PreloadObject is what Preload stores for one object.
@@ -22,59 +23,54 @@ type PreloadObject struct {
 	From int
 }
 
-// Preload grows context-svc's store at db through the same store code as the service: each
-// object's text sources as a create stores them (a slot claimed within profile.MaxSources, the
-// list entry, the document; without events, which nothing reads in a preloaded store), links as
-// a create stores them, and decisions as the decision.recorded consumer records them. It is for
-// benchmarks that measure reads at a given size (deploy/e2e's scale benchmark). Versions are
-// context writes (store.Write) of the object, materialised first unless it is.
+// Preload grows context-svc's store at db through the service's own store code, in bulk
+// (store.LoadSources and the other Load functions: a few inserts of many documents per object):
+// each object's text sources in its slots and list (at most profile.MaxSources), links, decisions
+// and context versions. It is for benchmarks that measure reads at a given size (deploy/e2e's
+// scale benchmark); an object must not be written by anything else while it is loaded.
 func Preload(ctx context.Context, db *mongo.Database, objects []PreloadObject) error {
 	st := store.New(db, slog.New(slog.DiscardHandler))
-	outbox := events.NewOutbox(db, nil, slog.New(slog.DiscardHandler), events.OutboxOptions{})
 	for _, o := range objects {
+		if o.From+o.Sources > profile.MaxSources {
+			return fmt.Errorf("preload %s: more than %d sources", o.ObjectID, profile.MaxSources)
+		}
 		now := clock.Now()
-		for i := o.From; i < o.From+o.Sources; i++ {
-			id := fmt.Sprintf("src_%s_%d", o.ObjectID, i)
-			src := &store.Source{ID: id, ObjectID: o.ObjectID, Kind: profile.KindText, Title: "Source " + id,
+		srcs := make([]store.Source, o.Sources)
+		for i := range srcs {
+			id := fmt.Sprintf("src_%s_%d", o.ObjectID, o.From+i)
+			srcs[i] = store.Source{ID: id, ObjectID: o.ObjectID, Kind: profile.KindText, Title: "Source " + id,
 				Text: "Preloaded text of " + id, CreatedAt: now}
-			if err := st.InsertSource(ctx, src, profile.MaxSources, outbox); err != nil {
-				return fmt.Errorf("preload source %s: %w", id, err)
-			}
 		}
-		for i := o.From; i < o.From+o.Links; i++ {
-			l := &store.Link{ID: fmt.Sprintf("lnk_%s_%d", o.ObjectID, i), ObjectID: o.ObjectID, Title: "Link",
+		links := make([]store.Link, o.Links)
+		for i := range links {
+			links[i] = store.Link{ID: fmt.Sprintf("lnk_%s_%d", o.ObjectID, o.From+i), ObjectID: o.ObjectID, Title: "Link",
 				SourceIDs: []string{fmt.Sprintf("src_%s_%d", o.ObjectID, o.From)}, CreatedAt: now}
-			if err := st.InsertLink(ctx, l); err != nil {
-				return fmt.Errorf("preload link %s: %w", l.ID, err)
-			}
 		}
-		for i := o.From; i < o.From+o.Decisions; i++ {
-			d := &store.Decision{ObjectID: o.ObjectID, ThreadID: "thr_preload", NodeID: fmt.Sprintf("node_%d", i),
+		decisions := make([]store.Decision, o.Decisions)
+		for i := range decisions {
+			decisions[i] = store.Decision{ObjectID: o.ObjectID, ThreadID: "thr_preload", NodeID: fmt.Sprintf("node_%d", o.From+i),
 				Title: "Decision", Body: "Decided in preload", CreatedAt: now}
-			if err := st.RecordDecision(ctx, d); err != nil {
-				return fmt.Errorf("preload decision: %w", err)
-			}
 		}
-		if err := preloadVersions(ctx, st, outbox, o); err != nil {
-			return err
+		if err := errors.Join(st.LoadSources(ctx, srcs), st.LoadLinks(ctx, links), st.LoadDecisions(ctx, decisions),
+			preloadVersions(ctx, st, o)); err != nil {
+			return fmt.Errorf("preload %s: %w", o.ObjectID, err)
 		}
 	}
 	return nil
 }
 
-func preloadVersions(ctx context.Context, st *store.Store, outbox *events.Outbox, o PreloadObject) error {
+// preloadVersions materialises the object unless it is, then adds its versions.
+func preloadVersions(ctx context.Context, st *store.Store, o PreloadObject) error {
 	if o.Versions == 0 {
 		return nil
 	}
-	if _, err := st.Materialise(ctx, contract.Object{ObjectID: o.ObjectID, InitialLLMTxt: "# Preloaded\n", CreatedAt: clock.Format(clock.Now())}); err != nil {
-		return fmt.Errorf("preload versions: %w", err)
-	}
-	for i := range o.Versions {
-		text := fmt.Sprintf("# Preloaded\n\nVersion %d.\n", o.From+i)
-		if _, _, err := st.Write(ctx, o.ObjectID, store.Edit{Change: store.ChangeLLMTxt, Outbox: outbox, At: clock.Now(),
-			Apply: func(p *store.Profile) error { p.LLMTxt = text; return nil }}); err != nil {
-			return fmt.Errorf("preload versions: %w", err)
+	if _, err := st.Profile(ctx, o.ObjectID); errors.Is(err, mongox.ErrNotFound) {
+		_, err = st.Materialise(ctx, contract.Object{ObjectID: o.ObjectID, InitialLLMTxt: "# Preloaded\n", CreatedAt: clock.Format(clock.Now())})
+		if err != nil {
+			return err
 		}
+	} else if err != nil {
+		return err
 	}
-	return nil
+	return st.LoadVersions(ctx, o.ObjectID, o.Versions, func(v int) string { return fmt.Sprintf("# Preloaded\n\nVersion %d.\n", v) })
 }
