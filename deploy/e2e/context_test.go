@@ -188,47 +188,6 @@ func TestContextConcurrentWritesKeepEveryVersion(t *testing.T) {
 	}
 }
 
-// TestContextSourceLimitUnderConcurrentCreates: with four places left of the 100 sources an
-// object may have, twelve concurrent creates through two replicas get four 201s and eight 409s,
-// and the object keeps exactly 100 sources.
-func TestContextSourceLimitUnderConcurrentCreates(t *testing.T) {
-	t.Parallel()
-	env := Start(t, WithReplicas("context-svc", 2))
-	hash, key := env.CreateObject(t, nil)
-	base := "/api/objects/" + hash
-	const left, creators = 4, 12
-	note := map[string]any{"kind": "text", "text": "a note", "included": false}
-	for range 100 - left {
-		env.Do(t, "POST", base+"/sources", key, note).Expect(t, 201)
-	}
-	statuses := make(chan int, creators)
-	var wg sync.WaitGroup
-	for range creators {
-		wg.Go(func() {
-			statuses <- env.send(t, Request{Method: "POST", Path: base + "/sources", Key: key, Body: note}).Status
-		})
-	}
-	wg.Wait()
-	close(statuses)
-	count := map[int]int{}
-	for s := range statuses {
-		count[s]++
-	}
-	stored := 0
-	for cursor := ""; ; {
-		page := env.Do(t, "GET", base+"/sources?limit=100"+cursor, key, nil).Expect(t, 200).JSON(t)
-		stored += len(page["sources"].([]any))
-		if page["next_cursor"] == nil {
-			break
-		}
-		cursor = "&cursor=" + Str(t, page, "next_cursor")
-	}
-	if count[201] != left || count[409] != creators-left || stored != 100 {
-		t.Fatalf("%d concurrent creates with %d places left: statuses %v, %d sources stored; want %d 201s, %d 409s, 100 stored",
-			creators, left, count, stored, left, creators-left)
-	}
-}
-
 // TestContextPrivateObject: a private object's profile, coach and agent card are 404 to the
 // public and to other objects' keys, and readable with its own key.
 func TestContextPrivateObject(t *testing.T) {

@@ -30,7 +30,7 @@ type ContextSourceChangedData struct {
 	Title    string `json:"title"`
 	URL      string `json:"url,omitempty"`
 	Included bool   `json:"included"`
-	// Change is created or updated.
+	// Change is created, updated or deleted.
 	Change string `json:"change"`
 }
 

@@ -107,7 +107,8 @@ func (h *Handler) versions(c *gin.Context) error {
 		return err
 	}
 	ctx := c.Request.Context()
-	if _, err := h.Profiles.Profile(ctx, t.ObjectID); err != nil {
+	p, err := h.Profiles.Profile(ctx, t.ObjectID)
+	if err != nil {
 		return err
 	}
 	if raw, one := c.GetQuery("version"); one {
@@ -127,7 +128,7 @@ func (h *Handler) versions(c *gin.Context) error {
 			Title: v.Title, LLMTxt: v.LLMTxt, SourceIDs: included})
 		return nil
 	}
-	list, next, err := h.versionPage(c, t.ObjectID)
+	list, next, err := h.versionPage(c, p)
 	if err != nil {
 		return err
 	}
@@ -139,19 +140,41 @@ func (h *Handler) versions(c *gin.Context) error {
 	return nil
 }
 
-// versionPage reads the page of versions that the query asks for, newest first.
-func (h *Handler) versionPage(c *gin.Context, objectID string) ([]store.Profile, *string, error) {
-	limit, raw, err := httpx.PageParams(c, func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n > 0 })
+// versionPage reads the page of versions that the query asks for, newest first, below the
+// current version p. The cursor is the last version listed, bound to the object's list, so that
+// one made up is a 400.
+func (h *Handler) versionPage(c *gin.Context, p *store.Profile) ([]store.Profile, *string, error) {
+	scope := "versions:" + p.ObjectID
+	limit, before, err := httpx.PageSeq(c, scope)
 	if err != nil {
 		return nil, nil, err
 	}
-	before, _ := strconv.Atoi(raw) // validated by PageParams
 	list, err := h.Profiles.Versions(c.Request.Context(), store.VersionQuery{
-		ObjectID: objectID, Before: before, Limit: limit + 1,
+		ObjectID: p.ObjectID, Top: p.Version, Before: int(before), Limit: limit + 1,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	list, next := httpx.Page(list, limit, func(v store.Profile) string { return strconv.Itoa(v.Version) })
+	list, next := seqPage(list, limit, scope, func(v store.Profile) int64 { return int64(v.Version) })
 	return list, next, nil
+}
+
+// seqPage trims a list read with limit+1 entries to limit, and returns the cursor of the next
+// page (the position of the last entry kept, bound to scope), or nil on the last page.
+func seqPage[T any](list []T, limit int, scope string, pos func(T) int64) ([]T, *string) {
+	if len(list) <= limit {
+		return list, nil
+	}
+	list = list[:limit]
+	next := httpx.SeqCursor(scope, pos(list[limit-1]))
+	return list, &next
+}
+
+// seqCursor is the cursor of position next of the list scope (nil for 0: no page left).
+func seqCursor(scope string, next int64) *string {
+	if next == 0 {
+		return nil
+	}
+	c := httpx.SeqCursor(scope, next)
+	return &c
 }

@@ -60,18 +60,18 @@ func (h *Handler) listLinks(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, before, err := httpx.PageParams(c, httpx.IDWithPrefix("lnk"))
+	scope := "context-links:" + t.ObjectID
+	limit, before, err := httpx.PageSeq(c, scope)
 	if err != nil {
 		return err
 	}
-	list, err := h.Profiles.Links(c.Request.Context(), store.LinkPage{ObjectID: t.ObjectID, Before: before, Limit: limit + 1})
+	list, next, err := h.Profiles.Links(c.Request.Context(), store.LinkPage{ObjectID: t.ObjectID, Before: before, Limit: limit})
 	if err != nil {
 		return err
 	}
-	resp := linkListResponse{Links: []linkResponse{}}
-	list, resp.NextCursor = httpx.Page(list, limit, func(l store.Link) string { return l.ID })
+	resp := linkListResponse{Links: make([]linkResponse, len(list)), NextCursor: seqCursor(scope, next)}
 	for i := range list {
-		resp.Links = append(resp.Links, h.linkView(&list[i]))
+		resp.Links[i] = h.linkView(&list[i])
 	}
 	c.JSON(http.StatusOK, resp)
 	return nil

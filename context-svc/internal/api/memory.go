@@ -75,16 +75,16 @@ func (h *Handler) getMemory(c *gin.Context) error {
 	if format == "json" {
 		return h.memoryJSON(c, t.ObjectID, m.Version)
 	}
-	limit, raw, err := httpx.PageParams(c, func(s string) bool { n, err := strconv.Atoi(s); return err == nil && n > 0 })
+	scope := "decision-memory:" + t.ObjectID
+	limit, before, err := httpx.PageSeq(c, scope)
 	if err != nil {
 		return err
 	}
-	before, _ := strconv.Atoi(raw) // validated by PageParams
-	list, err := h.Profiles.MemoryVersions(ctx, t.ObjectID, before, limit+1)
+	list, err := h.Profiles.MemoryVersions(ctx, t.ObjectID, int(before), limit+1)
 	if err != nil {
 		return err
 	}
-	list, next := httpx.Page(list, limit, func(v store.Memory) string { return strconv.Itoa(v.Version) })
+	list, next := seqPage(list, limit, scope, func(v store.Memory) int64 { return int64(v.Version) })
 	resp := memoryResponse{Memory: m.Body, Version: m.Version, Versions: make([]memoryVersion, len(list)), NextCursor: next}
 	for i, v := range list {
 		resp.Versions[i] = memoryVersion{Version: v.Version, Change: v.Change, CreatedAt: clock.Format(v.CreatedAt)}

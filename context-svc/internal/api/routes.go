@@ -37,6 +37,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	o.PUT("/rules", httpx.Handle(h.putRules))
 	o.GET("/sources", httpx.Handle(h.listSources))
 	o.POST("/sources", httpx.Handle(h.createSource))
+	o.DELETE("/sources/:sourceId", httpx.Handle(h.deleteSource))
 	o.GET("/context-links", httpx.Handle(h.listLinks))
 	o.POST("/context-links", httpx.Handle(h.createLink))
 	o.PUT("/sync", httpx.Handle(h.configureSync))

@@ -53,19 +53,32 @@ func (h *Handler) listSources(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, after, err := httpx.PageParams(c, httpx.IDWithPrefix("src"))
+	scope := "sources:" + t.ObjectID
+	limit, after, err := httpx.PageSeq(c, scope)
 	if err != nil {
 		return err
 	}
-	list, included, err := h.Profiles.Sources(c.Request.Context(), store.SourcePage{ObjectID: t.ObjectID, After: after, Limit: limit + 1})
+	list, included, next, err := h.Profiles.Sources(c.Request.Context(), store.SourcePage{ObjectID: t.ObjectID, After: after, Limit: limit})
 	if err != nil {
 		return err
 	}
-	resp := sourceListResponse{Sources: []sourceResponse{}}
-	list, resp.NextCursor = httpx.Page(list, limit, func(s store.Source) string { return s.ID })
+	resp := sourceListResponse{Sources: make([]sourceResponse, len(list)), NextCursor: seqCursor(scope, next)}
 	for i := range list {
-		resp.Sources = append(resp.Sources, sourceView(&list[i], included[list[i].ID]))
+		resp.Sources[i] = sourceView(&list[i], included[list[i].ID])
 	}
 	c.JSON(http.StatusOK, resp)
+	return nil
+}
+
+func (h *Handler) deleteSource(c *gin.Context) error {
+	t, err := owner(c)
+	if err != nil {
+		return err
+	}
+	p, err := h.Profiles.DeleteSource(c.Request.Context(), t, c.Param("sourceId"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
 	return nil
 }

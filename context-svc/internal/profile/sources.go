@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
 )
@@ -124,22 +126,45 @@ func (s *Service) CreateSource(ctx context.Context, t Target, req *NewSource) (*
 	return src, included, nil
 }
 
-// Sources pages through the object's sources, oldest first, and says which the public profile
-// includes.
-func (s *Service) Sources(ctx context.Context, q store.SourcePage) ([]store.Source, map[string]bool, error) {
+// Sources pages through the object's sources, oldest first, says which the public profile
+// includes, and returns the position to resume after (0: none left).
+func (s *Service) Sources(ctx context.Context, q store.SourcePage) ([]store.Source, map[string]bool, int64, error) {
 	p, err := s.Profile(ctx, q.ObjectID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	list, err := s.Store.ListSources(ctx, q)
+	list, next, err := s.Store.ListSources(ctx, q)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	included := make(map[string]bool, len(p.Included))
 	for _, id := range p.Included {
 		included[id] = true
 	}
-	return list, included, nil
+	return list, included, next, nil
+}
+
+// DeleteSource removes the object's source, which frees its place among MaxSources, and leaves it
+// out of the public profile in a new version (change sources) whose context.source_changed says
+// deleted. The source is gone before the version is written: a version that failed to be written
+// leaves an included id that names nothing, which composing skips.
+func (s *Service) DeleteSource(ctx context.Context, t Target, id string) (*store.Profile, error) {
+	if !strings.HasPrefix(id, "src_") {
+		return nil, httpx.NotFound("source")
+	}
+	if _, err := s.Profile(ctx, t.ObjectID); err != nil {
+		return nil, err
+	}
+	src, err := s.Store.DeleteSource(ctx, t.ObjectID, id)
+	if err != nil {
+		return nil, notFound(err, "source")
+	}
+	return s.write(ctx, t, store.ChangeSources, func(p *store.Profile) error {
+		p.Included = slices.DeleteFunc(p.Included, func(included string) bool { return included == id })
+		return nil
+	}, func(*store.Profile) []events.Pending {
+		return []events.Pending{sourceChanged(t, src, false, "deleted")}
+	})
 }
 
 // Composable returns the sources named by ids, ready to compose: URL sources whose content is

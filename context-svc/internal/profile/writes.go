@@ -137,11 +137,33 @@ func (s *Service) Context(ctx context.Context, objectID string) (*ContextView, e
 	if err != nil {
 		return nil, err
 	}
-	sources, err := s.Store.ListSources(ctx, store.SourcePage{ObjectID: objectID, Limit: MaxSources})
+	sources, err := s.allSources(ctx, objectID)
 	if err != nil {
 		return nil, err
 	}
 	return &ContextView{Profile: p, Sources: sources}, nil
+}
+
+// contextPages bounds the pages of sources the structured context reads: an object holds at most
+// MaxSources, and a page reads up to four list entries per source, so only a list mostly made of
+// deleted sources needs more than one.
+const contextPages = 8
+
+// allSources reads the object's sources, oldest first, in at most contextPages pages.
+func (s *Service) allSources(ctx context.Context, objectID string) ([]store.Source, error) {
+	var all []store.Source
+	var after int64
+	for range contextPages {
+		page, next, err := s.Store.ListSources(ctx, store.SourcePage{ObjectID: objectID, After: after, Limit: MaxSources - len(all)})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if after = next; after == 0 || len(all) >= MaxSources {
+			break
+		}
+	}
+	return all, nil
 }
 
 // Version returns one version of an object.
@@ -150,8 +172,15 @@ func (s *Service) Version(ctx context.Context, objectID string, version int) (*s
 	return v, notFound(err, "version")
 }
 
-// Versions pages through an object's versions (or those that changed decision memory), newest
-// first.
+// Versions pages through an object's versions, newest first, from q.Top (0: the current
+// version).
 func (s *Service) Versions(ctx context.Context, q store.VersionQuery) ([]store.Profile, error) {
+	if q.Top == 0 {
+		p, err := s.Profile(ctx, q.ObjectID)
+		if err != nil {
+			return nil, err
+		}
+		q.Top = p.Version
+	}
 	return s.Store.ListVersions(ctx, q)
 }

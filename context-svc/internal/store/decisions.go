@@ -3,15 +3,15 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// Decision is a decision recorded in one of an object's threads, learned from graph-svc.
+// Decision is a decision recorded in one of an object's threads, learned from graph-svc. Decisions
+// are kept in their object's list (lists.go); the decisions collection holds those an earlier
+// release stored, which the backfill lists.
 type Decision struct {
 	ID         string     `bson:"_id"` // object_id:node_id
 	ObjectID   string     `bson:"object_id"`
@@ -26,17 +26,28 @@ type Decision struct {
 	ValidUntil *time.Time `bson:"valid_until,omitempty"`
 }
 
-// RecordDecision stores a decision once (redelivered events change nothing).
+// RecordDecision lists a decision under its object once, keyed by its id: redelivered events
+// change nothing. The entry is the decision itself, so a page of decisions is one point read each.
 func (s *Store) RecordDecision(ctx context.Context, d *Decision) error {
 	d.ID = d.ObjectID + ":" + d.NodeID
-	if _, err := s.decisions.InsertOne(ctx, d); err != nil && !mongox.IsDuplicateKey(err) {
+	if _, _, err := mongox.AppendOnce(ctx, mongox.NewLog(s.lists), decisionList(d.ObjectID), d.ID, *d); err != nil {
 		return fmt.Errorf("store decisions: %w", err)
 	}
 	return nil
 }
 
-// RecentDecisions returns up to limit decisions of an object, newest first.
+// RecentDecisions returns the limit decisions of an object recorded last, newest first.
 func (s *Store) RecentDecisions(ctx context.Context, objectID string, limit int) ([]Decision, error) {
-	return mongox.FindAll[Decision](ctx, s.decisions, bson.D{{Key: "object_id", Value: objectID}},
-		options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}}).SetLimit(int64(limit)))
+	entries, _, err := mongox.Page[Decision](ctx, mongox.NewLog(s.lists), decisionList(objectID), 0, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store decisions: %w", err)
+	}
+	out := make([]Decision, len(entries))
+	for i, e := range entries {
+		out[i] = e.Value
+	}
+	// Newest first by when each was made: events may arrive out of that order (and the backfill
+	// lists an earlier release's decisions after newer ones), which matters to which supersedes.
+	slices.SortStableFunc(out, func(a, b Decision) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out, nil
 }

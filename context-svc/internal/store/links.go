@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -21,10 +18,18 @@ type Link struct {
 	CreatedAt time.Time `bson:"created_at"`
 }
 
-// InsertLink stores a link.
+// InsertLink stores a link and lists it under its object. The list entry is keyed by the link's
+// id, so that the backfill of links stored by an earlier release never lists one twice.
 func (s *Store) InsertLink(ctx context.Context, l *Link) error {
 	if _, err := s.links.InsertOne(ctx, l); err != nil {
 		return fmt.Errorf("store links: %w", err)
+	}
+	return s.listLink(ctx, l)
+}
+
+func (s *Store) listLink(ctx context.Context, l *Link) error {
+	if _, _, err := mongox.AppendOnce(ctx, mongox.NewLog(s.lists), linkList(l.ObjectID), l.ID, *l); err != nil {
+		return fmt.Errorf("store links list: %w", err)
 	}
 	return nil
 }
@@ -41,15 +46,21 @@ func (s *Store) Link(ctx context.Context, id string) (*Link, error) {
 // LinkPage pages through an object's links, newest first.
 type LinkPage struct {
 	ObjectID string
-	Before   string // link id cursor
-	Limit    int
+	// Before is the list position of the page's predecessor's last link (0: the newest page).
+	Before int64
+	Limit  int
 }
 
-// ListLinks lists an object's links.
-func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, error) {
-	filter := bson.D{{Key: "object_id", Value: q.ObjectID}}
-	if q.Before != "" {
-		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$lt", Value: q.Before}}})
+// ListLinks lists a page of an object's links from its list, one point read each (the entries
+// are copies of the links, which never change), and the position of the next page (0: none).
+func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, int64, error) {
+	entries, next, err := mongox.Page[Link](ctx, mongox.NewLog(s.lists), linkList(q.ObjectID), q.Before, q.Limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store links: %w", err)
 	}
-	return mongox.FindAll[Link](ctx, s.links, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(int64(q.Limit)))
+	out := make([]Link, len(entries))
+	for i, e := range entries {
+		out[i] = e.Value
+	}
+	return out, next, nil
 }

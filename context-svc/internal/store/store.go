@@ -1,7 +1,7 @@
 // Package store is context-svc's MongoDB repository: every version of an object's context (the
 // current one is the profile), a head hint per object, the versions of decision memory, the sync
-// configuration, sources, context links and the decisions learned from graph-svc. One file per
-// collection.
+// configuration, sources, context links and the decisions learned from graph-svc, and the lists
+// that page an object's sources, links and decisions. One file per collection.
 package store
 
 import (
@@ -34,24 +34,29 @@ const (
 	MemoryHeads = "memory_heads"
 	// Migrations holds the markers of one-off data changes.
 	Migrations = "migrations"
+	// Lists holds the lists of each object's sources, links and decisions (lists.go).
+	Lists = "lists"
 )
 
-// Indexes are the indexes real MongoDB needs for the queries below.
+// Indexes are the indexes real MongoDB needs for the queries below. Every read is by _id (a
+// page is point reads of a list: lists.go), so these create the collections at start-up.
 var Indexes = []mongox.Index{
-	{Collection: Versions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "version", Value: -1}}},
-	// Decision memory is read by _id only; these create its collections at start-up.
+	{Collection: Versions, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Memories, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: MemoryHeads, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Sources, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
-	{Collection: Links, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: -1}}},
-	{Collection: Decisions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "created_at", Value: -1}}},
+	{Collection: Sources, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: SourceSlots, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Fetches, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Links, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Decisions, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Lists, Keys: bson.D{{Key: "_id", Value: 1}}},
 }
 
 // Store is the repository.
 type Store struct {
 	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions, blocks, names *mongo.Collection
-	memory, memoryHeads, migrations                                                        *mongo.Collection
+	memory, memoryHeads, migrations, lists                                                 *mongo.Collection
 	log                                                                                    *slog.Logger
 	// MaxAttempts bounds the retries of a write that keeps losing the race for a version.
 	MaxAttempts int
@@ -65,6 +70,7 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 		links: db.Collection(Links), decisions: db.Collection(Decisions),
 		blocks: db.Collection(Blocks), names: db.Collection(Names),
 		memory: db.Collection(Memories), memoryHeads: db.Collection(MemoryHeads), migrations: db.Collection(Migrations),
+		lists:       db.Collection(Lists),
 		MaxAttempts: 32,
 	}
 }

@@ -218,18 +218,47 @@ func (s *Store) Write(ctx context.Context, objectID string, e Edit) (*Profile, [
 // VersionQuery pages through an object's versions, newest first.
 type VersionQuery struct {
 	ObjectID string
-	// Before is a version number cursor: only versions below it (0: from the newest).
-	Before int
-	Limit  int
+	// Top is the object's current version, Before a version number cursor: only versions below
+	// it (0: from Top).
+	Top, Before int
+	Limit       int
 }
 
-// ListVersions lists versions without their content.
+// versionSummary is what a list of versions shows of each.
+var versionSummary = bson.D{{Key: "version", Value: 1}, {Key: "change", Value: 1}, {Key: "updated_at", Value: 1}}
+
+// ListVersions lists versions without their content: a version's document is addressed by the
+// object and its number (VersionID), so a page is one point read per version, from the newest
+// asked for down. Versions start at 1, or later for an object materialised at a later version:
+// the page ends at the first absent one.
 func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, error) {
-	filter := bson.D{{Key: "object_id", Value: q.ObjectID}}
+	top := q.Top
 	if q.Before > 0 {
-		filter = append(filter, bson.E{Key: "version", Value: bson.D{{Key: "$lt", Value: q.Before}}})
+		top = min(top, q.Before-1)
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "version", Value: -1}}).SetLimit(int64(q.Limit)).
-		SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "change", Value: 1}, {Key: "updated_at", Value: 1}})
-	return mongox.FindAll[Profile](ctx, s.versions, filter, opts)
+	count := max(0, min(q.Limit, top))
+	found, err := readAll(ctx, func(ctx context.Context, id string) (*Profile, error) {
+		var p Profile
+		return &p, mongox.FindOne(ctx, s.versions, mongox.ByID(id), &p, options.FindOne().SetProjection(versionSummary))
+	}, versionIDs(q.ObjectID, top, count))
+	if err != nil {
+		return nil, fmt.Errorf("store versions: %w", err)
+	}
+	out := make([]Profile, 0, count)
+	for _, p := range found {
+		if p == nil {
+			break
+		}
+		out = append(out, *p)
+	}
+	return out, nil
+}
+
+// versionIDs are the ids of count versions of an object from top down.
+func versionIDs(objectID string, top, count int) []string {
+	ids := make([]string, count)
+	for i := range ids {
+		ids[i] = VersionID(objectID, top-i)
+	}
+	return ids
 }

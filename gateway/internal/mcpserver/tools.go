@@ -102,6 +102,7 @@ var NoTool = map[string]string{
 	"PUT /api/objects/{hash}/rules":                                     "rules are an owner's policy decision, not a model's",
 	"GET /api/objects/{hash}/sources":                                   "context sources stay on REST",
 	"POST /api/objects/{hash}/sources":                                  "context sources fetch outside URLs at the owner's request; REST serves them",
+	"DELETE /api/objects/{hash}/sources/{sourceId}":                     "context sources stay on REST",
 	"GET /api/objects/{hash}/context-links":                             "context links stay on REST",
 	"POST /api/objects/{hash}/context-links":                            "publishing selected sources is an owner's decision",
 	"GET /api/context-links/{linkId}":                                   "read_profile covers public profile reads",

@@ -67,10 +67,10 @@ var WebhookEvents = []WebhookEvent{
 		}, "hash", "claim_id", "proof_type", "claimed_target", "verified_at"),
 		Example: payload("claim_verified", map[string]any{"hash": "svc_alice", "claim_id": "clm_01JD8X2K4M5N6P7Q8R9S0T1V2W",
 			"proof_type": "domain", "claimed_target": "example.com", "verified_at": "2026-11-24T18:00:00.000Z"})},
-	{Type: "context_source", Description: "A source of the object's context was added or changed (text sources carry no text).",
+	{Type: "context_source", Description: "A source of the object's context was added, changed or deleted (text sources carry no text).",
 		Data: Obj(map[string]Schema{
 			"hash": hashField, "source_id": Str(), "kind": Str(), "title": Str(), "url": Str(), "included": Bool(),
-			"change": Schema{"type": "string", "description": "created or updated"},
+			"change": Schema{"type": "string", "description": "created, updated or deleted"},
 		}, "hash", "source_id", "kind", "title", "included", "change"),
 		Example: payload("context_source", map[string]any{"hash": "svc_alice", "source_id": "src_01JD8X2K4M5N6P7Q8R9S0T1V2W",
 			"kind": "url", "title": "Homepage", "url": "https://example.com/", "included": true, "change": "created"})},
