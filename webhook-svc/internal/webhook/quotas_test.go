@@ -73,7 +73,13 @@ func TestConcurrentCreatesNeverPassAQuota(t *testing.T) {
 		if len(made) != 10 || refused != 22 {
 			t.Fatalf("%s: %d created and %d refused of 32 at once; want 10 and 22", kind, len(made), refused)
 		}
-		all, err := s.Store.SubscriptionsOf(ctx, box.ObjectID, kind, "", 0)
+		var all []store.Subscription
+		var err error
+		if kind == store.KindWebhook {
+			all, err = s.ListWebhooks(ctx, box, "", 100)
+		} else {
+			all, _, err = s.ListContextSubscriptions(ctx, box, 0, 100)
+		}
 		if err != nil || len(all) != 10 {
 			t.Fatalf("%s: %d stored (%v), want 10", kind, len(all), err)
 		}
