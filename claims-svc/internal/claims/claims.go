@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/svcdev/svc/claims-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
@@ -66,7 +68,7 @@ type ClaimStore interface {
 	InsertCheck(ctx context.Context, c *store.Check) error
 	InsertClaim(ctx context.Context, c *store.Claim) error
 	InsertState(ctx context.Context, st *store.State) error
-	LastChecks(ctx context.Context, claimIDs []string) (map[string]store.Check, error)
+	LastCheck(ctx context.Context, claimID string) (store.Check, bool, error)
 	Leases() mongox.Leases
 	ListClaim(ctx context.Context, objectID, claimID string) (int64, error)
 	MarkRechecked(ctx context.Context, period time.Time) error
@@ -164,16 +166,21 @@ func (s *Service) Create(ctx context.Context, objectID, hash, proofType, claimed
 	if err := s.takePlace(ctx, obj.ObjectID, c0); err != nil {
 		return nil, err
 	}
-	now := clock.Now()
-	c := &store.Claim{
-		ID: c0, ObjectID: obj.ObjectID, ObjectHash: obj.Hash, ProofType: proofType,
-		ClaimedTarget: strings.TrimSpace(claimedTarget), Subject: t.Subject, Host: t.Host,
-		Token: newToken(), CreatedAt: now, ExpiresAt: now.Add(s.ChallengeTTL),
-	}
+	c := s.newClaim(c0, obj.ObjectID, obj.Hash, proofType, claimedTarget, t)
 	if err := s.Store.InsertClaim(ctx, c); err != nil {
 		return nil, err
 	}
-	return view(c, nil, nil, now), nil
+	return view(c, nil, nil, c.CreatedAt), nil
+}
+
+// newClaim is a new claim as a create stores it.
+func (s *Service) newClaim(id, objectID, hash, proofType, claimedTarget string, t target) *store.Claim {
+	now := clock.Now()
+	return &store.Claim{
+		ID: id, ObjectID: objectID, ObjectHash: hash, ProofType: proofType,
+		ClaimedTarget: strings.TrimSpace(claimedTarget), Subject: t.Subject, Host: t.Host,
+		Token: newToken(), CreatedAt: now, ExpiresAt: now.Add(s.ChallengeTTL),
+	}
 }
 
 // Get reads a claim of the caller's object; another object's claim is not found.
@@ -414,26 +421,32 @@ func (s *Service) owned(ctx context.Context, objectID, claimID string) (*store.C
 	return c, err
 }
 
-// views builds the owner's views of claims with their states and last checks.
+// viewReaders bounds the claims whose state and last check one request reads at once.
+const viewReaders = 16
+
+// views builds the owner's views of claims with their states and last checks: a few point reads
+// per claim, a few claims at once.
 func (s *Service) views(ctx context.Context, cs []store.Claim) ([]View, error) {
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.ID
-	}
-	states, err := s.Store.CurrentStates(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	checks, err := s.Store.LastChecks(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	now := clock.Now()
 	out := make([]View, len(cs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(viewReaders)
 	for i := range cs {
-		st, has := states[cs[i].ID]
-		ch, checked := checks[cs[i].ID]
-		out[i] = *view(&cs[i], stateOrNil(st, has), checkOrNil(ch, checked), now)
+		g.Go(func() error {
+			st, has, err := s.Store.CurrentState(gctx, cs[i].ID)
+			if err != nil {
+				return err
+			}
+			ch, checked, err := s.Store.LastCheck(gctx, cs[i].ID)
+			if err != nil {
+				return err
+			}
+			out[i] = *view(&cs[i], stateOrNil(st, has), checkOrNil(ch, checked), now)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -56,32 +54,12 @@ func (s *Store) RecentChecks(ctx context.Context, claimID string, since time.Tim
 	return out, nil
 }
 
-// LastChecks returns the latest check of each of the given claims that has one: a few point
-// reads per claim.
-func (s *Store) LastChecks(ctx context.Context, claimIDs []string) (map[string]Check, error) {
-	last := make([]*Check, len(claimIDs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(readers)
-	for i, id := range claimIDs {
-		g.Go(func() error {
-			entries, _, err := mongox.Page[Check](gctx, s.log, checksList(id), 0, 1)
-			if err != nil {
-				return fmt.Errorf("read last check: %w", err)
-			}
-			if len(entries) == 1 {
-				last[i] = &entries[0].Value
-			}
-			return nil
-		})
+// LastCheck returns a claim's latest check; ok is false when it has none. It costs a few point
+// reads, whatever the claim's history.
+func (s *Store) LastCheck(ctx context.Context, claimID string) (c Check, ok bool, err error) {
+	entries, _, err := mongox.Page[Check](ctx, s.log, checksList(claimID), 0, 1)
+	if err != nil || len(entries) == 0 {
+		return Check{}, false, err
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	out := make(map[string]Check, len(claimIDs))
-	for i, c := range last {
-		if c != nil {
-			out[claimIDs[i]] = *c
-		}
-	}
-	return out, nil
+	return entries[0].Value, true, nil
 }

@@ -24,7 +24,7 @@ func dueList(period time.Time) string   { return "due:" + strconv.FormatInt(peri
 func stateHeadID(claimID string) string { return claimID + "/head" }
 
 // readers bounds the point reads one request sends at once.
-const readers = 8
+const readers = 16
 
 // ListClaim appends a claim to its object's list and returns its place (from 1): the place is
 // what the per-object quota counts, so concurrent creates never pass it.

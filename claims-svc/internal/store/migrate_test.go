@@ -74,9 +74,11 @@ func TestBackfillListsOnce(t *testing.T) {
 	if err != nil || len(due) != 1 || due[0] != "clm_00" {
 		t.Fatalf("due in the period: %v, %v; want clm_00", due, err)
 	}
-	last, err := st.LastChecks(ctx, ids)
-	if err != nil || len(last) != 1 || last["clm_00"].ID != "chk_08" {
-		t.Fatalf("last checks = %+v, %v; want chk_08 for clm_00 only", last, err)
+	for _, id := range ids {
+		last, ok, err := st.LastCheck(ctx, id)
+		if want := id == "clm_00"; err != nil || ok != want || want && last.ID != "chk_08" {
+			t.Fatalf("last check of %s = %+v, %v, %v; want chk_08 for clm_00 only", id, last, ok, err)
+		}
 	}
 	recent, err := st.RecentChecks(ctx, "clm_00", time.Time{}, 10)
 	if err != nil || len(recent) != 6 || recent[0].ID != "chk_08" || recent[5].ID != "chk_03" {

@@ -139,3 +139,23 @@ func (s *Store) ReleaseSlots(ctx context.Context, ids ...string) error {
 	}
 	return nil
 }
+
+// InsertPlaced stores new subscriptions with the places they hold and the reach of each scope
+// they fill, in three bulk commands: for preloading a store (benchmarks), where the scopes are
+// new and the places are counted by the caller.
+func (s *Store) InsertPlaced(ctx context.Context, subs []*Subscription, places []Slot, reach map[string]int) error {
+	marks := make([]scopePlaces, 0, len(reach))
+	for scope, n := range reach {
+		marks = append(marks, scopePlaces{ID: placesID(scope), Places: n})
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(Slots), marks); err != nil {
+		return fmt.Errorf("store reach: %w", err)
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(Slots), places); err != nil {
+		return fmt.Errorf("store places: %w", err)
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(Subscriptions), subs); err != nil {
+		return fmt.Errorf("store subscriptions: %w", err)
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
@@ -65,4 +66,39 @@ func (s *Subscriptions) placeAnywhere(ctx context.Context, q quota, sub *store.S
 		return "", fmt.Errorf("scope %s holds %d subscriptions", q.scope, maxPlaces)
 	}
 	return id, s.Store.OpenPlaces(ctx, q.scope, store.Slot{ID: id}.Place())
+}
+
+// Seed is a subscription for Preload: an owner's webhook on ObjectID (CreatorID is ObjectID)
+// or a context subscription of CreatorID to the box ObjectID.
+type Seed struct {
+	Kind, ObjectID, CreatorID, CreatorHash, CallbackURL string
+}
+
+// Preload stores subscriptions as creates would (ids, secrets, every event allowed, a place in
+// each quota), in a few bulk commands: it grows a store for benchmarks. Every scope the seeds
+// fill must be new and filled by one call, within its quota.
+func (s *Subscriptions) Preload(ctx context.Context, seeds []Seed) error {
+	var subs []*store.Subscription
+	var places []store.Slot
+	reach := map[string]int{}
+	taken := map[string]int{}
+	for _, sd := range seeds {
+		allowed := Events
+		if sd.Kind == store.KindContext {
+			allowed = ContextEvents
+		}
+		sub, _ := newSubscription(sd.Kind, sd.ObjectID, sd.CreatorID, sd.CreatorHash, sd.CallbackURL, slices.Clone(allowed))
+		for _, q := range s.quotas(sub) {
+			taken[q.scope]++
+			if taken[q.scope] > q.limit {
+				return fmt.Errorf("preload: scope %s past its quota of %d", q.scope, q.limit)
+			}
+			reach[q.scope] = q.limit
+			sl := store.Slot{ID: store.SlotID(q.scope, taken[q.scope]), SubscriptionID: sub.ID, At: sub.CreatedAt}
+			places = append(places, sl)
+			sub.Slots = append(sub.Slots, sl.ID)
+		}
+		subs = append(subs, sub)
+	}
+	return s.Store.InsertPlaced(ctx, subs, places, reach)
 }

@@ -39,6 +39,7 @@ type SubscriptionStore interface {
 	EachSubscription(ctx context.Context, fn func(*store.Subscription) error) error
 	MigrationDone(ctx context.Context, name string) (bool, error)
 	MarkMigration(ctx context.Context, name string, at time.Time) error
+	InsertPlaced(ctx context.Context, subs []*store.Subscription, places []store.Slot, reach map[string]int) error
 	Health(ctx context.Context, id string) (*store.SubscriptionHealth, error)
 	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
 	DeleteHealth(ctx context.Context, id string) error
@@ -109,16 +110,7 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID, c
 	if err != nil {
 		return nil, err
 	}
-	now := clock.Now()
-	prefix := "whk"
-	if kind == store.KindContext {
-		prefix = "csub"
-	}
-	secret := NewSecret()
-	sub := &store.Subscription{
-		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, HolderHash: creatorHash, CallbackURL: callback,
-		Events: evs, Secrets: []store.Secret{{Value: secret, CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
-	}
+	sub, secret := newSubscription(kind, objectID, creatorID, creatorHash, callback, evs)
 	if sub.Slots, err = s.takeSlots(ctx, sub); err != nil {
 		return nil, err
 	}
@@ -127,6 +119,20 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID, c
 		return nil, err
 	}
 	return &Created{Subscription: sub, Secret: secret}, nil
+}
+
+// newSubscription is a new subscription as a create stores it, and its secret.
+func newSubscription(kind, objectID, creatorID, creatorHash, callback string, evs []string) (*store.Subscription, string) {
+	now := clock.Now()
+	prefix := "whk"
+	if kind == store.KindContext {
+		prefix = "csub"
+	}
+	secret := NewSecret()
+	return &store.Subscription{
+		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, HolderHash: creatorHash, CallbackURL: callback,
+		Events: evs, Secrets: []store.Secret{{Value: secret, CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
+	}, secret
 }
 
 // ListWebhooks lists up to limit of an owner's webhooks, oldest first (ids sort in creation
