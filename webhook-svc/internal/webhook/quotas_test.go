@@ -29,6 +29,21 @@ func newSubscriptions(t *testing.T, q Quotas) *Subscriptions {
 	return &Subscriptions{Store: store.New(db), URLs: anyURL{}, Quotas: q}
 }
 
+// insertPlaced stores sub as a create does: with a place in each of its quotas, which is how
+// listings and the fan-out find it.
+func insertPlaced(t *testing.T, st SubscriptionStore, sub *store.Subscription) {
+	t.Helper()
+	ctx := context.Background()
+	slots, err := (&Subscriptions{Store: st}).takeSlots(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Slots = slots
+	if err := st.InsertSubscription(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func quotaExceeded(err error) bool {
 	var he *apierr.Error
 	return errors.As(err, &he) && he.Status == 409 && he.Code == CodeQuotaExceeded
