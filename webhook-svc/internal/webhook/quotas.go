@@ -120,10 +120,10 @@ type holder struct {
 	place int
 }
 
-// holders reads the subscriptions holding the places of scope that keep accepts, in place order,
-// at most max of them (0: all); keep nil keeps every place. Each subscription is listed once (a migration cut short may have
-// given one two places). A place whose subscription is gone long enough (a stop between a
-// create's or delete's two writes) is freed. It costs a point read per place of the scope and
+// holders reads the subscriptions holding the places of scope that keep accepts (nil: every
+// place), in place order, at most max of them (0: all). Each subscription is listed once (a
+// migration cut short may have given one two places). A place whose subscription is gone long
+// enough (a stop between a create's or delete's two writes) is freed. It costs a point read per place of the scope and
 // one per subscription read, whatever the store holds.
 func holders(ctx context.Context, st PlaceStore, scope string, keep func(store.Slot) bool, max int) ([]holder, error) {
 	places, err := st.Places(ctx, scope)
