@@ -182,7 +182,8 @@ var hooksPhase = scalePhase{
 		return st
 	},
 	grow: func(tb testing.TB, env *Env, _ any, have, size int) {
-		const workers = 4
+		// Claims are appended one by one to their objects' lists: more workers keep the store busy.
+		const workers = 8
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Go(func() {
