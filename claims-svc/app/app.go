@@ -16,6 +16,7 @@ import (
 	"github.com/svcdev/svc/claims-svc/internal/api"
 	"github.com/svcdev/svc/claims-svc/internal/claims"
 	"github.com/svcdev/svc/claims-svc/internal/store"
+	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/service"
@@ -37,6 +38,8 @@ type Config struct {
 	// each replica looks for claims due.
 	RecheckInterval time.Duration `env:"CLAIMS_RECHECK_INTERVAL, default=24h"`
 	RecheckScan     time.Duration `env:"CLAIMS_RECHECK_SCAN, default=5m"`
+	// MaxPerObject bounds the claims one object ever creates (409 QUOTA_EXCEEDED past it).
+	MaxPerObject int `env:"CLAIMS_MAX_PER_OBJECT, default=100"`
 	// The profile pages of the social proofs: a handle is appended to these bases; Mastodon
 	// profiles are read at <scheme>://<instance>/@<handle>, after the instance's WebFinger answer.
 	GitHubURL      string `env:"CLAIMS_GITHUB_URL, default=https://github.com"`
@@ -55,8 +58,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := service.RequireIdentityURL(cfg.Service); err != nil {
 		return nil, err
 	}
-	if cfg.RecheckInterval <= 0 || cfg.RecheckScan <= 0 || cfg.ChallengeTTL <= 0 {
-		return nil, errors.New("configuration: CLAIMS_RECHECK_INTERVAL, CLAIMS_RECHECK_SCAN and CLAIMS_CHALLENGE_TTL must be positive")
+	if cfg.RecheckInterval <= 0 || cfg.RecheckScan <= 0 || cfg.ChallengeTTL <= 0 || cfg.MaxPerObject <= 0 {
+		return nil, errors.New("configuration: CLAIMS_RECHECK_INTERVAL, CLAIMS_RECHECK_SCAN, CLAIMS_CHALLENGE_TTL and CLAIMS_MAX_PER_OBJECT must be positive")
 	}
 	resolver, err := dnsResolver(cfg.DNSResolver)
 	if err != nil {
@@ -74,9 +77,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	st := store.New(b.DB)
 	svc := &claims.Service{
-		Store: store.New(b.DB), Identity: b.Identity(), Outbox: b.Outbox, ChallengeTTL: cfg.ChallengeTTL, Log: b.Log,
-		Limiter: limiter,
+		Store: st, Identity: b.Identity(), Outbox: b.Outbox, ChallengeTTL: cfg.ChallengeTTL, Log: b.Log,
+		Limiter: limiter, MaxClaims: cfg.MaxPerObject, RecheckInterval: cfg.RecheckInterval,
 		Checker: &claims.Verifier{
 			Resolver: resolver, Pages: pages, MastodonScheme: cfg.MastodonScheme, BaseURL: cfg.BaseURL,
 			Profiles: map[string]string{claims.GitHub: cfg.GitHubURL, claims.X: cfg.XURL, claims.LinkedIn: cfg.LinkedInURL,
@@ -84,8 +88,30 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		},
 	}
 	api.Register(b.API, &api.Handler{Claims: svc})
-	b.Every(cfg.RecheckScan, "re-checking claims", func(ctx context.Context) error { return svc.RecheckDue(ctx, cfg.RecheckInterval) })
+	b.Go(func(ctx context.Context) error { backfillLists(ctx, st, cfg.RecheckInterval, b.Log); return nil })
+	b.Every(cfg.RecheckScan, "re-checking claims", func(ctx context.Context) error { return svc.RecheckDue(ctx) })
 	return &App{Base: b}, nil
+}
+
+// backfillLists runs store.BackfillLists once per database, beside serving, retrying while the
+// store fails: until it has run, claims stored by an older release are not listed, show no last
+// check and are not re-checked.
+func backfillLists(ctx context.Context, st *store.Store, every time.Duration, log *slog.Logger) {
+	for {
+		n, err := st.BackfillLists(ctx, clock.Now().Truncate(every), claims.RecentChecksRead)
+		if err == nil {
+			if n > 0 {
+				log.Info("listed claims stored by an older release", "claims", n)
+			}
+			return
+		}
+		log.Warn("claim lists backfill failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(30 * time.Second):
+		}
+	}
 }
 
 // dnsResolver returns addr, or the system's first nameserver (127.0.0.1:53 when it names none).

@@ -91,12 +91,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		PollInterval: cfg.PollInterval, Workers: cfg.Workers, Log: b.Log,
 		Notices: b.Outbox, Subscribers: subs, Timeout: cfg.Timeout, Lanes: cfg.Lanes, LaneDepth: cfg.LaneDepth, LaneQueue: cfg.LaneQueue,
 	}
-	api.Register(b.API, &api.Handler{Subscriptions: &webhook.Subscriptions{Store: subs, URLs: out, Overlap: cfg.SecretOverlap,
-		Quotas: webhook.Quotas{WebhooksPerObject: cfg.MaxWebhooks, ContextPerBox: cfg.MaxContextPerBox, ContextPerWatcher: cfg.MaxContextPerWatcher}}})
+	uses := &webhook.Subscriptions{Store: subs, URLs: out, Overlap: cfg.SecretOverlap,
+		Quotas: webhook.Quotas{WebhooksPerObject: cfg.MaxWebhooks, ContextPerBox: cfg.MaxContextPerBox, ContextPerWatcher: cfg.MaxContextPerWatcher}}
+	api.Register(b.API, &api.Handler{Subscriptions: uses})
 	// A delivery's id is derived from the event and the subscription, so a redelivered event
 	// inserts nothing new: no dedupe record is needed.
 	b.ConsumeBatches(consumers.Group, consumers.Topics, (&webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()}).Handle)
 	b.Go(sender.Run)
+	b.Go(func(ctx context.Context) error { assignPlaces(ctx, uses, b.Log); return nil })
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg, b.Log) })
 	return &App{Base: b}, nil
 }
@@ -119,6 +121,27 @@ func sweep(ctx context.Context, st *store.Store, cfg Config, log *slog.Logger) e
 		// A claim is kept well past its lease, so that no late scan can win it a second time.
 		if _, err := st.SweepClaims(ctx, now.Add(-time.Hour-cfg.Lease)); err != nil && ctx.Err() == nil {
 			log.Warn("sweeping claims failed", "error", err)
+		}
+	}
+}
+
+// assignPlaces runs webhook.AssignPlaces once per database, beside serving, retrying while the
+// store fails: until it has run, subscriptions stored by an older release are neither listed nor
+// delivered to.
+func assignPlaces(ctx context.Context, uses *webhook.Subscriptions, log *slog.Logger) {
+	for {
+		n, err := uses.AssignPlaces(ctx)
+		if err == nil {
+			if n > 0 {
+				log.Info("gave quota places to subscriptions stored by an older release", "subscriptions", n)
+			}
+			return
+		}
+		log.Warn("assigning quota places failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(30 * time.Second):
 		}
 	}
 }

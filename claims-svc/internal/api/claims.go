@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/svcdev/svc/claims-svc/internal/claims"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/httpx"
 )
@@ -66,10 +67,26 @@ func (h *Handler) list(c *gin.Context) error {
 	if t == nil || t.ObjectID != p.ObjectID {
 		return httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
 	}
-	vs, err := h.Claims.List(c.Request.Context(), t.ObjectID)
+	scope := "claims:" + t.ObjectID
+	limit, after, err := httpx.PageSeq(c, scope)
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"claims": vs})
+	vs, next, err := h.Claims.List(c.Request.Context(), t.ObjectID, after, limit)
+	if err != nil {
+		return err
+	}
+	out := claimList{Claims: vs}
+	if next > 0 {
+		cur := httpx.SeqCursor(scope, next)
+		out.NextCursor = &cur
+	}
+	c.JSON(http.StatusOK, out)
 	return nil
+}
+
+// claimList is a page of an object's claims.
+type claimList struct {
+	Claims     []claims.View `json:"claims"`
+	NextCursor *string       `json:"next_cursor"`
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/svcdev/svc/claims-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
@@ -35,6 +37,9 @@ const (
 // LapseAfter is the number of mismatches in a row that lapse a verified claim.
 const LapseAfter = 3
 
+// RecentChecksRead is how many of a claim's newest checks the lapse rule reads.
+const RecentChecksRead = 2 * LapseAfter
+
 // Resolver finds the object a hash names (identity-svc).
 type Resolver interface {
 	Resolve(ctx context.Context, hash string) (*identity.Object, error)
@@ -54,18 +59,22 @@ type Checker interface {
 // ClaimStore is what the claim use cases read and write: claims, their checks and states, and the
 // leases of the re-check.
 type ClaimStore interface {
-	AllCurrentStates(ctx context.Context) (map[string]store.State, error)
 	Claim(ctx context.Context, id string) (*store.Claim, error)
-	ClaimsByID(ctx context.Context, ids []string) ([]store.Claim, error)
-	ClaimsOf(ctx context.Context, objectID string) ([]store.Claim, error)
+	ClaimPlaces(ctx context.Context, objectID string) (int64, error)
+	ClaimsPage(ctx context.Context, objectID string, after int64, limit int) ([]store.Claim, int64, error)
+	CurrentState(ctx context.Context, claimID string) (store.State, bool, error)
 	CurrentStates(ctx context.Context, claimIDs []string) (map[string]store.State, error)
-	CurrentStatesOf(ctx context.Context, objectID string) (map[string]store.State, error)
+	DueRechecks(ctx context.Context, period time.Time, before int64, limit int) ([]string, int64, error)
 	InsertCheck(ctx context.Context, c *store.Check) error
 	InsertClaim(ctx context.Context, c *store.Claim) error
 	InsertState(ctx context.Context, st *store.State) error
-	LastChecks(ctx context.Context, claimIDs []string) (map[string]store.Check, error)
+	LastCheck(ctx context.Context, claimID string) (store.Check, bool, error)
 	Leases() mongox.Leases
+	ListClaim(ctx context.Context, objectID, claimID string) (int64, error)
+	MarkRechecked(ctx context.Context, period time.Time) error
 	RecentChecks(ctx context.Context, claimID string, since time.Time, limit int64) ([]store.Check, error)
+	RecheckedThrough(ctx context.Context) (time.Time, error)
+	ScheduleRecheck(ctx context.Context, period time.Time, claimID string) error
 }
 
 // Service holds the use cases.
@@ -79,7 +88,11 @@ type Service struct {
 	Limiter *outbound.Limiter
 	// ChallengeTTL is how long a pending claim may be verified (7 days).
 	ChallengeTTL time.Duration
-	Log          *slog.Logger
+	// MaxClaims bounds the claims one object ever creates (DefaultMaxClaims when 0).
+	MaxClaims int
+	// RecheckInterval is how often each verified claim is looked at again (24 hours when 0).
+	RecheckInterval time.Duration
+	Log             *slog.Logger
 
 	// rechecked is the last period this replica saw every due re-check taken (see RecheckDue).
 	recheckMu sync.Mutex
@@ -149,16 +162,25 @@ func (s *Service) Create(ctx context.Context, objectID, hash, proofType, claimed
 	if obj.ObjectID != objectID {
 		return nil, apierr.Forbidden(apierr.CodeForbidden, "this key does not own the object")
 	}
-	now := clock.Now()
-	c := &store.Claim{
-		ID: apikey.NewID("clm"), ObjectID: obj.ObjectID, ObjectHash: obj.Hash, ProofType: proofType,
-		ClaimedTarget: strings.TrimSpace(claimedTarget), Subject: t.Subject, Host: t.Host,
-		Token: newToken(), CreatedAt: now, ExpiresAt: now.Add(s.ChallengeTTL),
+	c0 := apikey.NewID("clm")
+	if err := s.takePlace(ctx, obj.ObjectID, c0); err != nil {
+		return nil, err
 	}
+	c := s.newClaim(c0, obj.ObjectID, obj.Hash, proofType, claimedTarget, t)
 	if err := s.Store.InsertClaim(ctx, c); err != nil {
 		return nil, err
 	}
-	return view(c, nil, nil, now), nil
+	return view(c, nil, nil, c.CreatedAt), nil
+}
+
+// newClaim is a new claim as a create stores it.
+func (s *Service) newClaim(id, objectID, hash, proofType, claimedTarget string, t target) *store.Claim {
+	now := clock.Now()
+	return &store.Claim{
+		ID: id, ObjectID: objectID, ObjectHash: hash, ProofType: proofType,
+		ClaimedTarget: strings.TrimSpace(claimedTarget), Subject: t.Subject, Host: t.Host,
+		Token: newToken(), CreatedAt: now, ExpiresAt: now.Add(s.ChallengeTTL),
+	}
 }
 
 // Get reads a claim of the caller's object; another object's claim is not found.
@@ -174,13 +196,47 @@ func (s *Service) Get(ctx context.Context, objectID, claimID string) (*View, err
 	return &views[0], nil
 }
 
-// List lists an object's claims, oldest first.
-func (s *Service) List(ctx context.Context, objectID string) ([]View, error) {
-	cs, err := s.Store.ClaimsOf(ctx, objectID)
-	if err != nil {
-		return nil, err
+// DefaultMaxClaims is the claims quota of an object when none is configured.
+const DefaultMaxClaims = 100
+
+func (s *Service) maxClaims() int64 {
+	if s.MaxClaims > 0 {
+		return int64(s.MaxClaims)
 	}
-	return s.views(ctx, cs)
+	return DefaultMaxClaims
+}
+
+// takePlace puts a new claim on its object's list, within the object's quota: the list's
+// places are inserts, so concurrent creates never pass it (a create that lands past the quota
+// is refused and leaves a place without a claim, which listings skip).
+func (s *Service) takePlace(ctx context.Context, objectID, claimID string) error {
+	max := s.maxClaims()
+	full := apierr.QuotaExceeded("claims per object (CLAIMS_MAX_PER_OBJECT)", max)
+	n, err := s.Store.ClaimPlaces(ctx, objectID)
+	if err != nil {
+		return err
+	}
+	if n >= max {
+		return full // a full list gains no place per refused create
+	}
+	if n, err = s.Store.ListClaim(ctx, objectID, claimID); err != nil {
+		return err
+	}
+	if n > max {
+		return full
+	}
+	return nil
+}
+
+// List lists up to limit of an object's claims, oldest first, after the place after, and the
+// place to continue after (0 when none is left).
+func (s *Service) List(ctx context.Context, objectID string, after int64, limit int) ([]View, int64, error) {
+	cs, next, err := s.Store.ClaimsPage(ctx, objectID, after, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	vs, err := s.views(ctx, cs)
+	return vs, next, err
 }
 
 // Verify checks a claim's proof now, on the owner's demand: a pending claim becomes verified, a
@@ -190,11 +246,10 @@ func (s *Service) Verify(ctx context.Context, requestID, objectID, claimID strin
 	if err != nil {
 		return nil, err
 	}
-	states, err := s.Store.CurrentStates(ctx, []string{c.ID})
+	cur, has, err := s.Store.CurrentState(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
-	cur, has := states[c.ID]
 	now := clock.Now()
 	if !has && !now.Before(c.ExpiresAt) {
 		reason := fmt.Sprintf("the challenge expired at %s: create a new claim", clock.Format(c.ExpiresAt))
@@ -238,7 +293,7 @@ func (s *Service) check(ctx context.Context, requestID string, c *store.Claim, c
 		})
 		return ch, st, err
 	case r.Outcome == store.Mismatch && verified:
-		recent, err := s.Store.RecentChecks(ctx, c.ID, cur.At, 2*LapseAfter)
+		recent, err := s.Store.RecentChecks(ctx, c.ID, cur.At, RecentChecksRead)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -287,16 +342,22 @@ func (s *Service) transition(ctx context.Context, c *store.Claim, cur *store.Sta
 		return nil, err
 	}
 	st.Events = events.IDs(ev)
+	if status == Verified {
+		// The re-check schedule first: a claim verified without its entry would never be looked
+		// at again, while an entry of a claim that did not change is skipped when it comes due.
+		if err := s.Store.ScheduleRecheck(ctx, s.nextPeriod(at), c.ID); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.Outbox.Stage(ctx, store.States, st.ID, ev); err != nil {
 		return nil, err
 	}
 	err = s.Store.InsertState(ctx, st)
 	if errors.Is(err, store.ErrTaken) {
-		states, err := s.Store.CurrentStates(ctx, []string{c.ID})
+		won, _, err := s.Store.CurrentState(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}
-		won := states[c.ID]
 		return &won, nil
 	}
 	if err != nil {
@@ -321,18 +382,34 @@ func mismatchesInARow(recent []store.Check) int {
 	return n
 }
 
-// othersVerified reports whether another claim of c's object is verified.
+// othersVerified reports whether another claim of c's object is verified. It reads the object's
+// claims, which its quota bounds, page by page.
 func (s *Service) othersVerified(ctx context.Context, c *store.Claim) (bool, error) {
-	states, err := s.Store.CurrentStatesOf(ctx, c.ObjectID)
-	if err != nil {
-		return false, err
-	}
-	for id, st := range states {
-		if id != c.ID && st.Status == Verified {
-			return true, nil
+	for after := int64(0); ; {
+		cs, next, err := s.Store.ClaimsPage(ctx, c.ObjectID, after, 50)
+		if err != nil {
+			return false, err
 		}
+		var ids []string
+		for _, other := range cs {
+			if other.ID != c.ID {
+				ids = append(ids, other.ID)
+			}
+		}
+		states, err := s.Store.CurrentStates(ctx, ids)
+		if err != nil {
+			return false, err
+		}
+		for _, st := range states {
+			if st.Status == Verified {
+				return true, nil
+			}
+		}
+		if next == 0 {
+			return false, nil
+		}
+		after = next
 	}
-	return false, nil
 }
 
 // owned reads a claim of objectID's; another object's claim is not found, as an unknown one.
@@ -344,26 +421,32 @@ func (s *Service) owned(ctx context.Context, objectID, claimID string) (*store.C
 	return c, err
 }
 
-// views builds the owner's views of claims with their states and last checks.
+// viewReaders bounds the claims whose state and last check one request reads at once.
+const viewReaders = 16
+
+// views builds the owner's views of claims with their states and last checks: a few point reads
+// per claim, a few claims at once.
 func (s *Service) views(ctx context.Context, cs []store.Claim) ([]View, error) {
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.ID
-	}
-	states, err := s.Store.CurrentStates(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	checks, err := s.Store.LastChecks(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	now := clock.Now()
 	out := make([]View, len(cs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(viewReaders)
 	for i := range cs {
-		st, has := states[cs[i].ID]
-		ch, checked := checks[cs[i].ID]
-		out[i] = *view(&cs[i], stateOrNil(st, has), checkOrNil(ch, checked), now)
+		g.Go(func() error {
+			st, has, err := s.Store.CurrentState(gctx, cs[i].ID)
+			if err != nil {
+				return err
+			}
+			ch, checked, err := s.Store.LastCheck(gctx, cs[i].ID)
+			if err != nil {
+				return err
+			}
+			out[i] = *view(&cs[i], stateOrNil(st, has), checkOrNil(ch, checked), now)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

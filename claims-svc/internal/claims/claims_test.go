@@ -3,6 +3,7 @@ package claims_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -229,6 +230,10 @@ func TestLapseAfterThreeMismatchesInARow(t *testing.T) {
 func TestRecheckOncePerPeriodAcrossReplicas(t *testing.T) {
 	fs := newFixture(t, 3)
 	ctx := context.Background()
+	const period = 2 * time.Second
+	for _, f := range fs {
+		f.svc.RecheckInterval = period
+	}
 	var ids []string
 	for _, target := range []string{"a.example.com", "b.example.com"} {
 		c, err := fs[0].svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, target)
@@ -241,13 +246,12 @@ func TestRecheckOncePerPeriodAcrossReplicas(t *testing.T) {
 		ids = append(ids, c.ID)
 	}
 	// A period that began after the verifications.
-	const period = 2 * time.Second
 	time.Sleep(time.Until(time.Now().Truncate(period).Add(period)) + 10*time.Millisecond)
 	before := fs[0].proofs.looks.Load()
 	var wg sync.WaitGroup
 	for _, f := range fs {
 		wg.Go(func() {
-			if err := f.svc.RecheckDue(ctx, period); err != nil {
+			if err := f.svc.RecheckDue(ctx); err != nil {
 				t.Error(err)
 			}
 		})
@@ -276,8 +280,10 @@ func TestRecheckScansCostNothingOnceThePeriodIsDone(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = client.Disconnect(ctx) })
 	f := fs[0]
+	const period = 3 * time.Second
+	f.svc.RecheckInterval = period
 	svc := &claims.Service{Store: store.New(db), Identity: f.svc.Identity, Outbox: f.outbox, Checker: f.proofs,
-		ChallengeTTL: time.Hour, Log: testkit.Logger(t), Limiter: f.svc.Limiter}
+		ChallengeTTL: time.Hour, Log: testkit.Logger(t), Limiter: f.svc.Limiter, RecheckInterval: period}
 	for _, target := range []string{"a.example.com", "b.example.com"} {
 		c, err := f.svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, target)
 		if err != nil {
@@ -287,11 +293,10 @@ func TestRecheckScansCostNothingOnceThePeriodIsDone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const period = 3 * time.Second
 	waitNextPeriod := func() { time.Sleep(time.Until(time.Now().Truncate(period).Add(period)) + 10*time.Millisecond) }
 	waitNextPeriod()
 	before := f.proofs.looks.Load()
-	if err := svc.RecheckDue(ctx, period); err != nil {
+	if err := svc.RecheckDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := f.proofs.looks.Load() - before; n != 2 {
@@ -299,7 +304,7 @@ func TestRecheckScansCostNothingOnceThePeriodIsDone(t *testing.T) {
 	}
 	commands.Store(0)
 	for range 3 {
-		if err := svc.RecheckDue(ctx, period); err != nil {
+		if err := svc.RecheckDue(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -308,7 +313,7 @@ func TestRecheckScansCostNothingOnceThePeriodIsDone(t *testing.T) {
 	}
 	waitNextPeriod()
 	before = f.proofs.looks.Load()
-	if err := svc.RecheckDue(ctx, period); err != nil {
+	if err := svc.RecheckDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := f.proofs.looks.Load() - before; n != 2 {
@@ -327,5 +332,84 @@ func TestCreateNamesAnUnknownOrMalformedHash(t *testing.T) {
 		if !errors.As(err, &he) || he.Status != status {
 			t.Errorf("claim on %q: %v, want %d", hash, err, status)
 		}
+	}
+}
+
+// TestClaimsQuotaAndPages fires 32 creates at once at a quota of 10: exactly 10 get in, the
+// others are 409 QUOTA_EXCEEDED; the list pages through the 10, each once, in pages of 4, and
+// claims created one after another are listed in that order.
+func TestClaimsQuotaAndPages(t *testing.T) {
+	f := newFixture(t, 1)[0]
+	f.svc.MaxClaims = 10
+	f.svc.Identity = objects{"svc_ada": {ObjectID: "obj_a", Hash: "svc_ada", Visibility: "public"},
+		"svc_bob": {ObjectID: "obj_b", Hash: "svc_bob", Visibility: "public"}}
+	ctx := context.Background()
+	var made, refused atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			_, err := f.svc.Create(ctx, "obj_a", "svc_ada", claims.Domain, fmt.Sprintf("d%d.example.com", i))
+			var he *apierr.Error
+			switch {
+			case err == nil:
+				made.Add(1)
+			case errors.As(err, &he) && he.Status == 409 && he.Code == apierr.CodeQuotaExceeded:
+				refused.Add(1)
+			default:
+				t.Errorf("create %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if made.Load() != 10 || refused.Load() != 22 {
+		t.Fatalf("%d created and %d refused of 32 at once; want 10 and 22", made.Load(), refused.Load())
+	}
+	seen := map[string]bool{}
+	pages := 0
+	for after := int64(0); ; pages++ {
+		page, next, err := f.svc.List(ctx, "obj_a", after, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) > 4 {
+			t.Fatalf("a page of limit 4 held %d", len(page))
+		}
+		for _, v := range page {
+			if seen[v.ID] {
+				t.Fatalf("claim %s listed twice", v.ID)
+			}
+			seen[v.ID] = true
+		}
+		if next == 0 {
+			break
+		}
+		after = next
+	}
+	if len(seen) != 10 {
+		t.Fatalf("the pages listed %d claims, want 10", len(seen))
+	}
+
+	var order []string
+	for _, target := range []string{"one.example.com", "two.example.com", "three.example.com"} {
+		c, err := f.svc.Create(ctx, "obj_b", "svc_bob", claims.Domain, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		order = append(order, c.ID)
+	}
+	if _, err := f.svc.Verify(ctx, "req", "obj_b", order[1]); err != nil {
+		t.Fatal(err)
+	}
+	page, next, err := f.svc.List(ctx, "obj_b", 0, 50)
+	if err != nil || next != 0 || len(page) != 3 {
+		t.Fatalf("bob's claims = %d, next %d, %v; want 3 and no next", len(page), next, err)
+	}
+	for i, v := range page {
+		if v.ID != order[i] {
+			t.Fatalf("claim %d listed is %s, want %s (oldest first)", i, v.ID, order[i])
+		}
+	}
+	if page[1].Status != claims.Verified || page[1].LastCheck == nil || page[0].Status != claims.Pending || page[0].LastCheck != nil {
+		t.Fatalf("views = %+v; want the second verified with its check, the first pending without", page)
 	}
 }

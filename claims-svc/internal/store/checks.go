@@ -2,10 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -29,27 +28,38 @@ type Check struct {
 	Scheduled bool `bson:"scheduled,omitempty"`
 }
 
-// InsertCheck records a check.
-func (s *Store) InsertCheck(ctx context.Context, c *Check) error { return s.insert(ctx, Checks, c) }
-
-// RecentChecks returns a claim's checks made at or after since, newest first, at most limit.
-func (s *Store) RecentChecks(ctx context.Context, claimID string, since time.Time, limit int64) ([]Check, error) {
-	return mongox.FindAll[Check](ctx, s.c(Checks),
-		bson.D{{Key: "claim_id", Value: claimID}, {Key: "at", Value: bson.D{{Key: "$gte", Value: since}}}},
-		mopts.Find().SetSort(bson.D{{Key: "at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(limit))
+// InsertCheck records a check at the end of its claim's list of checks.
+func (s *Store) InsertCheck(ctx context.Context, c *Check) error {
+	if _, err := mongox.Append(ctx, s.log, checksList(c.ClaimID), *c); err != nil {
+		return fmt.Errorf("record check: %w", err)
+	}
+	return nil
 }
 
-// LastChecks returns the latest check of each of the given claims that has one.
-func (s *Store) LastChecks(ctx context.Context, claimIDs []string) (map[string]Check, error) {
-	all, err := mongox.FindAll[Check](ctx, s.c(Checks), bson.D{{Key: "claim_id", Value: bson.D{{Key: "$in", Value: claimIDs}}}})
+// RecentChecks returns a claim's checks made at or after since, newest first, among its newest
+// limit: a page of its list, whatever it holds.
+func (s *Store) RecentChecks(ctx context.Context, claimID string, since time.Time, limit int64) ([]Check, error) {
+	entries, _, err := mongox.Page[Check](ctx, s.log, checksList(claimID), 0, int(limit))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read checks: %w", err)
 	}
-	out := make(map[string]Check, len(claimIDs))
-	for _, c := range all {
-		if cur, ok := out[c.ClaimID]; !ok || c.At.After(cur.At) || (c.At.Equal(cur.At) && c.ID > cur.ID) {
-			out[c.ClaimID] = c
+	out := []Check{}
+	for _, e := range entries {
+		if !e.Value.At.Before(since) {
+			out = append(out, e.Value)
 		}
 	}
+	// Appends are in the order of the checks but for a migration racing a new check: order by time.
+	slices.SortStableFunc(out, func(a, b Check) int { return b.At.Compare(a.At) })
 	return out, nil
+}
+
+// LastCheck returns a claim's latest check; ok is false when it has none. It costs a few point
+// reads, whatever the claim's history.
+func (s *Store) LastCheck(ctx context.Context, claimID string) (c Check, ok bool, err error) {
+	entries, _, err := mongox.Page[Check](ctx, s.log, checksList(claimID), 0, 1)
+	if err != nil || len(entries) == 0 {
+		return Check{}, false, err
+	}
+	return entries[0].Value, true, nil
 }

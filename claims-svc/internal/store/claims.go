@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -36,15 +33,4 @@ func (s *Store) Claim(ctx context.Context, id string) (*Claim, error) {
 		return nil, err
 	}
 	return &c, nil
-}
-
-// ClaimsOf lists an object's claims, oldest first.
-func (s *Store) ClaimsOf(ctx context.Context, objectID string) ([]Claim, error) {
-	return mongox.FindAll[Claim](ctx, s.c(Claims), bson.D{{Key: "object_id", Value: objectID}},
-		mopts.Find().SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}))
-}
-
-// ClaimsByID reads the claims with the given ids, in no particular order.
-func (s *Store) ClaimsByID(ctx context.Context, ids []string) ([]Claim, error) {
-	return mongox.FindAll[Claim](ctx, s.c(Claims), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 }

@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -25,37 +27,82 @@ type State struct {
 	Events     []string  `bson:"_events"`
 }
 
+// stateHead is a hint of a claim's current generation, written after each new state. Concurrent
+// writers may leave it behind (FerretDB rewrites a document as a whole), so readers step forward
+// from it to the last state that exists: a few point reads, whatever the claim's history.
+type stateHead struct {
+	ID  string `bson:"_id"`
+	Gen int    `bson:"gen"`
+}
+
 // StateID is the _id of a claim's gen-th state.
 func StateID(claimID string, gen int) string { return fmt.Sprintf("%s/%06d", claimID, gen) }
 
 // InsertState records a change of status; ErrTaken when another writer recorded that
 // generation first.
-func (s *Store) InsertState(ctx context.Context, st *State) error { return s.insert(ctx, States, st) }
+func (s *Store) InsertState(ctx context.Context, st *State) error {
+	if err := s.insert(ctx, States, st); err != nil {
+		return err
+	}
+	s.advanceState(ctx, st.ClaimID, st.Gen)
+	return nil
+}
+
+// advanceState moves a claim's head hint to gen. A failure only leaves the hint behind, which
+// readers step over, so it is not reported.
+func (s *Store) advanceState(ctx context.Context, claimID string, gen int) {
+	_, _ = s.c(States).UpdateOne(ctx, mongox.ByID(stateHeadID(claimID)),
+		bson.D{{Key: "$max", Value: bson.D{{Key: "gen", Value: gen}}}}, options.UpdateOne().SetUpsert(true))
+}
+
+// CurrentState returns a claim's latest state; ok is false while it has none (pending).
+func (s *Store) CurrentState(ctx context.Context, claimID string) (st State, ok bool, err error) {
+	var head stateHead
+	if err := mongox.FindOne(ctx, s.c(States), mongox.ByID(stateHeadID(claimID)), &head); err != nil && !errors.Is(err, mongox.ErrNotFound) {
+		return State{}, false, fmt.Errorf("read state head: %w", err)
+	}
+	gen := head.Gen
+	for {
+		var next State
+		err := mongox.FindOne(ctx, s.c(States), mongox.ByID(StateID(claimID, gen+1)), &next)
+		if errors.Is(err, mongox.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return State{}, false, fmt.Errorf("read state: %w", err)
+		}
+		gen, st, ok = gen+1, next, true
+	}
+	if ok || gen == 0 {
+		return st, ok, nil
+	}
+	if err := mongox.FindOne(ctx, s.c(States), mongox.ByID(StateID(claimID, gen)), &st); err != nil {
+		return State{}, false, fmt.Errorf("read state: %w", err)
+	}
+	return st, true, nil
+}
 
 // CurrentStates returns the latest state of each of the given claims that has one.
 func (s *Store) CurrentStates(ctx context.Context, claimIDs []string) (map[string]State, error) {
-	return s.current(ctx, bson.D{{Key: "claim_id", Value: bson.D{{Key: "$in", Value: claimIDs}}}})
-}
-
-// CurrentStatesOf returns the latest state of each claim of an object that has one.
-func (s *Store) CurrentStatesOf(ctx context.Context, objectID string) (map[string]State, error) {
-	return s.current(ctx, bson.D{{Key: "object_id", Value: objectID}})
-}
-
-// AllCurrentStates returns the latest state of every claim that has one.
-func (s *Store) AllCurrentStates(ctx context.Context) (map[string]State, error) {
-	return s.current(ctx, bson.D{})
-}
-
-func (s *Store) current(ctx context.Context, filter bson.D) (map[string]State, error) {
-	all, err := mongox.FindAll[State](ctx, s.c(States), filter, mopts.Find().SetSort(bson.D{{Key: "claim_id", Value: 1}, {Key: "gen", Value: 1}}))
-	if err != nil {
+	states := make([]*State, len(claimIDs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(readers)
+	for i, id := range claimIDs {
+		g.Go(func() error {
+			st, ok, err := s.CurrentState(gctx, id)
+			if ok {
+				states[i] = &st
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	out := make(map[string]State, len(all))
-	for _, st := range all {
-		if cur, ok := out[st.ClaimID]; !ok || st.Gen > cur.Gen {
-			out[st.ClaimID] = st
+	out := make(map[string]State, len(claimIDs))
+	for i, st := range states {
+		if st != nil {
+			out[claimIDs[i]] = *st
 		}
 	}
 	return out, nil

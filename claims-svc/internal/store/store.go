@@ -24,6 +24,11 @@ const (
 	States = "claim_states"
 	Checks = "claim_checks"
 	Leases = "recheck_leases"
+	// Logs holds the lists (mongox.Log) by which every read finds its documents with point reads
+	// (lists.go): each object's claims, each claim's checks, the claims due for a re-check in
+	// each period.
+	Logs       = "claim_logs"
+	Migrations = "migrations"
 )
 
 // ErrTaken says that a document with the same _id exists: another writer got there first.
@@ -31,19 +36,25 @@ var ErrTaken = mongox.ErrTaken
 
 // Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
 // collections created at start-up).
+// Requests read claims, states and checks by _id only; the claim_id index serves the one-off
+// migration of checks stored before the lists (migrate.go).
 var Indexes = []mongox.Index{
-	{Collection: Claims, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "created_at", Value: 1}}},
-	{Collection: States, Keys: bson.D{{Key: "claim_id", Value: 1}, {Key: "gen", Value: 1}}},
-	{Collection: States, Keys: bson.D{{Key: "object_id", Value: 1}}},
+	{Collection: Claims, Keys: bson.D{{Key: "object_id", Value: 1}}},
+	{Collection: States, Keys: bson.D{{Key: "claim_id", Value: 1}}},
 	{Collection: Checks, Keys: bson.D{{Key: "claim_id", Value: 1}, {Key: "at", Value: -1}}},
 	{Collection: Leases, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+	{Collection: Logs, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
 }
 
 // Store is the repository.
-type Store struct{ db *mongo.Database }
+type Store struct {
+	db  *mongo.Database
+	log mongox.Log
+}
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db} }
+func New(db *mongo.Database) *Store { return &Store{db: db, log: mongox.NewLog(db.Collection(Logs))} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 

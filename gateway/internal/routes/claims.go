@@ -4,14 +4,14 @@ package routes
 var Claims = []Route{
 	{Method: "POST", Path: "/api/claims", Service: "claims-svc", Auth: Owner,
 		Summary: "Claim ownership of a domain, page, website or social profile for an object; answers the challenge to place as proof",
-		Tag:     "claims", Request: "CreateClaim", Status: 201, Response: "Claim"},
+		Tag:     "claims", Request: "CreateClaim", Status: 201, Response: "Claim", Errors: []int{409}},
 	{Method: "GET", Path: "/api/claims/{claimId}", Service: "claims-svc", Auth: Owner,
 		Summary: "Read a claim: its status, challenge, last check and evidence", Tag: "claims", Response: "Claim"},
 	{Method: "POST", Path: "/api/claims/{claimId}/verify", Service: "claims-svc", Auth: Owner,
 		Summary: "Look at the claim's proof now: verifies a pending claim, re-checks a verified one", Tag: "claims",
 		Response: "ClaimVerification"},
 	{Method: "GET", Path: "/api/objects/{hash}/claims", Service: "claims-svc", Auth: Owner,
-		Summary: "List the object's claims, oldest first", Tag: "claims", Response: "ClaimList"},
+		Summary: "List the object's claims, oldest first", Tag: "claims", Response: "ClaimList", Query: Paging},
 }
 
 var (
@@ -40,7 +40,7 @@ var ClaimsSchemas = map[string]Schema{
 		"last_checked_at": Nullable(DateTime()), "last_check": Nullable(Ref("ClaimCheck")),
 	}, "id", "object_hash", "proof_type", "claimed_target", "status", "challenge", "created_at", "verified_at",
 		"last_checked_at", "last_check"),
-	"ClaimList": Obj(map[string]Schema{"claims": Arr(Ref("Claim"))}, "claims"),
+	"ClaimList": Obj(map[string]Schema{"claims": Arr(Ref("Claim")), "next_cursor": Nullable(Str())}, "claims", "next_cursor"),
 	"ClaimVerification": Obj(map[string]Schema{
 		"id": Str(), "status": Enum("verified", "failed"), "verified_at": Nullable(DateTime()), "reason": Nullable(Str()),
 		"claim_status": claimStatus, "checked_at": Nullable(DateTime()), "evidence": Nullable(Str()),

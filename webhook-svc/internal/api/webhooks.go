@@ -132,7 +132,8 @@ func (h *Handler) listWebhooks(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, after, err := httpx.PageParams(c, httpx.IDWithPrefix("whk"))
+	scope := "webhooks:" + t.ObjectID
+	limit, after, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
@@ -140,10 +141,14 @@ func (h *Handler) listWebhooks(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page, next := httpx.Page(list, limit, func(s store.Subscription) string { return s.ID })
-	out := webhookListResponse{Webhooks: []webhookResponse{}, NextCursor: next}
-	for i := range page {
-		out.Webhooks = append(out.Webhooks, webhookView(&page[i], t.Hash, ""))
+	out := webhookListResponse{Webhooks: []webhookResponse{}}
+	if len(list) > limit {
+		list = list[:limit]
+		next := httpx.KeyCursor(scope, list[limit-1].ID)
+		out.NextCursor = &next
+	}
+	for i := range list {
+		out.Webhooks = append(out.Webhooks, webhookView(&list[i], t.Hash, ""))
 	}
 	c.JSON(http.StatusOK, out)
 	return nil

@@ -68,6 +68,26 @@ type migration struct {
 	DoneAt time.Time `bson:"done_at"`
 }
 
+// MigrationDone reports whether the one-off migration name has run on this database.
+func (s *Store) MigrationDone(ctx context.Context, name string) (bool, error) {
+	err := mongox.FindOne(ctx, s.c(Migrations), mongox.ByID(name), &migration{})
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read migration marker: %w", err)
+	}
+	return true, nil
+}
+
+// MarkMigration records that the one-off migration name has run (the first marker is kept).
+func (s *Store) MarkMigration(ctx context.Context, name string, at time.Time) error {
+	if err := mongox.InsertOnce(ctx, s.c(Migrations), migration{ID: name, DoneAt: at}); err != nil {
+		return fmt.Errorf("write migration marker: %w", err)
+	}
+	return nil
+}
+
 // catchUpMargin widens each catch-up scan back from the first scan, past deliveries an older
 // replica was inserting while it ran.
 const catchUpMargin = 10 * time.Minute

@@ -82,21 +82,28 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 	return nil
 }
 
-// SubscriptionsOf lists the subscriptions to an object's events, oldest first, optionally of one
-// kind only ("" for both), after the cursor id.
-func (s *Store) SubscriptionsOf(ctx context.Context, objectID, kind, after string, limit int) ([]Subscription, error) {
-	filter := bson.D{{Key: "object_id", Value: objectID}}
-	if kind != "" {
-		filter = append(filter, bson.E{Key: "kind", Value: kind})
+// EachSubscription hands fn every stored subscription, read with a cursor in batches (memory
+// bounded by a batch, whatever the collection holds). It is for one-off migrations only: every
+// request finds subscriptions by point reads.
+func (s *Store) EachSubscription(ctx context.Context, fn func(*Subscription) error) error {
+	cur, err := s.c(Subscriptions).Find(ctx, bson.D{}, options.Find().SetBatchSize(500))
+	if err != nil {
+		return fmt.Errorf("list subscriptions: %w", err)
 	}
-	if after != "" {
-		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var sub Subscription
+		if err := cur.Decode(&sub); err != nil {
+			return fmt.Errorf("decode subscription: %w", err)
+		}
+		if err := fn(&sub); err != nil {
+			return err
+		}
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})
-	if limit > 0 {
-		opts.SetLimit(int64(limit))
+	if err := cur.Err(); err != nil {
+		return fmt.Errorf("list subscriptions: %w", err)
 	}
-	return mongox.FindAll[Subscription](ctx, s.c(Subscriptions), filter, opts)
+	return nil
 }
 
 // Disabled reports whether a subscription receives nothing: its owner or the sender disabled it.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/versions"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
@@ -50,18 +52,33 @@ func (c *SubscriptionCache) SubscriptionsTo(ctx context.Context, objectID string
 	return c.lists.Get(ctx, objectID, func(ctx context.Context) ([]Subscriber, error) { return c.read(ctx, objectID) })
 }
 
+// read finds an object's subscriptions through the places they hold in its quotas (the owner's
+// webhooks and the context subscriptions to the box), by point reads: the cost follows the
+// quotas, never the subscriptions stored for other objects.
 func (c *SubscriptionCache) read(ctx context.Context, objectID string) ([]Subscriber, error) {
-	subs, err := c.Repository.SubscriptionsOf(ctx, objectID, "", "", 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Subscriber, len(subs))
-	for i, sub := range subs {
-		h, err := c.Repository.Health(ctx, sub.ID)
+	var subs []store.Subscription
+	for _, scope := range []string{webhookScope(objectID), boxScope(objectID)} {
+		held, err := holders(ctx, c.Repository, scope, nil, 0)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = Subscriber{Sub: sub, Health: *h}
+		subs = append(subs, subscriptionsOf(held)...)
+	}
+	out := make([]Subscriber, len(subs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(subscriptionReaders)
+	for i, sub := range subs {
+		g.Go(func() error {
+			h, err := c.Repository.Health(gctx, sub.ID)
+			if err != nil {
+				return err
+			}
+			out[i] = Subscriber{Sub: sub, Health: *h}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

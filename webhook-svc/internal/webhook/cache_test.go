@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/testkit"
 	"github.com/svcdev/svc/pkg/versions"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
@@ -21,9 +22,9 @@ type countingStore struct {
 	queries atomic.Int64
 }
 
-func (c *countingStore) SubscriptionsOf(ctx context.Context, objectID, kind, after string, limit int) ([]store.Subscription, error) {
+func (c *countingStore) Places(ctx context.Context, scope string) ([]store.Slot, error) {
 	c.queries.Add(1)
-	return c.Store.SubscriptionsOf(ctx, objectID, kind, after, limit)
+	return c.Store.Places(ctx, scope)
 }
 
 // TestSubscriptionCacheFollowsWritesOfEveryReplica runs two replicas' caches over one store and
@@ -54,11 +55,7 @@ func TestSubscriptionCacheFollowsWritesOfEveryReplica(t *testing.T) {
 		}
 		return ids
 	}
-	sub := func(id string) *store.Subscription {
-		now := time.Now()
-		return &store.Subscription{ID: id, Kind: store.KindWebhook, ObjectID: "obj_1", CreatorID: "obj_1",
-			CallbackURL: "https://example.com/", Events: []string{"message"}, CreatedAt: now, UpdatedAt: now}
-	}
+	owner := &contract.Target{ObjectID: "obj_1", Hash: "svc_1"}
 
 	if got := list(a); len(got) != 0 {
 		t.Fatalf("empty store lists %v", got)
@@ -71,15 +68,17 @@ func TestSubscriptionCacheFollowsWritesOfEveryReplica(t *testing.T) {
 		t.Errorf("a warm list queried the store %d times", n)
 	}
 
-	if err := b.InsertSubscription(ctx, sub("whk_1")); err != nil {
+	created, err := (&Subscriptions{Store: b, URLs: anyURL{}}).CreateWebhook(ctx, owner, Draft{CallbackURL: "https://example.com/"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := list(a); len(got) != 1 || got[0] != "whk_1" {
+	id := created.ID
+	if got := list(a); len(got) != 1 || got[0] != id {
 		t.Fatalf("after another replica's insert: %v", got)
 	}
-	changed := sub("whk_1")
+	changed := *created.Subscription
 	changed.Events = []string{"identifier"}
-	if err := b.ReplaceSubscription(ctx, changed); err != nil {
+	if err := b.ReplaceSubscription(ctx, &changed); err != nil {
 		t.Fatal(err)
 	}
 	if subs, _ := a.SubscriptionsTo(ctx, "obj_1"); len(subs) != 1 || subs[0].Sub.Events[0] != "identifier" {
@@ -87,13 +86,13 @@ func TestSubscriptionCacheFollowsWritesOfEveryReplica(t *testing.T) {
 	}
 	// A health write through either replica (the sender's, an owner disabling) is seen too.
 	now := time.Now()
-	if err := b.PutHealth(ctx, &store.SubscriptionHealth{ID: "whk_1", ObjectID: "obj_1", DisabledAt: &now, DisabledReason: "test"}); err != nil {
+	if err := b.PutHealth(ctx, &store.SubscriptionHealth{ID: id, ObjectID: "obj_1", DisabledAt: &now, DisabledReason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if subs, _ := a.SubscriptionsTo(ctx, "obj_1"); len(subs) != 1 || subs[0].Health.DisabledAt == nil {
 		t.Fatalf("after another replica's health write: %+v", subs)
 	}
-	if err := b.DeleteSubscription(ctx, "whk_1"); err != nil {
+	if err := b.DeleteSubscription(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	if got := list(a); len(got) != 0 {

@@ -32,9 +32,7 @@ func TestFanoutDecidesVisibilityWithoutIdentity(t *testing.T) {
 	for _, box := range []string{"obj_public", "obj_private", "obj_unknown"} {
 		sub := &store.Subscription{ID: "csub_" + box, Kind: store.KindContext, ObjectID: box, CreatorID: "obj_watcher",
 			CallbackURL: e.sub.CallbackURL, Events: ContextEvents, Secrets: e.sub.Secrets, CreatedAt: now, UpdatedAt: now}
-		if err := e.subs.InsertSubscription(ctx, sub); err != nil {
-			t.Fatal(err)
-		}
+		insertPlaced(t, e.subs, sub)
 	}
 	created := func(id, visibility string) events.Event {
 		data, _ := json.Marshal(contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: visibility}})

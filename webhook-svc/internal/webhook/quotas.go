@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
@@ -62,6 +64,11 @@ func boxScope(objectID string) string     { return "box:" + objectID }
 func (s *Subscriptions) takeSlots(ctx context.Context, sub *store.Subscription) ([]string, error) {
 	var taken []string
 	for _, q := range s.quotas(sub) {
+		// The scope's reach first, so that no reader ever misses a place taken within it.
+		if err := s.Store.OpenPlaces(ctx, q.scope, q.limit); err != nil {
+			s.releaseSlots(ctx, taken)
+			return nil, err
+		}
 		id, err := s.Store.TakeSlot(ctx, q.scope, q.limit, rand.IntN(q.limit), sub.ID, sub.CreatedAt)
 		if err == nil && id == "" {
 			err = apierr.Conflict(CodeQuotaExceeded, fmt.Sprintf(q.message, q.limit))
@@ -87,42 +94,109 @@ const strayAfter = time.Minute
 
 // ListContextSubscriptions lists the context subscriptions to the owner's box, whoever holds
 // them, in the order of their places: up to limit from place after+1, and the place to continue
-// after (0 when none is left). It costs at most one point read per place of the box's quota.
+// after (0 when none is left). It costs one point read per place of the box's quota and one per
+// subscription listed, whatever the store holds.
 func (s *Subscriptions) ListContextSubscriptions(ctx context.Context, t *contract.Target, after, limit int) ([]store.Subscription, int, error) {
-	scope := boxScope(t.ObjectID)
-	total := bound(s.Quotas.ContextPerBox, DefaultQuotas.ContextPerBox)
-	out := []store.Subscription{}
-	for n := after + 1; n <= total; n++ {
-		if len(out) == limit {
-			return out, n - 1, nil
-		}
-		sub, err := s.atSlot(ctx, scope, n)
-		if err != nil {
-			return nil, 0, err
-		}
-		if sub != nil {
-			out = append(out, *sub)
-		}
+	held, err := holders(ctx, s.Store, boxScope(t.ObjectID), func(sl store.Slot) bool { return sl.Place() > after }, limit+1)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, 0, nil
+	if len(held) <= limit {
+		return subscriptionsOf(held), 0, nil
+	}
+	return subscriptionsOf(held[:limit]), held[limit-1].place, nil
 }
 
-// atSlot reads the subscription holding the n-th place of scope, or nil. A place whose
-// subscription is gone long enough (a stop between a create's or delete's two writes) is freed.
-func (s *Subscriptions) atSlot(ctx context.Context, scope string, n int) (*store.Subscription, error) {
-	sl, err := s.Store.SlotAt(ctx, scope, n)
-	if err != nil || sl == nil {
+// PlaceStore reads the places of a scope and the subscriptions holding them.
+type PlaceStore interface {
+	Places(ctx context.Context, scope string) ([]store.Slot, error)
+	Subscription(ctx context.Context, id string) (*store.Subscription, error)
+	ReleaseSlots(ctx context.Context, ids ...string) error
+}
+
+// holder is a subscription and the place it holds.
+type holder struct {
+	sub   store.Subscription
+	place int
+}
+
+// holders reads the subscriptions holding the places of scope that keep accepts (nil: every
+// place), in place order, at most max of them (0: all). Each subscription is listed once (a
+// migration cut short may have given one two places). A place whose subscription is gone long
+// enough (a stop between a create's or delete's two writes) is freed. It costs a point read per place of the scope and
+// one per subscription read, whatever the store holds.
+func holders(ctx context.Context, st PlaceStore, scope string, keep func(store.Slot) bool, max int) ([]holder, error) {
+	places, err := st.Places(ctx, scope)
+	if err != nil {
 		return nil, err
 	}
-	sub, err := s.Store.Subscription(ctx, sl.SubscriptionID)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-		if clock.Now().Sub(sl.At) > strayAfter {
-			return nil, s.Store.ReleaseSlots(ctx, sl.ID)
+	return readPlaces(ctx, st, places, keep, max)
+}
+
+// readPlaces is holders over places already read, in their order.
+func readPlaces(ctx context.Context, st PlaceStore, places []store.Slot, keep func(store.Slot) bool, max int) ([]holder, error) {
+	var wanted []store.Slot
+	seen := map[string]bool{}
+	for _, sl := range places {
+		if (keep == nil || keep(sl)) && !seen[sl.SubscriptionID] {
+			seen[sl.SubscriptionID] = true
+			wanted = append(wanted, sl)
 		}
-		return nil, nil
-	case err != nil:
+	}
+	out := []holder{}
+	for len(wanted) > 0 && (max == 0 || len(out) < max) {
+		n := len(wanted)
+		if max > 0 {
+			n = min(n, max-len(out)) // most places hold their subscription: read about what is missing
+		}
+		subs, err := readHolders(ctx, st, wanted[:n])
+		if err != nil {
+			return nil, err
+		}
+		for i, sub := range subs {
+			if sub != nil {
+				out = append(out, holder{sub: *sub, place: wanted[i].Place()})
+			}
+		}
+		wanted = wanted[n:]
+	}
+	return out, nil
+}
+
+// readHolders reads the subscriptions holding places, a few at once; nil for one that is gone.
+func readHolders(ctx context.Context, st PlaceStore, places []store.Slot) ([]*store.Subscription, error) {
+	found := make([]*store.Subscription, len(places))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(subscriptionReaders)
+	for i, sl := range places {
+		g.Go(func() error {
+			sub, err := st.Subscription(gctx, sl.SubscriptionID)
+			switch {
+			case errors.Is(err, mongox.ErrNotFound):
+				if clock.Now().Sub(sl.At) > strayAfter {
+					return st.ReleaseSlots(gctx, sl.ID)
+				}
+				return nil
+			case err != nil:
+				return err
+			}
+			found[i] = sub
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return sub, nil
+	return found, nil
+}
+
+// subscriptionReaders bounds the subscription point reads of one listing sent at once.
+const subscriptionReaders = 8
+
+func subscriptionsOf(hs []holder) []store.Subscription {
+	out := make([]store.Subscription, len(hs))
+	for i, h := range hs {
+		out[i] = h.sub
+	}
+	return out
 }

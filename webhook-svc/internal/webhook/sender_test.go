@@ -92,9 +92,7 @@ func newSenderEnv(t *testing.T) *senderEnv {
 	e.sub = &store.Subscription{ID: "whk_1", Kind: store.KindWebhook, ObjectID: "obj_1", CreatorID: "obj_1",
 		CallbackURL: rcv.URL, Events: []string{events.WebhookMessage}, Secrets: []store.Secret{{Value: NewSecret(), CreatedAt: now}},
 		CreatedAt: now, UpdatedAt: now}
-	if err := subs.InsertSubscription(ctx, e.sub); err != nil {
-		t.Fatal(err)
-	}
+	insertPlaced(t, subs, e.sub)
 	return e
 }
 

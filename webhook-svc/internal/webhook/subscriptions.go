@@ -34,7 +34,12 @@ type SubscriptionStore interface {
 	Subscription(ctx context.Context, id string) (*store.Subscription, error)
 	ReplaceSubscription(ctx context.Context, sub *store.Subscription) error
 	DeleteSubscription(ctx context.Context, id string) error
-	SubscriptionsOf(ctx context.Context, objectID, kind, after string, limit int) ([]store.Subscription, error)
+	Places(ctx context.Context, scope string) ([]store.Slot, error)
+	OpenPlaces(ctx context.Context, scope string, n int) error
+	EachSubscription(ctx context.Context, fn func(*store.Subscription) error) error
+	MigrationDone(ctx context.Context, name string) (bool, error)
+	MarkMigration(ctx context.Context, name string, at time.Time) error
+	InsertPlaced(ctx context.Context, subs []*store.Subscription, places []store.Slot, reach map[string]int) error
 	Health(ctx context.Context, id string) (*store.SubscriptionHealth, error)
 	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
 	DeleteHealth(ctx context.Context, id string) error
@@ -43,7 +48,6 @@ type SubscriptionStore interface {
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
 	InsertDue(ctx context.Context, entries ...store.DueEntry) error
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
-	SlotAt(ctx context.Context, scope string, n int) (*store.Slot, error)
 	ReleaseSlots(ctx context.Context, ids ...string) error
 	PutVisibility(ctx context.Context, objectID, visibility string) error
 	Attempts(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.AttemptEntry], int64, error)
@@ -106,16 +110,7 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID, c
 	if err != nil {
 		return nil, err
 	}
-	now := clock.Now()
-	prefix := "whk"
-	if kind == store.KindContext {
-		prefix = "csub"
-	}
-	secret := NewSecret()
-	sub := &store.Subscription{
-		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, HolderHash: creatorHash, CallbackURL: callback,
-		Events: evs, Secrets: []store.Secret{{Value: secret, CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
-	}
+	sub, secret := newSubscription(kind, objectID, creatorID, creatorHash, callback, evs)
 	if sub.Slots, err = s.takeSlots(ctx, sub); err != nil {
 		return nil, err
 	}
@@ -126,9 +121,34 @@ func (s *Subscriptions) create(ctx context.Context, kind, objectID, creatorID, c
 	return &Created{Subscription: sub, Secret: secret}, nil
 }
 
-// ListWebhooks lists an owner's webhooks, oldest first.
+// newSubscription is a new subscription as a create stores it, and its secret.
+func newSubscription(kind, objectID, creatorID, creatorHash, callback string, evs []string) (*store.Subscription, string) {
+	now := clock.Now()
+	prefix := "whk"
+	if kind == store.KindContext {
+		prefix = "csub"
+	}
+	secret := NewSecret()
+	return &store.Subscription{
+		ID: apikey.NewID(prefix), Kind: kind, ObjectID: objectID, CreatorID: creatorID, HolderHash: creatorHash, CallbackURL: callback,
+		Events: evs, Secrets: []store.Secret{{Value: secret, CreatedAt: now}}, CreatedAt: now, UpdatedAt: now,
+	}, secret
+}
+
+// ListWebhooks lists up to limit of an owner's webhooks, oldest first (ids sort in creation
+// order), after the webhook id after. It reads the places of the object's webhook quota and the
+// webhooks listed, by point reads: the cost follows the quota, not what the store holds.
 func (s *Subscriptions) ListWebhooks(ctx context.Context, t *contract.Target, after string, limit int) ([]store.Subscription, error) {
-	return s.Store.SubscriptionsOf(ctx, t.ObjectID, store.KindWebhook, after, limit)
+	places, err := s.Store.Places(ctx, webhookScope(t.ObjectID))
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(places, func(a, b store.Slot) int { return strings.Compare(a.SubscriptionID, b.SubscriptionID) })
+	held, err := readPlaces(ctx, s.Store, places, func(sl store.Slot) bool { return sl.SubscriptionID > after }, limit)
+	if err != nil {
+		return nil, err
+	}
+	return subscriptionsOf(held), nil
 }
 
 // Status is a webhook with its health and latest deliveries.
