@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -26,6 +27,9 @@ type Key struct {
 	// key is live only once that key's revocation names it as the successor.
 	Replaces string   `bson:"replaces,omitempty"`
 	Events   []string `bson:"_events,omitempty"`
+	// Listed says a sub-key was written by a release that lists sub-keys as it stores them; the
+	// backfill lists those written before (backfill.go).
+	Listed bool `bson:"listed,omitempty"`
 	// LastUsedAt is read from KeyUsage, never stored in the key document.
 	LastUsedAt *time.Time `bson:"-"`
 }
@@ -41,12 +45,40 @@ type Revocation struct {
 	Events    []string `bson:"_events,omitempty"`
 }
 
-// InsertKey stores a key by digest.
+// InsertKey stores a key by digest. A sub-key is then appended to its object's keys list; if
+// that fails, the key is removed again and the error returned, so that no stored key is missing
+// from the list (the key was never handed out, and its staged event goes with its document).
 func (s *Store) InsertKey(ctx context.Context, k *Key) error {
-	return s.insert(ctx, Keys, k)
+	k.Listed = !k.Owner
+	if err := s.insert(ctx, Keys, k); err != nil || k.Owner {
+		return err
+	}
+	if _, err := mongox.Append(ctx, s.lists, keysList(k.ObjectID), listedKey(k)); err != nil {
+		if _, undo := s.deleteOne(ctx, Keys, mongox.ByID(k.Digest)); undo != nil {
+			return errors.Join(fmt.Errorf("list key: %w", err), fmt.Errorf("undo key: %w", undo))
+		}
+		return fmt.Errorf("list key: %w", err)
+	}
+	return nil
 }
 
-// KeyByDigest returns an active (not revoked) key; mongox.ErrNotFound if none.
+// keyEntry is an entry of an object's keys list: what the list shows of a sub-key, which never
+// changes once stored.
+type keyEntry struct {
+	Digest    string    `bson:"digest"`
+	KeyID     string    `bson:"key_id"`
+	Label     string    `bson:"label"`
+	Scopes    []string  `bson:"scopes"`
+	Prefix    string    `bson:"prefix"`
+	CreatedAt time.Time `bson:"created_at"`
+}
+
+func listedKey(k *Key) keyEntry {
+	return keyEntry{Digest: k.Digest, KeyID: k.KeyID, Label: k.Label, Scopes: k.Scopes, Prefix: k.Prefix, CreatedAt: k.CreatedAt}
+}
+
+// KeyByDigest returns an active (not revoked) key; mongox.ErrNotFound if none. Its revocation,
+// and for a rotated owner key its predecessor's, are point reads.
 func (s *Store) KeyByDigest(ctx context.Context, digest string) (*Key, error) {
 	var k Key
 	if err := s.one(ctx, Keys, mongox.ByID(digest), &k); err != nil {
@@ -69,21 +101,19 @@ func (s *Store) KeyByDigest(ctx context.Context, digest string) (*Key, error) {
 	return &k, nil
 }
 
-// inDigests selects documents whose _id is one of digests.
-func inDigests(digests []string) bson.D {
-	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: digests}}}}
-}
-
-// revocations returns the revocations of those of the digests that have been revoked.
+// revocations returns the revocations of those of the digests that have been revoked, read by
+// _id one by one (a filter on several ids would be a scan on FerretDB).
 func (s *Store) revocations(ctx context.Context, digests ...string) (map[string]Revocation, error) {
-	var docs []Revocation
-	err := s.all(ctx, Revocations, inDigests(digests), &docs, options.Find().SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]Revocation, len(docs))
-	for _, d := range docs {
-		out[d.Digest] = d
+	out := make(map[string]Revocation, len(digests))
+	for _, d := range digests {
+		var r Revocation
+		err := s.one(ctx, Revocations, mongox.ByID(d), &r, options.FindOne().SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
+		switch {
+		case err == nil:
+			out[d] = r
+		case !errors.Is(err, mongox.ErrNotFound):
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -98,48 +128,39 @@ func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) error
 	return nil
 }
 
-// SubKeys lists the active sub-keys of an object, oldest first, with their last use.
-func (s *Store) SubKeys(ctx context.Context, objectID string) ([]Key, error) {
-	filter := bson.D{{Key: "object_id", Value: objectID}, {Key: "owner", Value: false}}
-	var all []Key
-	if err := s.all(ctx, Keys, filter, &all, options.Find().SetSort(bson.D{{Key: "key_id", Value: 1}})); err != nil {
-		return nil, err
-	}
-	digests := make([]string, len(all))
-	for i, k := range all {
-		digests[i] = k.Digest
-	}
-	revoked, err := s.revocations(ctx, digests...)
-	if err != nil {
-		return nil, err
-	}
-	used, err := s.lastUses(ctx, digests)
-	if err != nil {
-		return nil, err
-	}
+// SubKeys lists a page of the active sub-keys of an object, newest first, with their last use,
+// and the position of the next page (0 on the last). Each entry costs its revocation's and its
+// last use's point reads; revoked keys are skipped within the page's budget.
+func (s *Store) SubKeys(ctx context.Context, objectID string, p Page) ([]Key, int64, error) {
 	var out []Key
-	for _, k := range all {
-		if _, gone := revoked[k.Digest]; !gone {
-			k.LastUsedAt = used[k.Digest]
+	_, next, err := mongox.PageWhere(ctx, s.lists, keysList(objectID), p.Before, p.Limit, pageBudget*p.Limit,
+		func(ctx context.Context, e mongox.Entry[keyEntry]) (bool, error) {
+			var r Revocation
+			err := s.one(ctx, Revocations, mongox.ByID(e.Value.Digest), &r, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+			if err == nil {
+				return false, nil
+			}
+			if !errors.Is(err, mongox.ErrNotFound) {
+				return false, err
+			}
+			var use struct {
+				LastUsedAt time.Time `bson:"last_used_at"`
+			}
+			k := Key{Digest: e.Value.Digest, KeyID: e.Value.KeyID, ObjectID: objectID, Label: e.Value.Label,
+				Scopes: e.Value.Scopes, Prefix: e.Value.Prefix, CreatedAt: e.Value.CreatedAt}
+			switch err := s.one(ctx, KeyUsage, mongox.ByID(k.Digest), &use); {
+			case err == nil:
+				k.LastUsedAt = &use.LastUsedAt
+			case !errors.Is(err, mongox.ErrNotFound):
+				return false, err
+			}
 			out = append(out, k)
-		}
+			return true, nil
+		})
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, nil
-}
-
-func (s *Store) lastUses(ctx context.Context, digests []string) (map[string]*time.Time, error) {
-	var docs []struct {
-		Digest     string    `bson:"_id"`
-		LastUsedAt time.Time `bson:"last_used_at"`
-	}
-	if err := s.all(ctx, KeyUsage, inDigests(digests), &docs); err != nil {
-		return nil, err
-	}
-	out := make(map[string]*time.Time, len(docs))
-	for _, d := range docs {
-		out[d.Digest] = &d.LastUsedAt
-	}
-	return out, nil
+	return out, next, nil
 }
 
 // RevokeKey revokes an active sub-key of objectID by key id and returns it; mongox.ErrNotFound if
