@@ -61,7 +61,9 @@ type Store struct {
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db, lists: mongox.NewLog(db.Collection(Lists))} }
+func New(db *mongo.Database) *Store {
+	return &Store{db: db, lists: mongox.NewLog(db.Collection(Lists))}
+}
 
 // insert stores one document, naming the collection in the error; a duplicate _id is ErrTaken.
 func (s *Store) insert(ctx context.Context, coll string, doc any) error {
