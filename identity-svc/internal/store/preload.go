@@ -59,7 +59,9 @@ func (s *Store) Preload(ctx context.Context, items []Preloaded) error {
 		if it.Claim == nil {
 			continue
 		}
-		g.Go(func() error { return s.RecordClaim(gctx, it.Object.ID, *it.Claim, it.Object.CreatedAt.Add(time.Second)) })
+		g.Go(func() error {
+			return s.RecordClaim(gctx, it.Object.ID, *it.Claim, it.Object.CreatedAt.Add(time.Second))
+		})
 	}
 	return g.Wait()
 }
