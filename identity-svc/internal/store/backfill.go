@@ -28,10 +28,11 @@ type migration struct {
 // unlisted selects documents written by a release before the lists (without the listed mark).
 var unlisted = bson.E{Key: "listed", Value: bson.D{{Key: "$exists", Value: false}}}
 
-// Backfill builds the lists (lists.go) and profile heads from the documents a release before them
-// stored, once per database: public objects into the directory, sub-keys and associations into
-// their objects' lists (each oldest first, so that pages read newest first), claim facts into
-// their objects' claims lists, and each profile version into its object's head. Then it leaves a
+// Backfill builds the lists (lists.go), key id records and profile heads from the documents a
+// release before them stored, once per database: public objects into the directory, sub-keys and
+// associations into their objects' lists (each oldest first, so that pages read newest first),
+// each key's id record, claim facts into their objects' claims lists, and each profile version
+// into its object's head. Then it leaves a
 // marker, and later calls do nothing. Each append is keyed by the document's id
 // (mongox.AppendOnce), so a run cut short and run again, or two replicas running at once, list
 // nothing twice. Documents are read through cursors in batches, so memory stays bounded. It
@@ -40,6 +41,7 @@ func (s *Store) Backfill(ctx context.Context) (int, error) {
 	err := s.one(ctx, Migrations, mongox.ByID(listsBackfill), &migration{})
 	switch {
 	case err == nil:
+		s.backfilled.Store(true)
 		return 0, nil
 	case !errors.Is(err, mongox.ErrNotFound):
 		return 0, fmt.Errorf("read migration marker: %w", err)
@@ -53,6 +55,7 @@ func (s *Store) Backfill(ctx context.Context) (int, error) {
 	}{
 		{"directory", Objects, bson.D{{Key: "visibility", Value: visibilityPublic}, unlisted}, "_id", s.backfillObject},
 		{"keys", Keys, bson.D{{Key: "owner", Value: false}, unlisted}, "key_id", s.backfillKey},
+		{"key ids", Keys, bson.D{unlisted}, "_id", s.backfillKeyID},
 		{"associations", Associations, bson.D{unlisted}, "_id", s.backfillAssociation},
 		{"claims", Facts, bson.D{{Key: "kind", Value: bson.D{{Key: "$in", Value: bson.A{factClaim, factLapse}}}}}, "at", s.backfillClaim},
 		{"profiles", Facts, bson.D{{Key: "kind", Value: factProfile}}, "_id", s.backfillProfile},
@@ -81,6 +84,7 @@ func (s *Store) Backfill(ctx context.Context) (int, error) {
 	if err := mongox.InsertOnce(ctx, s.db.Collection(Migrations), migration{ID: listsBackfill, DoneAt: time.Now()}); err != nil {
 		return n, fmt.Errorf("write migration marker: %w", err)
 	}
+	s.backfilled.Store(true)
 	return n, nil
 }
 
@@ -100,6 +104,14 @@ func (s *Store) backfillKey(ctx context.Context, raw bson.Raw) error {
 	}
 	_, _, err := mongox.AppendOnce(ctx, s.lists, keysList(k.ObjectID), k.Digest, listedKey(&k))
 	return err
+}
+
+func (s *Store) backfillKeyID(ctx context.Context, raw bson.Raw) error {
+	var k Key
+	if err := bson.Unmarshal(raw, &k); err != nil {
+		return err
+	}
+	return mongox.InsertOnce(ctx, s.db.Collection(KeyIDs), keyIDDoc{ID: k.KeyID, Digest: k.Digest})
 }
 
 func (s *Store) backfillAssociation(ctx context.Context, raw bson.Raw) error {

@@ -27,8 +27,8 @@ type Key struct {
 	// key is live only once that key's revocation names it as the successor.
 	Replaces string   `bson:"replaces,omitempty"`
 	Events   []string `bson:"_events,omitempty"`
-	// Listed says a sub-key was written by a release that lists sub-keys as it stores them; the
-	// backfill lists those written before (backfill.go).
+	// Listed says the key was written by a release that records its key id (KeyIDs) and lists
+	// sub-keys as it stores them; the backfill does both for keys written before (backfill.go).
 	Listed bool `bson:"listed,omitempty"`
 	// LastUsedAt is read from KeyUsage, never stored in the key document.
 	LastUsedAt *time.Time `bson:"-"`
@@ -45,11 +45,25 @@ type Revocation struct {
 	Events    []string `bson:"_events,omitempty"`
 }
 
-// InsertKey stores a key by digest. A sub-key is then appended to its object's keys list; if
-// that fails, the key is removed again and the error returned, so that no stored key is missing
-// from the list (the key was never handed out, and its staged event goes with its document).
+// KeyIDs maps each key id to its key's digest, so that revoking or rotating a key by id is two
+// point reads (a filter on key_id would be a scan of every key on FerretDB).
+const KeyIDs = "key_ids"
+
+// keyIDDoc is the document of KeyIDs.
+type keyIDDoc struct {
+	ID     string `bson:"_id"`
+	Digest string `bson:"digest"`
+}
+
+// InsertKey stores a key by digest, after its key id record. A sub-key is then appended to its
+// object's keys list; if that fails, the key is removed again and the error returned, so that no
+// stored key is missing from the list (the key was never handed out, and its staged event goes
+// with its document). A key id record whose key was not stored names a digest that is not found.
 func (s *Store) InsertKey(ctx context.Context, k *Key) error {
-	k.Listed = !k.Owner
+	k.Listed = true
+	if err := s.insert(ctx, KeyIDs, keyIDDoc{ID: k.KeyID, Digest: k.Digest}); err != nil {
+		return err
+	}
 	if err := s.insert(ctx, Keys, k); err != nil || k.Owner {
 		return err
 	}
@@ -184,12 +198,29 @@ func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, at time.T
 	return k, nil
 }
 
-// activeKey returns the key of objectID with keyID, the owner key or a sub-key.
+// activeKey returns the key of objectID with keyID, the owner key or a sub-key: its key id record,
+// then the key. Keys stored by a release before the records have none until the backfill made
+// them; until it has run, such a key is looked up by a filter.
 func (s *Store) activeKey(ctx context.Context, objectID, keyID string, owner bool) (*Key, error) {
-	var k Key
-	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: owner}}
-	if err := s.one(ctx, Keys, filter, &k); err != nil {
+	var id keyIDDoc
+	err := s.one(ctx, KeyIDs, mongox.ByID(keyID), &id)
+	if errors.Is(err, mongox.ErrNotFound) && !s.backfilled.Load() {
+		var k Key
+		filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: owner}}
+		if err := s.one(ctx, Keys, filter, &k); err != nil {
+			return nil, err
+		}
+		return &k, nil
+	}
+	if err != nil {
 		return nil, err
+	}
+	var k Key
+	if err := s.one(ctx, Keys, mongox.ByID(id.Digest), &k); err != nil {
+		return nil, err
+	}
+	if k.ObjectID != objectID || k.Owner != owner {
+		return nil, mongox.ErrNotFound
 	}
 	return &k, nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -217,7 +218,7 @@ func TestProfileIsFoldedFromItsHeadUpwards(t *testing.T) {
 // below them); a second run lists nothing more.
 func TestBackfillListsOnce(t *testing.T) {
 	t.Parallel()
-	s, _ := newStore(t)
+	s, outbox := newStore(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	// The previous release's writes: plain inserts, no lists, no profile head.
@@ -254,7 +255,7 @@ func TestBackfillListsOnce(t *testing.T) {
 	}
 
 	n, err := s.Backfill(ctx)
-	if err != nil || n != 3+1+1+1+2 {
+	if err != nil || n != 3+1+1+1+1+2 {
 		t.Fatalf("backfill listed %d, %v", n, err)
 	}
 	check := func() {
@@ -281,6 +282,15 @@ func TestBackfillListsOnce(t *testing.T) {
 		t.Fatalf("second backfill listed %d, %v", n, err)
 	}
 	check()
+	if _, err := s.RevokeKey(ctx, "obj_old0", "key_old", t0, outbox, event(t, "key.revoked")); err != nil {
+		t.Fatalf("revoke an older release's key by id: %v", err)
+	}
+	if _, err := s.RevokeKey(ctx, "obj_old0", "key_unknown", t0, outbox, event(t, "key.revoked")); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("revoke an unknown key id: %v", err)
+	}
+	if keys, _, _ := s.SubKeys(ctx, "obj_old0", Page{Limit: 10}); len(keys) != 0 {
+		t.Fatalf("revoked key listed: %+v", keys)
+	}
 	// A run cut short before its marker runs again and lists nothing twice.
 	if _, err := s.deleteOne(ctx, Migrations, mongox.ByID(listsBackfill)); err != nil {
 		t.Fatal(err)
@@ -288,5 +298,8 @@ func TestBackfillListsOnce(t *testing.T) {
 	if _, err := s.Backfill(ctx); err != nil {
 		t.Fatal(err)
 	}
-	check()
+	ids, _ := directoryIDs(t, s, DirectoryQuery{Limit: 50})
+	if len(ids) != 4 {
+		t.Fatalf("directory after a second run: %v", ids)
+	}
 }

@@ -28,12 +28,14 @@ const preloadWriters = 8
 // collection and one append of the public objects to the directory, in order. Nothing else may
 // append to the directory meanwhile.
 func (s *Store) Preload(ctx context.Context, items []Preloaded) error {
-	var hashes, objects, keys []any
+	var hashes, objects, keyIDs, keys []any
 	var listed []directoryEntry
 	for _, it := range items {
 		it.Object.Listed = true
 		hashes = append(hashes, bson.D{{Key: "_id", Value: it.Object.Hash}, {Key: "object_id", Value: it.Object.ID}})
 		objects = append(objects, it.Object)
+		it.OwnerKey.Listed = true
+		keyIDs = append(keyIDs, keyIDDoc{ID: it.OwnerKey.KeyID, Digest: it.OwnerKey.Digest})
 		keys = append(keys, it.OwnerKey)
 		if it.Object.Visibility == visibilityPublic {
 			listed = append(listed, directoryEntry{ObjectID: it.Object.ID})
@@ -45,7 +47,7 @@ func (s *Store) Preload(ctx context.Context, items []Preloaded) error {
 	for _, c := range []struct {
 		name string
 		docs []any
-	}{{Hashes, hashes}, {Objects, objects}, {Keys, keys}} {
+	}{{Hashes, hashes}, {Objects, objects}, {KeyIDs, keyIDs}, {Keys, keys}} {
 		if len(c.docs) == 0 {
 			continue
 		}

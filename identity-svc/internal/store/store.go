@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -51,6 +52,7 @@ var Indexes = []mongox.Index{
 	// start (FerretDB's point-read index is added to the collections it holds).
 	{Collection: Lists, Keys: bson.D{{Key: "at", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
+	{Collection: KeyIDs, Keys: bson.D{{Key: "digest", Value: 1}}},
 }
 
 // Store is the repository.
@@ -58,6 +60,8 @@ type Store struct {
 	db    *mongo.Database
 	lists mongox.Log
 	cache *versions.Cache[Object] // nil: every read folds
+	// backfilled is set once Backfill has run on the database (backfill.go).
+	backfilled atomic.Bool
 }
 
 // New returns a store over db.
