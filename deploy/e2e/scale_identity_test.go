@@ -190,7 +190,7 @@ type identityState struct {
 }
 
 // identityPhase: objects loaded through identity-svc's own bulk preload (a fifth of them private,
-// a twentieth verified), with an owner holding a page of sub-keys and associations. It measures
+// one in forty verified), with an owner holding a page of sub-keys and associations. It measures
 // the directory (plain, a search that matches nothing, verified ones), the owner's lists and an
 // object read.
 var identityPhase = scalePhase{
@@ -209,7 +209,7 @@ var identityPhase = scalePhase{
 			var in []identity.PreloadObject
 			for i := from; i < min(size, from+batch); i++ {
 				in = append(in, identity.PreloadObject{InitialLLMTxt: fmt.Sprintf("# Scale object %d\n\nA profile.\n", i),
-					Private: i%5 == 4, Verified: i%20 == 3})
+					Private: i%5 == 4, Verified: i%40 == 3})
 			}
 			preloadIdentity(tb, env, in)
 		}

@@ -57,26 +57,30 @@ func listedAssociation(a *Association) Association {
 const AssociationDeletions = "association_deletions"
 
 // Associations lists a page of an object's associations that are not deleted, newest first, and
-// the position of the next page (0 on the last). Each entry costs its deletion's point read;
-// deleted ones are skipped within the page's budget.
+// the position of the next page (0 on the last). Each entry costs its deletion's point read (a
+// batch's at once); deleted ones are skipped within the page's budget.
 func (s *Store) Associations(ctx context.Context, objectID string, p Page) ([]Association, int64, error) {
-	var out []Association
-	_, next, err := mongox.PageWhere(ctx, s.lists, associationsList(objectID), p.Before, p.Limit, pageBudget*p.Limit,
-		func(ctx context.Context, e mongox.Entry[Association]) (bool, error) {
-			var gone struct {
-				ID string `bson:"_id"`
-			}
-			switch err := s.one(ctx, AssociationDeletions, mongox.ByID(e.Value.ID), &gone); {
-			case err == nil:
-				return false, nil
-			case !errors.Is(err, mongox.ErrNotFound):
-				return false, err
-			}
-			out = append(out, e.Value)
-			return true, nil
+	kept, next, err := mongox.PageWhereBatch(ctx, s.lists, associationsList(objectID), p.Before, p.Limit, pageBudget*p.Limit,
+		func(ctx context.Context, entries []mongox.Entry[Association]) ([]bool, error) {
+			verdicts := make([]bool, len(entries))
+			err := eachAtOnce(ctx, len(entries), func(ctx context.Context, i int) error {
+				var gone struct {
+					ID string `bson:"_id"`
+				}
+				err := s.one(ctx, AssociationDeletions, mongox.ByID(entries[i].Value.ID), &gone)
+				if verdicts[i] = errors.Is(err, mongox.ErrNotFound); verdicts[i] {
+					return nil
+				}
+				return err
+			})
+			return verdicts, err
 		})
 	if err != nil {
 		return nil, 0, err
+	}
+	out := make([]Association, len(kept))
+	for i, e := range kept {
+		out[i] = e.Value
 	}
 	return out, next, nil
 }

@@ -144,37 +144,58 @@ func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) error
 
 // SubKeys lists a page of the active sub-keys of an object, newest first, with their last use,
 // and the position of the next page (0 on the last). Each entry costs its revocation's and its
-// last use's point reads; revoked keys are skipped within the page's budget.
+// last use's point reads (a batch's at once); revoked keys are skipped within the page's budget.
 func (s *Store) SubKeys(ctx context.Context, objectID string, p Page) ([]Key, int64, error) {
-	var out []Key
-	_, next, err := mongox.PageWhere(ctx, s.lists, keysList(objectID), p.Before, p.Limit, pageBudget*p.Limit,
-		func(ctx context.Context, e mongox.Entry[keyEntry]) (bool, error) {
-			var r Revocation
-			err := s.one(ctx, Revocations, mongox.ByID(e.Value.Digest), &r, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}}))
-			if err == nil {
-				return false, nil
+	read := map[int64]*Key{}
+	kept, next, err := mongox.PageWhereBatch(ctx, s.lists, keysList(objectID), p.Before, p.Limit, pageBudget*p.Limit,
+		func(ctx context.Context, entries []mongox.Entry[keyEntry]) ([]bool, error) {
+			keys := make([]*Key, len(entries))
+			err := eachAtOnce(ctx, len(entries), func(ctx context.Context, i int) (err error) {
+				keys[i], err = s.activeSubKey(ctx, objectID, entries[i].Value)
+				return err
+			})
+			if err != nil {
+				return nil, err
 			}
-			if !errors.Is(err, mongox.ErrNotFound) {
-				return false, err
+			verdicts := make([]bool, len(entries))
+			for i, k := range keys {
+				if verdicts[i] = k != nil; k != nil {
+					read[entries[i].Seq] = k
+				}
 			}
-			var use struct {
-				LastUsedAt time.Time `bson:"last_used_at"`
-			}
-			k := Key{Digest: e.Value.Digest, KeyID: e.Value.KeyID, ObjectID: objectID, Label: e.Value.Label,
-				Scopes: e.Value.Scopes, Prefix: e.Value.Prefix, CreatedAt: e.Value.CreatedAt}
-			switch err := s.one(ctx, KeyUsage, mongox.ByID(k.Digest), &use); {
-			case err == nil:
-				k.LastUsedAt = &use.LastUsedAt
-			case !errors.Is(err, mongox.ErrNotFound):
-				return false, err
-			}
-			out = append(out, k)
-			return true, nil
+			return verdicts, nil
 		})
 	if err != nil {
 		return nil, 0, err
 	}
+	out := make([]Key, len(kept))
+	for i, e := range kept {
+		out[i] = *read[e.Seq]
+	}
 	return out, next, nil
+}
+
+// activeSubKey returns the listed sub-key e with its last use, nil if it was revoked.
+func (s *Store) activeSubKey(ctx context.Context, objectID string, e keyEntry) (*Key, error) {
+	var r Revocation
+	err := s.one(ctx, Revocations, mongox.ByID(e.Digest), &r, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err == nil {
+		return nil, nil
+	}
+	if !errors.Is(err, mongox.ErrNotFound) {
+		return nil, err
+	}
+	k := &Key{Digest: e.Digest, KeyID: e.KeyID, ObjectID: objectID, Label: e.Label, Scopes: e.Scopes, Prefix: e.Prefix, CreatedAt: e.CreatedAt}
+	var use struct {
+		LastUsedAt time.Time `bson:"last_used_at"`
+	}
+	switch err := s.one(ctx, KeyUsage, mongox.ByID(k.Digest), &use); {
+	case err == nil:
+		k.LastUsedAt = &use.LastUsedAt
+	case !errors.Is(err, mongox.ErrNotFound):
+		return nil, err
+	}
+	return k, nil
 }
 
 // RevokeKey revokes an active sub-key of objectID by key id and returns it; mongox.ErrNotFound if

@@ -133,29 +133,44 @@ type directoryEntry struct {
 
 // Directory lists public objects from the directory list, newest first, and the position of the
 // next page (0 on the last). Status and text are facts, not fields of the list, so each listed
-// object is read (folded, or from the cache) and matched: a page reads at most pageBudget entries
-// per entry asked for, so a search that matches little comes back short, with a next position.
+// object is read (from the cache, else folded; a batch's objects at once) and matched: a page
+// reads at most pageBudget entries per entry asked for, so a search that matches little comes back
+// short, with a next position.
 func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, int64, error) {
 	match := strings.ToLower(q.Match)
-	var out []Object
-	_, next, err := mongox.PageWhere(ctx, s.lists, directoryList, q.Before, q.Limit, pageBudget*q.Limit,
-		func(ctx context.Context, e mongox.Entry[directoryEntry]) (bool, error) {
-			o, err := s.Object(ctx, e.Value.ObjectID)
-			if errors.Is(err, mongox.ErrNotFound) {
-				return false, nil // listed, but its creation failed
-			}
+	matches := func(o *Object) bool {
+		return o.Visibility == visibilityPublic && (q.Status == "" || o.MailboxStatus == q.Status) &&
+			(match == "" || strings.Contains(strings.ToLower(o.Hash), match) || strings.Contains(strings.ToLower(o.Title), match))
+	}
+	read := map[int64]*Object{}
+	kept, next, err := mongox.PageWhereBatch(ctx, s.lists, directoryList, q.Before, q.Limit, pageBudget*q.Limit,
+		func(ctx context.Context, entries []mongox.Entry[directoryEntry]) ([]bool, error) {
+			objs := make([]*Object, len(entries))
+			err := eachAtOnce(ctx, len(entries), func(ctx context.Context, i int) error {
+				o, err := s.Object(ctx, entries[i].Value.ObjectID)
+				if errors.Is(err, mongox.ErrNotFound) {
+					return nil // listed, but its creation failed
+				}
+				objs[i] = o
+				return err
+			})
 			if err != nil {
-				return false, err
+				return nil, err
 			}
-			if o.Visibility != visibilityPublic || (q.Status != "" && o.MailboxStatus != q.Status) ||
-				(match != "" && !strings.Contains(strings.ToLower(o.Hash), match) && !strings.Contains(strings.ToLower(o.Title), match)) {
-				return false, nil
+			verdicts := make([]bool, len(entries))
+			for i, o := range objs {
+				if verdicts[i] = o != nil && matches(o); verdicts[i] {
+					read[entries[i].Seq] = o
+				}
 			}
-			out = append(out, *o)
-			return true, nil
+			return verdicts, nil
 		})
 	if err != nil {
 		return nil, 0, err
+	}
+	out := make([]Object, len(kept))
+	for i, e := range kept {
+		out[i] = *read[e.Seq]
 	}
 	return out, next, nil
 }
