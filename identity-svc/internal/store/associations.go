@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -34,13 +33,7 @@ func (s *Store) InsertAssociation(ctx context.Context, a *Association) error {
 	if err := s.insert(ctx, Associations, a); err != nil {
 		return err
 	}
-	if _, err := mongox.Append(ctx, s.lists, associationsList(a.ObjectID), listedAssociation(a)); err != nil {
-		if _, undo := s.deleteOne(ctx, Associations, mongox.ByID(a.ID)); undo != nil {
-			return errors.Join(fmt.Errorf("list association: %w", err), fmt.Errorf("undo association: %w", undo))
-		}
-		return fmt.Errorf("list association: %w", err)
-	}
-	return nil
+	return s.listOrUndo(ctx, associationsList(a.ObjectID), listedAssociation(a), Associations, a.ID)
 }
 
 // listedAssociation is what an associations list entry holds: the association without its
@@ -60,29 +53,16 @@ const AssociationDeletions = "association_deletions"
 // the position of the next page (0 on the last). Each entry costs its deletion's point read (a
 // batch's at once); deleted ones are skipped within the page's budget.
 func (s *Store) Associations(ctx context.Context, objectID string, p Page) ([]Association, int64, error) {
-	kept, next, err := mongox.PageWhereBatch(ctx, s.lists, associationsList(objectID), p.Before, p.Limit, pageBudget*p.Limit,
-		func(ctx context.Context, entries []mongox.Entry[Association]) ([]bool, error) {
-			verdicts := make([]bool, len(entries))
-			err := eachAtOnce(ctx, len(entries), func(ctx context.Context, i int) error {
-				var gone struct {
-					ID string `bson:"_id"`
-				}
-				err := s.one(ctx, AssociationDeletions, mongox.ByID(entries[i].Value.ID), &gone)
-				if verdicts[i] = errors.Is(err, mongox.ErrNotFound); verdicts[i] {
-					return nil
-				}
-				return err
-			})
-			return verdicts, err
-		})
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]Association, len(kept))
-	for i, e := range kept {
-		out[i] = e.Value
-	}
-	return out, next, nil
+	return readPage(ctx, s, associationsList(objectID), p, func(ctx context.Context, e mongox.Entry[Association]) (*Association, error) {
+		var gone struct {
+			ID string `bson:"_id"`
+		}
+		err := s.one(ctx, AssociationDeletions, mongox.ByID(e.Value.ID), &gone)
+		if errors.Is(err, mongox.ErrNotFound) {
+			return &e.Value, nil
+		}
+		return nil, err // deleted (nil error), or the read failed
+	})
 }
 
 // DeleteAssociation deletes an association of objectID; mongox.ErrNotFound if there is none or

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -67,13 +66,7 @@ func (s *Store) InsertKey(ctx context.Context, k *Key) error {
 	if err := s.insert(ctx, Keys, k); err != nil || k.Owner {
 		return err
 	}
-	if _, err := mongox.Append(ctx, s.lists, keysList(k.ObjectID), listedKey(k)); err != nil {
-		if _, undo := s.deleteOne(ctx, Keys, mongox.ByID(k.Digest)); undo != nil {
-			return errors.Join(fmt.Errorf("list key: %w", err), fmt.Errorf("undo key: %w", undo))
-		}
-		return fmt.Errorf("list key: %w", err)
-	}
-	return nil
+	return s.listOrUndo(ctx, keysList(k.ObjectID), listedKey(k), Keys, k.Digest)
 }
 
 // keyEntry is an entry of an object's keys list: what the list shows of a sub-key, which never
@@ -146,33 +139,9 @@ func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) error
 // and the position of the next page (0 on the last). Each entry costs its revocation's and its
 // last use's point reads (a batch's at once); revoked keys are skipped within the page's budget.
 func (s *Store) SubKeys(ctx context.Context, objectID string, p Page) ([]Key, int64, error) {
-	read := map[int64]*Key{}
-	kept, next, err := mongox.PageWhereBatch(ctx, s.lists, keysList(objectID), p.Before, p.Limit, pageBudget*p.Limit,
-		func(ctx context.Context, entries []mongox.Entry[keyEntry]) ([]bool, error) {
-			keys := make([]*Key, len(entries))
-			err := eachAtOnce(ctx, len(entries), func(ctx context.Context, i int) (err error) {
-				keys[i], err = s.activeSubKey(ctx, objectID, entries[i].Value)
-				return err
-			})
-			if err != nil {
-				return nil, err
-			}
-			verdicts := make([]bool, len(entries))
-			for i, k := range keys {
-				if verdicts[i] = k != nil; k != nil {
-					read[entries[i].Seq] = k
-				}
-			}
-			return verdicts, nil
-		})
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]Key, len(kept))
-	for i, e := range kept {
-		out[i] = *read[e.Seq]
-	}
-	return out, next, nil
+	return readPage(ctx, s, keysList(objectID), p, func(ctx context.Context, e mongox.Entry[keyEntry]) (*Key, error) {
+		return s.activeSubKey(ctx, objectID, e.Value)
+	})
 }
 
 // activeSubKey returns the listed sub-key e with its last use, nil if it was revoked.

@@ -142,35 +142,15 @@ func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, int6
 		return o.Visibility == visibilityPublic && (q.Status == "" || o.MailboxStatus == q.Status) &&
 			(match == "" || strings.Contains(strings.ToLower(o.Hash), match) || strings.Contains(strings.ToLower(o.Title), match))
 	}
-	read := map[int64]*Object{}
-	kept, next, err := mongox.PageWhereBatch(ctx, s.lists, directoryList, q.Before, q.Limit, pageBudget*q.Limit,
-		func(ctx context.Context, entries []mongox.Entry[directoryEntry]) ([]bool, error) {
-			objs := make([]*Object, len(entries))
-			err := eachAtOnce(ctx, len(entries), func(ctx context.Context, i int) error {
-				o, err := s.Object(ctx, entries[i].Value.ObjectID)
-				if errors.Is(err, mongox.ErrNotFound) {
-					return nil // listed, but its creation failed
-				}
-				objs[i] = o
-				return err
-			})
-			if err != nil {
+	return readPage(ctx, s, directoryList, Page{Before: q.Before, Limit: q.Limit},
+		func(ctx context.Context, e mongox.Entry[directoryEntry]) (*Object, error) {
+			o, err := s.Object(ctx, e.Value.ObjectID)
+			if errors.Is(err, mongox.ErrNotFound) {
+				return nil, nil // listed, but its creation failed
+			}
+			if err != nil || !matches(o) {
 				return nil, err
 			}
-			verdicts := make([]bool, len(entries))
-			for i, o := range objs {
-				if verdicts[i] = o != nil && matches(o); verdicts[i] {
-					read[entries[i].Seq] = o
-				}
-			}
-			return verdicts, nil
+			return o, nil
 		})
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]Object, len(kept))
-	for i, e := range kept {
-		out[i] = *read[e.Seq]
-	}
-	return out, next, nil
 }
