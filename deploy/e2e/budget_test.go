@@ -110,7 +110,8 @@ func TestStoreCommandBudget(t *testing.T) {
 		// profile it composes).
 		{name: "llm.txt read", method: "GET", path: "/api/objects/" + bob + "/llm.txt", want: 200, budget: 3},
 		{name: "agent card", method: "GET", path: "/api/objects/" + bob + "/agent-card.json", want: 200, budget: 3},
-		// Keys, their revocations and their last use; the owner's key is verified from caches.
+		// The object's keys list (its head and the position after it: bob has no sub-key), then per
+		// key listed its revocation and last use; the owner's key is verified from caches.
 		{name: "owner keys", method: "GET", path: "/api/objects/" + bob + "/keys", key: bobKey, want: 200, budget: 3},
 		// The threads page, the owner's hash records, message counts (two) and unread counts.
 		{name: "mailbox list", method: "GET", path: "/api/objects/" + bob + "/mailbox", key: bobKey, want: 200, budget: 5},

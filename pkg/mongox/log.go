@@ -250,37 +250,21 @@ func Page[T any](ctx context.Context, l Log, list string, before int64, limit in
 // most budget point reads per page, never the whole list. keep is called in list order.
 func PageWhere[T any](ctx context.Context, l Log, list string, before int64, limit, budget int,
 	keep func(context.Context, Entry[T]) (bool, error)) (kept []Entry[T], next int64, err error) {
-	kept = []Entry[T]{}
-	if limit < 1 {
-		return kept, before, nil
-	}
-	budget = max(budget, limit)
-	for read := 0; read < budget && len(kept) < limit; {
-		batch := min(max(limit-len(kept), pageReaders), budget-read)
-		var entries []Entry[T]
-		if entries, next, err = Page[T](ctx, l, list, before, batch); err != nil {
-			return nil, 0, err
-		}
-		read += len(entries)
-		for _, e := range entries {
+	taken := 0 // keep is not asked about entries past the page
+	return PageWhereBatch(ctx, l, list, before, limit, budget, func(ctx context.Context, entries []Entry[T]) ([]bool, error) {
+		verdicts := make([]bool, len(entries))
+		for i, e := range entries {
+			if taken == limit {
+				break
+			}
 			ok, err := keep(ctx, e)
 			if err != nil {
-				return nil, 0, err
+				return nil, err
 			}
-			if ok {
-				kept = append(kept, e)
-			}
-			if len(kept) == limit {
-				if next = e.Seq; next == 1 {
-					next = 0 // that was the first entry
-				}
-				return kept, next, nil
+			if verdicts[i] = ok; ok {
+				taken++
 			}
 		}
-		if next == 0 {
-			return kept, 0, nil
-		}
-		before = next
-	}
-	return kept, next, nil
+		return verdicts, nil
+	})
 }

@@ -24,11 +24,11 @@ var Identity = []Route{
 		Summary: "Create a scoped sub-key (ksvc_), shown once", Tag: "keys",
 		Request: "CreateKey", Status: 201, Response: "CreatedKey"},
 	{Method: "GET", Path: "/api/objects/{hash}/keys", Service: "identity-svc", Auth: OwnerKey,
-		Summary: "List active sub-keys", Tag: "keys", Response: "KeyList"},
+		Summary: "List active sub-keys, newest first", Tag: "keys", Response: "KeyList", Query: Paging},
 	{Method: "DELETE", Path: "/api/objects/{hash}/keys/{keyId}", Service: "identity-svc", Auth: OwnerKey,
 		Summary: "Revoke a sub-key", Tag: "keys", Response: "RevokedKey"},
 	{Method: "GET", Path: "/api/objects/{hash}/svc-associations", Service: "identity-svc", Auth: Owner,
-		Summary: "List related objects", Tag: "associations", Response: "AssociationList"},
+		Summary: "List related objects, newest first", Tag: "associations", Response: "AssociationList", Query: Paging},
 	{Method: "POST", Path: "/api/objects/{hash}/svc-associations", Service: "identity-svc", Auth: Owner,
 		Summary: "Relate another object", Tag: "associations", Request: "CreateAssociation", Status: 201, Response: "Association"},
 	{Method: "DELETE", Path: "/api/objects/{hash}/svc-associations/{id}", Service: "identity-svc", Auth: Owner,
@@ -79,7 +79,8 @@ var IdentitySchemas = map[string]Schema{
 			"id": Str(), "label": Str(), "scopes": keyScopes, "prefix": Str(),
 			"created_at": DateTime(), "last_used_at": Nullable(DateTime()),
 		}, "id", "label", "scopes", "prefix", "created_at", "last_used_at")),
-	}, "keys"),
+		"next_cursor": Nullable(Str()),
+	}, "keys", "next_cursor"),
 	"Whoami": Obj(map[string]Schema{
 		"hash": Str(), "key_id": Str(), "owner_key": Bool(), "scopes": keyScopes,
 		"mailbox_status": Enum("unclaimed", "claimed"), "visibility": Enum("public", "private"), "version": Int(),
@@ -90,6 +91,7 @@ var IdentitySchemas = map[string]Schema{
 	"Association": Obj(map[string]Schema{
 		"id": Str(), "peer_hash": Str(), "role": Str(), "label": Str(), "created_at": DateTime(),
 	}, "id", "peer_hash", "role", "label"),
-	"AssociationList":    Obj(map[string]Schema{"associations": Arr(Ref("Association"))}, "associations"),
+	"AssociationList": Obj(map[string]Schema{"associations": Arr(Ref("Association")), "next_cursor": Nullable(Str())},
+		"associations", "next_cursor"),
 	"DeletedAssociation": Obj(map[string]Schema{"ok": Bool(), "deleted": Str()}, "ok", "deleted"),
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/identity-svc/internal/object"
+	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -39,7 +40,12 @@ func (h *handlers) listAssociations(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.objects.Associations(c.Request.Context(), caller.ObjectID)
+	scope := object.AssociationsScope(caller.ObjectID)
+	limit, before, err := httpx.PageSeq(c, scope)
+	if err != nil {
+		return err
+	}
+	list, next, err := h.objects.Associations(c.Request.Context(), caller.ObjectID, store.Page{Before: before, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -47,7 +53,7 @@ func (h *handlers) listAssociations(c *gin.Context) error {
 	for i := range list {
 		out[i] = object.ViewOf(&list[i])
 	}
-	c.JSON(http.StatusOK, gin.H{"associations": out})
+	c.JSON(http.StatusOK, gin.H{"associations": out, "next_cursor": nextCursor(scope, next)})
 	return nil
 }
 

@@ -68,7 +68,12 @@ func (h *handlers) listKeys(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	keys, err := h.objects.SubKeys(c.Request.Context(), caller.ObjectID)
+	scope := object.KeysScope(caller.ObjectID)
+	limit, before, err := httpx.PageSeq(c, scope)
+	if err != nil {
+		return err
+	}
+	keys, next, err := h.objects.SubKeys(c.Request.Context(), caller.ObjectID, store.Page{Before: before, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -76,7 +81,7 @@ func (h *handlers) listKeys(c *gin.Context) error {
 	for i := range keys {
 		out[i] = keyView(&keys[i])
 	}
-	c.JSON(http.StatusOK, gin.H{"keys": out})
+	c.JSON(http.StatusOK, gin.H{"keys": out, "next_cursor": nextCursor(scope, next)})
 	return nil
 }
 

@@ -106,7 +106,7 @@ type directoryEntry struct {
 }
 
 func (h *handlers) directory(c *gin.Context) error {
-	limit, before, err := httpx.PageParams(c, httpx.IDWithPrefix("obj"))
+	limit, before, err := httpx.PageSeq(c, object.DirectoryScope)
 	if err != nil {
 		return err
 	}
@@ -120,6 +120,6 @@ func (h *handlers) directory(c *gin.Context) error {
 	for i, o := range objs {
 		out[i] = directoryEntry{Hash: o.Hash, MailboxStatus: o.MailboxStatus, Title: o.Title, CreatedAt: clock.Format(o.CreatedAt)}
 	}
-	c.JSON(http.StatusOK, gin.H{"objects": out, "next_cursor": next})
+	c.JSON(http.StatusOK, gin.H{"objects": out, "next_cursor": nextCursor(object.DirectoryScope, next)})
 	return nil
 }

@@ -63,6 +63,16 @@ func ownerKeyNeeded() error {
 	return httpx.Forbidden(httpx.CodeInsufficientScope, "this route needs the owner key, not a sub-key")
 }
 
+// nextCursor is a list's next_cursor: the cursor of position next in the list of scope, nil on
+// the last page.
+func nextCursor(scope string, next int64) *string {
+	if next == 0 {
+		return nil
+	}
+	c := httpx.SeqCursor(scope, next)
+	return &c
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""

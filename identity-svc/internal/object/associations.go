@@ -45,9 +45,14 @@ func (s *Service) Associate(ctx context.Context, requestID string, c Caller, in 
 	return a, nil
 }
 
-// Associations lists the object's associations.
-func (s *Service) Associations(ctx context.Context, objectID string) ([]store.Association, error) {
-	return s.Store.Associations(ctx, objectID)
+// AssociationsScope is the scope of the cursors of an object's associations list
+// (httpx.SeqCursor).
+func AssociationsScope(objectID string) string { return "associations:" + objectID }
+
+// Associations lists a page of the object's associations, newest first, and the position of the
+// next page (0 on the last).
+func (s *Service) Associations(ctx context.Context, objectID string, p store.Page) ([]store.Association, int64, error) {
+	return s.Store.Associations(ctx, objectID, p)
 }
 
 // Dissociate deletes an association of the caller's object.

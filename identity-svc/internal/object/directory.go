@@ -11,19 +11,23 @@ import (
 // maxQuery bounds the directory search text.
 const maxQuery = 200
 
+// DirectoryScope is the scope of the directory's cursors (httpx.SeqCursor).
+const DirectoryScope = "directory"
+
 // DirectoryQuery is a directory search as the API receives it.
 type DirectoryQuery struct {
 	Limit  int
-	Before string
+	Before int64 // a position from a previous page's cursor, 0 for the newest
 	Q      string
 	Status string // "", verified or unclaimed
 }
 
-// Directory lists public objects, newest first; the next cursor is nil on the last page.
-func (s *Service) Directory(ctx context.Context, in DirectoryQuery) ([]store.Object, *string, error) {
-	q := store.DirectoryQuery{Limit: in.Limit + 1, Before: in.Before, Match: strings.TrimSpace(in.Q)}
+// Directory lists public objects, newest first, and the position of the next page (0 on the
+// last). A page that matches little may come back short with a next position (store.Directory).
+func (s *Service) Directory(ctx context.Context, in DirectoryQuery) ([]store.Object, int64, error) {
+	q := store.DirectoryQuery{Limit: in.Limit, Before: in.Before, Match: strings.TrimSpace(in.Q)}
 	if len(q.Match) > maxQuery {
-		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "q is longer than %d characters", maxQuery)
+		return nil, 0, httpx.BadRequest(httpx.CodeInvalidRequest, "q is longer than %d characters", maxQuery)
 	}
 	switch in.Status {
 	case "":
@@ -32,12 +36,7 @@ func (s *Service) Directory(ctx context.Context, in DirectoryQuery) ([]store.Obj
 	case "unclaimed":
 		q.Status = StatusUnclaimed
 	default:
-		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be verified or unclaimed")
+		return nil, 0, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be verified or unclaimed")
 	}
-	objs, err := s.Store.Directory(ctx, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	objs, next := httpx.Page(objs, in.Limit, func(o store.Object) string { return o.ID })
-	return objs, next, nil
+	return s.Store.Directory(ctx, q)
 }

@@ -137,9 +137,13 @@ func normalizeScopes(in []string) ([]string, error) {
 	return out, nil
 }
 
-// SubKeys lists the object's active sub-keys.
-func (s *Service) SubKeys(ctx context.Context, objectID string) ([]store.Key, error) {
-	return s.Store.SubKeys(ctx, objectID)
+// KeysScope is the scope of the cursors of an object's keys list (httpx.SeqCursor).
+func KeysScope(objectID string) string { return "keys:" + objectID }
+
+// SubKeys lists a page of the object's active sub-keys, newest first, and the position of the
+// next page (0 on the last).
+func (s *Service) SubKeys(ctx context.Context, objectID string, p store.Page) ([]store.Key, int64, error) {
+	return s.Store.SubKeys(ctx, objectID, p)
 }
 
 // RevokeKey revokes a sub-key of the caller's object.

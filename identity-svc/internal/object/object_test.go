@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/identity-svc/internal/payment"
+	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
@@ -127,7 +128,7 @@ func TestSubKeys(t *testing.T) {
 	if _, err := s.VerifyKey(ctx, apikey.Digest(key)); err != nil {
 		t.Fatalf("sub-key does not verify: %v", err)
 	}
-	list, err := s.SubKeys(ctx, caller.ObjectID)
+	list, _, err := s.SubKeys(ctx, caller.ObjectID, store.Page{Limit: 10})
 	if err != nil || len(list) != 1 || list[0].LastUsedAt == nil {
 		t.Fatalf("sub-keys %+v, %v (want one, used once)", list, err)
 	}
@@ -135,7 +136,7 @@ func TestSubKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStatus(t, s.RevokeKey(ctx, "req_test", caller, k.KeyID), 404, httpx.CodeNotFound)
-	if list, _ := s.SubKeys(ctx, caller.ObjectID); len(list) != 0 {
+	if list, _, _ := s.SubKeys(ctx, caller.ObjectID, store.Page{Limit: 10}); len(list) != 0 {
 		t.Fatalf("revoked key still listed: %+v", list)
 	}
 }
@@ -253,7 +254,7 @@ func TestAssociations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := s.Associations(ctx, caller.ObjectID)
+	list, _, err := s.Associations(ctx, caller.ObjectID, store.Page{Limit: 10})
 	if err != nil || len(list) != 1 || list[0].ID != a.ID {
 		t.Fatalf("associations %+v, %v", list, err)
 	}
@@ -261,7 +262,7 @@ func TestAssociations(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStatus(t, s.Dissociate(ctx, caller, a.ID), 404, httpx.CodeNotFound)
-	if list, _ := s.Associations(ctx, caller.ObjectID); len(list) != 0 {
+	if list, _, _ := s.Associations(ctx, caller.ObjectID, store.Page{Limit: 10}); len(list) != 0 {
 		t.Fatalf("deleted association still listed: %+v", list)
 	}
 	if !slices.Contains(relay.types(), events.AssociationCreated) {
@@ -317,7 +318,7 @@ func TestDirectory(t *testing.T) {
 		t.Fatalf("search found a private object: %v", got)
 	}
 	objs, next, err := s.Directory(ctx, DirectoryQuery{Limit: 1})
-	if err != nil || len(objs) != 1 || next == nil {
+	if err != nil || len(objs) != 1 || next == 0 {
 		t.Fatalf("first page %d objects, next %v, %v", len(objs), next, err)
 	}
 	_, _, err = s.Directory(ctx, DirectoryQuery{Limit: 1, Status: "gone"})

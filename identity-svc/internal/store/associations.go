@@ -3,13 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -22,11 +20,28 @@ type Association struct {
 	Label     string    `bson:"label"`
 	CreatedAt time.Time `bson:"created_at"`
 	Events    []string  `bson:"_events,omitempty"`
+	// Listed says the association was written by a release that lists associations as it
+	// stores them; the backfill lists those written before (backfill.go).
+	Listed bool `bson:"listed,omitempty"`
 }
 
-// InsertAssociation stores an association.
+// InsertAssociation stores an association and appends it to its object's associations list; if
+// the append fails, the association is removed again (with its staged event) and the error
+// returned, so that no stored association is missing from the list.
 func (s *Store) InsertAssociation(ctx context.Context, a *Association) error {
-	return s.insert(ctx, Associations, a)
+	a.Listed = true
+	if err := s.insert(ctx, Associations, a); err != nil {
+		return err
+	}
+	return s.listOrUndo(ctx, associationsList(a.ObjectID), listedAssociation(a), Associations, a.ID)
+}
+
+// listedAssociation is what an associations list entry holds: the association without its
+// events (an association never changes once stored).
+func listedAssociation(a *Association) Association {
+	l := *a
+	l.Events, l.Listed = nil, false
+	return l
 }
 
 // AssociationDeletions holds one document per deleted association. A deletion is an insert: the
@@ -34,29 +49,20 @@ func (s *Store) InsertAssociation(ctx context.Context, a *Association) error {
 // concurrent deletions only one succeeds.
 const AssociationDeletions = "association_deletions"
 
-// Associations lists an object's associations that are not deleted, oldest first.
-func (s *Store) Associations(ctx context.Context, objectID string) ([]Association, error) {
-	var all []Association
-	err := s.all(ctx, Associations, bson.D{{Key: "object_id", Value: objectID}}, &all,
-		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(1000).SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
-	if err != nil || len(all) == 0 {
-		return nil, err
-	}
-	ids := make([]string, len(all))
-	for i, a := range all {
-		ids[i] = a.ID
-	}
-	var deleted []struct {
-		ID string `bson:"_id"`
-	}
-	if err := s.all(ctx, AssociationDeletions, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, &deleted); err != nil {
-		return nil, err
-	}
-	gone := make(map[string]bool, len(deleted))
-	for _, d := range deleted {
-		gone[d.ID] = true
-	}
-	return slices.DeleteFunc(all, func(a Association) bool { return gone[a.ID] }), nil
+// Associations lists a page of an object's associations that are not deleted, newest first, and
+// the position of the next page (0 on the last). Each entry costs its deletion's point read (a
+// batch's at once); deleted ones are skipped within the page's budget.
+func (s *Store) Associations(ctx context.Context, objectID string, p Page) ([]Association, int64, error) {
+	return readPage(ctx, s, associationsList(objectID), p, func(ctx context.Context, e mongox.Entry[Association]) (*Association, error) {
+		var gone struct {
+			ID string `bson:"_id"`
+		}
+		err := s.one(ctx, AssociationDeletions, mongox.ByID(e.Value.ID), &gone)
+		if errors.Is(err, mongox.ErrNotFound) {
+			return &e.Value, nil
+		}
+		return nil, err // deleted (nil error), or the read failed
+	})
 }
 
 // DeleteAssociation deletes an association of objectID; mongox.ErrNotFound if there is none or

@@ -8,8 +8,8 @@ import (
 
 // CacheObjects keeps up to size folded objects in this replica (versions.Cache), validated by
 // tokens: the validators that every writer of an object's facts replaces before it answers (the
-// object's ETags). On FerretDB a fold scans the whole facts collection; a current cached object
-// costs one Redis read.
+// object's ETags). A fold costs about eight point reads (fold); a current cached object costs one
+// Redis read.
 func (s *Store) CacheObjects(tokens *versions.Tokens, size int) {
 	s.cache = versions.NewCache[Object](tokens, size)
 }

@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Facts is the collection of what happened to an object after its creation: hash changes,
@@ -37,6 +40,8 @@ const (
 	factClaim   = "claim"
 	factLapse   = "lapse"
 	factSigKey  = "sigkey"
+	// factProfileHead marks the profile head hint (profileHeadID), which is not a fact.
+	factProfileHead = "profile_head"
 )
 
 // keptProfiles is how many profile versions below the highest are kept when older ones are
@@ -78,20 +83,22 @@ func (s *Store) ChangeHash(ctx context.Context, o *Object, hash, username string
 }
 
 // UpdateProfile records the context version and title that context-svc reports. The object's
-// version is the highest reported, so it never goes backwards; versions far below it are pruned.
+// version is the highest reported, so it never goes backwards; the version keptProfiles below it
+// is pruned (a point delete: versions come one by one, so each report prunes the one that fell
+// out of the margin).
 func (s *Store) UpdateProfile(ctx context.Context, id string, version int, title string, at time.Time) error {
 	err := s.insert(ctx, Facts, fact{ID: factID(id, factProfile, version), ObjectID: id, Kind: factProfile,
 		Seq: version, Title: title, At: at})
-	if errors.Is(err, ErrTaken) {
-		return nil // the same version reported again
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrTaken) { // ErrTaken: the same version reported again
 		return err
 	}
-	_, err = s.db.Collection(Facts).DeleteMany(ctx, bson.D{{Key: "object_id", Value: id}, {Key: "kind", Value: factProfile},
-		{Key: "seq", Value: bson.D{{Key: "$lt", Value: version - keptProfiles}}}})
-	if err != nil {
-		return fmt.Errorf("prune profile versions: %w", err)
+	if err := s.raiseProfileHead(ctx, id, version); err != nil {
+		return err
+	}
+	if old := version - keptProfiles - 1; old > 1 {
+		if _, err := s.deleteOne(ctx, Facts, mongox.ByID(factID(id, factProfile, old))); err != nil {
+			return fmt.Errorf("prune profile versions: %w", err)
+		}
 	}
 	return nil
 }
@@ -99,74 +106,165 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, version int, title
 // RecordClaim records a verified claim: the mailbox is claimed, and a social handle (if any)
 // is the object's. It is idempotent per claim id.
 func (s *Store) RecordClaim(ctx context.Context, id string, h SocialHandle, at time.Time) error {
-	err := s.insert(ctx, Facts, fact{ID: factID(id, factClaim, h.ClaimID+"/"+at.UTC().Format(time.RFC3339Nano)),
+	return s.recordClaimFact(ctx, fact{ID: factID(id, factClaim, h.ClaimID+"/"+at.UTC().Format(time.RFC3339Nano)),
 		ObjectID: id, Kind: factClaim, Claim: &h, At: at})
-	if errors.Is(err, ErrTaken) {
-		return nil
-	}
-	return err
 }
 
 // RecordLapse records that verified claim claimID lapsed. It is idempotent per claim id.
 func (s *Store) RecordLapse(ctx context.Context, id, claimID string, at time.Time) error {
-	err := s.insert(ctx, Facts, fact{ID: factID(id, factLapse, claimID+"/"+at.UTC().Format(time.RFC3339Nano)),
+	return s.recordClaimFact(ctx, fact{ID: factID(id, factLapse, claimID+"/"+at.UTC().Format(time.RFC3339Nano)),
 		ObjectID: id, Kind: factLapse, ClaimID: claimID, At: at})
-	if errors.Is(err, ErrTaken) {
-		return nil
-	}
-	return err
 }
 
-// fold reads the facts of objs and applies them.
-func (s *Store) fold(ctx context.Context, objs []Object) error {
-	if len(objs) == 0 {
-		return nil
-	}
-	ids := make([]string, len(objs))
-	byID := make(map[string]*Object, len(objs))
-	for i := range objs {
-		ids[i] = objs[i].ID
-		byID[objs[i].ID] = &objs[i]
-	}
-	var facts []fact
-	filter := bson.D{{Key: "object_id", Value: bson.D{{Key: "$in", Value: ids}}}}
-	if err := s.all(ctx, Facts, filter, &facts); err != nil {
+// recordClaimFact inserts a claim fact and appends it to the object's claims list, once per
+// fact id: a redelivered event appends nothing, and one whose first delivery stopped between
+// the two writes completes it.
+func (s *Store) recordClaimFact(ctx context.Context, f fact) error {
+	if err := s.insert(ctx, Facts, f); err != nil && !errors.Is(err, ErrTaken) {
 		return err
 	}
-	slices.SortFunc(facts, func(a, b fact) int { return a.Seq - b.Seq })
-	// The latest verification and lapse of each claim, by <object>/<claim id>.
+	if _, _, err := mongox.AppendOnce(ctx, s.lists, claimsList(f.ObjectID), f.ID, f); err != nil {
+		return fmt.Errorf("list claim fact: %w", err)
+	}
+	return nil
+}
+
+// fold reads o's facts and applies them. Each kind is read by point reads on _id, whatever
+// the collection holds: hash changes and signing keys are numbered from 1 without gaps, so they
+// are read up to the first number not stored; the profile from its head hint upwards
+// (latestProfile); claims and lapses from the object's claims list. The kinds are read at once.
+func (s *Store) fold(ctx context.Context, o *Object) error {
+	var hashes, sigkeys, claims []fact
+	var profile *fact
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { hashes, err = s.numbered(gctx, o.ID, factHash); return err })
+	g.Go(func() (err error) { sigkeys, err = s.numbered(gctx, o.ID, factSigKey); return err })
+	g.Go(func() (err error) { profile, err = s.latestProfile(gctx, o); return err })
+	g.Go(func() (err error) { claims, err = s.claimFacts(gctx, o.ID); return err })
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("fold %s: %w", o.ID, err)
+	}
+	facts := slices.Concat(hashes, sigkeys, claims)
+	if profile != nil {
+		facts = append(facts, *profile)
+	}
+	slices.SortStableFunc(facts, func(a, b fact) int { return a.Seq - b.Seq })
+	// The latest verification and lapse of each claim.
 	verified, lapsed := map[string]time.Time{}, map[string]time.Time{}
 	for _, f := range facts {
 		switch {
-		case f.Kind == factLapse && f.At.After(lapsed[f.ObjectID+"/"+f.ClaimID]):
-			lapsed[f.ObjectID+"/"+f.ClaimID] = f.At
-		case f.Kind == factClaim && f.Claim != nil && !f.At.Before(verified[f.ObjectID+"/"+f.Claim.ClaimID]):
-			verified[f.ObjectID+"/"+f.Claim.ClaimID] = f.At
+		case f.Kind == factLapse && f.At.After(lapsed[f.ClaimID]):
+			lapsed[f.ClaimID] = f.At
+		case f.Kind == factClaim && f.Claim != nil && !f.At.Before(verified[f.Claim.ClaimID]):
+			verified[f.Claim.ClaimID] = f.At
 		}
 	}
-	live := map[string]bool{} // objects holding a claim that counts
+	live := false // the object holds a claim that counts
 	for _, f := range facts {
-		o := byID[f.ObjectID]
-		if o == nil {
-			continue
-		}
 		if f.Kind == factClaim && f.Claim != nil {
-			key := f.ObjectID + "/" + f.Claim.ClaimID
-			at, last := lapsed[key]
-			if !f.At.Equal(verified[key]) || (last && !f.At.After(at)) {
+			at, last := lapsed[f.Claim.ClaimID]
+			if !f.At.Equal(verified[f.Claim.ClaimID]) || (last && !f.At.After(at)) {
 				f.Kind = factLapse // an earlier verification, or one lapsed since: it no longer counts
 			} else {
-				live[f.ObjectID] = true
+				live = true
 			}
 		}
 		o.apply(f)
 	}
-	for _, o := range byID {
-		if o.lapses && !live[o.ID] {
-			o.MailboxStatus = StatusUnclaimed
-		}
+	if o.lapses && !live {
+		o.MailboxStatus = StatusUnclaimed
 	}
 	return nil
+}
+
+// numbered reads the facts of kind numbered 1, 2, … of an object, up to the first one not stored.
+func (s *Store) numbered(ctx context.Context, objectID, kind string) ([]fact, error) {
+	var out []fact
+	for n := 1; ; n++ {
+		var f fact
+		err := s.one(ctx, Facts, mongox.ByID(factID(objectID, kind, n)), &f)
+		if errors.Is(err, mongox.ErrNotFound) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+}
+
+// profileHeadID is the id of an object's profile head: a hint of the highest profile version
+// reported, raised after each report. Concurrent reports may leave it behind (an update on
+// FerretDB is read-then-rewrite), so a reader steps upwards from it to the first version not
+// stored.
+func profileHeadID(objectID string) string { return factID(objectID, factProfile, "head") }
+
+// profileHead is the document of profileHeadID.
+type profileHead struct {
+	ID       string `bson:"_id"`
+	ObjectID string `bson:"object_id"`
+	Kind     string `bson:"kind"`
+	Seq      int    `bson:"seq"`
+}
+
+// raiseProfileHead moves the object's profile head up to version.
+func (s *Store) raiseProfileHead(ctx context.Context, objectID string, version int) error {
+	_, err := s.db.Collection(Facts).UpdateOne(ctx, mongox.ByID(profileHeadID(objectID)),
+		bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: version}}},
+			{Key: "$setOnInsert", Value: bson.D{{Key: "object_id", Value: objectID}, {Key: "kind", Value: factProfileHead}}}},
+		options.UpdateOne().SetUpsert(true))
+	if err != nil && !mongox.IsDuplicateKey(err) { // two first reports at once: either raised it
+		return fmt.Errorf("raise profile head: %w", err)
+	}
+	return nil
+}
+
+// latestProfile reads the highest profile version reported of o (nil: none since creation): the
+// head's version, then the versions above it until one is not stored.
+func (s *Store) latestProfile(ctx context.Context, o *Object) (*fact, error) {
+	var head profileHead
+	if err := s.one(ctx, Facts, mongox.ByID(profileHeadID(o.ID)), &head); err != nil && !errors.Is(err, mongox.ErrNotFound) {
+		return nil, err
+	}
+	var latest *fact
+	v := max(head.Seq, o.Version)
+	if v > o.Version {
+		latest = &fact{}
+		if err := s.one(ctx, Facts, mongox.ByID(factID(o.ID, factProfile, v)), latest); err != nil {
+			if !errors.Is(err, mongox.ErrNotFound) {
+				return nil, err
+			}
+			latest = nil
+		}
+	}
+	for {
+		var f fact
+		err := s.one(ctx, Facts, mongox.ByID(factID(o.ID, factProfile, v+1)), &f)
+		if errors.Is(err, mongox.ErrNotFound) {
+			return latest, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		latest, v = &f, v+1
+	}
+}
+
+// maxClaimFacts bounds the claim facts (verifications and lapses) an object's fold reads: its
+// newest ones. A claim changes state only when claims-svc checks it and finds it changed.
+const maxClaimFacts = 256
+
+// claimFacts reads the newest claim facts of an object from its claims list.
+func (s *Store) claimFacts(ctx context.Context, objectID string) ([]fact, error) {
+	entries, _, err := mongox.Page[fact](ctx, s.lists, claimsList(objectID), 0, maxClaimFacts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fact, len(entries))
+	for i, e := range entries {
+		out[len(entries)-1-i] = e.Value // oldest first, as they happened
+	}
+	return out, nil
 }
 
 func (o *Object) apply(f fact) {

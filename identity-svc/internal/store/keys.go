@@ -26,6 +26,9 @@ type Key struct {
 	// key is live only once that key's revocation names it as the successor.
 	Replaces string   `bson:"replaces,omitempty"`
 	Events   []string `bson:"_events,omitempty"`
+	// Listed says the key was written by a release that records its key id (KeyIDs) and lists
+	// sub-keys as it stores them; the backfill does both for keys written before (backfill.go).
+	Listed bool `bson:"listed,omitempty"`
 	// LastUsedAt is read from KeyUsage, never stored in the key document.
 	LastUsedAt *time.Time `bson:"-"`
 }
@@ -41,12 +44,48 @@ type Revocation struct {
 	Events    []string `bson:"_events,omitempty"`
 }
 
-// InsertKey stores a key by digest.
-func (s *Store) InsertKey(ctx context.Context, k *Key) error {
-	return s.insert(ctx, Keys, k)
+// KeyIDs maps each key id to its key's digest, so that revoking or rotating a key by id is two
+// point reads (a filter on key_id would be a scan of every key on FerretDB).
+const KeyIDs = "key_ids"
+
+// keyIDDoc is the document of KeyIDs.
+type keyIDDoc struct {
+	ID     string `bson:"_id"`
+	Digest string `bson:"digest"`
 }
 
-// KeyByDigest returns an active (not revoked) key; mongox.ErrNotFound if none.
+// InsertKey stores a key by digest, after its key id record. A sub-key is then appended to its
+// object's keys list; if that fails, the key is removed again and the error returned, so that no
+// stored key is missing from the list (the key was never handed out, and its staged event goes
+// with its document). A key id record whose key was not stored names a digest that is not found.
+func (s *Store) InsertKey(ctx context.Context, k *Key) error {
+	k.Listed = true
+	if err := s.insert(ctx, KeyIDs, keyIDDoc{ID: k.KeyID, Digest: k.Digest}); err != nil {
+		return err
+	}
+	if err := s.insert(ctx, Keys, k); err != nil || k.Owner {
+		return err
+	}
+	return s.listOrUndo(ctx, keysList(k.ObjectID), listedKey(k), Keys, k.Digest)
+}
+
+// keyEntry is an entry of an object's keys list: what the list shows of a sub-key, which never
+// changes once stored.
+type keyEntry struct {
+	Digest    string    `bson:"digest"`
+	KeyID     string    `bson:"key_id"`
+	Label     string    `bson:"label"`
+	Scopes    []string  `bson:"scopes"`
+	Prefix    string    `bson:"prefix"`
+	CreatedAt time.Time `bson:"created_at"`
+}
+
+func listedKey(k *Key) keyEntry {
+	return keyEntry{Digest: k.Digest, KeyID: k.KeyID, Label: k.Label, Scopes: k.Scopes, Prefix: k.Prefix, CreatedAt: k.CreatedAt}
+}
+
+// KeyByDigest returns an active (not revoked) key; mongox.ErrNotFound if none. Its revocation,
+// and for a rotated owner key its predecessor's, are point reads.
 func (s *Store) KeyByDigest(ctx context.Context, digest string) (*Key, error) {
 	var k Key
 	if err := s.one(ctx, Keys, mongox.ByID(digest), &k); err != nil {
@@ -69,21 +108,19 @@ func (s *Store) KeyByDigest(ctx context.Context, digest string) (*Key, error) {
 	return &k, nil
 }
 
-// inDigests selects documents whose _id is one of digests.
-func inDigests(digests []string) bson.D {
-	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: digests}}}}
-}
-
-// revocations returns the revocations of those of the digests that have been revoked.
+// revocations returns the revocations of those of the digests that have been revoked, read by
+// _id one by one (a filter on several ids would be a scan on FerretDB).
 func (s *Store) revocations(ctx context.Context, digests ...string) (map[string]Revocation, error) {
-	var docs []Revocation
-	err := s.all(ctx, Revocations, inDigests(digests), &docs, options.Find().SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]Revocation, len(docs))
-	for _, d := range docs {
-		out[d.Digest] = d
+	out := make(map[string]Revocation, len(digests))
+	for _, d := range digests {
+		var r Revocation
+		err := s.one(ctx, Revocations, mongox.ByID(d), &r, options.FindOne().SetProjection(bson.D{{Key: events.EventsField, Value: 0}}))
+		switch {
+		case err == nil:
+			out[d] = r
+		case !errors.Is(err, mongox.ErrNotFound):
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -98,48 +135,36 @@ func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) error
 	return nil
 }
 
-// SubKeys lists the active sub-keys of an object, oldest first, with their last use.
-func (s *Store) SubKeys(ctx context.Context, objectID string) ([]Key, error) {
-	filter := bson.D{{Key: "object_id", Value: objectID}, {Key: "owner", Value: false}}
-	var all []Key
-	if err := s.all(ctx, Keys, filter, &all, options.Find().SetSort(bson.D{{Key: "key_id", Value: 1}})); err != nil {
-		return nil, err
-	}
-	digests := make([]string, len(all))
-	for i, k := range all {
-		digests[i] = k.Digest
-	}
-	revoked, err := s.revocations(ctx, digests...)
-	if err != nil {
-		return nil, err
-	}
-	used, err := s.lastUses(ctx, digests)
-	if err != nil {
-		return nil, err
-	}
-	var out []Key
-	for _, k := range all {
-		if _, gone := revoked[k.Digest]; !gone {
-			k.LastUsedAt = used[k.Digest]
-			out = append(out, k)
-		}
-	}
-	return out, nil
+// SubKeys lists a page of the active sub-keys of an object, newest first, with their last use,
+// and the position of the next page (0 on the last). Each entry costs its revocation's and its
+// last use's point reads (a batch's at once); revoked keys are skipped within the page's budget.
+func (s *Store) SubKeys(ctx context.Context, objectID string, p Page) ([]Key, int64, error) {
+	return readPage(ctx, s, keysList(objectID), p, func(ctx context.Context, e mongox.Entry[keyEntry]) (*Key, error) {
+		return s.activeSubKey(ctx, objectID, e.Value)
+	})
 }
 
-func (s *Store) lastUses(ctx context.Context, digests []string) (map[string]*time.Time, error) {
-	var docs []struct {
-		Digest     string    `bson:"_id"`
-		LastUsedAt time.Time `bson:"last_used_at"`
+// activeSubKey returns the listed sub-key e with its last use, nil if it was revoked.
+func (s *Store) activeSubKey(ctx context.Context, objectID string, e keyEntry) (*Key, error) {
+	var r Revocation
+	err := s.one(ctx, Revocations, mongox.ByID(e.Digest), &r, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err == nil {
+		return nil, nil
 	}
-	if err := s.all(ctx, KeyUsage, inDigests(digests), &docs); err != nil {
+	if !errors.Is(err, mongox.ErrNotFound) {
 		return nil, err
 	}
-	out := make(map[string]*time.Time, len(docs))
-	for _, d := range docs {
-		out[d.Digest] = &d.LastUsedAt
+	k := &Key{Digest: e.Digest, KeyID: e.KeyID, ObjectID: objectID, Label: e.Label, Scopes: e.Scopes, Prefix: e.Prefix, CreatedAt: e.CreatedAt}
+	var use struct {
+		LastUsedAt time.Time `bson:"last_used_at"`
 	}
-	return out, nil
+	switch err := s.one(ctx, KeyUsage, mongox.ByID(k.Digest), &use); {
+	case err == nil:
+		k.LastUsedAt = &use.LastUsedAt
+	case !errors.Is(err, mongox.ErrNotFound):
+		return nil, err
+	}
+	return k, nil
 }
 
 // RevokeKey revokes an active sub-key of objectID by key id and returns it; mongox.ErrNotFound if
@@ -163,12 +188,29 @@ func (s *Store) RevokeKey(ctx context.Context, objectID, keyID string, at time.T
 	return k, nil
 }
 
-// activeKey returns the key of objectID with keyID, the owner key or a sub-key.
+// activeKey returns the key of objectID with keyID, the owner key or a sub-key: its key id record,
+// then the key. Keys stored by a release before the records have none until the backfill made
+// them; until it has run, such a key is looked up by a filter.
 func (s *Store) activeKey(ctx context.Context, objectID, keyID string, owner bool) (*Key, error) {
-	var k Key
-	filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: owner}}
-	if err := s.one(ctx, Keys, filter, &k); err != nil {
+	var id keyIDDoc
+	err := s.one(ctx, KeyIDs, mongox.ByID(keyID), &id)
+	if errors.Is(err, mongox.ErrNotFound) && !s.backfilled.Load() {
+		var k Key
+		filter := bson.D{{Key: "key_id", Value: keyID}, {Key: "object_id", Value: objectID}, {Key: "owner", Value: owner}}
+		if err := s.one(ctx, Keys, filter, &k); err != nil {
+			return nil, err
+		}
+		return &k, nil
+	}
+	if err != nil {
 		return nil, err
+	}
+	var k Key
+	if err := s.one(ctx, Keys, mongox.ByID(id.Digest), &k); err != nil {
+		return nil, err
+	}
+	if k.ObjectID != objectID || k.Owner != owner {
+		return nil, mongox.ErrNotFound
 	}
 	return &k, nil
 }

@@ -2,11 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
@@ -27,6 +26,9 @@ type Object struct {
 	SocialHandles []SocialHandle  `bson:"social_handles,omitempty"`
 	CreatedAt     time.Time       `bson:"created_at"`
 	UpdatedAt     time.Time       `bson:"updated_at"`
+	// Listed says the object was written by a release that lists public objects in the directory
+	// as it creates them; the backfill lists those written before (backfill.go).
+	Listed bool `bson:"listed,omitempty"`
 	// SigningKeys are the object's signing keys, oldest first, folded from its facts; the last is
 	// the active one.
 	SigningKeys []SigningKey `bson:"-"`
@@ -49,8 +51,17 @@ type SocialHandle struct {
 	ClaimID string `bson:"claim_id"`
 }
 
-// InsertObject stores a new object (its hash is claimed first by the caller).
+// InsertObject stores a new object (its hash is claimed first by the caller). A public object
+// is listed in the directory first: a listed object whose insert then fails is skipped by
+// directory reads, while an object stored but not listed would never be found there.
+// Visibility is set at creation and never changes, so the directory is append-only.
 func (s *Store) InsertObject(ctx context.Context, o *Object) error {
+	o.Listed = true
+	if o.Visibility == visibilityPublic {
+		if _, err := mongox.Append(ctx, s.lists, directoryList, directoryEntry{ObjectID: o.ID}); err != nil {
+			return fmt.Errorf("list in the directory: %w", err)
+		}
+	}
 	return s.insert(ctx, Objects, o)
 }
 
@@ -88,14 +99,14 @@ func (s *Store) ObjectUncached(ctx context.Context, id string) (*Object, error) 
 
 // readObject reads an object's document and folds its facts into it.
 func (s *Store) readObject(ctx context.Context, id string) (*Object, error) {
-	objs := make([]Object, 1)
-	if err := s.one(ctx, Objects, mongox.ByID(id), &objs[0]); err != nil {
+	var o Object
+	if err := s.one(ctx, Objects, mongox.ByID(id), &o); err != nil {
 		return nil, err
 	}
-	if err := s.fold(ctx, objs); err != nil {
+	if err := s.fold(ctx, &o); err != nil {
 		return nil, err
 	}
-	return &objs[0], nil
+	return &o, nil
 }
 
 // ObjectByHash resolves a current or previous hash to its object.
@@ -109,50 +120,37 @@ func (s *Store) ObjectByHash(ctx context.Context, hash string) (*Object, error) 
 
 // DirectoryQuery selects public objects, newest first.
 type DirectoryQuery struct {
-	Before string // object id cursor: only objects created before it
+	Before int64 // a position in the directory (a previous page's next), 0 for the newest
 	Limit  int
 	Match  string // case-insensitive substring of hash or title
 	Status string // mailbox status, or "" for any
 }
 
-// directoryBatch is how many public objects a directory read folds at a time.
-const directoryBatch = 100
+// directoryEntry is an entry of the directory list: a public object.
+type directoryEntry struct {
+	ObjectID string `bson:"object_id"`
+}
 
-// Directory lists public objects. Status and text are facts, not fields of the object document,
-// so they are matched after folding, batch by batch, until the page is full.
-func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, error) {
+// Directory lists public objects from the directory list, newest first, and the position of the
+// next page (0 on the last). Status and text are facts, not fields of the list, so each listed
+// object is read (from the cache, else folded; a batch's objects at once) and matched: a page
+// reads at most pageBudget entries per entry asked for, so a search that matches little comes back
+// short, with a next position.
+func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, int64, error) {
 	match := strings.ToLower(q.Match)
-	before := q.Before
-	var out []Object
-	for len(out) < q.Limit {
-		filter := bson.D{{Key: "visibility", Value: "public"}}
-		if before != "" {
-			filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$lt", Value: before}}})
-		}
-		opts := options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(directoryBatch).
-			SetProjection(bson.D{{Key: "initial_llm_txt", Value: 0}})
-		var batch []Object
-		if err := s.all(ctx, Objects, filter, &batch, opts); err != nil {
-			return nil, err
-		}
-		if err := s.fold(ctx, batch); err != nil {
-			return nil, err
-		}
-		for _, o := range batch {
-			if q.Status != "" && o.MailboxStatus != q.Status {
-				continue
-			}
-			if match != "" && !strings.Contains(strings.ToLower(o.Hash), match) && !strings.Contains(strings.ToLower(o.Title), match) {
-				continue
-			}
-			if out = append(out, o); len(out) == q.Limit {
-				break
-			}
-		}
-		if len(batch) < directoryBatch {
-			break
-		}
-		before = batch[len(batch)-1].ID
+	matches := func(o *Object) bool {
+		return o.Visibility == visibilityPublic && (q.Status == "" || o.MailboxStatus == q.Status) &&
+			(match == "" || strings.Contains(strings.ToLower(o.Hash), match) || strings.Contains(strings.ToLower(o.Title), match))
 	}
-	return out, nil
+	return readPage(ctx, s, directoryList, Page{Before: q.Before, Limit: q.Limit},
+		func(ctx context.Context, e mongox.Entry[directoryEntry]) (*Object, error) {
+			o, err := s.Object(ctx, e.Value.ObjectID)
+			if errors.Is(err, mongox.ErrNotFound) {
+				return nil, nil // listed, but its creation failed
+			}
+			if err != nil || !matches(o) {
+				return nil, err
+			}
+			return o, nil
+		})
 }

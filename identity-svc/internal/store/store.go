@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -28,6 +29,11 @@ const (
 	// verification, never rewrites a key document.
 	Revocations = "revocations"
 	KeyUsage    = "key_usage"
+	// Lists holds the lists read in pages (mongox.Log, lists.go): the directory and each object's
+	// sub-keys, associations and claim facts.
+	Lists = "lists"
+	// Migrations holds one marker per one-off data change that has run (backfill.go).
+	Migrations = "migrations"
 )
 
 // ErrTaken says that a unique name (a hash, a voucher) is already held.
@@ -42,16 +48,26 @@ var Indexes = []mongox.Index{
 	{Collection: Associations, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
 	{Collection: Facts, Keys: bson.D{{Key: "object_id", Value: 1}}},
 	{Collection: AssociationDeletions, Keys: bson.D{{Key: "object_id", Value: 1}}},
+	// Lists and migrations are read by _id only; the index makes the collections exist from the
+	// start (FerretDB's point-read index is added to the collections it holds).
+	{Collection: Lists, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
+	{Collection: KeyIDs, Keys: bson.D{{Key: "digest", Value: 1}}},
 }
 
 // Store is the repository.
 type Store struct {
 	db    *mongo.Database
+	lists mongox.Log
 	cache *versions.Cache[Object] // nil: every read folds
+	// backfilled is set once Backfill has run on the database (backfill.go).
+	backfilled atomic.Bool
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db} }
+func New(db *mongo.Database) *Store {
+	return &Store{db: db, lists: mongox.NewLog(db.Collection(Lists))}
+}
 
 // insert stores one document, naming the collection in the error; a duplicate _id is ErrTaken.
 func (s *Store) insert(ctx context.Context, coll string, doc any) error {

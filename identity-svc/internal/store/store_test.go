@@ -184,7 +184,7 @@ func TestAssociationDeletionKeepsTheDocument(t *testing.T) {
 	if err := s.DeleteAssociation(ctx, "obj_a", a.ID, time.Now()); !errors.Is(err, mongox.ErrNotFound) {
 		t.Fatalf("a second delete: %v", err)
 	}
-	if list, err := s.Associations(ctx, "obj_a"); err != nil || len(list) != 0 {
+	if list, _, err := s.Associations(ctx, "obj_a", Page{Limit: 10}); err != nil || len(list) != 0 {
 		t.Fatalf("associations after delete: %+v, %v", list, err)
 	}
 	var doc Association

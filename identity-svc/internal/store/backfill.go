@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// listsBackfill names the marker of Backfill in the migrations collection.
+const listsBackfill = "lists"
+
+// backfillBatch is how many documents a backfill step holds in memory at once (the cursor's
+// batch size).
+const backfillBatch = 500
+
+// migration is the marker of a one-off data change, with when it ran.
+type migration struct {
+	ID     string    `bson:"_id"`
+	DoneAt time.Time `bson:"done_at"`
+}
+
+// unlisted selects documents written by a release before the lists (without the listed mark).
+var unlisted = bson.E{Key: "listed", Value: bson.D{{Key: "$exists", Value: false}}}
+
+// Backfill builds the lists (lists.go), key id records and profile heads from the documents a
+// release before them stored, once per database: public objects into the directory, sub-keys and
+// associations into their objects' lists (each oldest first, so that pages read newest first),
+// each key's id record, claim facts into their objects' claims lists, and each profile version
+// into its object's head. Then it leaves a
+// marker, and later calls do nothing. Each append is keyed by the document's id
+// (mongox.AppendOnce), so a run cut short and run again, or two replicas running at once, list
+// nothing twice. Documents are read through cursors in batches, so memory stays bounded. It
+// returns how many documents it listed.
+func (s *Store) Backfill(ctx context.Context) (int, error) {
+	err := s.one(ctx, Migrations, mongox.ByID(listsBackfill), &migration{})
+	switch {
+	case err == nil:
+		s.backfilled.Store(true)
+		return 0, nil
+	case !errors.Is(err, mongox.ErrNotFound):
+		return 0, fmt.Errorf("read migration marker: %w", err)
+	}
+	steps := []struct {
+		name   string
+		coll   string
+		filter bson.D
+		sort   string
+		list   func(context.Context, bson.Raw) error
+	}{
+		{"directory", Objects, bson.D{{Key: "visibility", Value: visibilityPublic}, unlisted}, "_id", s.backfillObject},
+		{"keys", Keys, bson.D{{Key: "owner", Value: false}, unlisted}, "key_id", s.backfillKey},
+		{"key ids", Keys, bson.D{unlisted}, "_id", s.backfillKeyID},
+		{"associations", Associations, bson.D{unlisted}, "_id", s.backfillAssociation},
+		{"claims", Facts, bson.D{{Key: "kind", Value: bson.D{{Key: "$in", Value: bson.A{factClaim, factLapse}}}}}, "at", s.backfillClaim},
+		{"profiles", Facts, bson.D{{Key: "kind", Value: factProfile}}, "_id", s.backfillProfile},
+	}
+	n := 0
+	for _, step := range steps {
+		opts := options.Find().SetSort(bson.D{{Key: step.sort, Value: 1}}).SetBatchSize(backfillBatch).
+			SetProjection(bson.D{{Key: "initial_llm_txt", Value: 0}, {Key: "_events", Value: 0}})
+		cur, err := s.db.Collection(step.coll).Find(ctx, step.filter, opts)
+		if err != nil {
+			return n, fmt.Errorf("backfill %s: %w", step.name, err)
+		}
+		for cur.Next(ctx) {
+			if err := step.list(ctx, cur.Current); err != nil {
+				_ = cur.Close(ctx)
+				return n, fmt.Errorf("backfill %s: %w", step.name, err)
+			}
+			n++
+		}
+		err = cur.Err()
+		_ = cur.Close(ctx)
+		if err != nil {
+			return n, fmt.Errorf("backfill %s: %w", step.name, err)
+		}
+	}
+	if err := mongox.InsertOnce(ctx, s.db.Collection(Migrations), migration{ID: listsBackfill, DoneAt: time.Now()}); err != nil {
+		return n, fmt.Errorf("write migration marker: %w", err)
+	}
+	s.backfilled.Store(true)
+	return n, nil
+}
+
+func (s *Store) backfillObject(ctx context.Context, raw bson.Raw) error {
+	var o Object
+	if err := bson.Unmarshal(raw, &o); err != nil {
+		return err
+	}
+	_, _, err := mongox.AppendOnce(ctx, s.lists, directoryList, o.ID, directoryEntry{ObjectID: o.ID})
+	return err
+}
+
+func (s *Store) backfillKey(ctx context.Context, raw bson.Raw) error {
+	var k Key
+	if err := bson.Unmarshal(raw, &k); err != nil {
+		return err
+	}
+	_, _, err := mongox.AppendOnce(ctx, s.lists, keysList(k.ObjectID), k.Digest, listedKey(&k))
+	return err
+}
+
+func (s *Store) backfillKeyID(ctx context.Context, raw bson.Raw) error {
+	var k Key
+	if err := bson.Unmarshal(raw, &k); err != nil {
+		return err
+	}
+	return mongox.InsertOnce(ctx, s.db.Collection(KeyIDs), keyIDDoc{ID: k.KeyID, Digest: k.Digest})
+}
+
+func (s *Store) backfillAssociation(ctx context.Context, raw bson.Raw) error {
+	var a Association
+	if err := bson.Unmarshal(raw, &a); err != nil {
+		return err
+	}
+	_, _, err := mongox.AppendOnce(ctx, s.lists, associationsList(a.ObjectID), a.ID, listedAssociation(&a))
+	return err
+}
+
+func (s *Store) backfillClaim(ctx context.Context, raw bson.Raw) error {
+	var f fact
+	if err := bson.Unmarshal(raw, &f); err != nil {
+		return err
+	}
+	_, _, err := mongox.AppendOnce(ctx, s.lists, claimsList(f.ObjectID), f.ID, f)
+	return err
+}
+
+func (s *Store) backfillProfile(ctx context.Context, raw bson.Raw) error {
+	var f fact
+	if err := bson.Unmarshal(raw, &f); err != nil {
+		return err
+	}
+	return s.raiseProfileHead(ctx, f.ObjectID, f.Seq)
+}
