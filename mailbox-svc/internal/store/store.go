@@ -64,8 +64,8 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	threads, messages, reads, blocks, unblocks, hashes, admissions, idempotency, nonces *mongo.Collection
-	boxThreads, migrations                                                            *mongo.Collection
-	lists                                                                             mongox.Log
+	boxThreads, migrations                                                              *mongo.Collection
+	lists                                                                               mongox.Log
 	// newThreads and newMessages insert the threads and messages of concurrent sends together.
 	newThreads, newMessages *mongox.Batcher
 	// remembered are the objects whose hash record this process has seen stored.
