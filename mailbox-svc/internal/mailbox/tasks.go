@@ -48,10 +48,9 @@ func (t *Tasks) Task(ctx context.Context, viewerID, boxID, id string) (*TaskView
 	if m.ToID != boxID || (viewerID != m.FromID && viewerID != m.ToID) {
 		return nil, httpx.NotFound("task")
 	}
-	if m.Seq == 0 { // not in its thread's list yet: log the thread up to its latest message
-		if m, err = t.logged(ctx, m); err != nil {
-			return nil, err
-		}
+	// The reply may be newer than the projection: log the thread up to its latest message.
+	if m, err = t.logged(ctx, m); err != nil {
+		return nil, err
 	}
 	var later []store.Message
 	if m.Seq > 0 {
@@ -87,8 +86,14 @@ func (t *Tasks) logged(ctx context.Context, m *store.Message) (*store.Message, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.Store.LogThread(ctx, th.ID, th.LastMessageID); err != nil {
-		return nil, err
+	logged, err := t.Store.LogThread(ctx, th.ID, th.LastMessageID)
+	if err != nil || m.Seq > 0 {
+		return m, err
+	}
+	for _, l := range logged {
+		if l.ID == m.ID {
+			return &l, nil
+		}
 	}
 	return t.Store.Message(ctx, m.ID)
 }

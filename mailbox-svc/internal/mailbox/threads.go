@@ -114,10 +114,8 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID string, from int6
 	if err != nil {
 		return nil, err
 	}
-	if th.LastMessageID != "" {
-		if _, err := t.Store.LogThread(ctx, th.ID, th.LastMessageID); err != nil {
-			return nil, err
-		}
+	if err := t.logLatest(ctx, th); err != nil {
+		return nil, err
 	}
 	msgs, next, _, err := t.Store.ThreadPage(ctx, th.ID, from, limit)
 	if err != nil {
@@ -151,6 +149,16 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID string, from int6
 		view.Messages = append(view.Messages, mv)
 	}
 	return view, nil
+}
+
+// logLatest logs the thread's latest message, and those before it, if the projection has not
+// yet: one point read when it has.
+func (t *Threads) logLatest(ctx context.Context, th *store.Thread) error {
+	if th.LastMessageID == "" {
+		return nil
+	}
+	_, err := t.Store.LogThread(ctx, th.ID, th.LastMessageID)
+	return err
 }
 
 // markRead marks the messages of a page sent to readerID read, and returns the read time of every
@@ -196,6 +204,9 @@ func (t *Threads) SetStatus(ctx context.Context, viewerID, threadID, status stri
 	}
 	if th, err = t.Store.SetThreadStatus(ctx, th.ID, status); err != nil {
 		return nil, notFound(err, "thread")
+	}
+	if err := t.logLatest(ctx, th); err != nil {
+		return nil, err
 	}
 	counts, err := t.Store.ThreadCounts(ctx, th, viewerID)
 	if err != nil {

@@ -285,14 +285,39 @@ func (s *Store) toFront(ctx context.Context, objectID, threadID string, messages
 		}
 		set = append(set, bson.E{Key: "pos", Value: pos})
 	}
-	_, err := s.boxThreads.UpdateOne(ctx, mongox.ByID(BoxThreadID(objectID, threadID)), bson.D{
-		{Key: "$max", Value: set},
-		{Key: "$setOnInsert", Value: bson.D{{Key: "object_id", Value: objectID}, {Key: "thread_id", Value: threadID}}},
-	}, options.UpdateOne().SetUpsert(true))
-	if err != nil {
-		return fmt.Errorf("store box threads: %w", err)
+	return s.raiseBoxThread(ctx, objectID, threadID, set)
+}
+
+// raiseBoxThread raises fields of a BoxThread to at least the values in set ($max), creating it
+// if need be, and reads it back until they hold: on FerretDB a concurrent update of the document
+// (another participant's message, a thread read) may rewrite it from what it read before this
+// write, undoing it, and nothing later would set it right.
+func (s *Store) raiseBoxThread(ctx context.Context, objectID, threadID string, set bson.D) error {
+	id := BoxThreadID(objectID, threadID)
+	for range 5 {
+		_, err := s.boxThreads.UpdateOne(ctx, mongox.ByID(id), bson.D{
+			{Key: "$max", Value: set},
+			{Key: "$setOnInsert", Value: bson.D{{Key: "object_id", Value: objectID}, {Key: "thread_id", Value: threadID}}},
+		}, options.UpdateOne().SetUpsert(true))
+		if err != nil {
+			return fmt.Errorf("store box threads: %w", err)
+		}
+		var now BoxThread
+		if err := mongox.FindOne(ctx, s.boxThreads, mongox.ByID(id), &now); err != nil {
+			return fmt.Errorf("store box threads: %w", err)
+		}
+		got := map[string]int64{"pos": now.Pos, "messages": now.Messages, "inbound": now.Inbound, "read": now.Read}
+		held := true
+		for _, f := range set {
+			if got[f.Key] < f.Value.(int64) {
+				held = false
+			}
+		}
+		if held {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("store box threads: %s keeps changing", id)
 }
 
 // MailboxRow is a thread of a mailbox page: the thread and its counts as the mailbox shows them.

@@ -48,14 +48,7 @@ func (s *Store) MarkRead(ctx context.Context, threadID, readerID string, message
 // mailbox shows the read at once; a thread the projection has not put there yet gets its
 // BoxThread now, which the projection completes.
 func (s *Store) SyncRead(ctx context.Context, threadID, readerID string, read int64) error {
-	_, err := s.boxThreads.UpdateOne(ctx, mongox.ByID(BoxThreadID(readerID, threadID)), bson.D{
-		{Key: "$max", Value: bson.D{{Key: "read", Value: read}}},
-		{Key: "$setOnInsert", Value: bson.D{{Key: "object_id", Value: readerID}, {Key: "thread_id", Value: threadID}}},
-	}, options.UpdateOne().SetUpsert(true))
-	if err != nil {
-		return fmt.Errorf("store box threads: %w", err)
-	}
-	return nil
+	return s.raiseBoxThread(ctx, readerID, threadID, bson.D{{Key: "read", Value: read}})
 }
 
 // ReadTimes returns the read time of each of the messages that has been read: a point read per
