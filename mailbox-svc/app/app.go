@@ -74,7 +74,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st, Cache: admissions}).Handle)
 	// The thread lists and mailboxes, from the service's own message.created: idempotent by its
 	// writes (a message is logged once, keyed by its id).
-	b.ConsumeIdempotent("lists", []string{events.TopicMailbox}, (&consumers.Lists{Store: st}).Handle)
+	b.ConsumeBatches("lists", []string{events.TopicMailbox}, (&consumers.Lists{Store: st}).Handle)
 	b.Go(func(ctx context.Context) error { backfillLists(ctx, st, b.Log); return nil })
 	b.Consume("webhook-notices", []string{events.TopicWebhook}, (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice

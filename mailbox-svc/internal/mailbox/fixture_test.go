@@ -52,7 +52,7 @@ type outbox struct {
 	*events.Outbox
 	mu      sync.Mutex
 	events  []events.Pending
-	project func(context.Context, events.Event) error
+	project func(context.Context, []events.Event) error
 }
 
 func (o *outbox) Confirm(evs ...events.Pending) {
@@ -67,7 +67,7 @@ func (o *outbox) Confirm(evs ...events.Pending) {
 		if err := json.Unmarshal([]byte(p.Payload), &ev); err != nil {
 			panic(err)
 		}
-		if err := o.project(context.Background(), ev); err != nil {
+		if err := o.project(context.Background(), []events.Event{ev}); err != nil {
 			panic(err)
 		}
 	}
