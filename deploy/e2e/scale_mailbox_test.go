@@ -30,7 +30,7 @@ const (
 )
 
 // mailboxPhase: messages spread over threads, loaded through mailbox-svc's own store code
-// (mailbox.Preload: the messages, the threads' lists and the mailboxes as the projection leaves
+// (mailbox.Preloader: the messages, the threads' lists and the mailboxes as the projection leaves
 // them). Routes: the owner's mailbox page, a page of one of its threads, and its blocked list
 // (beside its rules).
 var mailboxPhase = scalePhase{
@@ -51,9 +51,10 @@ var mailboxPhase = scalePhase{
 			tb.Fatal(err)
 		}
 		defer client.Disconnect(context.Background())
+		loader := mailbox.NewPreloader(db)
 		var threads []mailbox.PreloadThread
 		flush := func() {
-			if err := mailbox.Preload(context.Background(), db, threads); err != nil {
+			if err := loader.Load(context.Background(), threads); err != nil {
 				tb.Fatal(err)
 			}
 			threads = threads[:0]
@@ -61,22 +62,23 @@ var mailboxPhase = scalePhase{
 		body := strings.Repeat("scale message ", 20)
 		start := time.Now().Add(-time.Duration(size) * time.Second)
 		for k := have / scaleThreadSize; k < size/scaleThreadSize; k++ {
-			other := mailbox.PreloadObject{ObjectID: fmt.Sprint("obj_scalemb_", k), Hash: fmt.Sprint("svc_scalemb_", k)}
+			// Senders and the other mailboxes are shared by many threads, as a busy network's are.
+			other := mailbox.PreloadObject{ObjectID: fmt.Sprint("obj_scalemb_", k%200), Hash: fmt.Sprint("svc_scalemb_", k%200)}
 			owner := mailbox.PreloadObject{ObjectID: st.objectID, Hash: st.hash}
 			if k%scaleOwnerEvery != 0 {
-				owner = mailbox.PreloadObject{ObjectID: fmt.Sprint("obj_scalemb_", k, "_b"), Hash: fmt.Sprint("svc_scalemb_", k, "_b")}
+				owner = mailbox.PreloadObject{ObjectID: fmt.Sprint("obj_scalemb_b", k%50), Hash: fmt.Sprint("svc_scalemb_b", k%50)}
 			}
 			t := mailbox.PreloadThread{ID: scaleThreadID(k), Participants: [2]mailbox.PreloadObject{other, owner}}
 			for i := range scaleThreadSize {
 				from, to := other.ObjectID, owner.ObjectID
-				if i%3 == 2 {
-					from, to = to, from // the owner replies now and then
+				if i == scaleThreadSize-1 {
+					from, to = to, from // the owner replies
 				}
 				t.Messages = append(t.Messages, mailbox.PreloadMessage{ID: fmt.Sprint("msg_scalemb_", k*scaleThreadSize+i),
 					FromID: from, ToID: to, Body: body, At: start.Add(time.Duration(k*scaleThreadSize+i) * time.Second)})
 			}
 			threads = append(threads, t)
-			if len(threads) == 256 {
+			if len(threads) == 1000 {
 				flush()
 			}
 		}

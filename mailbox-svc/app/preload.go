@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 )
@@ -27,34 +26,34 @@ type PreloadThread struct {
 	Messages     []PreloadMessage
 }
 
-// preloadWorkers is how many threads Preload writes at once.
-const preloadWorkers = 8
+// Preloader loads threads into mailbox-svc's database, for loading a store quickly (the
+// data-scale benchmark), never part of serving.
+type Preloader struct{ st *store.Store }
 
-// Preload writes threads into mailbox-svc's database db as sends and the lists projection would
-// have left them (store.PreloadThread), several threads at once. It is for loading a store
-// quickly (the data-scale benchmark), never part of serving.
-func Preload(ctx context.Context, db *mongo.Database, threads []PreloadThread) error {
-	st := store.New(db)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(preloadWorkers)
-	for _, pt := range threads {
-		g.Go(func() error {
-			for _, o := range pt.Participants {
-				if err := st.RememberHash(gctx, o.ObjectID, o.Hash); err != nil {
-					return err
-				}
+// NewPreloader returns a preloader of the database db; it remembers the objects whose hash records
+// it stored.
+func NewPreloader(db *mongo.Database) *Preloader { return &Preloader{st: store.New(db)} }
+
+// Load writes threads (in order of their latest activity, none stored yet) as sends and the lists
+// projection would have left them (store.PreloadThreads), in bulk.
+func (p *Preloader) Load(ctx context.Context, threads []PreloadThread) error {
+	st := p.st
+	ts := make([]store.Thread, len(threads))
+	msgs := make([][]store.Message, len(threads))
+	for i, pt := range threads {
+		for _, o := range pt.Participants {
+			if err := st.RememberHash(ctx, o.ObjectID, o.Hash); err != nil { // once per object and store
+				return err
 			}
-			t := &store.Thread{ID: pt.ID, Participants: []string{pt.Participants[0].ObjectID, pt.Participants[1].ObjectID},
-				Admission: "open", Status: "open"}
-			msgs := make([]store.Message, len(pt.Messages))
-			for i, m := range pt.Messages {
-				msgs[i] = store.Message{ID: m.ID, ThreadID: pt.ID, FromID: m.FromID, ToID: m.ToID, Kind: "note", Body: m.Body, CreatedAt: m.At}
-			}
-			if len(msgs) > 0 {
-				t.CreatedAt = msgs[0].CreatedAt
-			}
-			return st.PreloadThread(gctx, t, msgs)
-		})
+		}
+		ts[i] = store.Thread{ID: pt.ID, Participants: []string{pt.Participants[0].ObjectID, pt.Participants[1].ObjectID},
+			Admission: "open", Status: "open"}
+		for _, m := range pt.Messages {
+			msgs[i] = append(msgs[i], store.Message{ID: m.ID, ThreadID: pt.ID, FromID: m.FromID, ToID: m.ToID, Kind: "note", Body: m.Body, CreatedAt: m.At})
+		}
+		if len(pt.Messages) > 0 {
+			ts[i].CreatedAt = pt.Messages[0].At
+		}
 	}
-	return g.Wait()
+	return st.PreloadThreads(ctx, ts, msgs)
 }
