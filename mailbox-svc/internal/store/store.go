@@ -50,10 +50,11 @@ const (
 // at start-up, which FerretDB needs). Every list read is by _id: threads, mailboxes and blocked
 // lists are mongox.Log lists (see lists.go), so no filtered query serves a request.
 var Indexes = []mongox.Index{
-	{Collection: Threads, Keys: bson.D{{Key: "created_at", Value: 1}}},
-	{Collection: Messages, Keys: bson.D{{Key: "thread_id", Value: 1}}},
+	// The start-up backfill's scans (store.BackfillLists), once per database.
+	{Collection: Threads, Keys: bson.D{{Key: "last_message_at", Value: 1}}},
+	{Collection: Messages, Keys: bson.D{{Key: "seq", Value: 1}}},
+	{Collection: SenderBlocks, Keys: bson.D{{Key: "created_at", Value: 1}}},
 	{Collection: Reads, Keys: bson.D{{Key: "thread_id", Value: 1}}},
-	{Collection: SenderBlocks, Keys: bson.D{{Key: "recipient_id", Value: 1}}},
 	{Collection: Lists, Keys: bson.D{{Key: "at", Value: 1}}},
 	{Collection: BoxThreads, Keys: bson.D{{Key: "object_id", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
