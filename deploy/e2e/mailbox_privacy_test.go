@@ -35,9 +35,7 @@ func TestMessageIngressHidesPrivateHashes(t *testing.T) {
 		}
 	}
 	// Its owner, through its current hash, finds both threads and the messages.
-	if n := len(threadsOf(t, env, current, hiddenKey, "")); n != 3 {
-		t.Fatalf("the private object's mailbox has %d threads, want 3", n)
-	}
+	threadsWhen(t, env, current, hiddenKey, "", 3)
 	if direct := sendMessage(t, env, alice, current, "", "to your current hash"); direct["to_hash"] != current {
 		t.Fatalf("a send to the current hash answered %v", direct)
 	}

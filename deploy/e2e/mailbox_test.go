@@ -33,16 +33,43 @@ func threadsOf(t testing.TB, env *Env, hash, key, query string) []map[string]any
 	return out
 }
 
-// summaryOf returns the summary of one thread in an object's mailbox.
+// summaryOf returns the summary of one thread in an object's mailbox, once the thread is there
+// (the mailbox follows a send a moment after its 201).
 func summaryOf(t testing.TB, env *Env, hash, key, threadID string) map[string]any {
 	t.Helper()
-	for _, th := range threadsOf(t, env, hash, key, "?limit=200") {
-		if th["id"] == threadID {
-			return th
+	return summaryWhen(t, env, hash, key, threadID, func(map[string]any) bool { return true })
+}
+
+// summaryWhen returns the summary of one thread in an object's mailbox once it satisfies ok.
+func summaryWhen(t testing.TB, env *Env, hash, key, threadID string, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
+	var found map[string]any
+	env.Eventually(t, func() bool {
+		for _, th := range threadsOf(t, env, hash, key, "?limit=200") {
+			if th["id"] == threadID {
+				found = th
+				return ok(th)
+			}
 		}
-	}
-	t.Fatalf("thread %s is not in the mailbox of %s", threadID, hash)
-	return nil
+		return false
+	}, "thread "+threadID+" in the mailbox of "+hash)
+	return found
+}
+
+// threadsWhen returns one page of an object's mailbox once it lists n threads.
+func threadsWhen(t testing.TB, env *Env, hash, key, query string, n int) []map[string]any {
+	t.Helper()
+	var list []map[string]any
+	env.Eventually(t, func() bool {
+		list = threadsOf(t, env, hash, key, query)
+		return len(list) == n
+	}, fmt.Sprintf("%d threads in the mailbox of %s", n, hash))
+	return list
+}
+
+// messagesIs is a summaryWhen condition: the mailbox counts n messages in the thread.
+func messagesIs(n int) func(map[string]any) bool {
+	return func(s map[string]any) bool { return s["message_count"] == float64(n) }
 }
 
 func messagesOf(thread map[string]any) []map[string]any {
@@ -74,14 +101,14 @@ func TestMessagesAndThreads(t *testing.T) {
 	sendMessage(t, env, alice, bob, threadID, "How are you?")
 
 	// Each side sees the thread with its own unread count.
-	b := summaryOf(t, env, bob, bobKey, threadID)
+	b := summaryWhen(t, env, bob, bobKey, threadID, messagesIs(3))
 	if b["message_count"] != 3.0 || b["unread_count"] != 2.0 || b["status"] != "open" {
 		t.Fatalf("bob's summary %v, want 3 messages, 2 unread, open", b)
 	}
 	if p := b["participants"].([]any); len(p) != 2 || p[0] != alice || p[1] != bob {
 		t.Fatalf("participants %v, want [%s %s]", p, alice, bob)
 	}
-	if a := summaryOf(t, env, alice, aliceKey, threadID); a["unread_count"] != 1.0 {
+	if a := summaryWhen(t, env, alice, aliceKey, threadID, messagesIs(3)); a["unread_count"] != 1.0 {
 		t.Fatalf("alice's summary %v, want 1 unread", a)
 	}
 
@@ -123,9 +150,7 @@ func TestMessagesAndThreads(t *testing.T) {
 	if other["thread_id"] == threadID {
 		t.Fatal("a send without thread_id continued the existing thread")
 	}
-	if n := len(threadsOf(t, env, bob, bobKey, "")); n != 2 {
-		t.Fatalf("bob has %d threads, want 2", n)
-	}
+	threadsWhen(t, env, bob, bobKey, "", 2)
 }
 
 // TestParticipantAdmission checks that a thread reports the recipient's admission rule when it
@@ -219,7 +244,7 @@ func TestThreadAccess(t *testing.T) {
 		t.Fatal("the 404 leaks the thread")
 	}
 	env.Do(t, "PATCH", path, malloryKey, map[string]any{"status": "archived"}).ExpectError(t, 404, "NOT_FOUND")
-	if summaryOf(t, env, bob, bobKey, threadID)["unread_count"] != 1.0 {
+	if summaryWhen(t, env, bob, bobKey, threadID, messagesIs(1))["unread_count"] != 1.0 {
 		t.Fatal("a foreign read marked the message read")
 	}
 	// Another object's mailbox is forbidden.
@@ -259,13 +284,11 @@ func TestArchiveAndReopen(t *testing.T) {
 	if open := threadsOf(t, env, bob, bobKey, "?status=open"); len(open) != 0 {
 		t.Fatalf("status=open lists %v", open)
 	}
-	if archived := threadsOf(t, env, bob, bobKey, "?status=archived"); len(archived) != 1 {
-		t.Fatalf("status=archived lists %v", archived)
-	}
+	threadsWhen(t, env, bob, bobKey, "?status=archived", 1)
 	env.Do(t, "GET", "/api/objects/"+bob+"/mailbox?status=gone", bobKey, nil).ExpectError(t, 400, "INVALID_REQUEST")
 	// A new message reopens the thread.
 	sendMessage(t, env, alice, bob, threadID, "two")
-	if s := summaryOf(t, env, bob, bobKey, threadID); s["status"] != "open" || s["message_count"] != 2.0 {
+	if s := summaryWhen(t, env, bob, bobKey, threadID, messagesIs(2)); s["status"] != "open" || s["message_count"] != 2.0 {
 		t.Fatalf("after a new message: %v, want open with 2 messages", s)
 	}
 	env.Do(t, "PATCH", path, bobKey, map[string]any{"status": "archived"}).Expect(t, 200)
@@ -293,6 +316,7 @@ func TestMailboxAndThreadPaging(t *testing.T) {
 		next, _ := m["next_cursor"].(string)
 		return ids, next
 	}
+	threadsWhen(t, env, bob, bobKey, "", 3)
 	ids, next := page("?limit=2")
 	if len(ids) != 2 || ids[0] != threads[2] || ids[1] != threads[1] || next == "" {
 		t.Fatalf("first page %v (next %q), want the two latest threads", ids, next)
@@ -307,9 +331,7 @@ func TestMailboxAndThreadPaging(t *testing.T) {
 		oldest = m
 	}
 	sendMessage(t, env, oldest["from_hash"].(string), bob, threads[0], "bump")
-	if ids, _ = page(""); ids[0] != threads[0] {
-		t.Fatalf("mailbox order %v, want the bumped thread first", ids)
-	}
+	env.Eventually(t, func() bool { ids, _ = page(""); return ids[0] == threads[0] }, "the bumped thread moves to the front")
 	env.Do(t, "GET", "/api/objects/"+bob+"/mailbox?limit=0", bobKey, nil).ExpectError(t, 400, "INVALID_REQUEST")
 	env.Do(t, "GET", "/api/objects/"+bob+"/mailbox?limit=201", bobKey, nil).ExpectError(t, 400, "INVALID_REQUEST")
 	env.Do(t, "GET", "/api/objects/"+bob+"/mailbox?cursor=bm9wZQ", bobKey, nil).ExpectError(t, 400, "INVALID_REQUEST")
@@ -374,7 +396,7 @@ func TestSenderBlocks(t *testing.T) {
 	env.Do(t, "POST", "/api/messages", "", msg).ExpectError(t, 403, "SENDER_BLOCKED")
 	msg["from_hash"], msg["thread_id"] = alice, threadID
 	env.Do(t, "POST", "/api/messages", "", msg).ExpectError(t, 403, "SENDER_BLOCKED")
-	list := threadsOf(t, env, bob, bobKey, "")
+	list := threadsWhen(t, env, bob, bobKey, "", 1)
 	if len(list) != 1 || list[0]["message_count"] != 1.0 {
 		t.Fatalf("after blocked sends bob's mailbox is %v, want the one old thread with one message", list)
 	}
@@ -434,7 +456,8 @@ func TestIdempotentSend(t *testing.T) {
 			t.Fatalf("concurrent duplicates answered different messages: %v", ids)
 		}
 	}
-	list := threadsOf(t, env, bob, bobKey, "")
+	list := threadsWhen(t, env, bob, bobKey, "", 1)
+	list[0] = summaryWhen(t, env, bob, bobKey, threadID, messagesIs(2))
 	if len(list) != 1 || list[0]["message_count"] != 2.0 {
 		t.Fatalf("mailbox %v, want one thread with 2 messages", list)
 	}
@@ -481,7 +504,15 @@ func TestConcurrentSendsAcrossReplicas(t *testing.T) {
 	wg.Wait()
 
 	total := float64(sends + 1)
-	if a := summaryOf(t, env, alice, aliceKey, threadID); a["message_count"] != total || a["unread_count"] != float64(toAlice) {
+	// A thread read counts at once (it lists what the projection has not yet); the first page is
+	// alice's own first message, so her read marks nothing. Concurrent sends fork the links a read
+	// follows, so the last forks may wait for the projection.
+	var a map[string]any
+	env.Eventually(t, func() bool {
+		a = env.Do(t, "GET", "/api/threads/"+threadID+"?limit=1", aliceKey, nil).Expect(t, 200).JSON(t)
+		return a["message_count"] == total
+	}, "every message in the thread")
+	if a["unread_count"] != float64(toAlice) {
 		t.Fatalf("alice sees %v messages, %v unread; want %v and %d", a["message_count"], a["unread_count"], total, toAlice)
 	}
 	// Bob reads both pages; each marks its inbound messages read.
@@ -566,9 +597,7 @@ func TestIdempotencyKeysExpire(t *testing.T) {
 		}
 		return r.Status == 201
 	}, "the expired key is forgotten")
-	if n := len(threadsOf(t, env, bob, bobKey, "")); n != 2 {
-		t.Fatalf("bob has %d threads, want the first send's and the second's", n)
-	}
+	threadsWhen(t, env, bob, bobKey, "", 2) // the first send's and the second's
 }
 
 // TestRulesChangeBindsSendsAMomentLater: mailbox-svc keeps its own projection of recipients'

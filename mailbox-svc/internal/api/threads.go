@@ -51,12 +51,12 @@ func (h *Handler) mailbox(c *gin.Context) error {
 	if _, err := mailboxCaller(c); err != nil {
 		return err
 	}
-	limit, cursor, err := httpx.PageParams(c, mailbox.ValidMailboxCursor)
+	limit, before, err := httpx.PageSeq(c, mailbox.MailboxScope(p.ObjectID))
 	if err != nil {
 		return err
 	}
 	threads, next, err := h.Threads.Mailbox(c.Request.Context(), p.ObjectID,
-		mailbox.MailboxQuery{Status: c.Query("status"), Limit: limit, Cursor: cursor})
+		mailbox.MailboxQuery{Status: c.Query("status"), Limit: limit, Before: before})
 	if err != nil {
 		return err
 	}
@@ -73,11 +73,11 @@ func (h *Handler) getThread(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, after, err := httpx.PageParams(c, httpx.IDWithPrefix("msg"))
+	limit, from, err := httpx.PageSeq(c, mailbox.ThreadScope(c.Param("threadId")))
 	if err != nil {
 		return err
 	}
-	t, err := h.Threads.Read(c.Request.Context(), p.ObjectID, c.Param("threadId"), after, limit)
+	t, err := h.Threads.Read(c.Request.Context(), p.ObjectID, c.Param("threadId"), from, limit)
 	if err != nil {
 		return err
 	}

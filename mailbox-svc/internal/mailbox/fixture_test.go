@@ -2,6 +2,7 @@ package mailbox_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/svcdev/svc/mailbox-svc/internal/consumers"
 	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
@@ -44,17 +46,31 @@ func (d *directory) Object(_ context.Context, objectID string) (*contract.Object
 }
 
 // outbox is the real outbox (staging into the test's database, never run), recording what the
-// use cases confirm to the relay.
+// use cases confirm to the relay. With project set, it hands each confirmed event to the lists
+// projection at once, as the consumer would a moment later.
 type outbox struct {
 	*events.Outbox
-	mu     sync.Mutex
-	events []events.Pending
+	mu      sync.Mutex
+	events  []events.Pending
+	project func(context.Context, []events.Event) error
 }
 
 func (o *outbox) Confirm(evs ...events.Pending) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	o.events = append(o.events, evs...)
+	o.mu.Unlock()
+	if o.project == nil {
+		return
+	}
+	for _, p := range evs {
+		var ev events.Event
+		if err := json.Unmarshal([]byte(p.Payload), &ev); err != nil {
+			panic(err)
+		}
+		if err := o.project(context.Background(), []events.Event{ev}); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // types returns the types of the enqueued events, in order.
@@ -103,7 +119,7 @@ func newFixture(t *testing.T) *fixture {
 	st := store.New(db)
 	log := testkit.Logger(t)
 	names := &mailbox.Names{Store: st, Identity: dir, Log: log}
-	out := &outbox{Outbox: events.NewOutbox(db, nil, log, events.OutboxOptions{})}
+	out := &outbox{Outbox: events.NewOutbox(db, nil, log, events.OutboxOptions{}), project: (&consumers.Lists{Store: st}).Handle}
 	return &fixture{
 		db: db, names: names, store: st, outbox: out,
 		sender:  &mailbox.Sender{Store: st, Names: names, Outbox: out, IdempotencyTTL: time.Hour, Log: log},

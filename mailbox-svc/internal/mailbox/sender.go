@@ -23,7 +23,7 @@ type SendStore interface {
 	Participants(ctx context.Context, threadID string) ([]string, error)
 	InsertThread(ctx context.Context, t *store.Thread) (bool, error)
 	InsertMessage(ctx context.Context, m *store.Message) (bool, error)
-	TouchThread(ctx context.Context, id string, at time.Time, status string) error
+	TouchThread(ctx context.Context, id, messageID string, at time.Time, status string) (prev string, err error)
 	Idempotency(ctx context.Context, id string) (*store.Idempotency, error)
 	BeginIdempotent(ctx context.Context, rec *store.Idempotency) (*store.Idempotency, error)
 	FinishIdempotent(ctx context.Context, id string) error
@@ -188,7 +188,7 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 	if threadID == "" {
 		w.thread = &store.Thread{
 			ID: apikey.NewID("thr"), Participants: []string{from.ObjectID, to.ObjectID},
-			Admission: rules.Admission, Status: StatusOpen, CreatedAt: now, LastMessageAt: now,
+			Admission: rules.Admission, Status: StatusOpen, CreatedAt: now, LastMessageAt: now, LastMessageID: messageID,
 		}
 		threadID = w.thread.ID
 	}
@@ -204,27 +204,33 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 }
 
 // write stores a send: the hashes of a new thread's participants, the thread and the staging of
-// the message's events (together: neither needs the other), the message (whose events are
-// confirmed once it is in), and then a reply's move up the mailbox. Every step may be repeated: a
-// retry writes the same documents under the same ids, and only the first copy of each gets in.
-// The commands are the fewest the outbox allows: the staging insert before the message insert
-// that records the events, and nothing else but the documents themselves.
+// the message's events (together: neither needs the other), then the message (whose events are
+// confirmed once it is in). A reply moves its thread up, reopens it and takes the thread's latest
+// message until now as the message's Prev in one command, beside the staging. Every step may be
+// repeated: a retry writes the same documents under the same ids, and only the first copy of
+// each gets in. The commands are the fewest the outbox allows: the staging insert before the
+// message insert that records the events, and nothing else but the documents themselves; the
+// thread's list and the mailboxes are the projection's (consumers.Lists).
 func (s *Sender) write(ctx context.Context, w *send) error {
 	m := &w.message
-	stage := func() error { return s.Outbox.Stage(ctx, store.Messages, m.ID, w.events...) }
+	staged := make(chan error, 1)
+	go func() { staged <- s.Outbox.Stage(ctx, store.Messages, m.ID, w.events...) }()
+	var err error
 	if t := w.thread; t != nil {
 		for _, o := range []*identity.Object{w.from, w.to} {
 			if err := s.Store.RememberHash(ctx, o.ObjectID, o.Hash); err != nil {
-				return err
+				return errors.Join(err, <-staged)
 			}
 		}
-		staged := make(chan error, 1)
-		go func() { staged <- stage() }()
-		_, err := s.Store.InsertThread(ctx, t)
-		if err := errors.Join(err, <-staged); err != nil {
-			return err
+		_, err = s.Store.InsertThread(ctx, t)
+	} else {
+		var prev string
+		prev, err = s.Store.TouchThread(ctx, m.ThreadID, m.ID, m.CreatedAt, StatusOpen)
+		if prev != m.ID { // a retry finds its own message there
+			m.Prev = prev
 		}
-	} else if err := stage(); err != nil {
+	}
+	if err := errors.Join(err, <-staged); err != nil {
 		return err
 	}
 	inserted, err := s.Store.InsertMessage(ctx, m)
@@ -233,11 +239,6 @@ func (s *Sender) write(ctx context.Context, w *send) error {
 	}
 	if inserted {
 		s.Outbox.Confirm(w.events...)
-	}
-	if w.thread == nil {
-		if err := s.Store.TouchThread(ctx, m.ThreadID, m.CreatedAt, StatusOpen); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -210,7 +210,7 @@ func TestConcurrentSendsToOneThread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v, err := f.threads.Read(ctx, bob.ObjectID, first.Message.ThreadID, "", 100)
+	v, err := f.threads.Read(ctx, bob.ObjectID, first.Message.ThreadID, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

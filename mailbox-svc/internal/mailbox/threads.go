@@ -3,8 +3,7 @@ package mailbox
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
+	"maps"
 	"time"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
@@ -17,10 +16,12 @@ import (
 // ThreadStore is what the thread and mailbox reads need.
 type ThreadStore interface {
 	Thread(ctx context.Context, id string) (*store.Thread, error)
-	Mailbox(ctx context.Context, q store.MailboxQuery) ([]store.Thread, error)
-	Counts(ctx context.Context, viewerID string, threadIDs []string) (map[string]store.Counts, error)
-	Messages(ctx context.Context, threadID, after string, limit int) ([]store.Message, error)
+	LogThread(ctx context.Context, threadID, messageID string) ([]store.Message, error)
+	ThreadPage(ctx context.Context, threadID string, from int64, limit int) (msgs []store.Message, next, total int64, err error)
+	ThreadCounts(ctx context.Context, t *store.Thread, viewerID string) (store.ThreadCounts, error)
+	Mailbox(ctx context.Context, objectID, status string, before int64, limit int) ([]store.MailboxRow, int64, error)
 	MarkRead(ctx context.Context, threadID, readerID string, messageIDs []string, at time.Time) error
+	SyncRead(ctx context.Context, threadID, readerID string, read int64) error
 	ReadTimes(ctx context.Context, messageIDs []string) (map[string]time.Time, error)
 	SetThreadStatus(ctx context.Context, id, status string) (*store.Thread, error)
 }
@@ -64,46 +65,77 @@ type MessageView struct {
 type MailboxQuery struct {
 	Status string // "" for every status
 	Limit  int    // at least 1
-	// Cursor is where the page starts ("" for the first); see ValidMailboxCursor.
-	Cursor string
+	// Before is the position the page starts below (0: the newest), from a MailboxScope cursor.
+	Before int64
 }
 
+// MailboxScope is what a mailbox page cursor is bound to (httpx.SeqCursor): the object's list.
+func MailboxScope(objectID string) string { return "mailbox:" + objectID }
+
+// ThreadScope is what a thread page cursor is bound to: the thread's list.
+func ThreadScope(threadID string) string { return "thread:" + threadID }
+
 // Mailbox lists the threads viewerID takes part in, latest activity first, and the cursor of the
-// next page (nil on the last).
+// next page (nil on the last). The mailbox is a projection of message.created: a send moves its
+// thread to the front, and updates its counts there, a moment after its 201. A page that meets
+// many past moves of threads, or threads of another status, may come back short with a cursor.
 func (t *Threads) Mailbox(ctx context.Context, viewerID string, q MailboxQuery) ([]Summary, *string, error) {
 	if q.Status != "" && !ValidStatus(q.Status) {
 		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be open or archived")
 	}
-	threads, err := t.Store.Mailbox(ctx, store.MailboxQuery{
-		ObjectID: viewerID, Status: q.Status, After: parseMailboxCursor(q.Cursor),
-		Limit: q.Limit + 1, // one more tells whether there is a next page
-	})
+	rows, next, err := t.Store.Mailbox(ctx, viewerID, q.Status, q.Before, q.Limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	threads, next := httpx.Page(threads, q.Limit, mailboxCursor)
-	summaries, _, err := t.summaries(ctx, viewerID, threads)
-	return summaries, next, err
+	threads := make([]store.Thread, len(rows))
+	counts := make([]store.ThreadCounts, len(rows))
+	for i, r := range rows {
+		threads[i], counts[i] = r.Thread, r.Counts
+	}
+	summaries, _, err := t.summaries(ctx, threads, counts)
+	return summaries, seqCursor(MailboxScope(viewerID), next), err
 }
 
-// Read shows a page of a thread to one of its participants, oldest message first, and marks the
-// participant's inbound messages of that page read. Its cost is bounded by the page size.
-func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, limit int) (*ThreadView, error) {
+// seqCursor is the cursor of position next of a list (nil for 0: no next page).
+func seqCursor(scope string, next int64) *string {
+	if next == 0 {
+		return nil
+	}
+	c := httpx.SeqCursor(scope, next)
+	return &c
+}
+
+// Read shows a page of a thread to one of its participants, oldest message first, from position
+// from (1, or 0, for the first page), and marks the participant's inbound messages of that page
+// read. The thread's latest message is logged first if the projection has not yet, so a read
+// right after a send shows it. Its cost is bounded by the page size.
+func (t *Threads) Read(ctx context.Context, viewerID, threadID string, from int64, limit int) (*ThreadView, error) {
 	th, err := t.participantThread(ctx, threadID, viewerID)
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := t.Store.Messages(ctx, th.ID, after, limit+1)
+	if err := t.logLatest(ctx, th); err != nil {
+		return nil, err
+	}
+	msgs, next, _, err := t.Store.ThreadPage(ctx, th.ID, from, limit)
 	if err != nil {
 		return nil, err
 	}
-	view := &ThreadView{Admission: th.Admission, Messages: []MessageView{}}
-	msgs, view.Next = httpx.Page(msgs, limit, func(m store.Message) string { return m.ID })
-	readAt, err := t.markRead(ctx, th.ID, viewerID, msgs)
+	view := &ThreadView{Admission: th.Admission, Messages: []MessageView{}, Next: seqCursor(ThreadScope(th.ID), next)}
+	readAt, marked, err := t.markRead(ctx, th.ID, viewerID, msgs)
 	if err != nil {
 		return nil, err
 	}
-	summaries, hashes, err := t.summaries(ctx, viewerID, []store.Thread{*th}) // counted after marking
+	counts, err := t.Store.ThreadCounts(ctx, th, viewerID) // counted after marking
+	if err != nil {
+		return nil, err
+	}
+	if marked {
+		if err := t.Store.SyncRead(ctx, th.ID, viewerID, counts.Read); err != nil {
+			return nil, err
+		}
+	}
+	summaries, hashes, err := t.summaries(ctx, []store.Thread{*th}, []store.ThreadCounts{counts})
 	if err != nil {
 		return nil, err
 	}
@@ -119,16 +151,27 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, li
 	return view, nil
 }
 
+// logLatest logs the thread's latest message, and those before it, if the projection has not
+// yet: one point read when it has.
+func (t *Threads) logLatest(ctx context.Context, th *store.Thread) error {
+	if th.LastMessageID == "" {
+		return nil
+	}
+	_, err := t.Store.LogThread(ctx, th.ID, th.LastMessageID)
+	return err
+}
+
 // markRead marks the messages of a page sent to readerID read, and returns the read time of every
-// read message of the page: the first reader's time, also when readers race.
-func (t *Threads) markRead(ctx context.Context, threadID, readerID string, page []store.Message) (map[string]time.Time, error) {
+// read message of the page (the first reader's time, also when readers race) and whether it
+// marked any.
+func (t *Threads) markRead(ctx context.Context, threadID, readerID string, page []store.Message) (map[string]time.Time, bool, error) {
 	ids := make([]string, len(page))
 	for i, m := range page {
 		ids[i] = m.ID
 	}
 	readAt, err := t.Store.ReadTimes(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var unread []string
 	for _, m := range page {
@@ -137,12 +180,17 @@ func (t *Threads) markRead(ctx context.Context, threadID, readerID string, page 
 		}
 	}
 	if len(unread) == 0 {
-		return readAt, nil
+		return readAt, false, nil
 	}
 	if err := t.Store.MarkRead(ctx, threadID, readerID, unread, clock.Now()); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return t.Store.ReadTimes(ctx, ids)
+	again, err := t.Store.ReadTimes(ctx, unread)
+	if err != nil {
+		return nil, false, err
+	}
+	maps.Copy(readAt, again)
+	return readAt, true, nil
 }
 
 // SetStatus opens or archives a thread; either participant may.
@@ -157,7 +205,14 @@ func (t *Threads) SetStatus(ctx context.Context, viewerID, threadID, status stri
 	if th, err = t.Store.SetThreadStatus(ctx, th.ID, status); err != nil {
 		return nil, notFound(err, "thread")
 	}
-	summaries, _, err := t.summaries(ctx, viewerID, []store.Thread{*th})
+	if err := t.logLatest(ctx, th); err != nil {
+		return nil, err
+	}
+	counts, err := t.Store.ThreadCounts(ctx, th, viewerID)
+	if err != nil {
+		return nil, err
+	}
+	summaries, _, err := t.summaries(ctx, []store.Thread{*th}, []store.ThreadCounts{counts})
 	if err != nil {
 		return nil, err
 	}
@@ -197,17 +252,12 @@ func (t *Threads) participantThread(ctx context.Context, id, objectID string) (*
 	return th, nil
 }
 
-// summaries renders threads as viewerID sees them, and returns the hashes of their participants.
-func (t *Threads) summaries(ctx context.Context, viewerID string, threads []store.Thread) ([]Summary, map[string]string, error) {
-	ids := make([]string, len(threads))
+// summaries renders threads with their counts as one participant sees them, and returns the
+// hashes of their participants.
+func (t *Threads) summaries(ctx context.Context, threads []store.Thread, counts []store.ThreadCounts) ([]Summary, map[string]string, error) {
 	var objects []string
-	for i, th := range threads {
-		ids[i] = th.ID
+	for _, th := range threads {
 		objects = append(objects, th.Participants...)
-	}
-	counts, err := t.Store.Counts(ctx, viewerID, ids)
-	if err != nil {
-		return nil, nil, err
 	}
 	hashes, err := t.Names.Hashes(ctx, unique(objects))
 	if err != nil {
@@ -219,10 +269,9 @@ func (t *Threads) summaries(ctx context.Context, viewerID string, threads []stor
 		for j, id := range th.Participants {
 			participants[j] = hashes[id]
 		}
-		n := counts[th.ID]
 		out[i] = Summary{
 			ID: th.ID, Participants: participants, Status: th.Status, LastMessageAt: th.LastMessageAt,
-			MessageCount: n.Messages, UnreadCount: n.Unread,
+			MessageCount: int(counts[i].Messages), UnreadCount: counts[i].Unread(),
 		}
 	}
 	return out, hashes, nil
@@ -246,22 +295,4 @@ func unique(ids []string) []string {
 		}
 	}
 	return out
-}
-
-// mailboxCursor is the cursor of a mailbox page: the last message time and the id of the last
-// thread shown, as "<unix ms>|<thread id>".
-func mailboxCursor(t store.Thread) string {
-	return strconv.FormatInt(t.LastMessageAt.UnixMilli(), 10) + "|" + t.ID
-}
-
-// ValidMailboxCursor reports whether s is a mailbox page cursor.
-func ValidMailboxCursor(s string) bool { return parseMailboxCursor(s) != nil }
-
-func parseMailboxCursor(s string) *store.MailboxPosition {
-	ms, id, ok := strings.Cut(s, "|")
-	n, err := strconv.ParseInt(ms, 10, 64)
-	if !ok || err != nil || !strings.HasPrefix(id, "thr_") {
-		return nil
-	}
-	return &store.MailboxPosition{LastMessageAt: time.UnixMilli(n).UTC(), ThreadID: id}
 }

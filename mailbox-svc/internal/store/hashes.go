@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -43,22 +45,31 @@ func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
 	return nil
 }
 
-// Hashes returns the known current hash of each of the objects.
+// Hashes returns the known current hash of each of the objects: a point read per object (a
+// filter on several ids would read the whole collection on FerretDB).
 func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]string, error) {
+	hashes := make([]string, len(objectIDs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(pointReaders)
+	for i, id := range objectIDs {
+		g.Go(func() error {
+			var d ObjectHash
+			err := mongox.FindOne(gctx, s.hashes, mongox.ByID(id), &d)
+			if errors.Is(err, mongox.ErrNotFound) {
+				return nil
+			}
+			hashes[i] = d.Hash
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("store object hashes: %w", err)
+	}
 	out := make(map[string]string, len(objectIDs))
-	if len(objectIDs) == 0 {
-		return out, nil
-	}
-	filter := mongox.ByID(objectIDs[0])
-	if len(objectIDs) > 1 {
-		filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}}
-	}
-	docs, err := mongox.FindAll[ObjectHash](ctx, s.hashes, filter)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range docs {
-		out[d.ObjectID] = d.Hash
+	for i, h := range hashes {
+		if h != "" {
+			out[objectIDs[i]] = h
+		}
 	}
 	return out, nil
 }

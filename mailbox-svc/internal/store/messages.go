@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -21,7 +20,12 @@ type Message struct {
 	CreatedAt time.Time `bson:"created_at"`
 	// Signature is the sender's verified signature of the message, nil for an unverified send.
 	Signature *Signature `bson:"signature,omitempty"`
-	Events    []string   `bson:"_events,omitempty"`
+	// Prev is the message that was the thread's latest when this one was sent ("" for the first,
+	// and for messages stored before it was kept): LogThread follows it back.
+	Prev string `bson:"prev,omitempty"`
+	// Seq is the message's position in its thread's list once it is logged there (0 until then).
+	Seq    int64    `bson:"seq,omitempty"`
+	Events []string `bson:"_events,omitempty"`
 }
 
 // Signature is a verified detached JWS of a message and what it signed besides the message's
@@ -37,17 +41,6 @@ type Signature struct {
 // InsertMessage stores a message; false if one with its id exists (a retried send).
 func (s *Store) InsertMessage(ctx context.Context, m *Message) (bool, error) {
 	return insertBatched(ctx, s.newMessages, m)
-}
-
-// Messages returns up to limit messages of a thread after the message id `after` ("" for the
-// first), oldest first.
-func (s *Store) Messages(ctx context.Context, threadID, after string, limit int) ([]Message, error) {
-	filter := bson.D{{Key: "thread_id", Value: threadID}}
-	if after != "" {
-		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
-	}
-	return mongox.FindAll[Message](ctx, s.messages, filter, options.Find().
-		SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetProjection(withoutEvents))
 }
 
 // Message returns a message by id; mongox.ErrNotFound if none.

@@ -4,11 +4,12 @@
 //
 // Every fact that concurrent requests may record at once is its own insert-only document with a
 // natural _id: a message, a read receipt (one per message), a block (recipient:sender), an
-// idempotency record. Counts are then counted, never kept as counters. MongoDB would make an $inc
-// atomic, but FerretDB applies an update as read-document-then-write-document with no isolation,
-// so concurrent $inc on one document lose updates; a unique _id, by contrast, holds on both. For
-// the same reason the ids of a write's events (events.EventsField) are recorded only in documents
-// that are inserted once.
+// idempotency record. Counts are the lengths of lists (lists.go), never counters updated in
+// place: MongoDB would make an $inc atomic, but FerretDB applies an update as
+// read-document-then-write-document with no isolation, so concurrent $inc on one document lose
+// updates; a unique _id, by contrast, holds on both. For the same reason the ids of a write's
+// events (events.EventsField) are recorded only in documents that are inserted once. Every read a
+// request makes is by _id, the one filter FerretDB pushes down.
 package store
 
 import (
@@ -36,15 +37,27 @@ const (
 	Idempotencies = "idempotency_keys"
 	// SignedNonces records the nonces of signed sends, so that a replayed signature is refused.
 	SignedNonces = "signed_nonces"
+	// Lists holds the lists (mongox.Log) that threads, mailboxes and blocked lists page through.
+	Lists = "lists"
+	// BoxThreads holds, per mailbox and thread, where the thread stands in the mailbox's list and
+	// its counts as the mailbox shows them (BoxThread).
+	BoxThreads = "box_threads"
+	// Migrations holds the markers of one-off data changes.
+	Migrations = "migrations"
 )
 
-// Indexes are the indexes real MongoDB needs for the queries below.
+// Indexes are the indexes real MongoDB needs for the queries below (and the collections created
+// at start-up, which FerretDB needs). Every list read is by _id: threads, mailboxes and blocked
+// lists are mongox.Log lists (see lists.go), so no filtered query serves a request.
 var Indexes = []mongox.Index{
-	{Collection: Threads, Keys: bson.D{{Key: "participants", Value: 1}, {Key: "last_message_at", Value: -1}, {Key: "_id", Value: -1}}},
-	{Collection: Messages, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "_id", Value: 1}}},
-	{Collection: Messages, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "to_id", Value: 1}}},
-	{Collection: Reads, Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "reader_id", Value: 1}}},
-	{Collection: SenderBlocks, Keys: bson.D{{Key: "recipient_id", Value: 1}, {Key: "created_at", Value: 1}}},
+	// The start-up backfill's scans (store.BackfillLists), once per database.
+	{Collection: Threads, Keys: bson.D{{Key: "last_message_at", Value: 1}}},
+	{Collection: Messages, Keys: bson.D{{Key: "seq", Value: 1}}},
+	{Collection: SenderBlocks, Keys: bson.D{{Key: "created_at", Value: 1}}},
+	{Collection: Reads, Keys: bson.D{{Key: "thread_id", Value: 1}}},
+	{Collection: Lists, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: BoxThreads, Keys: bson.D{{Key: "object_id", Value: 1}}},
+	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
 	{Collection: Idempotencies, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 	{Collection: SignedNonces, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 }
@@ -52,6 +65,8 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	threads, messages, reads, blocks, unblocks, hashes, admissions, idempotency, nonces *mongo.Collection
+	boxThreads, migrations                                                              *mongo.Collection
+	lists                                                                               mongox.Log
 	// newThreads and newMessages insert the threads and messages of concurrent sends together.
 	newThreads, newMessages *mongox.Batcher
 	// remembered are the objects whose hash record this process has seen stored.
@@ -69,7 +84,8 @@ func New(db *mongo.Database) *Store {
 		newThreads: mongox.NewBatcher(threads, writeBatch, writeTimeout), newMessages: mongox.NewBatcher(messages, writeBatch, writeTimeout),
 		blocks: db.Collection(SenderBlocks), unblocks: db.Collection(Unblocks),
 		hashes: db.Collection(ObjectHashes), admissions: db.Collection(Admissions), idempotency: db.Collection(Idempotencies),
-		nonces:     db.Collection(SignedNonces),
+		nonces: db.Collection(SignedNonces), boxThreads: db.Collection(BoxThreads), migrations: db.Collection(Migrations),
+		lists:      mongox.NewLog(db.Collection(Lists)),
 		remembered: mustLRU[struct{}](100_000), participants: mustLRU[[]string](100_000),
 	}
 }
@@ -109,29 +125,6 @@ func insertOnce(ctx context.Context, coll *mongo.Collection, doc any) (bool, err
 		return false, fmt.Errorf("store %s: %w", coll.Name(), err)
 	}
 	return true, nil
-}
-
-// countBy counts the documents of coll matching filter, grouped by the value of field.
-func countBy(ctx context.Context, coll *mongo.Collection, filter bson.D, field string) (map[string]int, error) {
-	cur, err := coll.Aggregate(ctx, bson.A{
-		bson.D{{Key: "$match", Value: filter}},
-		bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$" + field}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store %s: count: %w", coll.Name(), err)
-	}
-	var rows []struct {
-		Key string `bson:"_id"`
-		N   int    `bson:"n"`
-	}
-	if err := cur.All(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("store %s: count: %w", coll.Name(), err)
-	}
-	out := make(map[string]int, len(rows))
-	for _, r := range rows {
-		out[r.Key] = r.N
-	}
-	return out, nil
 }
 
 // withoutEvents is the projection of reads that have no use for the ids of a write's events.

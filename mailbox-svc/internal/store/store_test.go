@@ -105,9 +105,15 @@ func TestReadReceiptsAndCounts(t *testing.T) {
 		if created, err := s.InsertMessage(ctx, m); err != nil || created {
 			t.Fatalf("insert %s again: %v, %v; want false without error", m.ID, created, err)
 		}
+		// Logged twice (the projection and a reader), listed once.
+		for range 2 {
+			if err := s.LogThreadUpTo(ctx, th.ID, m.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	counts, err := s.Counts(ctx, "obj_b", []string{th.ID})
-	if err != nil || counts[th.ID] != (store.Counts{Messages: 3, Unread: 2}) {
+	counts, err := s.ThreadCounts(ctx, th, "obj_b")
+	if err != nil || counts != (store.ThreadCounts{Messages: 3, Inbound: 2}) || counts.Unread() != 2 {
 		t.Fatalf("counts before reading = %+v, %v", counts, err)
 	}
 
@@ -132,9 +138,12 @@ func TestReadReceiptsAndCounts(t *testing.T) {
 	if err != nil || !again["msg_1"].Equal(read["msg_1"]) {
 		t.Fatalf("a later read moved read_at from %v to %v", read["msg_1"], again["msg_1"])
 	}
-	counts, err = s.Counts(ctx, "obj_b", []string{th.ID, "thr_none"})
-	if err != nil || counts[th.ID] != (store.Counts{Messages: 3, Unread: 0}) || counts["thr_none"] != (store.Counts{}) {
+	counts, err = s.ThreadCounts(ctx, th, "obj_b")
+	if err != nil || counts != (store.ThreadCounts{Messages: 3, Inbound: 2, Read: 2}) || counts.Unread() != 0 {
 		t.Fatalf("counts after reading = %+v, %v", counts, err)
+	}
+	if counts, err := s.ThreadCounts(ctx, th, "obj_a"); err != nil || counts != (store.ThreadCounts{Messages: 3, Inbound: 1}) {
+		t.Fatalf("the other participant's counts = %+v, %v", counts, err)
 	}
 }
 

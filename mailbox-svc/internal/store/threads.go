@@ -23,6 +23,10 @@ type Thread struct {
 	// LastMessageAt is the time of the latest message. Concurrent sends to one thread may
 	// leave it at the time of any one of them on FerretDB (see the package comment).
 	LastMessageAt time.Time `bson:"last_message_at"`
+	// LastMessageID is the latest message sent (of concurrent sends, any one of them): the next
+	// send links its message to it (Message.Prev), and a read logs it (LogThread). Threads stored
+	// before it have none.
+	LastMessageID string `bson:"last_message_id,omitempty"`
 }
 
 // Has reports whether objectID takes part in the thread.
@@ -69,16 +73,22 @@ func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
 	return &t, nil
 }
 
-// TouchThread records a message sent at `at`: the thread moves up the mailbox and reopens.
-func (s *Store) TouchThread(ctx context.Context, id string, at time.Time, status string) error {
-	_, err := s.threads.UpdateOne(ctx, mongox.ByID(id), bson.D{
+// TouchThread records message messageID sent at `at`: the thread reopens, takes the message as
+// its latest, and answers the message that was its latest until now (to link the new one to), in
+// the same command.
+func (s *Store) TouchThread(ctx context.Context, id, messageID string, at time.Time, status string) (prev string, err error) {
+	var before Thread
+	err = s.threads.FindOneAndUpdate(ctx, mongox.ByID(id), bson.D{
 		{Key: "$max", Value: bson.D{{Key: "last_message_at", Value: at}}},
-		{Key: "$set", Value: bson.D{{Key: "status", Value: status}}},
-	})
-	if err != nil {
-		return fmt.Errorf("store threads: %w", err)
+		{Key: "$set", Value: bson.D{{Key: "status", Value: status}, {Key: "last_message_id", Value: messageID}}},
+	}, options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&before)
+	if mongox.IsNotFound(err) {
+		return "", mongox.ErrNotFound
 	}
-	return nil
+	if err != nil {
+		return "", fmt.Errorf("store threads: %w", err)
+	}
+	return before.LastMessageID, nil
 }
 
 // SetThreadStatus sets a thread's status and returns the thread as it now is.
@@ -91,68 +101,4 @@ func (s *Store) SetThreadStatus(ctx context.Context, id, status string) (*Thread
 		return nil, mongox.ErrNotFound
 	}
 	return s.Thread(ctx, id)
-}
-
-// MailboxPosition is where a mailbox page starts: after the thread with this last message time
-// and id.
-type MailboxPosition struct {
-	LastMessageAt time.Time
-	ThreadID      string
-}
-
-// MailboxQuery selects an object's threads, latest activity first.
-type MailboxQuery struct {
-	ObjectID string
-	Status   string // "" for every status
-	After    *MailboxPosition
-	Limit    int
-}
-
-// Mailbox lists the threads an object takes part in.
-func (s *Store) Mailbox(ctx context.Context, q MailboxQuery) ([]Thread, error) {
-	filter := bson.D{{Key: "participants", Value: q.ObjectID}}
-	if q.Status != "" {
-		filter = append(filter, bson.E{Key: "status", Value: q.Status})
-	}
-	if p := q.After; p != nil {
-		filter = append(filter, bson.E{Key: "$or", Value: bson.A{
-			bson.D{{Key: "last_message_at", Value: bson.D{{Key: "$lt", Value: p.LastMessageAt}}}},
-			bson.D{{Key: "last_message_at", Value: p.LastMessageAt}, {Key: "_id", Value: bson.D{{Key: "$lt", Value: p.ThreadID}}}},
-		}})
-	}
-	opts := options.Find().SetSort(bson.D{{Key: "last_message_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(int64(q.Limit))
-	return mongox.FindAll[Thread](ctx, s.threads, filter, opts)
-}
-
-// Counts are a thread's message counts as one participant sees them.
-type Counts struct {
-	Messages int
-	Unread   int
-}
-
-// Counts counts the messages of threads, and those still unread by viewerID: its inbound
-// messages without a read receipt. Both are counted from the documents themselves, so they are
-// exact however many replicas write at once.
-func (s *Store) Counts(ctx context.Context, viewerID string, threadIDs []string) (map[string]Counts, error) {
-	out := make(map[string]Counts, len(threadIDs))
-	if len(threadIDs) == 0 {
-		return out, nil
-	}
-	in := bson.D{{Key: "$in", Value: threadIDs}}
-	total, err := countBy(ctx, s.messages, bson.D{{Key: "thread_id", Value: in}}, "thread_id")
-	if err != nil {
-		return nil, err
-	}
-	inbound, err := countBy(ctx, s.messages, bson.D{{Key: "thread_id", Value: in}, {Key: "to_id", Value: viewerID}}, "thread_id")
-	if err != nil {
-		return nil, err
-	}
-	read, err := countBy(ctx, s.reads, bson.D{{Key: "thread_id", Value: in}, {Key: "reader_id", Value: viewerID}}, "thread_id")
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range threadIDs {
-		out[id] = Counts{Messages: total[id], Unread: max(inbound[id]-read[id], 0)}
-	}
-	return out, nil
 }
