@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -250,7 +251,10 @@ func TestPageWhereBoundsItsReads(t *testing.T) {
 		t.Fatalf("second page %+v next %d: %v", page, next, err)
 	}
 	seen = nil
-	none := func(_ context.Context, e mongox.Entry[int]) (bool, error) { seen = append(seen, e.Value); return false, nil }
+	none := func(_ context.Context, e mongox.Entry[int]) (bool, error) {
+		seen = append(seen, e.Value)
+		return false, nil
+	}
 	page, next, err = mongox.PageWhere(ctx, log, "l", 0, 5, 12, none)
 	if err != nil || len(page) != 0 || next != 29 || len(seen) != 12 {
 		t.Fatalf("refused page %+v next %d read %d: %v", page, next, len(seen), err)
@@ -258,5 +262,137 @@ func TestPageWhereBoundsItsReads(t *testing.T) {
 	page, next, err = mongox.PageWhere(ctx, log, "l", 5, 10, 100, even)
 	if err != nil || len(page) != 2 || page[0].Value != 4 || next != 0 {
 		t.Fatalf("last page %+v next %d: %v", page, next, err)
+	}
+}
+
+// countingLog is a Log of a collection whose commands are counted by name.
+func countingLog(t *testing.T) (mongox.Log, *mongo.Collection, func() map[string]int) {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[string]int{}
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		mu.Lock()
+		counts[e.CommandName]++
+		mu.Unlock()
+	}}
+	env := testkit.Backends(t)
+	testkit.Database(t, env, "mongox") // dropped at the end
+	client, db, err := mongox.Connect(context.Background(), env.MongoURI, env.Name+"_mongox", mon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	coll := db.Collection("log")
+	take := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := counts
+		counts = map[string]int{}
+		return out
+	}
+	return mongox.NewLog(coll), coll, take
+}
+
+// TestLogWarmAppendsCostOneInsert: once a Log knows a list's end, an append is one insert (the
+// head hint is moved every eighth position), a keyed append two (its marker and the entry), and
+// a length one read; positions stay 1, 2, 3... with no gap.
+func TestLogWarmAppendsCostOneInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log, _, take := countingLog(t)
+	if _, err := mongox.Append(ctx, log, "l", item{Title: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	take()
+	for i := 2; i <= 33; i++ {
+		if seq, err := mongox.Append(ctx, log, "l", item{Title: fmt.Sprint(i)}); err != nil || seq != int64(i) {
+			t.Fatalf("append %d: seq %d, %v", i, seq, err)
+		}
+	}
+	got := take()
+	if got["insert"] != 32 || got["find"] != 0 || got["update"] > 4 {
+		t.Fatalf("32 warm appends sent %v; want 32 inserts, no find, at most 4 head updates", got)
+	}
+	for i := range 16 {
+		seq, added, err := mongox.AppendOnce(ctx, log, "l", fmt.Sprint("ev_", i), item{Title: "keyed"})
+		if err != nil || !added || seq != int64(34+i) {
+			t.Fatalf("append once %d: %d %v %v", i, seq, added, err)
+		}
+	}
+	got = take()
+	if got["insert"] != 32 || got["find"] != 0 || got["update"] > 2 {
+		t.Fatalf("16 warm keyed appends sent %v; want 32 inserts (marker and entry), no find, at most 2 head updates", got)
+	}
+	if n, err := log.Len(ctx, "l"); err != nil || n != 49 {
+		t.Fatalf("len %d, %v; want 49", n, err)
+	}
+	if got = take(); got["find"] != 1 || len(got) != 1 {
+		t.Fatalf("a length known to this Log sent %v; want one find", got)
+	}
+	if seq, added, err := mongox.AppendOnce(ctx, log, "l", "ev_3", item{Title: "again"}); err != nil || added || seq != 37 {
+		t.Fatalf("redelivery: %d %v %v", seq, added, err)
+	}
+}
+
+// TestLogManyWriters: Logs of several processes appending to one list at once never share or
+// skip a position, and a Log that never saw the list finds its length from the head hint in one
+// batch of reads, whatever the list holds.
+func TestLogManyWriters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	first, coll, take := countingLog(t)
+	logs := []mongox.Log{first, mongox.NewLog(coll), mongox.NewLog(coll), mongox.NewLog(coll)}
+	var mu sync.Mutex
+	var seqs []int64
+	var wg sync.WaitGroup
+	for w, log := range logs {
+		for g := range 3 {
+			wg.Go(func() {
+				for i := range 10 {
+					var seq int64
+					var err error
+					if i%2 == 0 {
+						seq, err = mongox.Append(ctx, log, "busy", item{Title: fmt.Sprint(w, g, i)})
+					} else {
+						seq, _, err = mongox.AppendOnce(ctx, log, "busy", fmt.Sprint("ev_", w, "_", g, "_", i), item{})
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					seqs = append(seqs, seq)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	slices.Sort(seqs)
+	for i, s := range seqs {
+		if s != int64(i+1) {
+			t.Fatalf("positions %v, want 1..%d", seqs, len(seqs))
+		}
+	}
+	for _, log := range logs {
+		if n, err := log.Len(ctx, "busy"); err != nil || n != int64(len(seqs)) {
+			t.Fatalf("len %d, %v; want %d", n, err, len(seqs))
+		}
+	}
+	for w := range 4 { // keys appended by one Log are found again by another
+		key := fmt.Sprint("ev_", w, "_1_3")
+		if _, added, err := mongox.AppendOnce(ctx, logs[(w+1)%4], "busy", key, item{}); err != nil || added {
+			t.Fatalf("redelivery of %s to another Log: added %v, %v", key, added, err)
+		}
+	}
+	take()
+	fresh := mongox.NewLog(coll)
+	if n, err := fresh.Len(ctx, "busy"); err != nil || n != int64(len(seqs)) {
+		t.Fatalf("a new Log's len %d, %v; want %d", n, err, len(seqs))
+	}
+	// The head and one batch of 8; two when racing head updates left the hint a stride behind
+	// (an update on FerretDB is read-then-rewrite): never a walk through the list.
+	if got := take(); got["find"] > 1+2*8 {
+		t.Fatalf("a new Log's length sent %v; want the head and a batch or two of 8", got)
 	}
 }

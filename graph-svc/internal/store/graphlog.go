@@ -39,7 +39,7 @@ func threadList(threadID string) string { return "thread:" + threadID }
 func msgsList(threadID string) string   { return "msgs:" + threadID }
 
 // Log is the lists of graph_log.
-func (s *Store) Log() mongox.Log { return mongox.NewLog(s.c(GraphLog)) }
+func (s *Store) Log() mongox.Log { return s.log }
 
 // AppendGraph appends a node or an edge to its thread's graph.
 func (s *Store) AppendGraph(ctx context.Context, threadID string, it GraphItem) (int64, error) {
