@@ -60,7 +60,9 @@ type Store struct {
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db, log: mongox.NewLog(db.Collection(GraphLog))} }
+func New(db *mongo.Database) *Store {
+	return &Store{db: db, log: mongox.NewLog(db.Collection(GraphLog))}
+}
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 
