@@ -396,3 +396,56 @@ func TestLogManyWriters(t *testing.T) {
 		t.Fatalf("a new Log's length sent %v; want the head and a batch or two of 8", got)
 	}
 }
+
+// TestLogLoadWritesWhatAppendsWrite: lists loaded in bulk hold the documents appends write:
+// they page, count and refuse a redelivered key as appended ones do, and appends go on after
+// them with no gap.
+func TestLogLoadWritesWhatAppendsWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testkit.Database(t, testkit.Backends(t), "mongox")
+	appended, loaded := mongox.NewLog(db.Collection("appended")), mongox.NewLog(db.Collection("loaded"))
+	for _, log := range []mongox.Log{appended, loaded} { // a list that exists before the load
+		if _, _, err := mongox.AppendOnce(ctx, log, "l", "ev_0", item{Title: "before"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := loaded.Load()
+	load.Fresh("ev_1", "ev_2", "ev_3")
+	for i, key := range []string{"ev_1", "", "ev_2", "ev_1", "ev_0", "ev_3", "box"} {
+		v := item{Title: fmt.Sprint(i)}
+		var seqA int64
+		var addedA bool
+		var errA error
+		if key == "" {
+			seqA, errA = mongox.Append(ctx, appended, "l", v)
+		} else {
+			seqA, addedA, errA = mongox.AppendOnce(ctx, appended, "l", key, v)
+		}
+		seqL, addedL, errL := mongox.LoadAppend(ctx, load, "l", key, v)
+		if errA != nil || errL != nil || seqA != seqL || addedA != addedL && key != "" {
+			t.Fatalf("append %d (%q): appended %d %v %v, loaded %d %v %v", i, key, seqA, addedA, errA, seqL, addedL, errL)
+		}
+	}
+	if err := load.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pageA, _, errA := mongox.Page[item](ctx, mongox.NewLog(db.Collection("appended")), "l", 0, 20)
+	pageL, _, errL := mongox.Page[item](ctx, mongox.NewLog(db.Collection("loaded")), "l", 0, 20)
+	if errA != nil || errL != nil || len(pageA) != 6 || len(pageA) != len(pageL) {
+		t.Fatalf("pages: appended %d %v, loaded %d %v", len(pageA), errA, len(pageL), errL)
+	}
+	for i := range pageA {
+		a, l := pageA[i], pageL[i]
+		if a.Seq != l.Seq || a.Key != l.Key || a.Value != l.Value {
+			t.Fatalf("entry %d: appended %+v, loaded %+v", i, a, l)
+		}
+	}
+	fresh := mongox.NewLog(db.Collection("loaded"))
+	if seq, added, err := mongox.AppendOnce(ctx, fresh, "l", "ev_2", item{}); err != nil || added || seq != 4 {
+		t.Fatalf("redelivery after the load: %d %v %v", seq, added, err)
+	}
+	if seq, err := mongox.Append(ctx, fresh, "l", item{Title: "after"}); err != nil || seq != 7 {
+		t.Fatalf("append after the load: %d %v", seq, err)
+	}
+}
