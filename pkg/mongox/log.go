@@ -30,9 +30,9 @@ import (
 // an append by a process that appended to the list lately is one insert at the next position;
 // when another writer took that position, the append steps forward. "L#head" is a hint of L's
 // length, written only every headEvery positions and by an append that did not know the list
-// (so that a process new to the list starts near its end): a reader steps forward from it in
-// one parallel batch of headEvery point reads, and a reader that knows the list checks the
-// position after the one it knows with one read. "L@<key>" records where a natural key was
+// (so that a process new to the list starts near its end): a reader steps forward from it with
+// one point read and, on a busy list, one parallel batch of headEvery more; a reader that knows
+// the list checks the position after the one it knows with one read. "L@<key>" records where a natural key was
 // appended (see AppendOnce).
 type Log struct {
 	coll *mongo.Collection
@@ -287,9 +287,9 @@ func (l Log) advance(ctx context.Context, list string, seq int64) {
 }
 
 // Len is how many entries were ever appended to list. When this Log knows a position of the
-// list, one point read tells whether the list ended there; otherwise Len reads the head hint
-// and steps forward from it in parallel batches of headEvery point reads (one batch, unless a
-// writer failed to move the hint).
+// list, one point read tells whether the list ended there; otherwise Len reads the head hint,
+// the position after it and, when that is taken, the headEvery positions after that in one
+// parallel batch (more batches only when a writer failed to move the hint).
 func (l Log) Len(ctx context.Context, list string) (int64, error) {
 	known, ok := l.last.get(list)
 	if ok {
@@ -304,10 +304,9 @@ func (l Log) Len(ctx context.Context, list string) (int64, error) {
 		return 0, err
 	}
 	n := max(known, head.Seq)
-	batch := int64(headEvery)
-	if n == 0 {
-		batch = 1 // no hint: most such lists are empty
-	}
+	// One read first: most lists are short or quiet, and end at their hint (the lists of one
+	// source's pulls, a day's counters); a busy one is read on in a batch.
+	batch := int64(1)
 	for {
 		taken := make([]bool, batch)
 		g, gctx := errgroup.WithContext(ctx)
