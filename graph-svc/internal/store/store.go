@@ -57,6 +57,8 @@ type Store struct {
 	// log is graph_log's lists, one Log for the process: it remembers the lists' ends, which
 	// makes an append one insert.
 	log mongox.Log
+	// load stages the writes of a store made by NewLoad (nil otherwise).
+	load *load
 }
 
 // New returns a store over db.
