@@ -114,4 +114,3 @@ func (s *Store) staged(doc any) bool {
 
 // freshNode reports whether a load store was told that node id was never stored.
 func (s *Store) freshNode(id string) bool { return s.load != nil && s.load.fresh[id] }
-
