@@ -234,8 +234,8 @@ type feedState struct {
 }
 
 // feedPhase: network events, objects and feed items, loaded through feed-svc's own store and
-// consumer code (feed.Preload): a tenth of each size are new objects, a tenth messages to them,
-// and the rest items, half of them in the bench box's feed.
+// consumer code in bulk (feed.Preloader): a tenth of each size are new objects, a tenth messages
+// to them, and the rest items, half of them in the bench box's feed.
 var feedPhase = scalePhase{
 	name: "feed",
 	setup: func(tb testing.TB, env *Env) any {
@@ -255,30 +255,21 @@ var feedPhase = scalePhase{
 			tb.Fatal(err)
 		}
 		defer client.Disconnect(context.Background())
-		const workers = 4
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				var evs []events.Event
-				for i := have; i < size; i++ {
-					if (i/10)%workers != w {
-						continue // units of ten share an object: one worker keeps them in order
-					}
-					evs = append(evs, scaleEvents(tb, st, i)...)
-					if len(evs) >= 200 {
-						if err := feed.Preload(context.Background(), db, evs); err != nil {
-							tb.Error(err)
-							return
-						}
-						evs = evs[:0]
-					}
+		// One preloader, in order: it stages the consumer's writes and flushes them in bulk.
+		p := feed.NewPreloader(db)
+		var evs []events.Event
+		for i := have; i < size; i++ {
+			evs = append(evs, scaleEvents(tb, st, i)...)
+			if len(evs) >= 500 || i == size-1 {
+				if err := p.Load(context.Background(), evs); err != nil {
+					tb.Fatal(err)
 				}
-				if err := feed.Preload(context.Background(), db, evs); err != nil {
-					tb.Error(err)
-				}
-			})
+				evs = evs[:0]
+			}
 		}
-		wg.Wait()
+		if err := p.Flush(context.Background()); err != nil {
+			tb.Fatal(err)
+		}
 	},
 	routes: func(state any) []scaleRoute {
 		st := state.(*feedState)
@@ -291,8 +282,8 @@ var feedPhase = scalePhase{
 	},
 }
 
-// scaleEvents are the events of the i-th unit of the feed phase. Objects are made by worker-owned
-// index, so one object's events stay with one worker, in order, as on one partition.
+// scaleEvents are the events of the i-th unit of the feed phase: units of ten share an object,
+// created by the first.
 func scaleEvents(tb testing.TB, st *feedState, i int) []events.Event {
 	obj := fmt.Sprintf("obj_scale_%d", i/10*10)
 	hash := "svc_scale_" + strconv.Itoa(i/10*10)

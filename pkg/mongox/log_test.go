@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -261,5 +262,191 @@ func TestPageWhereBoundsItsReads(t *testing.T) {
 	page, next, err = mongox.PageWhere(ctx, log, "l", 5, 10, 100, even)
 	if err != nil || len(page) != 2 || page[0].Value != 4 || next != 0 {
 		t.Fatalf("last page %+v next %d: %v", page, next, err)
+	}
+}
+
+// countingLog is a Log of a collection whose commands are counted by name.
+func countingLog(t *testing.T) (mongox.Log, *mongo.Collection, func() map[string]int) {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[string]int{}
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		mu.Lock()
+		counts[e.CommandName]++
+		mu.Unlock()
+	}}
+	env := testkit.Backends(t)
+	testkit.Database(t, env, "mongox") // dropped at the end
+	client, db, err := mongox.Connect(context.Background(), env.MongoURI, env.Name+"_mongox", mon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	coll := db.Collection("log")
+	take := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := counts
+		counts = map[string]int{}
+		return out
+	}
+	return mongox.NewLog(coll), coll, take
+}
+
+// TestLogWarmAppendsCostOneInsert: once a Log knows a list's end, an append is one insert (the
+// head hint is moved every eighth position), a keyed append two (its marker and the entry), and
+// a length one read; positions stay 1, 2, 3... with no gap.
+func TestLogWarmAppendsCostOneInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log, _, take := countingLog(t)
+	if _, err := mongox.Append(ctx, log, "l", item{Title: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	take()
+	for i := 2; i <= 33; i++ {
+		if seq, err := mongox.Append(ctx, log, "l", item{Title: fmt.Sprint(i)}); err != nil || seq != int64(i) {
+			t.Fatalf("append %d: seq %d, %v", i, seq, err)
+		}
+	}
+	got := take()
+	if got["insert"] != 32 || got["find"] != 0 || got["update"] > 4 {
+		t.Fatalf("32 warm appends sent %v; want 32 inserts, no find, at most 4 head updates", got)
+	}
+	for i := range 16 {
+		seq, added, err := mongox.AppendOnce(ctx, log, "l", fmt.Sprint("ev_", i), item{Title: "keyed"})
+		if err != nil || !added || seq != int64(34+i) {
+			t.Fatalf("append once %d: %d %v %v", i, seq, added, err)
+		}
+	}
+	got = take()
+	if got["insert"] != 32 || got["find"] != 0 || got["update"] > 2 {
+		t.Fatalf("16 warm keyed appends sent %v; want 32 inserts (marker and entry), no find, at most 2 head updates", got)
+	}
+	if n, err := log.Len(ctx, "l"); err != nil || n != 49 {
+		t.Fatalf("len %d, %v; want 49", n, err)
+	}
+	if got = take(); got["find"] != 1 || len(got) != 1 {
+		t.Fatalf("a length known to this Log sent %v; want one find", got)
+	}
+	if seq, added, err := mongox.AppendOnce(ctx, log, "l", "ev_3", item{Title: "again"}); err != nil || added || seq != 37 {
+		t.Fatalf("redelivery: %d %v %v", seq, added, err)
+	}
+}
+
+// TestLogManyWriters: Logs of several processes appending to one list at once never share or
+// skip a position, and a Log that never saw the list finds its length from the head hint in one
+// batch of reads, whatever the list holds.
+func TestLogManyWriters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	first, coll, take := countingLog(t)
+	logs := []mongox.Log{first, mongox.NewLog(coll), mongox.NewLog(coll), mongox.NewLog(coll)}
+	var mu sync.Mutex
+	var seqs []int64
+	var wg sync.WaitGroup
+	for w, log := range logs {
+		for g := range 3 {
+			wg.Go(func() {
+				for i := range 10 {
+					var seq int64
+					var err error
+					if i%2 == 0 {
+						seq, err = mongox.Append(ctx, log, "busy", item{Title: fmt.Sprint(w, g, i)})
+					} else {
+						seq, _, err = mongox.AppendOnce(ctx, log, "busy", fmt.Sprint("ev_", w, "_", g, "_", i), item{})
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					seqs = append(seqs, seq)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	slices.Sort(seqs)
+	for i, s := range seqs {
+		if s != int64(i+1) {
+			t.Fatalf("positions %v, want 1..%d", seqs, len(seqs))
+		}
+	}
+	for _, log := range logs {
+		if n, err := log.Len(ctx, "busy"); err != nil || n != int64(len(seqs)) {
+			t.Fatalf("len %d, %v; want %d", n, err, len(seqs))
+		}
+	}
+	for w := range 4 { // keys appended by one Log are found again by another
+		key := fmt.Sprint("ev_", w, "_1_3")
+		if _, added, err := mongox.AppendOnce(ctx, logs[(w+1)%4], "busy", key, item{}); err != nil || added {
+			t.Fatalf("redelivery of %s to another Log: added %v, %v", key, added, err)
+		}
+	}
+	take()
+	fresh := mongox.NewLog(coll)
+	if n, err := fresh.Len(ctx, "busy"); err != nil || n != int64(len(seqs)) {
+		t.Fatalf("a new Log's len %d, %v; want %d", n, err, len(seqs))
+	}
+	// The head, the position after it and one batch of 8; two when racing head updates left the
+	// hint a stride behind (an update on FerretDB is read-then-rewrite): never a walk through
+	// the list.
+	if got := take(); got["find"] > 2+2*8 {
+		t.Fatalf("a new Log's length sent %v; want the head, one read and a batch or two of 8", got)
+	}
+}
+
+// TestLogLoadWritesWhatAppendsWrite: lists loaded in bulk hold the documents appends write:
+// they page, count and refuse a redelivered key as appended ones do, and appends go on after
+// them with no gap.
+func TestLogLoadWritesWhatAppendsWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testkit.Database(t, testkit.Backends(t), "mongox")
+	appended, loaded := mongox.NewLog(db.Collection("appended")), mongox.NewLog(db.Collection("loaded"))
+	for _, log := range []mongox.Log{appended, loaded} { // a list that exists before the load
+		if _, _, err := mongox.AppendOnce(ctx, log, "l", "ev_0", item{Title: "before"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := loaded.Load()
+	load.Fresh("ev_1", "ev_2", "ev_3")
+	for i, key := range []string{"ev_1", "", "ev_2", "ev_1", "ev_0", "ev_3", "box"} {
+		v := item{Title: fmt.Sprint(i)}
+		var seqA int64
+		var addedA bool
+		var errA error
+		if key == "" {
+			seqA, errA = mongox.Append(ctx, appended, "l", v)
+		} else {
+			seqA, addedA, errA = mongox.AppendOnce(ctx, appended, "l", key, v)
+		}
+		seqL, addedL, errL := mongox.LoadAppend(ctx, load, "l", key, v)
+		if errA != nil || errL != nil || seqA != seqL || addedA != addedL && key != "" {
+			t.Fatalf("append %d (%q): appended %d %v %v, loaded %d %v %v", i, key, seqA, addedA, errA, seqL, addedL, errL)
+		}
+	}
+	if err := load.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pageA, _, errA := mongox.Page[item](ctx, mongox.NewLog(db.Collection("appended")), "l", 0, 20)
+	pageL, _, errL := mongox.Page[item](ctx, mongox.NewLog(db.Collection("loaded")), "l", 0, 20)
+	if errA != nil || errL != nil || len(pageA) != 6 || len(pageA) != len(pageL) {
+		t.Fatalf("pages: appended %d %v, loaded %d %v", len(pageA), errA, len(pageL), errL)
+	}
+	for i := range pageA {
+		a, l := pageA[i], pageL[i]
+		if a.Seq != l.Seq || a.Key != l.Key || a.Value != l.Value {
+			t.Fatalf("entry %d: appended %+v, loaded %+v", i, a, l)
+		}
+	}
+	fresh := mongox.NewLog(db.Collection("loaded"))
+	if seq, added, err := mongox.AppendOnce(ctx, fresh, "l", "ev_2", item{}); err != nil || added || seq != 4 {
+		t.Fatalf("redelivery after the load: %d %v %v", seq, added, err)
+	}
+	if seq, err := mongox.Append(ctx, fresh, "l", item{Title: "after"}); err != nil || seq != 7 {
+		t.Fatalf("append after the load: %d %v", seq, err)
 	}
 }

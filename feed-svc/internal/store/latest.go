@@ -23,6 +23,10 @@ func latestID(list, boxID string) string { return list + "|" + boxID }
 // recorded already.
 func (s *Store) SetLatest(ctx context.Context, list, boxID string, seq int64) error {
 	id := latestID(list, boxID)
+	if s.load != nil {
+		s.load.latest[id] = max(s.load.latest[id], seq)
+		return nil
+	}
 	res, err := s.c(Latest).UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "seq", Value: bson.D{{Key: "$lt", Value: seq}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: seq}}}})
 	if err != nil {

@@ -79,7 +79,14 @@ type Activity struct {
 type Mark struct{}
 
 func appendOnce[T any](ctx context.Context, s *Store, list, key string, v T) (int64, bool, error) {
-	seq, added, err := mongox.AppendOnce(ctx, s.lists, list, key, v)
+	var seq int64
+	var added bool
+	var err error
+	if s.load != nil {
+		seq, added, err = mongox.LoadAppend(ctx, s.load.lists, list, key, v)
+	} else {
+		seq, added, err = mongox.AppendOnce(ctx, s.lists, list, key, v)
+	}
 	if err != nil {
 		return 0, false, fmt.Errorf("store list %s: %w", list, err)
 	}

@@ -48,6 +48,7 @@ var Indexes = []mongox.Index{
 type Store struct {
 	db    *mongo.Database
 	lists mongox.Log
+	load  *load // staged writes of a store made by NewLoad, nil otherwise
 }
 
 // New returns a store over db.

@@ -39,11 +39,11 @@ func threadList(threadID string) string { return "thread:" + threadID }
 func msgsList(threadID string) string   { return "msgs:" + threadID }
 
 // Log is the lists of graph_log.
-func (s *Store) Log() mongox.Log { return mongox.NewLog(s.c(GraphLog)) }
+func (s *Store) Log() mongox.Log { return s.log }
 
 // AppendGraph appends a node or an edge to its thread's graph.
 func (s *Store) AppendGraph(ctx context.Context, threadID string, it GraphItem) (int64, error) {
-	return mongox.Append(ctx, s.Log(), threadList(threadID), it)
+	return appendTo(ctx, s, threadList(threadID), it)
 }
 
 // GraphPage reads up to limit items of a thread's graph, newest first, below position before.
@@ -63,7 +63,7 @@ func (s *Store) GraphLen(ctx context.Context, threadID string) (int64, error) {
 
 // AppendMessage appends a message node to its thread's msgs list.
 func (s *Store) AppendMessage(ctx context.Context, threadID string, m MessageRef) (int64, error) {
-	return mongox.Append(ctx, s.Log(), msgsList(threadID), m)
+	return appendTo(ctx, s, msgsList(threadID), m)
 }
 
 // MessageCount is how many message nodes a thread's msgs list holds.
@@ -82,11 +82,15 @@ func (s *Store) MessageAt(ctx context.Context, threadID string, seq int64) (Mess
 // insert). A full list is refused with a read of its length only; a writer that loses the race
 // for the last slot spends a position past max, which refuses it as well.
 func (s *Store) Reserve(ctx context.Context, list string, max int64, key string) (bool, error) {
+	if s.load != nil { // a preload writes what it was given, quota or not
+		_, err := appendTo(ctx, s, list, key)
+		return err == nil, err
+	}
 	n, err := s.Log().Len(ctx, list)
 	if err != nil || n >= max {
 		return false, err
 	}
-	seq, err := mongox.Append(ctx, s.Log(), list, key)
+	seq, err := appendTo(ctx, s, list, key)
 	if err != nil {
 		return false, err
 	}
@@ -128,7 +132,7 @@ func decisionsList(objectID string) string { return "decisions:" + objectID }
 
 // AppendDecision lists a decision among an object's decisions.
 func (s *Store) AppendDecision(ctx context.Context, objectID string, d DecisionRef) error {
-	_, err := mongox.Append(ctx, s.Log(), decisionsList(objectID), d)
+	_, err := appendTo(ctx, s, decisionsList(objectID), d)
 	return err
 }
 

@@ -20,7 +20,7 @@ func guidanceList(threadID, ownerID string) string { return "guidance:" + thread
 
 // AppendGuidance stores a new version and returns its number.
 func (s *Store) AppendGuidance(ctx context.Context, threadID, ownerID string, g GuidanceVersion) (int64, error) {
-	return mongox.Append(ctx, s.Log(), guidanceList(threadID, ownerID), g)
+	return appendTo(ctx, s, guidanceList(threadID, ownerID), g)
 }
 
 // GuidancePage reads up to limit of an owner's versions of a thread's guidance, newest first,

@@ -143,9 +143,15 @@ func (s *Store) InsertMemoryEntries(ctx context.Context, objectID string, first 
 	for _, id := range marks {
 		docs = append(docs, memoryMark{ID: id})
 	}
-	in, err := mongox.InsertNew(ctx, s.c(MemoryIndex), docs)
-	if err != nil {
-		return nil, fmt.Errorf("store memory entries: %w", err)
+	// In commands of at most memoryBatch documents: a large batch (a preload's) would otherwise
+	// outlast the client's timeout in one command.
+	in := make([]bool, 0, len(docs))
+	for start := 0; start < len(docs); start += memoryBatch {
+		got, err := mongox.InsertNew(ctx, s.c(MemoryIndex), docs[start:min(start+memoryBatch, len(docs))])
+		if err != nil {
+			return nil, fmt.Errorf("store memory entries: %w", err)
+		}
+		in = append(in, got...)
 	}
 	return in[:len(entries)], nil
 }
@@ -179,6 +185,9 @@ func (s *Store) HasPresence(ctx context.Context, id string) (bool, error) {
 	return true, nil
 }
 
+// memoryBatch bounds the documents of one insert into the index.
+const memoryBatch = 1000
+
 // LoadMemory writes entries at positions first, first+1, … of an object's index with the given
 // presence marks, in unordered inserts of up to a thousand documents (marks already there are
 // left), and moves the head hint past them. It fills an index in bulk (a benchmark's thousands
@@ -192,7 +201,7 @@ func (s *Store) LoadMemory(ctx context.Context, objectID string, first int64, en
 		docs = append(docs, memoryMark{ID: id})
 	}
 	for len(docs) > 0 {
-		n := min(len(docs), 1000)
+		n := min(len(docs), memoryBatch)
 		if _, err := mongox.InsertNew(ctx, s.c(MemoryIndex), docs[:n]); err != nil {
 			return fmt.Errorf("store memory load: %w", err)
 		}

@@ -40,6 +40,9 @@ type Pull struct {
 
 // InsertSource stores a new source.
 func (s *Store) InsertSource(ctx context.Context, src *Source) error {
+	if s.staged(src) {
+		return nil
+	}
 	return s.insert(ctx, Sources, src)
 }
 
@@ -59,7 +62,7 @@ func (s *Store) SourcesPage(ctx context.Context, threadID string, before int64, 
 
 // AppendSource lists a stored source in its thread's sources.
 func (s *Store) AppendSource(ctx context.Context, src *Source) error {
-	_, _, err := mongox.AppendOnce(ctx, s.Log(), sourcesList(src.ThreadID), src.ID, *src)
+	_, _, err := appendOnceTo(ctx, s, sourcesList(src.ThreadID), src.ID, *src)
 	return err
 }
 
@@ -72,7 +75,12 @@ func sourcesList(threadID string) string { return "sources:" + threadID }
 func pullsList(sourceID string) string   { return "pulls:" + sourceID }
 
 // InsertPull records a pull (the document its events are staged under).
-func (s *Store) InsertPull(ctx context.Context, p *Pull) error { return s.insert(ctx, Pulls, p) }
+func (s *Store) InsertPull(ctx context.Context, p *Pull) error {
+	if s.staged(p) {
+		return nil
+	}
+	return s.insert(ctx, Pulls, p)
+}
 
 // PullSummary is what a source's pulls say of it: the latest pull, the latest pull that read
 // text (nil before the first), and the latest failed one. Each pull appends the summary as it
@@ -94,7 +102,7 @@ func (s *Store) AppendPull(ctx context.Context, prev PullSummary, p *Pull) error
 	} else {
 		next.LatestError = &q
 	}
-	_, err := mongox.Append(ctx, s.Log(), pullsList(p.SourceID), next)
+	_, err := appendTo(ctx, s, pullsList(p.SourceID), next)
 	return err
 }
 
@@ -117,7 +125,7 @@ type Due struct {
 
 // AppendDue lists a source as due at a time, in the bucket of that time.
 func (s *Store) AppendDue(ctx context.Context, bucket string, d Due) error {
-	_, err := mongox.Append(ctx, s.Log(), bucket, d)
+	_, err := appendTo(ctx, s, bucket, d)
 	return err
 }
 
@@ -143,6 +151,6 @@ func (s *Store) LastRepulled(ctx context.Context) (time.Time, error) {
 
 // MarkRepulled records that a bucket was fully re-pulled.
 func (s *Store) MarkRepulled(ctx context.Context, bucket time.Time) error {
-	_, err := mongox.Append(ctx, s.Log(), repulled, bucket)
+	_, err := appendTo(ctx, s, repulled, bucket)
 	return err
 }

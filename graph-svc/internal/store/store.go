@@ -52,10 +52,19 @@ var Indexes = []mongox.Index{
 }
 
 // Store is the repository.
-type Store struct{ db *mongo.Database }
+type Store struct {
+	db *mongo.Database
+	// log is graph_log's lists, one Log for the process: it remembers the lists' ends, which
+	// makes an append one insert.
+	log mongox.Log
+	// load stages the writes of a store made by NewLoad (nil otherwise).
+	load *load
+}
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db} }
+func New(db *mongo.Database) *Store {
+	return &Store{db: db, log: mongox.NewLog(db.Collection(GraphLog))}
+}
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 

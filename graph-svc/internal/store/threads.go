@@ -29,7 +29,7 @@ func (s *Store) AddThreads(ctx context.Context, ts []Thread) error {
 			continue
 		}
 		for _, p := range t.Participants {
-			if _, _, err := mongox.AppendOnce(ctx, s.Log(), threadsList(p), t.ID, t.ID); err != nil {
+			if _, _, err := appendOnceTo(ctx, s, threadsList(p), t.ID, t.ID); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	graphsvc "github.com/svcdev/svc/graph-svc/app"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func init() { scalePhases = append(scalePhases, graphPhase) }
+
+// graphState is the graph phase's two objects and their thread, a real mailbox thread.
+type graphState struct {
+	hashA, keyA, idA, hashB, idB, thread string
+}
+
+// graphPhase: message nodes in one thread (the phase's size of them) and tracked sources of the
+// owner's self-ingest thread (a tenth of the size), loaded through graph-svc's own projection
+// and ingest code in bulk (graph-svc's app.Preloader). A tenth of the messages say "kestrel", the
+// word the memory search looks for; the others use few distinct words, since the memory index's
+// presence marks (a document per distinct stem and block) are most of what a preload writes. Its routes are owner reads, with the key of the thread's
+// first participant.
+var graphPhase = scalePhase{
+	name: "graph",
+	setup: func(tb testing.TB, env *Env) any {
+		st := &graphState{}
+		st.hashA, st.keyA = env.CreateObject(tb, nil)
+		st.hashB, _ = env.CreateObject(tb, nil)
+		st.idA = env.Internal(tb, "identity-svc", "GET", "/internal/v1/resolve/"+st.hashA)["object_id"].(string)
+		st.idB = env.Internal(tb, "identity-svc", "GET", "/internal/v1/resolve/"+st.hashB)["object_id"].(string)
+		st.thread = Str(tb, sendMessage(tb, env, st.hashA, st.hashB, "", "The scale thread starts."), "thread_id")
+		env.Eventually(tb, func() bool {
+			g := env.Do(tb, "GET", "/api/threads/"+st.thread+"/graph", st.keyA, nil)
+			return g.Status == 200 && len(g.JSON(tb)["nodes"].([]any)) == 1
+		}, "the thread's first message is projected")
+		// The feed phase preloads the network's lists while nothing else appends to them: let
+		// feed-svc's consumer project this phase's creations and message first.
+		env.Eventually(tb, func() bool {
+			a := env.Do(tb, "GET", "/api/activity?limit=50", "", nil)
+			return a.Status == 200 && activityHas(a.JSON(tb), "message.created", st.hashB)
+		}, "feed-svc projects the phase's message")
+		return st
+	},
+	grow: func(tb testing.TB, env *Env, state any, have, size int) {
+		st := state.(*graphState)
+		ctx := context.Background()
+		client, db, err := mongox.Connect(ctx, testkit.Backends(tb).MongoURI, env.Name+"_graph_svc")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		defer client.Disconnect(context.Background())
+		p := graphsvc.NewPreloader(db)
+		base := time.Now().UTC().Add(-time.Duration(size) * time.Millisecond)
+		var msgs []contract.MessageCreatedData
+		for i := have; i < size; i++ {
+			m := contract.MessageCreatedData{MessageID: fmt.Sprint("msg_scale_", i), ThreadID: st.thread, Kind: "note",
+				FromObjectID: st.idA, FromHash: st.hashA, ToObjectID: st.idB, ToHash: st.hashB,
+				Body:      fmt.Sprintf("Scale note on the w%d plan and the v%d review.", i%7, i%5),
+				CreatedAt: base.Add(time.Duration(i) * time.Millisecond).Format(time.RFC3339Nano)}
+			if i%2 == 1 {
+				m.FromObjectID, m.FromHash, m.ToObjectID, m.ToHash = st.idB, st.hashB, st.idA, st.hashA
+			}
+			if i%10 == 0 {
+				m.Body += " The kestrel flies."
+			}
+			if msgs = append(msgs, m); len(msgs) == 200 || i == size-1 {
+				if err := p.Messages(ctx, msgs); err != nil {
+					tb.Fatal(err)
+				}
+				msgs = msgs[:0]
+			}
+		}
+		var urls []string
+		for i := have / 10; i < size/10; i++ {
+			if urls = append(urls, fmt.Sprintf("https://example.com/scale/%d", i)); len(urls) == 1000 || i == size/10-1 {
+				if err := p.Sources(ctx, st.idA, st.hashA, urls); err != nil {
+					tb.Fatal(err)
+				}
+				urls = urls[:0]
+			}
+		}
+		if err := p.Flush(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	},
+	routes: func(state any) []scaleRoute {
+		st := state.(*graphState)
+		return []scaleRoute{
+			{path: "/api/threads/" + st.thread + "/graph", key: st.keyA},
+			{path: "/api/threads/ths_" + st.idA + "/sources", key: st.keyA},
+			{path: "/api/ingest", key: st.keyA},
+			{path: "/api/objects/" + st.hashA + "/memory/search?q=kestrel", key: st.keyA},
+		}
+	},
+}
+
+// activityHas reports whether a page of public activity holds an event of type typ about the
+// object of hash.
+func activityHas(page map[string]any, typ, hash string) bool {
+	items, _ := page["items"].([]any)
+	for _, raw := range items {
+		if e, _ := raw.(map[string]any); e["type"] == typ && e["hash"] == hash {
+			return true
+		}
+	}
+	return false
+}

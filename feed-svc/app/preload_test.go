@@ -1,0 +1,162 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/svcdev/svc/feed-svc/app"
+	"github.com/svcdev/svc/feed-svc/internal/consumers"
+	"github.com/svcdev/svc/feed-svc/internal/store"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// preloadEvents are objects (one private), messages and items of public and private authors,
+// each object's events in order.
+func preloadEvents(t *testing.T) []events.Event {
+	t.Helper()
+	ev := func(topic, typ, obj string, data any) events.Event {
+		return testkit.Consumed(t, events.MustNew(topic, typ, obj, "svc_"+obj, "", data))
+	}
+	var out []events.Event
+	for _, o := range []string{"a", "b", "priv"} {
+		vis := "public"
+		if o == "priv" {
+			vis = "private"
+		}
+		out = append(out, ev(events.TopicIdentity, events.ObjectCreated, o,
+			contract.ObjectCreatedData{Object: contract.Object{ObjectID: o, Hash: "svc_" + o, Visibility: vis, Title: "Box " + o}}))
+	}
+	author := "svc_a"
+	for i := range 30 {
+		box := []string{"a", "b", "priv"}[i%3]
+		if i%4 == 0 {
+			out = append(out, ev(events.TopicMailbox, events.MessageCreated, box, contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
+			continue
+		}
+		d := contract.FeedItemPublishedData{ItemID: fmt.Sprint("itm_", i), Title: fmt.Sprint("item ", i), Body: "body",
+			Tags: []string{"t"}, AuthorObjectID: "a", AuthorHash: &author, AuthorName: "Box a",
+			PostedAt: time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC).Format(time.RFC3339Nano)}
+		if i%5 == 0 {
+			d.AuthorObjectID, d.AuthorHash, d.AuthorName = "", nil, ""
+		}
+		out = append(out, ev(events.TopicFeed, events.FeedItemPublished, box, d))
+	}
+	return out
+}
+
+func feedDB(t *testing.T) *mongo.Database {
+	t.Helper()
+	db := testkit.Database(t, testkit.Backends(t), "feed")
+	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestPreloadPagesLikeTheConsumer: the same events projected by the consumer into one store and
+// preloaded in bulk into another leave lists that page alike, entry by entry, with the same
+// lengths, latest rows and item records; and the consumer, handed the preloaded events again,
+// appends nothing (their keys' markers are there).
+func TestPreloadPagesLikeTheConsumer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	evs := preloadEvents(t)
+	consumed, loaded := feedDB(t), feedDB(t)
+	if err := (&consumers.Network{Store: store.New(consumed)}).Handle(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs { // publishing's record of each item, which Preload writes as well
+		var d contract.FeedItemPublishedData
+		if ev.Type == events.FeedItemPublished && ev.Decode(&d) == nil {
+			posted, _ := time.Parse(time.RFC3339Nano, d.PostedAt)
+			it := store.Item{ID: d.ItemID, FeedID: ev.ObjectID, Title: d.Title, Body: d.Body, Tags: d.Tags, PostedAt: posted,
+				AuthorID: d.AuthorObjectID, AuthorName: d.AuthorName, AuthorPrivate: d.AuthorHash == nil}
+			if d.AuthorHash != nil {
+				it.AuthorHash = *d.AuthorHash
+			}
+			if err := store.New(consumed).PreloadItem(ctx, it); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p := app.NewPreloader(loaded)
+	if err := p.Load(ctx, evs[:17]); err != nil { // two loads, the second after a flush
+		t.Fatal(err)
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Preload(ctx, loaded, evs[17:]); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Now()
+	if len(evs) > 0 {
+		day, _ = time.Parse(time.RFC3339Nano, evs[0].Time)
+	}
+	lists := []string{store.ListGlobal, store.ListGlobalItems, store.ListGlobalCreated, store.ListActivity,
+		store.ListMessages, store.ListBoxesWithItems, store.BoxItems("a"), store.BoxItems("b"), store.BoxItems("priv"),
+		store.AnalyticsList("a", store.CountFeedItems, day), store.AnalyticsList("priv", store.CountMessages, day)}
+	compare := func(when string) {
+		t.Helper()
+		for _, list := range lists {
+			want, _, err := mongox.Page[bson.Raw](ctx, mongox.NewLog(consumed.Collection(store.Lists)), list, 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := mongox.Page[bson.Raw](ctx, mongox.NewLog(loaded.Collection(store.Lists)), list, 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 && list != store.BoxItems("priv") {
+				t.Fatalf("%s: the consumer appended nothing; the test does not test", list)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s %s: %d entries preloaded, %d consumed", when, list, len(got), len(want))
+			}
+			for i := range want {
+				if got[i].Seq != want[i].Seq || got[i].Key != want[i].Key || !bytes.Equal(got[i].Value, want[i].Value) {
+					t.Fatalf("%s %s entry %d: preloaded %+v, consumed %+v", when, list, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	compare("after the preload")
+	stC, stL := store.New(consumed), store.New(loaded)
+	for _, list := range []string{store.ListGlobal, store.ListGlobalItems} {
+		for _, box := range []string{"a", "b"} {
+			for seq := int64(1); seq <= 30; seq++ {
+				c, errC := stC.IsLatest(ctx, list, box, seq)
+				l, errL := stL.IsLatest(ctx, list, box, seq)
+				if errC != nil || errL != nil || c != l {
+					t.Fatalf("latest %s %s %d: consumed %v %v, preloaded %v %v", list, box, seq, c, errC, l, errL)
+				}
+			}
+		}
+	}
+	for id, box := range map[string]string{"itm_1": "b", "itm_3": "a", "itm_5": "priv"} {
+		a, errA := stC.Item(ctx, box, id)
+		b, errB := stL.Item(ctx, box, id)
+		if errA != nil || errB != nil || fmt.Sprint(*a) != fmt.Sprint(*b) {
+			t.Fatalf("item %s: consumed %+v %v, preloaded %+v %v", id, a, errA, b, errB)
+		}
+	}
+	if o, err := stL.Object(ctx, "priv"); err != nil || !o.Private() {
+		t.Fatalf("preloaded object: %+v %v", o, err)
+	}
+	// The consumer, handed the preloaded events again, finds every key appended already.
+	if err := (&consumers.Network{Store: store.New(loaded)}).Handle(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	compare("after a redelivery")
+}
