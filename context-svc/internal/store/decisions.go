@@ -30,7 +30,7 @@ type Decision struct {
 // change nothing. The entry is the decision itself, so a page of decisions is one point read each.
 func (s *Store) RecordDecision(ctx context.Context, d *Decision) error {
 	d.ID = d.ObjectID + ":" + d.NodeID
-	if _, _, err := mongox.AppendOnce(ctx, mongox.NewLog(s.lists), decisionList(d.ObjectID), d.ID, *d); err != nil {
+	if _, _, err := mongox.AppendOnce(ctx, s.objectLists, decisionList(d.ObjectID), d.ID, *d); err != nil {
 		return fmt.Errorf("store decisions: %w", err)
 	}
 	return nil
@@ -38,7 +38,7 @@ func (s *Store) RecordDecision(ctx context.Context, d *Decision) error {
 
 // RecentDecisions returns the limit decisions of an object recorded last, newest first.
 func (s *Store) RecentDecisions(ctx context.Context, objectID string, limit int) ([]Decision, error) {
-	entries, _, err := mongox.Page[Decision](ctx, mongox.NewLog(s.lists), decisionList(objectID), 0, limit)
+	entries, _, err := mongox.Page[Decision](ctx, s.objectLists, decisionList(objectID), 0, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store decisions: %w", err)
 	}

@@ -28,7 +28,7 @@ func (s *Store) InsertLink(ctx context.Context, l *Link) error {
 }
 
 func (s *Store) listLink(ctx context.Context, l *Link) error {
-	if _, _, err := mongox.AppendOnce(ctx, mongox.NewLog(s.lists), linkList(l.ObjectID), l.ID, *l); err != nil {
+	if _, _, err := mongox.AppendOnce(ctx, s.objectLists, linkList(l.ObjectID), l.ID, *l); err != nil {
 		return fmt.Errorf("store links list: %w", err)
 	}
 	return nil
@@ -54,7 +54,7 @@ type LinkPage struct {
 // ListLinks lists a page of an object's links from its list, one point read each (the entries
 // are copies of the links, which never change), and the position of the next page (0: none).
 func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, int64, error) {
-	entries, next, err := mongox.Page[Link](ctx, mongox.NewLog(s.lists), linkList(q.ObjectID), q.Before, q.Limit)
+	entries, next, err := mongox.Page[Link](ctx, s.objectLists, linkList(q.ObjectID), q.Before, q.Limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store links: %w", err)
 	}

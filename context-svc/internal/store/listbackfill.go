@@ -94,7 +94,7 @@ func slotNumber(slot sourceSlot) (int, bool) {
 // backfillSources lists the sources stored before the lists, in the order the store returns them
 // (the order of their inserts), and claims a slot for each that holds none.
 func (s *Store) backfillSources(ctx context.Context, slots int) (int, error) {
-	l := mongox.NewLog(s.lists)
+	l := s.objectLists
 	n, err := eachDoc(ctx, s.sources, bson.D{{Key: "seq", Value: bson.D{{Key: "$exists", Value: false}}}}, func(src Source) error {
 		seq, _, err := mongox.AppendOnce(ctx, l, sourceList(src.ObjectID), src.ID, src.ID)
 		if err != nil || src.Slot > 0 {

@@ -22,7 +22,7 @@ func (s *Store) LoadSources(ctx context.Context, srcs []Source) error {
 		return nil
 	}
 	objectID := srcs[0].ObjectID
-	l := mongox.NewLog(s.lists)
+	l := s.objectLists
 	first, err := l.Len(ctx, sourceList(objectID))
 	if err != nil {
 		return fmt.Errorf("load sources: %w", err)
@@ -58,7 +58,7 @@ func (s *Store) LoadLinks(ctx context.Context, links []Link) error {
 	if _, err := s.links.InsertMany(ctx, docs, options.InsertMany().SetOrdered(true)); err != nil {
 		return fmt.Errorf("load links: %w", err)
 	}
-	if err := mongox.AppendMany(ctx, mongox.NewLog(s.lists), linkList(links[0].ObjectID), links); err != nil {
+	if err := mongox.AppendMany(ctx, s.objectLists, linkList(links[0].ObjectID), links); err != nil {
 		return fmt.Errorf("load links list: %w", err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (s *Store) LoadDecisions(ctx context.Context, ds []Decision) error {
 	for i := range ds {
 		ds[i].ID = ds[i].ObjectID + ":" + ds[i].NodeID
 	}
-	if err := mongox.AppendMany(ctx, mongox.NewLog(s.lists), decisionList(ds[0].ObjectID), ds); err != nil {
+	if err := mongox.AppendMany(ctx, s.objectLists, decisionList(ds[0].ObjectID), ds); err != nil {
 		return fmt.Errorf("load decisions: %w", err)
 	}
 	return nil

@@ -70,7 +70,7 @@ func slotID(objectID string, n int) string { return objectID + ":" + strconv.Ito
 // insert failed names no document, and pages skip it. It returns ErrSourceLimit when every slot
 // is taken, having written nothing.
 func (s *Store) InsertSource(ctx context.Context, src *Source, limit int, outbox events.Stager, evs ...events.Pending) error {
-	l := mongox.NewLog(s.lists)
+	l := s.objectLists
 	listed, err := l.Len(ctx, sourceList(src.ObjectID))
 	if err != nil {
 		return fmt.Errorf("store sources: %w", err)
@@ -142,7 +142,7 @@ type SourcePage struct {
 func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, int64, error) {
 	var mu sync.Mutex
 	read := map[int64]*Source{}
-	entries, next, err := pageForward(ctx, mongox.NewLog(s.lists), sourceList(q.ObjectID), q.After, q.Limit, pageBudget*q.Limit,
+	entries, next, err := pageForward(ctx, s.objectLists, sourceList(q.ObjectID), q.After, q.Limit, pageBudget*q.Limit,
 		func(ctx context.Context, e mongox.Entry[string]) (bool, error) {
 			src, err := s.source(ctx, e.Value)
 			if errors.Is(err, mongox.ErrNotFound) || (err == nil && src.ObjectID != q.ObjectID) {

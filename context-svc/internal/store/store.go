@@ -58,6 +58,9 @@ type Store struct {
 	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions, blocks, names *mongo.Collection
 	memory, memoryHeads, migrations, lists                                                 *mongo.Collection
 	log                                                                                    *slog.Logger
+	// objectLists is the Log kept in lists: one per store, so that its appends and lengths use
+	// what it remembers of each list's end.
+	objectLists mongox.Log
 	// MaxAttempts bounds the retries of a write that keeps losing the race for a version.
 	MaxAttempts int
 }
@@ -70,7 +73,7 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 		links: db.Collection(Links), decisions: db.Collection(Decisions),
 		blocks: db.Collection(Blocks), names: db.Collection(Names),
 		memory: db.Collection(Memories), memoryHeads: db.Collection(MemoryHeads), migrations: db.Collection(Migrations),
-		lists:       db.Collection(Lists),
+		lists: db.Collection(Lists), objectLists: mongox.NewLog(db.Collection(Lists)),
 		MaxAttempts: 32,
 	}
 }
