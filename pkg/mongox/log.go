@@ -169,6 +169,13 @@ func (l Log) mark(ctx context.Context, list, key string, seq int64) error {
 	return nil
 }
 
+// logKey is the key of an entry, read without its value (which may be of any BSON type).
+type logKey struct {
+	Key string `bson:"key"`
+}
+
+var keyOnly = options.FindOne().SetProjection(bson.D{{Key: "key", Value: 1}})
+
 // landed is where a marker says its key was appended: its seq, or its try when the entry there
 // has the key (0: neither).
 func (l Log) landed(ctx context.Context, list, key string, mark logMark) (int64, error) {
@@ -178,8 +185,8 @@ func (l Log) landed(ctx context.Context, list, key string, mark logMark) (int64,
 	if mark.Try == 0 {
 		return 0, nil
 	}
-	var e logDoc[bson.Raw]
-	err := FindOne(ctx, l.coll, ByID(entryID(list, mark.Try)), &e)
+	var e logKey
+	err := FindOne(ctx, l.coll, ByID(entryID(list, mark.Try)), &e, keyOnly)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return 0, err
 	}
@@ -220,8 +227,8 @@ func (l Log) findRecent(ctx context.Context, list, key string) (int64, error) {
 		return 0, err
 	}
 	for seq := n; seq > 0 && seq > n-recentKeys; seq-- {
-		var e logDoc[bson.Raw]
-		err := FindOne(ctx, l.coll, ByID(entryID(list, seq)), &e)
+		var e logKey
+		err := FindOne(ctx, l.coll, ByID(entryID(list, seq)), &e, keyOnly)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return 0, err
 		}

@@ -450,3 +450,20 @@ func TestLogLoadWritesWhatAppendsWrite(t *testing.T) {
 		t.Fatalf("append after the load: %d %v", seq, err)
 	}
 }
+
+// TestLogAppendOnceOfAnyValue: a redelivered key is found whatever the type of the values the
+// list holds (a string here), so a consumer's retry reports the first append rather than failing.
+func TestLogAppendOnceOfAnyValue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	coll := testkit.Database(t, testkit.Backends(t), "mongox").Collection("log")
+	// The second Log is another process: it knows nothing of the list's end.
+	for n, l := range []mongox.Log{mongox.NewLog(coll), mongox.NewLog(coll)} {
+		for i := range 2 {
+			seq, added, err := mongox.AppendOnce(ctx, l, "claims", "evt_1", "clm_1")
+			if err != nil || seq != 1 || added != (n == 0 && i == 0) {
+				t.Fatalf("log %d append %d: seq %d added %v: %v", n, i, seq, added, err)
+			}
+		}
+	}
+}
