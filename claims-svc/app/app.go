@@ -88,30 +88,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		},
 	}
 	api.Register(b.API, &api.Handler{Claims: svc})
-	b.Go(func(ctx context.Context) error { backfillLists(ctx, st, cfg.RecheckInterval, b.Log); return nil })
+	// Until it has run, claims stored by an older release are not listed, show no last check and
+	// are not re-checked.
+	b.Once("claim lists backfill", func(ctx context.Context) error {
+		n, err := st.BackfillLists(ctx, clock.Now().Truncate(cfg.RecheckInterval), claims.RecentChecksRead)
+		if n > 0 && err == nil {
+			b.Log.Info("listed claims stored by an older release", "claims", n)
+		}
+		return err
+	})
 	b.Every(cfg.RecheckScan, "re-checking claims", func(ctx context.Context) error { return svc.RecheckDue(ctx) })
 	return &App{Base: b}, nil
-}
-
-// backfillLists runs store.BackfillLists once per database, beside serving, retrying while the
-// store fails: until it has run, claims stored by an older release are not listed, show no last
-// check and are not re-checked.
-func backfillLists(ctx context.Context, st *store.Store, every time.Duration, log *slog.Logger) {
-	for {
-		n, err := st.BackfillLists(ctx, clock.Now().Truncate(every), claims.RecentChecksRead)
-		if err == nil {
-			if n > 0 {
-				log.Info("listed claims stored by an older release", "claims", n)
-			}
-			return
-		}
-		log.Warn("claim lists backfill failed; retrying", "error", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(30 * time.Second):
-		}
-	}
 }
 
 // dnsResolver returns addr, or the system's first nameserver (127.0.0.1:53 when it names none).

@@ -94,48 +94,24 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// matters since every message of the network passes through here on its way to the blocks.
 	b.ConsumeIdempotent("projections", consumers.Topics, projections.Handle)
 	publish := func(ctx context.Context, evs []events.Pending) error { return b.Producer.Publish(ctx, evs...) }
-	b.Go(func(ctx context.Context) error {
-		untilDone(ctx, b.Log, "admission backfill", func(ctx context.Context) error {
-			n, err := st.BackfillAdmissions(ctx, publish)
-			if n > 0 && err == nil {
-				b.Log.Info("told mailbox-svc the admission rules of objects written by an older release", "objects", n)
-			}
-			return err
-		})
-		return nil
+	b.Once("admission backfill", func(ctx context.Context) error {
+		n, err := st.BackfillAdmissions(ctx, publish)
+		if n > 0 && err == nil {
+			b.Log.Info("told mailbox-svc the admission rules of objects written by an older release", "objects", n)
+		}
+		return err
 	})
 	// Until the lists are backfilled, an object's sources, links and decisions stored by a
 	// release before them are missing from their pages.
-	b.Go(func(ctx context.Context) error {
-		untilDone(ctx, b.Log, "list backfill", func(ctx context.Context) error {
-			n, err := st.BackfillLists(ctx, profile.MaxSources)
-			if n != (store.Listed{}) && err == nil {
-				b.Log.Info("listed the sources, links and decisions an older release stored",
-					"sources", n.Sources, "links", n.Links, "decisions", n.Decisions)
-			}
-			return err
-		})
-		return nil
+	b.Once("list backfill", func(ctx context.Context) error {
+		n, err := st.BackfillLists(ctx, profile.MaxSources)
+		if n != (store.Listed{}) && err == nil {
+			b.Log.Info("listed the sources, links and decisions an older release stored",
+				"sources", n.Sources, "links", n.Links, "decisions", n.Decisions)
+		}
+		return err
 	})
 	return &App{Base: b}, nil
-}
-
-// untilDone runs a one-off data change (once per database: its store step leaves a marker)
-// beside serving, again every 30 s while the broker or the store fails, until it succeeds or ctx
-// ends.
-func untilDone(ctx context.Context, log *slog.Logger, what string, step func(context.Context) error) {
-	for {
-		err := step(ctx)
-		if err == nil {
-			return
-		}
-		log.Warn(what+" failed; retrying", "error", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(30 * time.Second):
-		}
-	}
 }
 
 func outboundOptions(c config.Outbound, timeout time.Duration, maxBytes int64) outbound.Options {

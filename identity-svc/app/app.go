@@ -59,27 +59,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	api.Register(b.API, objects)
 	claims := &consumers.Claims{Objects: objects}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
-	b.Go(func(ctx context.Context) error { backfill(ctx, st, b.Log); return nil })
-	return &App{Base: b}, nil
-}
-
-// backfill runs store.Backfill once per database, beside serving, retrying while the store
-// fails: until it is done, objects, keys and associations an older release stored are missing
-// from their lists.
-func backfill(ctx context.Context, st *store.Store, log *slog.Logger) {
-	for {
+	// Until it has run, objects, keys and associations an older release stored are missing from
+	// their lists.
+	b.Once("lists backfill", func(ctx context.Context) error {
 		n, err := st.Backfill(ctx)
-		if err == nil {
-			if n > 0 {
-				log.Info("listed what an older release stored", "documents", n)
-			}
-			return
+		if n > 0 && err == nil {
+			b.Log.Info("listed what an older release stored", "documents", n)
 		}
-		log.Warn("lists backfill failed; retrying", "error", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(30 * time.Second):
-		}
-	}
+		return err
+	})
+	return &App{Base: b}, nil
 }

@@ -75,7 +75,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// The thread lists and mailboxes, from the service's own message.created: idempotent by its
 	// writes (a message is logged once, keyed by its id).
 	b.ConsumeBatches("lists", []string{events.TopicMailbox}, (&consumers.Lists{Store: st}).Handle)
-	b.Go(func(ctx context.Context) error { backfillLists(ctx, st, b.Log); return nil })
+	b.Once("lists backfill", func(ctx context.Context) error {
+		n, err := st.BackfillLists(ctx)
+		if n > 0 && err == nil {
+			b.Log.Info("listed the messages and blocks stored by an older release", "documents", n)
+		}
+		return err
+	})
 	b.Consume("webhook-notices", []string{events.TopicWebhook}, (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle)
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice
 	// is harmless.
@@ -87,24 +93,4 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return err
 	})
 	return &App{Base: b}, nil
-}
-
-// backfillLists runs store.BackfillLists once per database, beside serving, retrying while the
-// store fails.
-func backfillLists(ctx context.Context, st *store.Store, log *slog.Logger) {
-	for {
-		n, err := st.BackfillLists(ctx)
-		if err == nil {
-			if n > 0 {
-				log.Info("listed the messages and blocks stored by an older release", "documents", n)
-			}
-			return
-		}
-		log.Warn("lists backfill failed; retrying", "error", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(30 * time.Second):
-		}
-	}
 }

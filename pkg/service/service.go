@@ -203,6 +203,29 @@ func ConnectRedis(ctx context.Context, url string) (*redis.Client, error) {
 // Go registers a background loop that runs with the service and stops with it.
 func (b *Base) Go(loop func(context.Context) error) { b.loops = append(b.loops, loop) }
 
+// onceRetry is how long Once waits after a failed step before it runs it again.
+const onceRetry = 30 * time.Second
+
+// Once registers a one-off data change (an upgrade's backfill: once per database, since its step
+// leaves a marker) that runs beside serving and again every 30 s while it fails ("<what> failed;
+// retrying"), until it succeeds or the service stops.
+func (b *Base) Once(what string, step func(context.Context) error) {
+	b.Go(func(ctx context.Context) error {
+		for {
+			err := step(ctx)
+			if err == nil {
+				return nil
+			}
+			b.Log.Warn(what+" failed; retrying", "error", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(onceRetry):
+			}
+		}
+	})
+}
+
 // Every registers a background loop that calls fn every interval until the service stops; a
 // failure is logged as "<what> failed" and the loop goes on (every replica runs it, so fn must be
 // safe to run on several at once).

@@ -98,7 +98,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// inserts nothing new: no dedupe record is needed.
 	b.ConsumeBatches(consumers.Group, consumers.Topics, (&webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()}).Handle)
 	b.Go(sender.Run)
-	b.Go(func(ctx context.Context) error { assignPlaces(ctx, uses, b.Log); return nil })
+	b.Once("assigning quota places", func(ctx context.Context) error {
+		n, err := uses.AssignPlaces(ctx)
+		if n > 0 && err == nil {
+			b.Log.Info("gave quota places to subscriptions stored by an older release", "subscriptions", n)
+		}
+		return err
+	})
 	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg, b.Log) })
 	return &App{Base: b}, nil
 }
@@ -121,27 +127,6 @@ func sweep(ctx context.Context, st *store.Store, cfg Config, log *slog.Logger) e
 		// A claim is kept well past its lease, so that no late scan can win it a second time.
 		if _, err := st.SweepClaims(ctx, now.Add(-time.Hour-cfg.Lease)); err != nil && ctx.Err() == nil {
 			log.Warn("sweeping claims failed", "error", err)
-		}
-	}
-}
-
-// assignPlaces runs webhook.AssignPlaces once per database, beside serving, retrying while the
-// store fails: until it has run, subscriptions stored by an older release are neither listed nor
-// delivered to.
-func assignPlaces(ctx context.Context, uses *webhook.Subscriptions, log *slog.Logger) {
-	for {
-		n, err := uses.AssignPlaces(ctx)
-		if err == nil {
-			if n > 0 {
-				log.Info("gave quota places to subscriptions stored by an older release", "subscriptions", n)
-			}
-			return
-		}
-		log.Warn("assigning quota places failed; retrying", "error", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(30 * time.Second):
 		}
 	}
 }
