@@ -288,9 +288,7 @@ func (l Log) insertFrom(ctx context.Context, list, key string, v any, seq int64,
 // advance moves the head hint to seq. A failure only leaves the hint behind, which readers step
 // over, so it is not reported.
 func (l Log) advance(ctx context.Context, list string, seq int64) {
-	_, _ = l.coll.UpdateOne(ctx, ByID(headID(list)),
-		bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: seq}}}},
-		options.UpdateOne().SetUpsert(true))
+	_ = Upsert(ctx, l.coll, headID(list), bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: seq}}}})
 }
 
 // Len is how many entries were ever appended to list. When this Log knows a position of the

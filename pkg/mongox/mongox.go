@@ -168,6 +168,36 @@ func InsertNew[T any](ctx context.Context, coll *mongo.Collection, docs []T) (in
 	return inserted, nil
 }
 
+// Upsert updates the document with _id id, creating it when there is none. Of upserts of one new
+// _id at once, all but one may fail as duplicates on FerretDB (and on MongoDB before 4.2): the
+// document exists then, so Upsert runs the update again once, as an update of it.
+func Upsert(ctx context.Context, coll *mongo.Collection, id, update any) error {
+	return retryDuplicate(coll, func() error {
+		_, err := coll.UpdateOne(ctx, ByID(id), update, options.UpdateOne().SetUpsert(true))
+		return err
+	})
+}
+
+// ReplaceUpsert replaces the document with _id id by doc, or inserts doc; a duplicate of a
+// concurrent insert is retried as Upsert's is.
+func ReplaceUpsert(ctx context.Context, coll *mongo.Collection, id, doc any) error {
+	return retryDuplicate(coll, func() error {
+		_, err := coll.ReplaceOne(ctx, ByID(id), doc, options.Replace().SetUpsert(true))
+		return err
+	})
+}
+
+func retryDuplicate(coll *mongo.Collection, write func() error) error {
+	err := write()
+	if IsDuplicateKey(err) {
+		err = write()
+	}
+	if err != nil {
+		return fmt.Errorf("upsert into %s: %w", coll.Name(), err)
+	}
+	return nil
+}
+
 // ByID is the filter of one document by _id.
 func ByID(id any) bson.D { return bson.D{{Key: "_id", Value: id}} }
 

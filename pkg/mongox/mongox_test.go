@@ -3,6 +3,7 @@ package mongox_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,5 +90,41 @@ func TestInsertNew(t *testing.T) {
 	}
 	if got, err := mongox.InsertNew(ctx, coll, []bson.D{}); err != nil || len(got) != 0 {
 		t.Errorf("empty batch: %v, %v", got, err)
+	}
+}
+
+// TestUpsertsOfOneNewDocumentAtOnce: concurrent upserts of one _id that does not exist yet all
+// succeed (the losers of the insert race update what the winner created), and every $max lands.
+func TestUpsertsOfOneNewDocumentAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	coll := testkit.Database(t, testkit.Backends(t), "mongox").Collection("upserts")
+	for round := range 8 {
+		id := "doc" + strconv.Itoa(round)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				<-start
+				var err error
+				if i%2 == 0 {
+					err = mongox.Upsert(ctx, coll, id, bson.D{{Key: "$max", Value: bson.D{{Key: "n", Value: i}}}})
+				} else {
+					err = mongox.ReplaceUpsert(ctx, coll, id, bson.D{{Key: "_id", Value: id}, {Key: "n", Value: -1}})
+				}
+				if err != nil {
+					t.Errorf("round %d, writer %d: %v", round, i, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if err := mongox.Upsert(ctx, coll, id, bson.D{{Key: "$max", Value: bson.D{{Key: "n", Value: 99}}}}); err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ N int }
+		if err := mongox.FindOne(ctx, coll, mongox.ByID(id), &got); err != nil || got.N != 99 {
+			t.Fatalf("round %d: %+v, %v", round, got, err)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -135,11 +134,7 @@ func (s *Store) RecheckedThrough(ctx context.Context) (time.Time, error) {
 // MarkRechecked records that every re-check due through period is taken. The record only moves
 // forward; replicas writing at once write the same period.
 func (s *Store) MarkRechecked(ctx context.Context, period time.Time) error {
-	_, err := s.c(Migrations).UpdateOne(ctx, mongox.ByID(rechecked),
-		bson.D{{Key: "$max", Value: bson.D{{Key: "done_at", Value: period}}}}, options.UpdateOne().SetUpsert(true))
-	if mongox.IsDuplicateKey(err) { // two first upserts raced: the other inserted it
-		return nil
-	}
+	err := mongox.Upsert(ctx, s.c(Migrations), rechecked, bson.D{{Key: "$max", Value: bson.D{{Key: "done_at", Value: period}}}})
 	if err != nil {
 		return fmt.Errorf("record re-check progress: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -51,8 +50,7 @@ func (s *Store) InsertState(ctx context.Context, st *State) error {
 // advanceState moves a claim's head hint to gen. A failure only leaves the hint behind, which
 // readers step over, so it is not reported.
 func (s *Store) advanceState(ctx context.Context, claimID string, gen int) {
-	_, _ = s.c(States).UpdateOne(ctx, mongox.ByID(stateHeadID(claimID)),
-		bson.D{{Key: "$max", Value: bson.D{{Key: "gen", Value: gen}}}}, options.UpdateOne().SetUpsert(true))
+	_ = mongox.Upsert(ctx, s.c(States), stateHeadID(claimID), bson.D{{Key: "$max", Value: bson.D{{Key: "gen", Value: gen}}}})
 }
 
 // CurrentState returns a claim's latest state; ok is false while it has none (pending).

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -44,7 +42,7 @@ func (s *Store) blockList(ctx context.Context, recipientID string) (*BlockList, 
 }
 
 func (s *Store) saveBlockList(ctx context.Context, list *BlockList) error {
-	_, err := s.blocks.ReplaceOne(ctx, mongox.ByID(list.RecipientID), list, options.Replace().SetUpsert(true))
+	err := mongox.ReplaceUpsert(ctx, s.blocks, list.RecipientID, list)
 	if err != nil {
 		return fmt.Errorf("store blocks: %w", err)
 	}
@@ -81,7 +79,7 @@ func (s *Store) RecordUnblock(ctx context.Context, recipientID, senderID string)
 
 // SetSenderName records an object's new current hash.
 func (s *Store) SetSenderName(ctx context.Context, objectID, hash string) error {
-	_, err := s.names.ReplaceOne(ctx, mongox.ByID(objectID), SenderName{ObjectID: objectID, Hash: hash}, options.Replace().SetUpsert(true))
+	err := mongox.ReplaceUpsert(ctx, s.names, objectID, SenderName{ObjectID: objectID, Hash: hash})
 	if err != nil {
 		return fmt.Errorf("store names: %w", err)
 	}

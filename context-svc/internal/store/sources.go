@@ -222,12 +222,7 @@ func (s *Store) RecordFetch(ctx context.Context, id, content, fetchErr string, a
 	if fetchErr == "" {
 		set = append(set, bson.E{Key: "content", Value: content})
 	}
-	update := bson.D{{Key: "$set", Value: set}}
-	_, err := s.fetches.UpdateOne(ctx, mongox.ByID(id), update, options.UpdateOne().SetUpsert(true))
-	if mongox.IsDuplicateKey(err) {
-		_, err = s.fetches.UpdateOne(ctx, mongox.ByID(id), update)
-	}
-	if err != nil {
+	if err := mongox.Upsert(ctx, s.fetches, id, bson.D{{Key: "$set", Value: set}}); err != nil {
 		return fmt.Errorf("store fetches: %w", err)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -32,7 +31,7 @@ func (s *Store) Sync(ctx context.Context, objectID string) (*SyncConfig, error) 
 
 // SetSync stores an object's sync configuration, replacing any earlier one.
 func (s *Store) SetSync(ctx context.Context, cfg *SyncConfig) error {
-	if _, err := s.syncs.ReplaceOne(ctx, mongox.ByID(cfg.ObjectID), cfg, options.Replace().SetUpsert(true)); err != nil {
+	if err := mongox.ReplaceUpsert(ctx, s.syncs, cfg.ObjectID, cfg); err != nil {
 		return fmt.Errorf("store syncs: %w", err)
 	}
 	return nil

@@ -118,16 +118,9 @@ func (s *Store) advanceHead(ctx context.Context, objectID string, version int) e
 	return nil
 }
 
-// advanceHint moves the version of the head hint id in coll forward (never back). Two first
-// upserts of one hint race to insert it; the loser's duplicate key is no failure, since the hint
-// only saves reads a step.
+// advanceHint moves the version of the head hint id in coll forward (never back).
 func advanceHint(ctx context.Context, coll *mongo.Collection, id string, version int) error {
-	_, err := coll.UpdateOne(ctx, mongox.ByID(id), bson.D{{Key: "$max", Value: bson.D{{Key: "version", Value: version}}}},
-		options.UpdateOne().SetUpsert(true))
-	if err != nil && !mongox.IsDuplicateKey(err) {
-		return err
-	}
-	return nil
+	return mongox.Upsert(ctx, coll, id, bson.D{{Key: "$max", Value: bson.D{{Key: "version", Value: version}}}})
 }
 
 // Materialise stores the first version of a new object from identity-svc's view of it, unless it

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -36,7 +34,7 @@ func (s *Store) SetBlock(ctx context.Context, b Block) error {
 	case cur.At.After(b.At) || (cur.At.Equal(b.At) && cur.Event >= b.Event):
 		return nil
 	}
-	if _, err := s.c(Blocks).ReplaceOne(ctx, mongox.ByID(b.ID), b, options.Replace().SetUpsert(true)); err != nil {
+	if err := mongox.ReplaceUpsert(ctx, s.c(Blocks), b.ID, b); err != nil {
 		return fmt.Errorf("store blocks: %w", err)
 	}
 	return nil

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -60,7 +58,7 @@ func (s *Store) SetClaim(ctx context.Context, objectID string, c Claim, verified
 		claims = claims[:MaxShownClaims]
 	}
 	set := claimSet{ObjectID: objectID, Claims: claims}
-	if _, err := s.c(Claims).ReplaceOne(ctx, mongox.ByID(objectID), set, options.Replace().SetUpsert(true)); err != nil {
+	if err := mongox.ReplaceUpsert(ctx, s.c(Claims), objectID, set); err != nil {
 		return fmt.Errorf("store claims: %w", err)
 	}
 	return nil

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -122,7 +121,7 @@ func (s *Store) SetTitle(ctx context.Context, t Title) error {
 	case cur.Version > t.Version:
 		return nil
 	}
-	if _, err := s.c(Titles).ReplaceOne(ctx, mongox.ByID(t.ObjectID), t, options.Replace().SetUpsert(true)); err != nil {
+	if err := mongox.ReplaceUpsert(ctx, s.c(Titles), t.ObjectID, t); err != nil {
 		return fmt.Errorf("store titles: %w", err)
 	}
 	return nil

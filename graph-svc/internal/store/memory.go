@@ -159,8 +159,7 @@ func (s *Store) InsertMemoryEntries(ctx context.Context, objectID string, first 
 // AdvanceMemoryHead moves the head hint to seq. A failure only leaves the hint behind, which
 // readers step over, so it is not reported.
 func (s *Store) AdvanceMemoryHead(ctx context.Context, objectID string, seq int64) {
-	_, _ = s.c(MemoryIndex).UpdateOne(ctx, mongox.ByID(memoryHeadID(objectID)),
-		bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: seq}}}}, options.UpdateOne().SetUpsert(true))
+	_ = mongox.Upsert(ctx, s.c(MemoryIndex), memoryHeadID(objectID), bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: seq}}}})
 }
 
 // MemoryEntryAt reads entry seq of an object's index; mongox.ErrNotFound if none holds it.

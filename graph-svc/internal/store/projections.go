@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	mopts "go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -32,8 +31,7 @@ func (s *Store) RememberHash(ctx context.Context, objectID, hash string) error {
 
 // SetHash records an object's new current hash.
 func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
-	_, err := s.c(Hashes).UpdateOne(ctx, mongox.ByID(objectID),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}}, mopts.UpdateOne().SetUpsert(true))
+	err := mongox.Upsert(ctx, s.c(Hashes), objectID, bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}})
 	if err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
 	}
@@ -66,9 +64,8 @@ func BlockID(blockerID, senderID string) string { return blockerID + "/" + sende
 // SetBlock records that blocker blocks (or no longer blocks) sender. The events of one blocker
 // arrive in order, so the last one applied is the state.
 func (s *Store) SetBlock(ctx context.Context, blockerID, senderID string, blocked bool, at time.Time) error {
-	_, err := s.c(Blocks).UpdateOne(ctx, mongox.ByID(BlockID(blockerID, senderID)),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "blocked", Value: blocked}, {Key: "at", Value: at}}}},
-		mopts.UpdateOne().SetUpsert(true))
+	err := mongox.Upsert(ctx, s.c(Blocks), BlockID(blockerID, senderID),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "blocked", Value: blocked}, {Key: "at", Value: at}}}})
 	if err != nil {
 		return fmt.Errorf("store sender blocks: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/events"
@@ -209,11 +208,10 @@ type profileHead struct {
 
 // raiseProfileHead moves the object's profile head up to version.
 func (s *Store) raiseProfileHead(ctx context.Context, objectID string, version int) error {
-	_, err := s.db.Collection(Facts).UpdateOne(ctx, mongox.ByID(profileHeadID(objectID)),
+	err := mongox.Upsert(ctx, s.db.Collection(Facts), profileHeadID(objectID),
 		bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: version}}},
-			{Key: "$setOnInsert", Value: bson.D{{Key: "object_id", Value: objectID}, {Key: "kind", Value: factProfileHead}}}},
-		options.UpdateOne().SetUpsert(true))
-	if err != nil && !mongox.IsDuplicateKey(err) { // two first reports at once: either raised it
+			{Key: "$setOnInsert", Value: bson.D{{Key: "object_id", Value: objectID}, {Key: "kind", Value: factProfileHead}}}})
+	if err != nil {
 		return fmt.Errorf("raise profile head: %w", err)
 	}
 	return nil

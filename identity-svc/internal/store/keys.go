@@ -127,12 +127,7 @@ func (s *Store) revocations(ctx context.Context, digests ...string) (map[string]
 
 // TouchKey records a use of the key.
 func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) error {
-	_, err := s.db.Collection(KeyUsage).UpdateOne(ctx, mongox.ByID(digest),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "last_used_at", Value: at}}}}, options.UpdateOne().SetUpsert(true))
-	if err != nil && !mongox.IsDuplicateKey(err) { // two first uses at once: either time will do
-		return err
-	}
-	return nil
+	return mongox.Upsert(ctx, s.db.Collection(KeyUsage), digest, bson.D{{Key: "$set", Value: bson.D{{Key: "last_used_at", Value: at}}}})
 }
 
 // SubKeys lists a page of the active sub-keys of an object, newest first, with their last use,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -37,8 +36,7 @@ func (s *Store) RememberHash(ctx context.Context, objectID, hash string) error {
 
 // SetHash records an object's new current hash.
 func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
-	_, err := s.hashes.UpdateOne(ctx, mongox.ByID(objectID),
-		bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}}, options.UpdateOne().SetUpsert(true))
+	err := mongox.Upsert(ctx, s.hashes, objectID, bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}})
 	if err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
 	}

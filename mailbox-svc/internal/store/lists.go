@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -295,10 +294,10 @@ func (s *Store) toFront(ctx context.Context, objectID, threadID string, messages
 func (s *Store) raiseBoxThread(ctx context.Context, objectID, threadID string, set bson.D) error {
 	id := BoxThreadID(objectID, threadID)
 	for range 5 {
-		_, err := s.boxThreads.UpdateOne(ctx, mongox.ByID(id), bson.D{
+		err := mongox.Upsert(ctx, s.boxThreads, id, bson.D{
 			{Key: "$max", Value: set},
 			{Key: "$setOnInsert", Value: bson.D{{Key: "object_id", Value: objectID}, {Key: "thread_id", Value: threadID}}},
-		}, options.UpdateOne().SetUpsert(true))
+		})
 		if err != nil {
 			return fmt.Errorf("store box threads: %w", err)
 		}

@@ -61,13 +61,7 @@ func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) 
 
 // replace rewrites the document with doc's _id, inserting it when absent.
 func (s *Store) replace(ctx context.Context, coll, id string, doc any) error {
-	_, err := s.c(coll).ReplaceOne(ctx, mongox.ByID(id), doc, upsert)
-	if mongox.IsDuplicateKey(err) {
-		// Two upserts of a new document raced and the other inserted it: it exists now, so the
-		// replace applies to it.
-		_, err = s.c(coll).ReplaceOne(ctx, mongox.ByID(id), doc, upsert)
-	}
-	if err != nil {
+	if err := mongox.ReplaceUpsert(ctx, s.c(coll), id, doc); err != nil {
 		return fmt.Errorf("store %s: %w", coll, err)
 	}
 	return nil

@@ -50,8 +50,6 @@ type Secret struct {
 	ExpiresAt *time.Time `bson:"expires_at,omitempty"`
 }
 
-var upsert = options.Replace().SetUpsert(true)
-
 // InsertSubscription stores a new subscription.
 func (s *Store) InsertSubscription(ctx context.Context, sub *Subscription) error {
 	if _, err := s.c(Subscriptions).InsertOne(ctx, sub); err != nil {
