@@ -93,8 +93,9 @@ func TestInsertNew(t *testing.T) {
 	}
 }
 
-// TestUpsertsOfOneNewDocumentAtOnce: concurrent upserts of one _id that does not exist yet all
-// succeed (the losers of the insert race update what the winner created), and every $max lands.
+// TestUpsertsOfOneNewDocumentAtOnce: concurrent upserts and replaces of one _id that does not
+// exist yet all succeed (the losers of the insert race update what the winner created), and the
+// document then takes a later upsert.
 func TestUpsertsOfOneNewDocumentAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
