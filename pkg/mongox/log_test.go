@@ -86,12 +86,7 @@ func TestLogConcurrentAppends(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	slices.Sort(seqs)
-	for i, s := range seqs {
-		if s != int64(i+1) {
-			t.Fatalf("positions %v, want 1..16", seqs)
-		}
-	}
+	wantEveryPosition(t, seqs)
 	if n, err := log.Len(ctx, "busy"); err != nil || n != 16 {
 		t.Fatalf("len %d, %v; want 16", n, err)
 	}
@@ -368,12 +363,7 @@ func TestLogManyWriters(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	slices.Sort(seqs)
-	for i, s := range seqs {
-		if s != int64(i+1) {
-			t.Fatalf("positions %v, want 1..%d", seqs, len(seqs))
-		}
-	}
+	wantEveryPosition(t, seqs)
 	for _, log := range logs {
 		if n, err := log.Len(ctx, "busy"); err != nil || n != int64(len(seqs)) {
 			t.Fatalf("len %d, %v; want %d", n, err, len(seqs))
@@ -464,6 +454,18 @@ func TestLogAppendOnceOfAnyValue(t *testing.T) {
 			if err != nil || seq != 1 || added != (n == 0 && i == 0) {
 				t.Fatalf("log %d append %d: seq %d added %v: %v", n, i, seq, added, err)
 			}
+		}
+	}
+}
+
+// wantEveryPosition fails unless seqs, the positions concurrent appends got, are 1..len(seqs):
+// none shared, none skipped.
+func wantEveryPosition(t *testing.T, seqs []int64) {
+	t.Helper()
+	slices.Sort(seqs)
+	for i, s := range seqs {
+		if s != int64(i+1) {
+			t.Fatalf("positions %v, want 1..%d", seqs, len(seqs))
 		}
 	}
 }
