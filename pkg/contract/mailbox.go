@@ -34,6 +34,9 @@ type MessageCreatedData struct {
 	Kind         string `json:"kind"`
 	Body         string `json:"body"`
 	CreatedAt    string `json:"created_at"`
+	// PrevMessageID is the thread's message this one follows (empty for a thread's first, and in
+	// events of older releases), so that projections link replies exactly.
+	PrevMessageID string `json:"prev_message_id,omitempty"`
 }
 
 // ThreadCreatedData is the data of a thread.created event. The envelope's object is the
