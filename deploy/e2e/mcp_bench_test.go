@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -72,4 +75,75 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkMCPLargestAnswers: 16 anonymous clients call read_feed over /mcp at once, each answer
+// just under the bound on one tool answer (a feed page of 16 KiB items), for -benchtime calls
+// each; it prints the calls served, those told to retry, and this process's peak RSS over its RSS
+// before the load (the whole suite runs in this process; goal: under +100 MiB).
+//
+//	go test ./deploy/e2e -run '^$' -bench MCPLargestAnswers -benchtime 40x
+func BenchmarkMCPLargestAnswers(b *testing.B) {
+	env := Start(b, WithEnv("RATE_PUBLIC_PER_MIN", "1000000"), WithEnv("RATE_PUBLIC_BURST", "1000000"),
+		WithEnv("RATE_OWNER_PER_MIN", "1000000"), WithEnv("RATE_OWNER_BURST", "1000000"), WithEnv("RATE_FEED_POLL_INTERVAL", "1ms"))
+	hash, key := env.CreateObject(b, nil)
+	item := strings.Repeat("y", 15<<10)
+	const items = 30 // 30 × 15 KiB: just under the 512 KiB bound of one route answer
+	enableFeed(b, env, hash, key)
+	env.Eventually(b, func() bool { // feed-svc learns of the feed from its event
+		return env.Do(b, "GET", "/api/feeds/"+hash+"/items", "", nil).Status == 200
+	}, "the new box's feed")
+	for i := range items {
+		env.Do(b, "POST", "/api/feeds/"+hash+"/items", key, map[string]any{"title": fmt.Sprintf("item %d", i), "body": item}).Expect(b, 201)
+	}
+	call := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_feed","arguments":{"hash":%q,"limit":%d}}}`, hash, items))
+	status, body := postMCP(b, env, "", "2025-11-25", call)
+	if status != 200 || bytes.Contains(body, []byte(`"isError":true`)) || len(body) < mcpMaxResultBytes/2 {
+		b.Fatalf("read_feed = %d, %d bytes %.300s", status, len(body), body)
+	}
+	answer := len(body)
+	runtime.GC()
+	idle := rss()
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		for {
+			if r := rss(); r > peak.Load() {
+				peak.Store(r)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	var served, retry atomic.Int64
+	var clients sync.WaitGroup
+	b.ResetTimer()
+	for range 16 {
+		clients.Go(func() {
+			for range b.N {
+				status, body := postMCP(b, env, "", "2025-11-25", call)
+				switch {
+				case status == 200 && !bytes.Contains(body, []byte(`"isError":true`)):
+					served.Add(1)
+				case bytes.Contains(body, []byte("UNAVAILABLE")) || bytes.Contains(body, []byte("RATE_LIMITED")):
+					retry.Add(1)
+				default:
+					b.Errorf("read_feed = %d %.300s", status, body)
+					return
+				}
+			}
+		})
+	}
+	clients.Wait()
+	b.StopTimer()
+	close(stop)
+	sampler.Wait()
+	grew := max(0, peak.Load()-idle)
+	b.ReportMetric(float64(grew>>20), "rss-growth-MiB")
+	fmt.Printf("%s\n16 anonymous clients × %d read_feed calls of %d KiB answers: %d served, %d told to retry; RSS %d MiB before, peak +%d MiB (goal: under +100 MiB)\n",
+		strings.Repeat("-", 60), b.N, answer>>10, served.Load(), retry.Load(), idle>>20, grew>>20)
 }

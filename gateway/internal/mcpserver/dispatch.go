@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,6 +28,19 @@ type caller struct {
 	header     http.Header
 	remoteAddr string
 	principal  *authn.Principal
+
+	mu       sync.Mutex
+	reserved func() // releases what the answer reserved of the process-wide budget
+}
+
+// release gives back what the request's answer reserved, once it has been sent.
+func (c *caller) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reserved != nil {
+		c.reserved()
+		c.reserved = nil
+	}
 }
 
 type callerKey struct{}
@@ -43,9 +58,23 @@ func callerFrom(ctx context.Context) *caller {
 // what the gateway finds the client's address and the request id by.
 var forwarded = []string{"Authorization", "X-Forwarded-For", "X-Real-Ip", "Forwarded", httpx.HeaderRequestID}
 
-// MaxResultBytes bounds the answer of one route call that a tool returns; no route answers more
-// (a page, or a text of at most 256 KiB), so a larger one is a fault, not a result.
-const MaxResultBytes = 4 << 20
+// MaxResultBytes bounds the answer of one route call that a tool returns. A tool result carries
+// it twice (as text and as structured content), so one /mcp answer stays under about three times
+// this. Pages of large messages can exceed it: the tool call then answers 413 PAYLOAD_TOO_LARGE
+// and names the limit argument to lower.
+const MaxResultBytes = 512 << 10
+
+// AnswerBudgetBytes bounds, for the whole process, the memory of the tool answers being built and
+// sent at once: each reserves answerCopies times its route answer's size until it is written, so
+// that clients asking for the largest answers together cannot grow the gateway by more than about
+// this. A call that finds no room within answerWait answers 503 with Retry-After.
+const AnswerBudgetBytes = 32 << 20
+
+// answerCopies is how many copies of a route answer a tool answer holds at its peak: the recorded
+// body, the text, the structured content and the encoded JSON-RPC response.
+const answerCopies = 5
+
+const answerWait = 5 * time.Second
 
 // errArgument is a tool argument the route cannot take.
 type errArgument struct{ msg string }
@@ -75,8 +104,46 @@ func (h *Handler) toolHandler(t boundTool) mcp.ToolHandler {
 			h.opts.Log.Warn("mcp tool call failed", "tool", t.Name, "request_id", c.header.Get(httpx.HeaderRequestID), "error", err)
 			return nil, err
 		}
+		if rec.overflow {
+			return apiErrorResult(c, httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+				"the answer is larger than %d bytes: ask for fewer items (a smaller limit)", MaxResultBytes)), nil
+		}
+		if err := h.reserve(ctx, c, rec.body.Len()); err != nil {
+			return apiErrorResult(c, err), nil
+		}
 		return result(t.route, rec), nil
 	}
+}
+
+// reserve takes room for the answer of size bytes in the process-wide budget, until the request's
+// answer is sent (caller.release).
+func (h *Handler) reserve(ctx context.Context, c *caller, size int) error {
+	n := min(int64(size+1)*answerCopies, AnswerBudgetBytes)
+	wait, cancel := context.WithTimeout(ctx, answerWait)
+	defer cancel()
+	if err := h.answers.Acquire(wait, n); err != nil {
+		e := httpx.Unavailable(errors.New("mcp answers are at their memory budget"))
+		e.Message = "too many large answers at once: retry in a second"
+		e.RetryAfter = time.Second
+		return e
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev := c.reserved
+	c.reserved = func() {
+		h.answers.Release(n)
+		if prev != nil {
+			prev()
+		}
+	}
+	return nil
+}
+
+// apiErrorResult is a tool result for an error the tool layer raised itself, in the API's shape.
+func apiErrorResult(c *caller, err error) *mcp.CallToolResult {
+	e := httpx.AsError(err)
+	return errorResult(e.Status, httpx.Body{Error: httpx.BodyError{Code: e.Code, Message: e.Message,
+		RequestID: c.header.Get(httpx.HeaderRequestID)}})
 }
 
 // routeCall is one HTTP request of a route.
@@ -113,6 +180,10 @@ func buildCall(t boundTool, c *caller, raw json.RawMessage) (*routeCall, error) 
 		}
 		if v == "" {
 			return nil, errArgument{fmt.Sprintf("the argument %s is required", name)}
+		}
+		// A path argument is one segment of its route's path, never a way to another route.
+		if strings.ContainsAny(v, "/\\?#%") || v == "." || v == ".." {
+			return nil, errArgument{fmt.Sprintf("the argument %s must not contain '/', '\\', '?', '#' or '%%'", name)}
 		}
 		path = strings.Replace(path, "{"+p+"}", url.PathEscape(v), 1)
 	}
@@ -233,11 +304,26 @@ func (h *Handler) serve(ctx context.Context, c *caller, call *routeCall) (*recor
 		req.Header.Set("Idempotency-Key", call.idempotencyKey)
 	}
 	rec := &recorder{header: http.Header{}}
-	h.engine.ServeHTTP(rec, req)
-	if rec.overflow {
-		return nil, fmt.Errorf("%s %s answered more than %d bytes", call.method, call.target, MaxResultBytes)
+	if err := serveRecovering(h.engine, rec, req); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", call.method, call.target, err)
 	}
 	return rec, nil
+}
+
+// serveRecovering runs the in-process request. A handler that aborts (http.ErrAbortHandler, as
+// the reverse proxy does when a backend's answer breaks off) fails the call instead of the
+// process: net/http recovers that panic only on its own connections.
+func serveRecovering(engine http.Handler, w http.ResponseWriter, r *http.Request) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			err = errors.New("the route's answer broke off")
+		}
+	}()
+	engine.ServeHTTP(w, r)
+	return nil
 }
 
 // result is the tool result of a route's answer: its JSON as structured content (and as text, for
@@ -298,9 +384,12 @@ func (w *recorder) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.body.Len()+len(p) > MaxResultBytes {
+	// Past the bound the answer is dropped, not refused: a refused write makes the reverse proxy
+	// abort the whole handler with a panic; the call answers PAYLOAD_TOO_LARGE instead.
+	if w.overflow || w.body.Len()+len(p) > MaxResultBytes {
 		w.overflow = true
-		return 0, errors.New("mcpserver: the answer is too large")
+		w.body = bytes.Buffer{}
+		return len(p), nil
 	}
 	return w.body.Write(p)
 }

@@ -43,7 +43,9 @@ func TestBuildCall(t *testing.T) {
 		body       string
 		err        string
 	}{
-		{"path and query", "read_thread", me, `{"thread_id":"th/1","limit":5,"cursor":"c"}`, "/api/threads/th%2F1?cursor=c&limit=5", "", ""},
+		{"path and query", "read_thread", me, `{"thread_id":"th_1","limit":5,"cursor":"c"}`, "/api/threads/th_1?cursor=c&limit=5", "", ""},
+		{"a path argument with a slash", "get_object", me, `{"hash":"svc_a/mailbox"}`, "", "", `the argument hash must not contain '/', '\', '?', '#' or '%'`},
+		{"a path argument that climbs", "get_object", me, `{"hash":".."}`, "", "", `the argument hash must not contain '/', '\', '?', '#' or '%'`},
 		{"own hash", "read_decision_memory", me, `{}`, "/api/objects/svc_me/decision-memory", "", ""},
 		{"named hash", "list_webhooks", me, `{"hash":"svc_other"}`, "/api/objects/svc_other/webhooks", "", ""},
 		{"no hash without a key", "list_threads", anonymous, `{}`, "", "", "the argument hash is required"},

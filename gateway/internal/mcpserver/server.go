@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/sync/semaphore"
 
 	keyauth "github.com/svcdev/svc/gateway/internal/auth"
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
@@ -69,6 +70,9 @@ type Handler struct {
 	engine http.Handler
 	tools  map[string]boundTool
 	mcp    http.Handler
+	// answers bounds, process-wide, the bytes that tool answers hold while they are built and
+	// sent (see reserve).
+	answers *semaphore.Weighted
 }
 
 // boundTool is a tool with the route it calls.
@@ -83,7 +87,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.Engine == nil || opts.Auth == nil || opts.Limiter == nil || opts.Authorize == nil || opts.Log == nil {
 		return nil, errors.New("mcpserver: Engine, Auth, Limiter, Authorize and Log are required")
 	}
-	h := &Handler{opts: opts, engine: opts.Engine, tools: map[string]boundTool{}}
+	h := &Handler{opts: opts, engine: opts.Engine, tools: map[string]boundTool{}, answers: semaphore.NewWeighted(AnswerBudgetBytes)}
 	served := map[string]routes.Route{}
 	for _, r := range opts.Routes {
 		served[r.Method+" "+r.Path] = r
@@ -213,6 +217,8 @@ func (h *Handler) Serve(c *gin.Context) {
 	}
 	cl := &caller{header: c.Request.Header.Clone(), remoteAddr: c.Request.RemoteAddr, principal: p}
 	cl.header.Set(httpx.HeaderRequestID, httpx.RequestID(c))
+	// The answer's bytes stay reserved until the SDK has written it.
+	defer cl.release()
 	h.mcp.ServeHTTP(c.Writer, c.Request.WithContext(withCaller(ctx, cl)))
 }
 
@@ -273,8 +279,15 @@ type message struct {
 
 func (m *message) toolName() string { return m.Params.Name }
 
-// peek reads the method and tool name of a POSTed message and puts the body back; a body that is
-// not one JSON-RPC object is the SDK's to answer.
+// errBatch refuses a JSON-RPC batch. MCP dropped batches in its 2025-06-18 revision; accepting
+// them from older clients let one request carry any number of calls past the per-request limits.
+func errBatch() error {
+	return httpx.BadRequest(httpx.CodeInvalidRequest, "JSON-RPC batches are not accepted: send one message per request")
+}
+
+// peek reads the method and tool name of a POSTed message and puts the body back; a batch is
+// refused whatever the protocol version; any other body that is not one JSON-RPC object is the
+// SDK's to answer.
 func peek(r *http.Request) (*message, error) {
 	var m message
 	if r.Method != http.MethodPost || r.Body == nil {
@@ -286,6 +299,9 @@ func peek(r *http.Request) (*message, error) {
 	}
 	if len(raw) > httpx.MaxBodyBytes {
 		return nil, httpx.TooLarge(httpx.MaxBodyBytes)
+	}
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		return nil, errBatch()
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	_ = json.Unmarshal(raw, &m)
