@@ -30,6 +30,13 @@ func TestNoKeyInLogs(t *testing.T) {
 	time.Sleep(time.Second)
 	env.Do(t, "GET", "/api/objects/"+hash+"/svc-associations", key, nil).ExpectError(t, 401, "UNAUTHORIZED")
 	env.Do(t, "POST", "/api/objects/claim-custom-hash", Str(t, rotated, "api_key"), map[string]any{"username": "secretive"}).ExpectError(t, 402, "PAYMENT_REQUIRED")
+	// A key pasted into the request-id header is neither echoed nor logged: the id is replaced.
+	for _, k := range []string{Str(t, rotated, "api_key"), Str(t, sub, "key")} {
+		resp := env.Send(t, Request{Method: "GET", Path: "/api/whoami", Key: Str(t, rotated, "api_key"), Headers: map[string]string{"X-Request-Id": k}})
+		if got := resp.Header.Get("X-Request-Id"); got == k || !strings.HasPrefix(got, "req_") {
+			t.Errorf("a key sent as X-Request-Id came back as %q, want a fresh id", got)
+		}
+	}
 
 	logs := env.Logs()
 	if !strings.Contains(logs, `"status":401`) || !strings.Contains(logs, "http request") {

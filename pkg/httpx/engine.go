@@ -116,9 +116,21 @@ func CheckQuery(raw string) error {
 	return nil
 }
 
+// acceptableRequestID reports whether a caller's X-Request-Id may be kept: it is logged, echoed and
+// carried to other services and webhook deliveries, so one that holds an API key or a token (a
+// client that pasted the wrong header) is replaced by a fresh id.
+func acceptableRequestID(id string) bool {
+	return requestIDPattern.MatchString(id) && !keyPattern.MatchString(id) && !looksLikeJWT(id)
+}
+
+// looksLikeJWT: a compact JWS starts with the base64url of '{"' and has three dot-separated parts.
+func looksLikeJWT(s string) bool {
+	return strings.HasPrefix(s, "eyJ") && strings.Count(s, ".") == 2
+}
+
 func requestIDMiddleware(c *gin.Context) {
 	id := c.GetHeader(HeaderRequestID)
-	if !requestIDPattern.MatchString(id) {
+	if !acceptableRequestID(id) {
 		id = NewRequestID()
 	}
 	c.Request.Header.Set(HeaderRequestID, id)
