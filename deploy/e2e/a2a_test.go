@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +91,18 @@ func TestA2AClientSendsThroughTheCard(t *testing.T) {
 	// Without a sender, the send is refused clearly.
 	anon := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("who am I"))
 	env.Do(t, "POST", "/api/objects/"+bob+"/a2a/message:send", "", map[string]any{"message": anon}).ExpectError(t, 400, "MISSING_FIELD")
+	// A message without its required fields is 400 naming the field, never a server error.
+	for field, msg := range map[string]map[string]any{
+		"message.messageId": {"role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}},
+		"message.role":      {"messageId": "m-1", "parts": []any{map[string]any{"text": "hi"}}},
+		"message.parts":     {"messageId": "m-2", "role": "ROLE_USER"},
+	} {
+		resp := env.Do(t, "POST", "/api/objects/"+bob+"/a2a/message:send", aliceKey, map[string]any{"message": msg})
+		resp.ExpectError(t, 400, "MISSING_FIELD")
+		if !strings.Contains(string(resp.Body), field) {
+			t.Errorf("a message without %s: %s, want the field named", field, resp.Body)
+		}
+	}
 }
 
 // TestAgentCardSignatureVerifiesAgainstJWKS checks the card's A2A §8.4 signature with go-jose

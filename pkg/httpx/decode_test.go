@@ -63,16 +63,26 @@ func TestDecodeBytes(t *testing.T) {
 
 func TestDecodeRequiredFields(t *testing.T) {
 	t.Parallel()
+	type inner struct {
+		ID   *string `json:"id" required:"true"`
+		Role *string `json:"role" required:"true"`
+	}
 	type target struct {
-		Title *string  `json:"title" required:"true"`
-		IDs   []string `json:"source_ids,omitempty" required:"true"`
-		Note  *string  `json:"note"`
+		Title   *string  `json:"title" required:"true"`
+		IDs     []string `json:"source_ids,omitempty" required:"true"`
+		Note    *string  `json:"note"`
+		Message *inner   `json:"message"`
+		Plain   inner    `json:"plain"`
 	}
 	cases := []struct{ body, missing string }{
-		{`{"title":"","source_ids":[]}`, ""},
-		{`{"source_ids":["a"]}`, `"title"`},
-		{`{"title":null,"source_ids":["a"]}`, `"title"`},
-		{`{"title":"t"}`, `"source_ids"`},
+		{`{"title":"","source_ids":[],"plain":{"id":"","role":""}}`, ""},
+		{`{"title":"","source_ids":[],"message":{"id":"a","role":"r"},"plain":{"id":"","role":""}}`, ""},
+		{`{"title":"","source_ids":[],"message":{"role":"r"},"plain":{"id":"","role":""}}`, `"message.id"`},
+		{`{"title":"","source_ids":[],"message":{"id":"a","role":null},"plain":{"id":"","role":""}}`, `"message.role"`},
+		{`{"title":"","source_ids":[]}`, `"plain.id"`},
+		{`{"source_ids":["a"],"plain":{"id":"","role":""}}`, `"title"`},
+		{`{"title":null,"source_ids":["a"],"plain":{"id":"","role":""}}`, `"title"`},
+		{`{"title":"t","plain":{"id":"","role":""}}`, `"source_ids"`},
 	}
 	for _, c := range cases {
 		var v target
