@@ -247,6 +247,14 @@ func TestSendWithOwnKeyIsSignedBySvc(t *testing.T) {
 		if _, err := jws.Verify(keys[0].Key); err != nil {
 			t.Fatalf("%s: svc's signature does not verify against jwks.json: %v", c.name, err)
 		}
+		// Anyone who reads the message holds its signature: sent again, anonymously, it is no new
+		// verified message.
+		replay := map[string]any{"from_hash": carol, "to_hash": bob, "kind": Str(t, msg, "kind"), "body": Str(t, msg, "body"),
+			"signature": Str(t, sig, "jws"), "signed_at": Str(t, sig, "signed_at"), "nonce": Str(t, sig, "nonce")}
+		if threadID != nil {
+			replay["thread_id"] = *threadID
+		}
+		env.Do(t, "POST", "/api/messages", "", replay).ExpectError(t, 409, "SIGNATURE_REPLAYED")
 		tampered, _ := jose.ParseDetached(Str(t, sig, "jws"), append(payload[:len(payload)-1:len(payload)-1], ' '), []jose.SignatureAlgorithm{jose.EdDSA})
 		if tampered != nil {
 			if _, err := tampered.Verify(keys[0].Key); err == nil {

@@ -137,12 +137,18 @@ func signsOnBehalf(caller *authn.Principal, from *identity.Object) bool {
 
 // signFor has identity-svc sign the message for its sender, with the message id as nonce. A
 // sender whose owner holds the active key, or an identity-svc that does not answer, leaves the
-// message unverified: the send itself does not depend on it.
+// message unverified: the send itself does not depend on it. The nonce is claimed as a sender's
+// own is, so that the signature, which anyone may read with the message, cannot be sent again as a
+// new verified message.
 func (s *Sender) signFor(ctx context.Context, d Draft, from *identity.Object, messageID string) *store.Signature {
 	if s.Signing == nil {
 		return nil
 	}
-	signedAt := clock.Format(clock.Now())
+	now := clock.Now()
+	if fresh, err := s.Store.ClaimNonce(ctx, from.ObjectID, messageID, now.Add(s.skew()+nonceKeptExtra)); err != nil || !fresh {
+		return nil
+	}
+	signedAt := clock.Format(now)
 	raw, threadID, err := payload(d, signedAt, messageID)
 	if err != nil {
 		return nil
