@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	e.GET("/openapi.json", func(c *gin.Context) { c.JSON(http.StatusOK, doc) })
 	llms := []byte(manual.Write(cfg.BaseURL, served, cfg.Limits))
 	e.GET("/llms.txt", func(c *gin.Context) { c.Data(http.StatusOK, "text/plain; charset=utf-8", llms) })
-	if err := mountMCP(e, cfg, served, authenticator, limiter, log); err != nil {
+	if err := mountMCP(e, cfg, served, authenticator, limiter, key.Derive("mcp idempotency keys"), log); err != nil {
 		_ = rdb.Close()
 		return nil, err
 	}

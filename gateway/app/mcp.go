@@ -15,10 +15,10 @@ import (
 
 // mountMCP serves the MCP server at /mcp over the engine e: its tools call the routes through e,
 // the same way a REST client does.
-func mountMCP(e *gin.Engine, cfg Config, served []routes.Route, a *auth.Authenticator, l *ratelimit.Limiter, log *slog.Logger) error {
+func mountMCP(e *gin.Engine, cfg Config, served []routes.Route, a *auth.Authenticator, l *ratelimit.Limiter, keySecret []byte, log *slog.Logger) error {
 	m, err := mcpserver.New(mcpserver.Options{
 		Routes: served, Engine: e, Auth: a, Limiter: l, Limits: cfg.Limits, Authorize: proxy.Authorize,
-		BaseURL: cfg.BaseURL, Version: "1.0.0", Log: log,
+		BaseURL: cfg.BaseURL, Version: "1.0.0", Log: log, KeySecret: keySecret,
 	})
 	if err != nil {
 		return err

@@ -6,8 +6,11 @@ package authn
 
 import (
 	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -45,6 +48,17 @@ type Claims struct {
 	Principal *Principal `json:"prn,omitempty"`
 	Target    *Target    `json:"tgt,omitempty"`
 	RequestID string     `json:"rid,omitempty"`
+	// Client is an opaque digest of the client address the gateway found (ClientDigest): what
+	// tells anonymous callers apart where a service must (an idempotency record answers only the
+	// caller that made it).
+	Client string `json:"cli,omitempty"`
+}
+
+// ClientDigest is the Client claim of a request from ip: a digest, so that services and their
+// stores do not keep clients' addresses.
+func ClientDigest(ip string) string {
+	sum := sha256.Sum256([]byte("svc client\x00" + ip))
+	return hex.EncodeToString(sum[:12])
 }
 
 // GatewayIssuer is the issuer of the gateway's tokens, the only ones that may carry a principal
@@ -123,8 +137,21 @@ func GenerateSeed() string {
 // Public returns the key that verifies the tokens k signs.
 func (k *SigningKey) Public() ed25519.PublicKey { return k.priv.Public().(ed25519.PublicKey) }
 
+// Derive returns a secret for purpose, derived from the key: every holder of the key (every
+// gateway replica) derives the same one, and no one without it can.
+func (k *SigningKey) Derive(purpose string) []byte {
+	m := hmac.New(sha256.New, k.priv.Seed())
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
+
 // Mint signs a token from issuer for audience.
 func (k *SigningKey) Mint(issuer, audience string, p *Principal, t *Target, requestID string) (string, error) {
+	return k.MintFor(issuer, audience, p, t, requestID, "")
+}
+
+// MintFor is Mint for a request of the client whose ClientDigest is client.
+func (k *SigningKey) MintFor(issuer, audience string, p *Principal, t *Target, requestID, client string) (string, error) {
 	now := time.Now()
 	claims := Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -133,7 +160,7 @@ func (k *SigningKey) Mint(issuer, audience string, p *Principal, t *Target, requ
 			IssuedAt:  jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(TokenTTL)),
 		},
-		Principal: p, Target: t, RequestID: requestID,
+		Principal: p, Target: t, RequestID: requestID, Client: client,
 	}
 	if p != nil {
 		claims.Subject = p.ObjectID

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -89,7 +90,7 @@ func (h *Handler) toolHandler(t boundTool) mcp.ToolHandler {
 		if c == nil {
 			return nil, errors.New("mcpserver: the tool call carries no caller")
 		}
-		call, err := buildCall(t, c, req.Params.Arguments)
+		call, err := buildCall(t, c, req.Params.Arguments, h.opts.KeySecret)
 		if err != nil {
 			var bad errArgument
 			if errors.As(err, &bad) {
@@ -155,7 +156,7 @@ type routeCall struct {
 
 // buildCall turns the tool's arguments into the route's request: path parameters into the path,
 // query parameters into the query string, the rest into the JSON body.
-func buildCall(t boundTool, c *caller, raw json.RawMessage) (*routeCall, error) {
+func buildCall(t boundTool, c *caller, raw json.RawMessage, keySecret []byte) (*routeCall, error) {
 	r := t.route
 	args := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
@@ -234,20 +235,27 @@ func buildCall(t boundTool, c *caller, raw json.RawMessage) (*routeCall, error) 
 	call.body = body
 	for _, hd := range r.Headers {
 		if hd.Name == "Idempotency-Key" && call.idempotencyKey == "" {
-			call.idempotencyKey = contentKey(r, body)
+			call.idempotencyKey = contentKey(keySecret, c, r, body)
 		}
 	}
 	return call, nil
 }
 
-// contentKey derives an Idempotency-Key from what the call asks for, so that a client retrying a
-// tool call (after a timeout, a lost answer) sends once. The route keeps keys per sender.
-func contentKey(r routes.Route, body []byte) string {
+// contentKey derives an Idempotency-Key from what the call asks for and who asks, so that a client
+// retrying a tool call (after a timeout, a lost answer) sends once. It is an HMAC under the
+// gateway's secret: no one else can compute it, and the route keeps keys per caller anyway.
+func contentKey(secret []byte, c *caller, r routes.Route, body []byte) string {
 	var canon map[string]any
 	_ = json.Unmarshal(body, &canon)
-	c, _ := json.Marshal(canon) // encoding/json sorts map keys: one spelling per content
-	sum := sha256.Sum256(append([]byte(r.Method+" "+r.Path+"\n"), c...))
-	return "mcp_" + hex.EncodeToString(sum[:])
+	cb, _ := json.Marshal(canon) // encoding/json sorts map keys: one spelling per content
+	who := "anonymous"
+	if c.principal != nil {
+		who = c.principal.KeyID
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(who + "\n" + r.Method + " " + r.Path + "\n"))
+	m.Write(cb)
+	return "mcp_" + hex.EncodeToString(m.Sum(nil))
 }
 
 func stringArg(args map[string]json.RawMessage, name string) (string, error) {

@@ -33,7 +33,8 @@ func bound(t *testing.T, name string) boundTool {
 // per content, whatever the order of its fields.
 func TestBuildCall(t *testing.T) {
 	t.Parallel()
-	me := &caller{principal: &authn.Principal{Hash: "svc_me"}}
+	me := &caller{principal: &authn.Principal{Hash: "svc_me", KeyID: "key_1"}}
+	secret := []byte("gateway secret")
 	anonymous := &caller{}
 	for _, c := range []struct {
 		name, tool string
@@ -59,7 +60,7 @@ func TestBuildCall(t *testing.T) {
 		{"from_hash left to the route without a key", "send_message", anonymous, `{"to_hash":"svc_b","kind":"note","body":"hi"}`,
 			"/api/messages", `{"body":"hi","kind":"note","to_hash":"svc_b"}`, ""},
 	} {
-		call, err := buildCall(bound(t, c.tool), c.who, json.RawMessage(c.args))
+		call, err := buildCall(bound(t, c.tool), c.who, json.RawMessage(c.args), secret)
 		if c.err != "" {
 			var bad errArgument
 			if !errors.As(err, &bad) || bad.msg != c.err {
@@ -77,13 +78,21 @@ func TestBuildCall(t *testing.T) {
 	}
 
 	send := bound(t, "send_message")
-	a, _ := buildCall(send, me, json.RawMessage(`{"to_hash":"svc_b","kind":"note","body":"hi"}`))
-	b, _ := buildCall(send, me, json.RawMessage(`{"body":"hi","kind":"note","to_hash":"svc_b","from_hash":"svc_me"}`))
-	other, _ := buildCall(send, me, json.RawMessage(`{"to_hash":"svc_b","kind":"note","body":"hi!"}`))
-	chosen, _ := buildCall(send, me, json.RawMessage(`{"to_hash":"svc_b","kind":"note","body":"hi","idempotency_key":"k1"}`))
+	a, _ := buildCall(send, me, json.RawMessage(`{"to_hash":"svc_b","kind":"note","body":"hi"}`), secret)
+	b, _ := buildCall(send, me, json.RawMessage(`{"body":"hi","kind":"note","to_hash":"svc_b","from_hash":"svc_me"}`), secret)
+	other, _ := buildCall(send, me, json.RawMessage(`{"to_hash":"svc_b","kind":"note","body":"hi!"}`), secret)
+	chosen, _ := buildCall(send, me, json.RawMessage(`{"to_hash":"svc_b","kind":"note","body":"hi","idempotency_key":"k1"}`), secret)
 	if a.idempotencyKey == "" || a.idempotencyKey != b.idempotencyKey || a.idempotencyKey == other.idempotencyKey || chosen.idempotencyKey != "k1" {
 		t.Errorf("idempotency keys %q %q %q %q: want one per content, and the caller's when given",
 			a.idempotencyKey, b.idempotencyKey, other.idempotencyKey, chosen.idempotencyKey)
+	}
+	// Another key of the same object, or another secret, derives another key: no one but the
+	// gateway can compute a caller's key from the content.
+	sub := &caller{principal: &authn.Principal{Hash: "svc_me", KeyID: "key_2"}}
+	bySub, _ := buildCall(send, sub, json.RawMessage(`{"to_hash":"svc_b","kind":"note","body":"hi"}`), secret)
+	otherSecret, _ := buildCall(send, me, json.RawMessage(`{"to_hash":"svc_b","kind":"note","body":"hi"}`), []byte("another"))
+	if bySub.idempotencyKey == a.idempotencyKey || otherSecret.idempotencyKey == a.idempotencyKey {
+		t.Errorf("derived keys do not depend on the caller and the secret: %q %q %q", a.idempotencyKey, bySub.idempotencyKey, otherSecret.idempotencyKey)
 	}
 	if len(a.idempotencyKey) > 255 {
 		t.Errorf("the derived key is longer than the route takes: %d", len(a.idempotencyKey))

@@ -62,6 +62,9 @@ type Options struct {
 	BaseURL string
 	Version string
 	Log     *slog.Logger
+	// KeySecret keys the Idempotency-Keys derived from a call's content (the same on every
+	// replica), so that no one else can compute another caller's key.
+	KeySecret []byte
 }
 
 // Handler serves /mcp.
@@ -84,8 +87,8 @@ type boundTool struct {
 
 // New builds the server over the gateway's engine.
 func New(opts Options) (*Handler, error) {
-	if opts.Engine == nil || opts.Auth == nil || opts.Limiter == nil || opts.Authorize == nil || opts.Log == nil {
-		return nil, errors.New("mcpserver: Engine, Auth, Limiter, Authorize and Log are required")
+	if opts.Engine == nil || opts.Auth == nil || opts.Limiter == nil || opts.Authorize == nil || opts.Log == nil || len(opts.KeySecret) == 0 {
+		return nil, errors.New("mcpserver: Engine, Auth, Limiter, Authorize, Log and KeySecret are required")
 	}
 	h := &Handler{opts: opts, engine: opts.Engine, tools: map[string]boundTool{}, answers: semaphore.NewWeighted(AnswerBudgetBytes)}
 	served := map[string]routes.Route{}

@@ -197,7 +197,7 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Principal, *auth
 	if err := Authorize(r, p, t); err != nil {
 		return nil, nil, err
 	}
-	tok, err := g.key.Mint(authn.GatewayIssuer, r.Service, p, t, httpx.RequestID(c))
+	tok, err := g.key.MintFor(authn.GatewayIssuer, r.Service, p, t, httpx.RequestID(c), authn.ClientDigest(c.ClientIP()))
 	if err != nil {
 		return nil, nil, err
 	}

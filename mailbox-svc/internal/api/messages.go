@@ -56,7 +56,8 @@ func signed(sig *store.Signature) signedFields {
 
 // draft reads a send request into the use case's draft.
 func (r sendRequest) draft(c *gin.Context) (mailbox.Draft, error) {
-	d := mailbox.Draft{FromHash: *r.FromHash, ToHash: *r.ToHash, Kind: *r.Kind, Body: *r.Body, Caller: authn.PrincipalFrom(c)}
+	d := mailbox.Draft{FromHash: *r.FromHash, ToHash: *r.ToHash, Kind: *r.Kind, Body: *r.Body, Caller: authn.PrincipalFrom(c),
+		Client: authn.ClaimsFrom(c).Client}
 	if r.ThreadID != nil {
 		d.ThreadID = *r.ThreadID
 	}

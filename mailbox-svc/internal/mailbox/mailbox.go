@@ -60,6 +60,19 @@ type Draft struct {
 	// Caller is the request's principal, nil for an anonymous send: a send with the sender's own
 	// key is signed by svc on its behalf.
 	Caller *authn.Principal
+	// Client tells anonymous callers apart (the gateway's digest of the client address): an
+	// Idempotency-Key's record answers only the caller that made it.
+	Client string
+}
+
+// idempotencyScope is who may be answered from a send's Idempotency-Key record: the caller's
+// object, or for an anonymous send the client the gateway saw. Another caller naming the same
+// sender and key meets a record of its own, never the first caller's thread, message or signature.
+func (d Draft) idempotencyScope() string {
+	if d.Caller != nil {
+		return "o." + d.Caller.ObjectID
+	}
+	return "c." + d.Client
 }
 
 // Validate checks the shape of every field; whether the objects and the thread exist is for the
