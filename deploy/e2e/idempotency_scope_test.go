@@ -44,7 +44,9 @@ func TestIdempotencyAnswersOnlyItsCaller(t *testing.T) {
 	path := "/api/objects/" + bob + "/a2a/message:send"
 	mine := env.Do(t, "POST", path, aliceKey, msg("a2a-msg-1")).Expect(t, http.StatusOK).JSON(t)
 	theirs := env.Do(t, "POST", path, "", msg("a2a-msg-1")).Expect(t, http.StatusOK).JSON(t)
-	id := func(m map[string]any) any { return m["message"].(map[string]any)["metadata"].(map[string]any)["message_id"] }
+	id := func(m map[string]any) any {
+		return m["message"].(map[string]any)["metadata"].(map[string]any)["message_id"]
+	}
 	if id(mine) == id(theirs) {
 		t.Errorf("an anonymous message:send with alice's messageId answered her message %v", id(mine))
 	}

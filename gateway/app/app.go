@@ -79,8 +79,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if log == nil {
 		log = server.NewLogger(cfg.LogLevel, Name)
 	}
-	if cfg.Limits.StreamsPerKey < 1 || cfg.Limits.StreamsMax < 1 {
-		return nil, fmt.Errorf("configuration: RATE_STREAMS_PER_KEY and RATE_STREAMS_MAX must be at least 1")
+	if cfg.Limits.StreamsPerKey < 1 || cfg.Limits.StreamsPerIP < 1 || cfg.Limits.StreamsMax < 1 {
+		return nil, fmt.Errorf("configuration: RATE_STREAMS_PER_KEY, RATE_STREAMS_PER_IP and RATE_STREAMS_MAX must be at least 1")
 	}
 	key, err := authn.ParseSigningKey(cfg.GatewayKey)
 	if err != nil {
@@ -100,7 +100,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	gw.ETags = httpx.NewETags(rdb, log, 0)
-	gw.Streams = ratelimit.NewStreams(rdb, cfg.Limits.StreamsPerKey, cfg.Limits.StreamsMax)
+	gw.Streams = ratelimit.NewStreams(rdb, cfg.Limits.StreamsMax)
 	gw.FeedTags = httpx.NewFeedTags(rdb, log)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -230,7 +230,7 @@ func (h *Handler) limit(ctx context.Context, ip string, p *authn.Principal) erro
 	if p == nil {
 		return h.opts.Limiter.Allow(ctx, ratelimit.Limit{Name: "public", PerMin: l.PublicPerMin, Burst: l.PublicBurst}, ratelimit.ClientKey(ip))
 	}
-	return h.opts.Limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: l.OwnerPerMin, Burst: l.OwnerBurst}, p.KeyID)
+	return h.opts.Limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: l.OwnerPerMin, Burst: l.OwnerBurst}, ratelimit.ObjectKey(p.ObjectID))
 }
 
 // unauthorized answers 401 the way MCP's authorization spec asks: WWW-Authenticate names the

@@ -179,7 +179,7 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Principal, *auth
 		if p, err = g.auth.Authenticate(ctx, header, charge); err != nil {
 			return nil, nil, err
 		}
-		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, p.KeyID); err != nil {
+		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, ownerBucket(p)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -299,3 +299,6 @@ func peekField(c *gin.Context, field string) (string, error) {
 	}
 	return strings.TrimSpace(v), nil
 }
+
+// ownerBucket is the owner limit's bucket of p: its object, shared by all of its keys.
+func ownerBucket(p *authn.Principal) string { return ratelimit.ObjectKey(p.ObjectID) }

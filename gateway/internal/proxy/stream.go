@@ -17,17 +17,21 @@ import (
 // drops it: services send a heartbeat well within it.
 const streamIdle = 2 * time.Minute
 
-// serveStream forwards an admitted stream route: it takes the caller's stream slot (per key, or
-// per client IP without one), lifts the server's read and write timeouts for this response, and
+// serveStream forwards an admitted stream route: it takes the caller's stream slots (per object
+// and per client IP with a key, per client IP without one), lifts the server's read and write timeouts for this response, and
 // copies the service's answer through as it comes (ReverseProxy flushes text/event-stream at
 // once). Streams are exempt from polite polling: they are capped instead.
 func (g *Gateway) serveStream(c *gin.Context, r routes.Route, p *authn.Principal) {
 	if g.Streams != nil {
-		who := ratelimit.ClientKey(c.ClientIP())
+		ip := ratelimit.ClientKey(c.ClientIP())
+		slots := []ratelimit.Slot{{Who: "ip:" + ip, Cap: g.limits.StreamsPerKey, What: "this client address"}}
 		if p != nil {
-			who = "key:" + p.KeyID
+			// Keyed streams count against the object, whichever of its keys opened them, and
+			// against the client address for all keys it uses.
+			slots = []ratelimit.Slot{{Who: ratelimit.ObjectKey(p.ObjectID), Cap: g.limits.StreamsPerKey, What: "this object"},
+				{Who: "keyed-ip:" + ip, Cap: g.limits.StreamsPerIP, What: "this client address"}}
 		}
-		release, err := g.Streams.Open(c.Request.Context(), who)
+		release, err := g.Streams.Open(c.Request.Context(), slots...)
 		if err != nil {
 			httpx.Abort(c, err)
 			return

@@ -34,9 +34,11 @@ type Config struct {
 	// from one address are slowed and refused without locking out a good key from it.
 	AuthIPPerMin int `env:"RATE_AUTH_IP_PER_MIN, default=1200"`
 	AuthIPBurst  int `env:"RATE_AUTH_IP_BURST, default=200"`
-	// StreamsPerKey caps the event streams and long polls open at once per key (per client IP
-	// on the public feed stream); StreamsMax those one gateway replica holds.
+	// StreamsPerKey caps the event streams and long polls open at once per object, whichever of
+	// its keys opened them (per client IP on the public feed stream); StreamsPerIP those of every
+	// key from one client IP; StreamsMax those one gateway replica holds.
 	StreamsPerKey int `env:"RATE_STREAMS_PER_KEY, default=10"`
+	StreamsPerIP  int `env:"RATE_STREAMS_PER_IP, default=50"`
 	StreamsMax    int `env:"RATE_STREAMS_MAX, default=20000"`
 }
 
@@ -75,6 +77,10 @@ func (l *Limiter) Allow(ctx context.Context, lim Limit, key string) error {
 	}
 	return nil
 }
+
+// ObjectKey is the bucket of an object's owner limits: every key of the object (the owner key and
+// its sub-keys) draws on it, so that sub-keys do not multiply the limit.
+func ObjectKey(objectID string) string { return "obj:" + objectID }
 
 // ClientKey is the bucket of a client IP: an IPv4 address itself, an IPv6 address its /64, the
 // smallest block a single subscriber is usually given (one client holds all of its addresses).

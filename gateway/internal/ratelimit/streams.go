@@ -13,22 +13,21 @@ import (
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
-// Streams caps the event streams (and long polls) open at once per key (or, on public streams,
-// per client IP) across every replica, and per replica. A slot is a member of a Redis sorted set
+// Streams caps the event streams (and long polls) open at once per object and per client IP
+// across every replica, and per replica. A slot is a member of a Redis sorted set
 // per key, scored by when it expires; an open stream renews its slot while it lasts, so a replica
 // that dies without closing its streams frees their slots within SlotTTL.
 type Streams struct {
-	rdb    *redis.Client
-	perKey int
-	local  chan struct{}
+	rdb   *redis.Client
+	local chan struct{}
 }
 
 // SlotTTL is how long a slot outlives the last renewal of its stream.
 const SlotTTL = time.Minute
 
-// NewStreams caps streams at perKey per key and max on this replica.
-func NewStreams(rdb *redis.Client, perKey, max int) *Streams {
-	return &Streams{rdb: rdb, perKey: perKey, local: make(chan struct{}, max)}
+// NewStreams caps streams at max on this replica; Open names the other caps.
+func NewStreams(rdb *redis.Client, max int) *Streams {
+	return &Streams{rdb: rdb, local: make(chan struct{}, max)}
 }
 
 var takeSlot = redis.NewScript(`
@@ -41,10 +40,18 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `)
 
-// Open takes a slot for who (a key id, or ClientKey of an IP); release frees it. Past the cap
-// the answer is 429 (per key) or 503 (per replica), with Retry-After. If Redis is down the
-// stream is let through, as every limit is.
-func (s *Streams) Open(ctx context.Context, who string) (release func(), err error) {
+// Slot is one cap an open stream counts against: Who holds it (an object, or ClientKey of an IP),
+// Cap is how many streams Who may hold at once, What names it in the refusal.
+type Slot struct {
+	Who  string
+	Cap  int
+	What string
+}
+
+// Open takes a slot of each of slots for one stream; release frees them. Past a cap the answer is
+// 429 naming it, past the replica's 503, with Retry-After. If Redis is down the stream is let
+// through, as every limit is.
+func (s *Streams) Open(ctx context.Context, slots ...Slot) (release func(), err error) {
 	select {
 	case s.local <- struct{}{}:
 	default:
@@ -53,25 +60,35 @@ func (s *Streams) Open(ctx context.Context, who string) (release func(), err err
 		e.RetryAfter = 5 * time.Second
 		return nil, e
 	}
-	freeLocal := func() { <-s.local }
-	key := "svc:streams:" + who
-	member := apikey.NewULID().String()
-	ok, err := s.renew(ctx, key, member)
-	if err != nil {
-		return freeLocal, nil
+	var held []*renewal
+	releaseAll := func() {
+		for _, r := range held {
+			r.release()
+		}
+		<-s.local
 	}
-	if !ok {
-		freeLocal()
-		e := httpx.Errorf(http.StatusTooManyRequests, httpx.CodeRateLimited,
-			"this key holds %d event streams already: close one, or retry after Retry-After seconds", s.perKey)
-		e.RetryAfter = SlotTTL / 2
-		return nil, e
+	for _, slot := range slots {
+		key := "svc:streams:" + slot.Who
+		member := apikey.NewULID().String()
+		ok, err := s.renew(ctx, key, member, slot.Cap)
+		if err != nil {
+			continue
+		}
+		if !ok {
+			releaseAll()
+			e := httpx.Errorf(http.StatusTooManyRequests, httpx.CodeRateLimited,
+				"%s holds %d event streams already: close one, or retry after Retry-After seconds", slot.What, slot.Cap)
+			e.RetryAfter = SlotTTL / 2
+			return nil, e
+		}
+		r := &renewal{s: s, ctx: context.WithoutCancel(ctx), key: key, member: member, cap: slot.Cap}
+		r.mu.Lock()
+		r.timer = time.AfterFunc(SlotTTL/2, r.tick)
+		r.mu.Unlock()
+		held = append(held, r)
 	}
-	r := &renewal{s: s, ctx: context.WithoutCancel(ctx), key: key, member: member, freeLocal: freeLocal}
-	r.mu.Lock()
-	r.timer = time.AfterFunc(SlotTTL/2, r.tick)
-	r.mu.Unlock()
-	return r.release, nil
+	var once sync.Once
+	return func() { once.Do(releaseAll) }, nil
 }
 
 // renewal keeps one open stream's slot alive until it is released.
@@ -79,7 +96,7 @@ type renewal struct {
 	s           *Streams
 	ctx         context.Context
 	key, member string
-	freeLocal   func()
+	cap         int
 
 	mu       sync.Mutex
 	timer    *time.Timer
@@ -88,7 +105,7 @@ type renewal struct {
 
 func (r *renewal) tick() {
 	c, cancel := context.WithTimeout(r.ctx, 2*time.Second)
-	_, _ = r.s.renew(c, r.key, r.member)
+	_, _ = r.s.renew(c, r.key, r.member, r.cap)
 	cancel()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,16 +123,15 @@ func (r *renewal) release() {
 	r.released = true
 	r.timer.Stop()
 	r.mu.Unlock()
-	r.freeLocal()
 	c, cancel := context.WithTimeout(r.ctx, 2*time.Second)
 	defer cancel()
 	_ = r.s.rdb.ZRem(c, r.key, r.member).Err()
 }
 
-// renew takes or renews member's slot in key; false when the key is at its cap.
-func (s *Streams) renew(ctx context.Context, key, member string) (bool, error) {
+// renew takes or renews member's slot in key; false when the key is at cap.
+func (s *Streams) renew(ctx context.Context, key, member string, cap int) (bool, error) {
 	now := time.Now()
 	n, err := takeSlot.Run(ctx, s.rdb, []string{key},
-		now.UnixMilli(), now.Add(SlotTTL).UnixMilli(), s.perKey, member, strconv.FormatInt(SlotTTL.Milliseconds(), 10)).Int()
+		now.UnixMilli(), now.Add(SlotTTL).UnixMilli(), cap, member, strconv.FormatInt(SlotTTL.Milliseconds(), 10)).Int()
 	return n == 1, err
 }

@@ -81,6 +81,9 @@ type NewKey struct {
 	Scopes []string // nil is read and write
 }
 
+// MaxSubKeys bounds an object's active sub-keys.
+const MaxSubKeys = 50
+
 // CreateKey makes a sub-key; the returned key is shown once.
 func (s *Service) CreateKey(ctx context.Context, requestID string, c Caller, in NewKey) (*store.Key, string, error) {
 	if len(in.Label) > MaxLabel {
@@ -94,6 +97,14 @@ func (s *Service) CreateKey(ctx context.Context, requestID string, c Caller, in 
 	k := &store.Key{
 		Digest: digest, KeyID: apikey.NewID("key"), ObjectID: c.ObjectID, Label: in.Label, Scopes: scopes,
 		Prefix: apikey.DisplayPrefix(key), CreatedAt: clock.Now(),
+	}
+	// The object's sub-keys are bounded: every per-key limit (rate, streams) would otherwise
+	// multiply with them.
+	switch err := s.Store.TakeKeySlot(ctx, c.ObjectID, digest, MaxSubKeys); {
+	case errors.Is(err, store.ErrNoKeySlot):
+		return nil, "", httpx.QuotaExceeded("active sub-keys per object (revoke one first)", MaxSubKeys)
+	case err != nil:
+		return nil, "", err
 	}
 	ev := keyEvent(events.KeyCreated, c.ObjectID, c.Hash, requestID, contract.KeyEventData{KeyID: k.KeyID})
 	k.Events = events.IDs(ev)
@@ -157,6 +168,10 @@ func (s *Service) RevokeKey(ctx context.Context, requestID string, c Caller, key
 		return httpx.Unavailable(err)
 	}
 	s.Outbox.Confirm(ev)
+	if err := s.Store.FreeKeySlot(ctx, c.ObjectID, k.Digest, MaxSubKeys); err != nil {
+		// The key is revoked; a create that finds every slot held reclaims revoked keys' slots.
+		s.Log.WarnContext(ctx, "sub-key slot not freed", "key_id", k.KeyID, "error", err)
+	}
 	return nil
 }
 

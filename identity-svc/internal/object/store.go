@@ -43,6 +43,8 @@ type KeyStore interface {
 	SubKeys(ctx context.Context, objectID string, p store.Page) ([]store.Key, int64, error)
 	RevokeKey(ctx context.Context, objectID, keyID string, at time.Time, outbox events.Stager, ev events.Pending) (*store.Key, error)
 	Rotate(ctx context.Context, objectID, keyID string, next *store.Key, at time.Time, outbox events.Stager, ev events.Pending) (*store.Key, error)
+	TakeKeySlot(ctx context.Context, objectID, digest string, max int) error
+	FreeKeySlot(ctx context.Context, objectID, digest string, max int) error
 }
 
 // AssociationStore holds associations and their deletions.
