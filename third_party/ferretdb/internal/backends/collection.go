@@ -79,6 +79,12 @@ type QueryParams struct {
 	Sort   *types.Document
 	Limit  int64
 
+	// IDSort (1 or -1) and IDLimit (when non-zero) may be applied together with the _id range
+	// of Filter (see IDRange and IDPushdown); they are ignored when Filter has no such range.
+	// IDLimit is set only when that range is the whole of the query's filter.
+	IDSort  int64
+	IDLimit int64
+
 	OnlyRecordIDs bool
 	Comment       string
 }
@@ -104,6 +110,12 @@ type QueryResult struct {
 // If non-empty, it should be applied.
 //
 // Limit, if non-zero, should be applied.
+//
+// IDSort and IDLimit may be applied, or both ignored, when Filter has an _id range (see IDRange):
+// IDSort orders the documents of the range by _id, ascending (1) or descending (-1); IDLimit
+// returns only that many of them, and may be applied only when the range is applied exactly and
+// the documents are returned in IDSort's order. The handler filters, sorts and limits what it
+// gets in any case.
 func (cc *collectionContract) Query(ctx context.Context, params *QueryParams) (*QueryResult, error) {
 	ctx, span := otel.Tracer("").Start(ctx, "Query")
 	defer span.End()
@@ -136,6 +148,10 @@ type ExplainParams struct {
 	Filter *types.Document
 	Sort   *types.Document
 	Limit  int64
+
+	// IDSort and IDLimit are those of QueryParams.
+	IDSort  int64
+	IDLimit int64
 }
 
 // ExplainResult represents the results of Collection.Explain method.

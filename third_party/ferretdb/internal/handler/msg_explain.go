@@ -163,6 +163,10 @@ func (h *Handler) MsgExplain(connCtx context.Context, msg *wire.OpMsg) (*wire.Op
 		qp.Limit = params.Limit
 	}
 
+	if !h.DisablePushdown {
+		qp.IDSort, qp.IDLimit = backends.IDPushdown(params.Filter, params.Sort, params.Skip, params.Limit)
+	}
+
 	res, err := coll.Explain(connCtx, qp)
 	if err != nil {
 		return nil, lazyerrors.Error(err)

@@ -283,6 +283,12 @@ func (h *Handler) makeFindQueryParams(ctx context.Context, params *common.FindPa
 		qp.Limit = params.Limit
 	}
 
+	// An _id range with an _id sort (or none) is served in that order by the backend, which can
+	// then apply the limit too when the range is the whole filter.
+	if !h.DisablePushdown {
+		qp.IDSort, qp.IDLimit = backends.IDPushdown(params.Filter, params.Sort, params.Skip, params.Limit)
+	}
+
 	h.L.DebugContext(ctx, fmt.Sprintf("Converted %+v for %+v to %+v.", params, cInfo, qp))
 
 	return qp, nil

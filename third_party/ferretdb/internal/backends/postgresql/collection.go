@@ -92,16 +92,28 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 		return nil, lazyerrors.Error(err)
 	}
 
-	q += where
+	idWhere, idArgs, idOrderBy, idLimit := prepareIDRange(&placeholder, params.Filter, params.IDSort, params.IDLimit)
+	q += joinWhere(where, idWhere)
+	args = append(args, idArgs...)
 
 	sort, sortArgs := prepareOrderByClause(params.Sort)
+	if sort == "" {
+		sort = idOrderBy
+	} else if params.IDSort != 0 {
+		idLimit = 0
+	}
 
 	q += sort
 	args = append(args, sortArgs...)
 
-	if params.Limit != 0 {
+	limit := params.Limit
+	if limit == 0 {
+		limit = idLimit
+	}
+
+	if limit != 0 {
 		q += fmt.Sprintf(` LIMIT %s`, placeholder.Next())
-		args = append(args, params.Limit)
+		args = append(args, limit)
 	}
 
 	rows, err := p.Query(ctx, q, args...)
@@ -339,19 +351,34 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 		return nil, lazyerrors.Error(err)
 	}
 
+	idWhere, idArgs, idOrderBy, idLimit := prepareIDRange(&placeholder, params.Filter, params.IDSort, params.IDLimit)
+	where = joinWhere(where, idWhere)
+	args = append(args, idArgs...)
+
 	res.FilterPushdown = where != ""
 
 	q += where
 
 	sort, sortArgs := prepareOrderByClause(params.Sort)
+	if sort == "" {
+		sort = idOrderBy
+	} else if params.IDSort != 0 {
+		idLimit = 0
+	}
+
 	res.SortPushdown = sort != ""
 
 	q += sort
 	args = append(args, sortArgs...)
 
-	if params.Limit != 0 {
+	limit := params.Limit
+	if limit == 0 {
+		limit = idLimit
+	}
+
+	if limit != 0 {
 		q += fmt.Sprintf(` LIMIT %s`, placeholder.Next())
-		args = append(args, params.Limit)
+		args = append(args, limit)
 		res.LimitPushdown = true
 	}
 

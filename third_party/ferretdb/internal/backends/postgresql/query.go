@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/FerretDB/FerretDB/internal/backends"
 	"github.com/FerretDB/FerretDB/internal/backends/postgresql/metadata"
 	"github.com/FerretDB/FerretDB/internal/handler/sjson"
 	"github.com/FerretDB/FerretDB/internal/types"
@@ -328,4 +329,71 @@ func filterEqual(p *metadata.Placeholder, k any, v any, operator string) (filter
 	}
 
 	return
+}
+
+// IDTextColumn is the _id of a document as text in the "C" collation: the text of a string, which
+// then compares as MongoDB compares strings (by UTF-8 bytes, whatever the database's collation).
+// A btree index on exactly this expression serves the _id ranges of prepareIDRange, best a partial
+// one on the condition IDIsString, which the range also checks; the backend does not create one.
+const IDTextColumn = `((` + metadata.DefaultColumn + `->>'_id') COLLATE "C")`
+
+// IDIsString is the condition that a document's _id is a string, read from its sjson schema:
+// strings are not the only values whose IDTextColumn is text (an ObjectID's is its hex, for one).
+const IDIsString = metadata.DefaultColumn + `->'$s'->'p'->'_id'->'t' = '"string"'`
+
+// prepareIDRange returns the conditions (joined by AND) and their arguments that select the _id
+// range of filter (see backends.IDRange), the ORDER BY clause for idSort, and the limit to apply
+// of idLimit; all are empty when filter has no such range.
+func prepareIDRange(p *metadata.Placeholder, filter *types.Document, idSort, idLimit int64) (string, []any, string, int64) {
+	bounds, _ := backends.IDRange(filter)
+	if len(bounds) == 0 {
+		return "", nil, "", 0
+	}
+
+	conds := []string{IDIsString}
+	var args []any
+
+	for _, b := range bounds {
+		if b.Op != "IN" {
+			conds = append(conds, fmt.Sprintf(`%s %s %s`, IDTextColumn, b.Op, p.Next()))
+			args = append(args, b.Value)
+
+			continue
+		}
+
+		placeholders := make([]string, len(b.In))
+		for i, v := range b.In {
+			placeholders[i] = p.Next()
+			args = append(args, v)
+		}
+
+		conds = append(conds, fmt.Sprintf(`%s IN (%s)`, IDTextColumn, strings.Join(placeholders, ", ")))
+	}
+
+	var orderBy string
+
+	switch idSort {
+	case 1:
+		orderBy = ` ORDER BY ` + IDTextColumn
+	case -1:
+		orderBy = ` ORDER BY ` + IDTextColumn + ` DESC`
+	}
+
+	if idSort != 0 && orderBy == "" {
+		idLimit = 0
+	}
+
+	return strings.Join(conds, " AND "), args, orderBy, idLimit
+}
+
+// joinWhere adds the conditions cond to the WHERE clause where (which may be empty).
+func joinWhere(where, cond string) string {
+	switch {
+	case cond == "":
+		return where
+	case where == "":
+		return ` WHERE ` + cond
+	default:
+		return where + ` AND ` + cond
+	}
 }

@@ -67,27 +67,8 @@ func (c *collection) Query(ctx context.Context, params *backends.QueryParams) (*
 
 	q := prepareSelectClause(meta.TableName, params.Comment, meta.Capped(), params.OnlyRecordIDs)
 
-	var whereClause string
-	var args []any
-
-	// that logic should exist in one place
-	// TODO https://github.com/FerretDB/FerretDB/issues/3235
-	if params.Filter.Len() == 1 {
-		v, _ := params.Filter.Get("_id")
-		switch v.(type) {
-		case string, types.ObjectID:
-			whereClause = fmt.Sprintf(` WHERE %s = ?`, metadata.IDColumn)
-			args = []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}
-		}
-	}
-
-	q += whereClause
-	q += prepareOrderByClause(params.Sort)
-
-	if params.Limit != 0 {
-		q += ` LIMIT ?`
-		args = append(args, params.Limit)
-	}
+	clauses, args, _ := prepareQuery(params.Filter, params.Sort, params.Limit, params.IDSort, params.IDLimit)
+	q += clauses
 
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -269,34 +250,8 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 
 	selectClause := prepareSelectClause(meta.TableName, "", meta.Capped(), false)
 
-	var filterPushdown bool
-	var whereClause string
-	var args []any
-
-	// that logic should exist in one place
-	// TODO https://github.com/FerretDB/FerretDB/issues/3235
-	if params.Filter.Len() == 1 {
-		v, _ := params.Filter.Get("_id")
-		switch v.(type) {
-		case string, types.ObjectID:
-			filterPushdown = true
-			whereClause = fmt.Sprintf(` WHERE %s = ?`, metadata.IDColumn)
-			args = []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}
-		}
-	}
-
-	orderByClause := prepareOrderByClause(params.Sort)
-	sortPushdown := orderByClause != ""
-
-	q := `EXPLAIN QUERY PLAN ` + selectClause + whereClause + orderByClause
-
-	var limitPushdown bool
-
-	if params.Limit != 0 {
-		q += ` LIMIT ?`
-		args = append(args, params.Limit)
-		limitPushdown = true
-	}
+	clauses, args, p := prepareQuery(params.Filter, params.Sort, params.Limit, params.IDSort, params.IDLimit)
+	q := `EXPLAIN QUERY PLAN ` + selectClause + clauses
 
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -329,9 +284,9 @@ func (c *collection) Explain(ctx context.Context, params *backends.ExplainParams
 
 	return &backends.ExplainResult{
 		QueryPlanner:   must.NotFail(types.NewDocument("Plan", queryPlan)),
-		FilterPushdown: filterPushdown,
-		SortPushdown:   sortPushdown,
-		LimitPushdown:  limitPushdown,
+		FilterPushdown: p.filter,
+		SortPushdown:   p.sort,
+		LimitPushdown:  p.limit,
 	}, nil
 }
 
