@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-stack test-sse-js bench-scale
+.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-range bench-stack test-sse-js bench-scale
 
 include deploy/deploy.mk
 include deploy/mcp.mk
@@ -83,6 +83,12 @@ bench:
 bench-embedded:
 	@test -n "$$FERRETDB_POSTGRESQL_URL" || { echo "bench-embedded: set FERRETDB_POSTGRESQL_URL (apt-get install postgresql; see pkg/embedded/idindex_test.go)"; exit 1; }
 	cd pkg && go test -count=1 -run '^$$' -bench FindOneByID ./embedded/
+
+## bench-range: a page of 50 of a list (mongox.Find of an _id range, _id sort and limit) at 1,000
+## and 100,000 documents, ascending, descending and after a cursor, on SQLite, and on PostgreSQL
+## when FERRETDB_POSTGRESQL_URL is set (see pkg/embedded/idrange_test.go)
+bench-range:
+	cd pkg && go test -count=1 -timeout 30m -run '^$$' -bench IDRangePage ./embedded/
 
 ## bench-stack: load the all-in-one and print its figures (README "Stack benchmark");
 ## BENCH_STACK_FLAGS passes flags, e.g. "-send-phase 5s -phase 3s -idle 5s" for a short run
