@@ -2,16 +2,36 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-stack test-sse-js bench-scale
+.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-range bench-stack test-sse-js bench-scale
 
 include deploy/deploy.mk
 include deploy/mcp.mk
 
-## test: every test of every module (embedded FerretDB, kfake and miniredis; nothing to install)
+## test: every test of every module (embedded FerretDB, kfake and miniredis; nothing to install),
+## then FerretDB's unit tests of the packages third_party/ferretdb patches (FERRETDB_TEST_PKGS).
 ## Every module runs, also after one fails; the failed ones are named at the end.
 test:
 	@failed=""; for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...) || failed="$$failed $$m"; done; \
+	if [ -n "$(FERRETDB_TEST_PKGS)" ]; then $(MAKE) -s test-ferretdb || failed="$$failed third_party/ferretdb"; fi; \
 	if [ -n "$$failed" ]; then echo "FAILED modules:$$failed"; exit 1; fi
+
+# The patched FerretDB's packages whose tests need no database server (internal/backends' own tests
+# need PostgreSQL). It is its own module, outside go.work, hence GOWORK=off.
+FERRETDB_TEST_PKGS ?= ./internal/backends/sqlite/... ./internal/handler/ ./internal/handler/common/...
+FERRETDB_MODULE = github.com/FerretDB/FerretDB@v1.24.0
+
+## test-ferretdb: FerretDB's unit tests of the packages third_party/ferretdb patches, the patch's own among them
+test-ferretdb:
+	@echo "== go test third_party/ferretdb"
+	cd third_party/ferretdb && GOWORK=off go test $(GO_TEST_FLAGS) $(FERRETDB_TEST_PKGS)
+
+## ferretdb-patch: rewrite third_party/ferretdb/svc.patch, the diff from the published module to the tree
+ferretdb-patch:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	dir=$$(cd "$$tmp" && GOWORK=off go mod download -json $(FERRETDB_MODULE) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	cp -r "$$dir" "$$tmp/a"; cp -r third_party/ferretdb "$$tmp/b"; chmod -R u+w "$$tmp/a"; \
+	rm -f "$$tmp/a/README.md" "$$tmp/b/README.md" "$$tmp/b/svc.patch"; \
+	(cd "$$tmp" && diff -ruN a b > patch) || test $$? -eq 1; mv "$$tmp/patch" third_party/ferretdb/svc.patch
 
 ## test-browser: the home page and box pages in a real headless Chromium (Debian: apt-get install -y
 ## chromium), at phone and desktop size: screenshots (SCREENSHOT_DIR) and axe-core's accessibility
@@ -63,6 +83,12 @@ bench:
 bench-embedded:
 	@test -n "$$FERRETDB_POSTGRESQL_URL" || { echo "bench-embedded: set FERRETDB_POSTGRESQL_URL (apt-get install postgresql; see pkg/embedded/idindex_test.go)"; exit 1; }
 	cd pkg && go test -count=1 -run '^$$' -bench FindOneByID ./embedded/
+
+## bench-range: a page of 50 of a list (mongox.Find of an _id range, _id sort and limit) at 1,000
+## and 100,000 documents, ascending, descending and after a cursor, on SQLite, and on PostgreSQL
+## when FERRETDB_POSTGRESQL_URL is set (see pkg/embedded/idrange_test.go)
+bench-range:
+	cd pkg && go test -count=1 -timeout 30m -run '^$$' -bench IDRangePage ./embedded/
 
 ## bench-stack: load the all-in-one and print its figures (README "Stack benchmark");
 ## BENCH_STACK_FLAGS passes flags, e.g. "-send-phase 5s -phase 3s -idle 5s" for a short run

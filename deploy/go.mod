@@ -285,3 +285,5 @@ replace github.com/svcdev/svc/graph-svc => ../graph-svc
 replace github.com/svcdev/svc/feed-svc => ../feed-svc
 
 replace github.com/svcdev/svc/webhook-svc => ../webhook-svc
+
+replace github.com/FerretDB/FerretDB v1.24.0 => ../third_party/ferretdb

@@ -109,3 +109,5 @@ require (
 )
 
 replace github.com/svcdev/svc/pkg => ../pkg
+
+replace github.com/FerretDB/FerretDB v1.24.0 => ../third_party/ferretdb

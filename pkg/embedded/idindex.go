@@ -29,9 +29,12 @@ import (
 //     (FerretDB issue 4646); a GIN index on the same expression can.
 //
 // idIndexer adds, to every collection table FerretDB keeps, an index on exactly the expression the
-// pushdown uses. FerretDB does not know about these indexes (they are not in its metadata), so they
-// never show in listIndexes and disappear with their table. Collections are found in FerretDB's own
-// metadata tables: `_ferretdb_collections` in each `<database>.sqlite` file, and
+// pushdown uses, and a second one on the `_id` string that the patched FerretDB in
+// third_party/ferretdb reads an `_id` range by: with it, a page of a list (an `_id` range, an `_id`
+// sort and a limit; see mongox.Range) is an index range scan without a sort step. FerretDB does
+// not know about these indexes (they are not in its metadata), so they never show in listIndexes
+// and disappear with their table. Collections are found in FerretDB's own metadata tables:
+// `_ferretdb_collections` in each `<database>.sqlite` file, and
 // `<schema>._ferretdb_database_metadata` rows `{_id: collection, table: table}` on PostgreSQL.
 type idIndexer interface {
 	// sync indexes every collection table that has no `_id` pushdown index yet.
@@ -46,6 +49,24 @@ func idIndexName(table string) string {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(table))
 	return fmt.Sprintf("svc_id_%016x", h.Sum64())
+}
+
+// idRangeIndexName names the index that serves `_id` ranges on table.
+func idRangeIndexName(table string) string {
+	return strings.Replace(idIndexName(table), "svc_id_", "svc_idr_", 1)
+}
+
+// sqliteIndexes are the indexes every collection table gets on SQLite: one on the expression of
+// FerretDB's `_id` equality pushdown (the JSON text of `_id`), and one on the expression of the
+// `_id` range pushdown (`_id` unquoted, which compares as MongoDB compares strings; IDTextColumn
+// in third_party/ferretdb/internal/backends/sqlite). SQLite uses an index only for the very
+// expression it was created on.
+var sqliteIndexes = []struct {
+	name func(table string) string
+	expr string
+}{
+	{idIndexName, `_ferretdb_sjson->'$._id'`},
+	{idRangeIndexName, `_ferretdb_sjson->>'$._id'`},
 }
 
 // sqliteIndexer indexes the SQLite files of one FerretDB directory.
@@ -120,10 +141,12 @@ func (s *sqliteIndexer) syncFile(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	var errs []error
-	for _, table := range missing(tables, have) {
-		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (_ferretdb_sjson->'$._id')`, idIndexName(table), table)
-		if _, err := db.ExecContext(ctx, q); err != nil && !strings.Contains(err.Error(), "no such table") {
-			errs = append(errs, fmt.Errorf("index %s: %w", table, err))
+	for _, ix := range sqliteIndexes {
+		for _, table := range missing(tables, have, ix.name) {
+			q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (%s)`, ix.name(table), table, ix.expr)
+			if _, err := db.ExecContext(ctx, q); err != nil && !strings.Contains(err.Error(), "no such table") {
+				errs = append(errs, fmt.Errorf("index %s: %w", table, err))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -160,19 +183,35 @@ func queryStrings(ctx context.Context, db *sql.DB, q string) ([]string, error) {
 	return out, rows.Err()
 }
 
-// missing returns the tables whose index name is not among have.
-func missing(tables, have []string) []string {
+// missing returns the tables whose index, named by name, is not among have.
+func missing(tables, have []string, name func(table string) string) []string {
 	set := make(map[string]bool, len(have))
 	for _, h := range have {
 		set[h] = true
 	}
 	var out []string
 	for _, t := range tables {
-		if t != "" && !set[idIndexName(t)] {
+		if t != "" && !set[name(t)] {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// postgresIndexes are the indexes every collection table gets on PostgreSQL: a GIN index for
+// FerretDB's `_id` equality pushdown (a containment, `_jsonb->'_id' @> $1`), and a btree on the
+// `_id` text in the "C" collation for the `_id` range pushdown of the patched FerretDB
+// (IDTextColumn in third_party/ferretdb/internal/backends/postgresql), which also gives that range
+// its order. The btree holds string ids only, under the very condition the pushdown checks: the
+// planner then counts on every entry of the range matching rather than guessing that few do and
+// choosing to sort a bitmap scan's rows. Without fastupdate, an insert adds its key to the GIN
+// index itself rather than to a pending list that every lookup then reads until a vacuum empties it.
+var postgresIndexes = []struct {
+	name func(table string) string
+	def  string
+}{
+	{idIndexName, `USING gin ((_jsonb->'_id')) WITH (fastupdate = off)`},
+	{idRangeIndexName, `(((_jsonb->>'_id') COLLATE "C")) WHERE _jsonb->'$s'->'p'->'_id'->'t' = '"string"'`},
 }
 
 // postgresIndexer indexes every FerretDB schema of one PostgreSQL database.
@@ -278,13 +317,13 @@ func (p *postgresIndexer) syncSchema(ctx context.Context, schema string) error {
 		return err
 	}
 	var errs []error
-	for _, table := range missing(tables, have) {
-		// Without fastupdate, an insert adds its key to the index itself rather than to a pending
-		// list that every lookup then reads until a vacuum empties it.
-		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING gin ((_jsonb->'_id')) WITH (fastupdate = off)`,
-			pgx.Identifier{idIndexName(table)}.Sanitize(), pgx.Identifier{schema, table}.Sanitize())
-		if _, err := p.pool.Exec(ctx, q); err != nil && !dropped(err) && !createdMeanwhile(err) {
-			errs = append(errs, fmt.Errorf("index %s: %w", table, err))
+	for _, ix := range postgresIndexes {
+		for _, table := range missing(tables, have, ix.name) {
+			q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s `+ix.def,
+				pgx.Identifier{ix.name(table)}.Sanitize(), pgx.Identifier{schema, table}.Sanitize())
+			if _, err := p.pool.Exec(ctx, q); err != nil && !dropped(err) && !createdMeanwhile(err) {
+				errs = append(errs, fmt.Errorf("index %s: %w", table, err))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,1 @@
+FROM ghcr.io/ferretdb/docusaurus-docs:3.5.2-2

@@ -1,0 +1,1 @@
+FROM jaegertracing/all-in-one:1.58.1

@@ -1,0 +1,1 @@
+FROM mysql:8.4.0
