@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -62,11 +63,14 @@ type benchStack struct {
 	mongo  *mongo.Client
 }
 
-func startStack(ctx context.Context, be *backends, cmds *commands) (*benchStack, error) {
+// startStack starts the stack with the rate limits out of the way and env besides.
+func startStack(ctx context.Context, be *backends, cmds *commands, env map[string]string) (*benchStack, error) {
 	prefix := fmt.Sprintf("bench%d_", time.Now().Unix())
+	all := maps.Clone(unlimited)
+	maps.Copy(all, env)
 	st, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL, DatabasePrefix: prefix,
-		TopicPrefix: topicPrefix, Env: unlimited, Log: quiet(),
+		TopicPrefix: topicPrefix, Env: all, Log: quiet(),
 		CommandMonitor: cmds.monitor(),
 	})
 	if err != nil {
