@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-range bench-stack test-sse-js bench-scale
+.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-range bench-stack bench-fresh test-sse-js bench-scale
 
 include deploy/deploy.mk
 include deploy/mcp.mk
@@ -94,6 +94,13 @@ bench-range:
 ## BENCH_STACK_FLAGS passes flags, e.g. "-send-phase 5s -phase 3s -idle 5s" for a short run
 bench-stack:
 	go run ./deploy/benchstack $(BENCH_STACK_FLAGS)
+
+## bench-fresh: ramp the send rate on the all-in-one and print, per rate, the p99 from a send's 201 to
+## its recipient's mailbox, graph node, webhook delivery and stream event, and the highest rate at
+## which all four stay within 1 s, beside raw insertOne on the same store (README "Freshness benchmark");
+## BENCH_FRESH_FLAGS passes flags, e.g. "-phase 5s"
+bench-fresh:
+	go run ./deploy/benchstack -fresh $(BENCH_FRESH_FLAGS)
 
 ## bench-scale: preload the stores to 1,000 then 100,000 (BENCH_SCALE_SIZES, comma-separated) and
 ## print p50/p99 of each list route at both sizes, their ratio and peak RSS under 16 readers

@@ -15,6 +15,7 @@ import (
 	"github.com/svcdev/svc/context-svc/internal/profile"
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
@@ -76,6 +77,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	profiles := &profile.Service{
 		Store:    st,
 		Outbox:   b.Outbox,
+		Controls: controls.New(b.Redis),
 		Identity: b.Identity(),
 		Signer:   b.Identity(),
 		Fetcher:  fetcher,

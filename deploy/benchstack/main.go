@@ -37,6 +37,7 @@ type options struct {
 	idleProfile string
 	sendProfile string
 	streams     int
+	fresh       bool
 }
 
 func main() {
@@ -55,6 +56,8 @@ func main() {
 	flag.DurationVar(&o.drainLimit, "drain-limit", 5*time.Minute, "longest wait for the event backlog to drain")
 	flag.StringVar(&o.sendProfile, "send-profile", "", "write a CPU profile of the send phases to this file (go tool pprof)")
 	flag.StringVar(&o.idleProfile, "idle-profile", "", "write a CPU profile of the idle window to this file (go tool pprof)")
+	flag.BoolVar(&o.fresh, "fresh", false, "instead of the phases, ramp the send rate and print how long a send takes to show in the\n"+
+		"recipient's mailbox, graph, webhook and stream (make bench-fresh)")
 	flag.BoolVar(&o.keepDataDir, "keep", false, "keep the data: the SQLite directory, the PostgreSQL databases")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -91,13 +94,28 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer be.stop()
 	cmds := &commands{}
-	s, err := startStack(ctx, be, cmds)
+	env := map[string]string{}
+	var run *freshRun
+	var rcv *webhookReceiver
+	if o.fresh {
+		run = newFreshRun()
+		if rcv, err = newWebhookReceiver(dir, run.see); err != nil {
+			return err
+		}
+		defer rcv.srv.Close()
+		// webhook-svc delivers to the local receiver: loopback, under its own CA.
+		env["OUTBOUND_ALLOW_PRIVATE"], env["OUTBOUND_CA_FILE"] = "true", rcv.caFile
+	}
+	s, err := startStack(ctx, be, cmds, env)
 	if err != nil {
 		return err
 	}
 	defer s.close(o.keepDataDir)
 	fmt.Fprintf(out, "benchstack: %s + %s + kfake, %d clients, %d object pairs, loopback; load average before: %s\n",
 		be.Store, be.Cache, o.workers, o.objects, loadAverage())
+	if o.fresh {
+		return s.benchFresh(ctx, o, rcv, run, out)
+	}
 	return s.bench(ctx, o, out)
 }
 

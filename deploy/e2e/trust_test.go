@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,9 +47,10 @@ func TestRateLimitBadKeysDoNotLockOutTheOwner(t *testing.T) {
 }
 
 // TestTokenRevocationReachesEveryReplica runs two gateway replicas: a key in use on both (so
-// cached in each one's memory) is refused by both soon after its rotation or revocation
-// answers. The target is 100 ms; the assertion is a generous bound on the p99 of 20
-// trials each, which the figures printed show.
+// cached in each one's memory) is refused by both from its rotation's or revocation's answer
+// on: the first request after the answer, on each replica, is 401, whether or not the
+// announcement reached the replica yet (identity-svc counts the revocation in Redis before it
+// answers, and each request reads the count).
 func TestTokenRevocationReachesEveryReplica(t *testing.T) {
 	t.Parallel()
 	env := Start(t, WithReplicas("gateway", 2))
@@ -83,50 +82,27 @@ func TestTokenRevocationReachesEveryReplica(t *testing.T) {
 			}
 		}
 	}
-	// refusedWithin measures, from now, how long until every replica refuses key.
-	refusedWithin := func(key string) time.Duration {
-		start := time.Now()
-		pending := slices.Clone(gateways)
-		for len(pending) > 0 {
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("a revoked key is still accepted by %v after 5 s", pending)
+	// refused checks that every replica refuses key at once.
+	refused := func(what, key string) {
+		for _, gw := range gateways {
+			if s := status(gw, "GET", keys, key); s != 401 {
+				t.Fatalf("%s: the first request after the answer got %d from %s, want 401", what, s, gw)
 			}
-			pending = slices.DeleteFunc(pending, func(gw string) bool { return status(gw, "GET", keys, key) == 401 })
 		}
-		return time.Since(start)
 	}
-
-	const trials = 20
-	var rotations, revocations []time.Duration
-	for range trials {
+	for range 20 {
 		warm(key)
 		r := env.Do(t, "POST", "/api/objects/"+hash+"/rotate-key", key, nil).Expect(t, 200).JSON(t)
 		old := key
 		key = Str(t, r, "api_key")
-		rotations = append(rotations, refusedWithin(old))
+		refused("rotation", old)
 
 		sub := env.Do(t, "POST", keys, key, map[string]any{"scopes": []string{"read"}}).Expect(t, 201).JSON(t)
 		subKey, subID := Str(t, sub, "key"), Str(t, sub, "id")
 		warm(subKey)
 		env.Do(t, "DELETE", keys+"/"+subID, key, nil).Expect(t, 200)
-		revocations = append(revocations, refusedWithin(subKey))
+		refused("sub-key revocation", subKey)
 	}
-	const bound = 300 * time.Millisecond
-	for name, ds := range map[string][]time.Duration{"rotation": rotations, "sub-key revocation": revocations} {
-		p50, p99 := percentile(ds, 50), percentile(ds, 99)
-		fmt.Printf("%s refused by both of 2 gateway replicas: p50 %v, p99 %v over %d trials (target 100ms)\n", name, p50, p99, len(ds))
-		if p99 > bound {
-			t.Errorf("%s: p99 %v over %d trials, want under %v", name, p99, len(ds), bound)
-		}
-	}
-}
-
-// percentile is the p-th percentile of ds (nearest rank).
-func percentile(ds []time.Duration, p int) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (p*len(s)+99)/100 - 1
-	return s[max(0, min(i, len(s)-1))]
 }
 
 // TestTrustBoxPageLoadsNoRemoteImages: the box page's policy lets a browser load images only from

@@ -16,6 +16,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/feed-svc/internal/stream"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
@@ -30,6 +31,11 @@ type Config struct {
 	// ContextURL is the internal address of context-svc, which composes the profile of the box
 	// page.
 	ContextURL string `env:"CONTEXT_URL, required"`
+	// MailboxURL is the internal address of mailbox-svc, asked whether a box blocks a publisher
+	// while feed-svc's projection of the blocks is behind a block or an unblock (pkg/controls).
+	MailboxURL string `env:"MAILBOX_URL, required"`
+	// CachedBlockAnswers bounds the answers of mailbox-svc each replica keeps per block version.
+	CachedBlockAnswers int `env:"CACHED_BLOCK_ANSWERS, default=10000"`
 	// ItemsPerDay is how many items one feed takes per UTC day from other objects, and again
 	// from its owner (FEED_ITEMS_PER_DAY; past it, 429 QUOTA_EXCEEDED).
 	ItemsPerDay int `env:"FEED_ITEMS_PER_DAY, default=1000"`
@@ -83,7 +89,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Sender blocks, authors' names, hashes and visibility come from feed-svc's projections of
 	// mailbox-svc's and identity-svc's events; identity-svc is called only for the caller's hash
 	// and for a publisher created moments ago (see feed.Feeds.author).
-	feeds := &feed.Feeds{Store: st, Outbox: b.Outbox, Identity: ident, Tags: tags, PerDay: cfg.ItemsPerDay}
+	// Right after a block or an unblock, until the projection has applied it, mailbox-svc is
+	// asked instead (pkg/controls).
+	ctl := controls.New(b.Redis)
+	feeds := &feed.Feeds{Store: st, Outbox: b.Outbox, Identity: ident, Tags: tags, PerDay: cfg.ItemsPerDay,
+		Mailbox:    rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
+		BlockGuard: controls.NewGuard[bool](ctl, Name, controls.Blocks, cfg.CachedBlockAnswers)}
 	logs := stream.NewLog(b.Redis, stream.Retention{Age: cfg.Streams.Retention, Max: cfg.Streams.RetentionEvents})
 	hub := stream.NewHub(b.Redis, b.Log)
 	b.Go(hub.Run)
@@ -99,7 +110,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	// Every projection write is keyed by the event (list appends) or guarded by its order: no
 	// dedupe record is needed.
-	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st, Tags: tags}).Handle)
+	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st, Tags: tags, Controls: ctl, Service: Name}).Handle)
 	// The streams follow the pipeline in a group of their own: every public event to its
 	// object's log, every feed row to the feed's log (appends are once per event id).
 	b.ConsumeBatches("streams", stream.Topics, (&stream.Appender{Log: logs, Objects: st}).Handle)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +26,7 @@ import (
 	"github.com/svcdev/svc/gateway/internal/routes"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/freshness"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/server"
@@ -50,6 +52,11 @@ type Config struct {
 	// for rate limits (for example the ingress controller's); by default none is.
 	TrustedProxies []string `env:"TRUSTED_PROXIES"`
 	Limits         ratelimit.Config
+	// LagLimit is how far behind a consumer group may be before public writes that feed the
+	// projections (messages, feed items, new objects) are refused with 503 (0: never);
+	// LagGroups, when set, are the only groups ("<service>.<group>") that count.
+	LagLimit  time.Duration `env:"LAG_LIMIT, default=2s"`
+	LagGroups []string      `env:"LAG_GROUPS"`
 }
 
 func (c Config) upstreams() map[string]string {
@@ -102,6 +109,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	gw.ETags = httpx.NewETags(rdb, log, 0)
 	gw.Streams = ratelimit.NewStreams(rdb, cfg.Limits.StreamsMax)
 	gw.FeedTags = httpx.NewFeedTags(rdb, log)
+	gw.Freshness = &proxy.Freshness{Reader: freshness.NewReader(rdb, cfg.LagGroups), Limit: cfg.LagLimit}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := httpx.NewEngine(log, httpx.NewMetrics(reg))

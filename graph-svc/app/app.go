@@ -14,6 +14,7 @@ import (
 	"github.com/svcdev/svc/graph-svc/internal/graph"
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
@@ -31,6 +32,9 @@ type Config struct {
 	// ContextURL that of context-svc, asked for the composed profile the ingest overview sums up.
 	MailboxURL string `env:"MAILBOX_URL, required"`
 	ContextURL string `env:"CONTEXT_URL, required"`
+	// CachedBlockAnswers bounds the answers of mailbox-svc each replica keeps per block version
+	// (asked while the projection of the blocks is behind a block or an unblock).
+	CachedBlockAnswers int `env:"CACHED_BLOCK_ANSWERS, default=10000"`
 	// FetchMaxBytes caps a fetched page; PullInterval is how often each tracked source is pulled
 	// again, PullScan how often each replica looks for sources due.
 	FetchMaxBytes int64         `env:"GRAPH_FETCH_MAX_BYTES, default=2097152"`
@@ -73,15 +77,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctl := controls.New(b.Redis)
 	svc := &graph.Service{
 		Limits: limits, Schedule: graph.Schedule{Interval: cfg.PullInterval, Scan: cfg.PullScan},
 		Store: store.New(b.DB), Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")), Outbox: b.Outbox,
 		Fetcher: pages, Limiter: limiter, MaxFetchBytes: cfg.FetchMaxBytes, Log: b.Log,
+		BlockGuard: controls.NewGuard[bool](ctl, Name, controls.Blocks, cfg.CachedBlockAnswers),
 	}
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
-	b.ConsumeBatches(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc}).Handle)
+	b.ConsumeBatches(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc, Controls: ctl, Service: Name}).Handle)
 	b.Consume(consumers.HashGroup, consumers.HashTopics, (&consumers.Hashes{Graph: svc}).Handle)
 	b.Every(cfg.PullScan, "re-pulling sources", func(ctx context.Context) error { return svc.RepullDue(ctx) })
 	return &App{Base: b}, nil

@@ -13,7 +13,10 @@ import (
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 	"github.com/svcdev/svc/pkg/versions"
 )
@@ -24,6 +27,11 @@ const Name = "mailbox-svc"
 // Config is mailbox-svc's configuration.
 type Config struct {
 	config.Service
+	// ContextURL is the internal address of context-svc, asked for a recipient's rules while
+	// mailbox-svc's projection of them is behind a rules write (pkg/controls).
+	ContextURL string `env:"CONTEXT_URL, required"`
+	// CachedRuleAnswers bounds the answers of context-svc each replica keeps per rules version.
+	CachedRuleAnswers int `env:"CACHED_RULE_ANSWERS, default=10000"`
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration `env:"IDEMPOTENCY_TTL, default=24h"`
 	// CachedBlockPairs bounds the (recipient, sender) block answers each replica keeps.
@@ -56,22 +64,25 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	st := store.New(b.DB)
+	ctl := controls.New(b.Redis)
 	names := &mailbox.Names{Store: st, Identity: b.Identity(), Log: b.Log}
 	blocked := mailbox.NewBlockCache(versions.New(b.Redis, b.Log, "svc:mailbox-blocks:", tokenTTL), cfg.CachedBlockPairs)
 	admissions := mailbox.NewAdmissionCache(versions.New(b.Redis, b.Log, "svc:mailbox-admission:", tokenTTL), cfg.CachedAdmissions)
 	sender := &mailbox.Sender{Store: st, Names: names, Outbox: b.Outbox,
 		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Admissions: admissions, Log: b.Log,
-		Signing: b.Identity(), SignatureSkew: cfg.SignatureSkew}
+		Signing: b.Identity(), SignatureSkew: cfg.SignatureSkew,
+		Rules:      rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")),
+		RulesGuard: controls.NewGuard[contract.Admission](ctl, Name, controls.Rules, cfg.CachedRuleAnswers)}
 	api.Register(b.API, &api.Handler{
 		Sender:  sender,
 		Threads: &mailbox.Threads{Store: st, Names: names},
-		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox, Cache: blocked},
+		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox, Cache: blocked, Controls: ctl},
 		Tasks:   &mailbox.Tasks{Store: st, Names: names},
 	})
 	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
 	// Idempotent by its writes (an insert, and an update conditioned on the version): no dedupe
 	// record per event.
-	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st, Cache: admissions}).Handle)
+	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st, Cache: admissions, Controls: ctl, Service: Name}).Handle)
 	// The thread lists and mailboxes, from the service's own message.created: idempotent by its
 	// writes (a message is logged once, keyed by its id).
 	b.ConsumeBatches("lists", []string{events.TopicMailbox}, (&consumers.Lists{Store: st}).Handle)

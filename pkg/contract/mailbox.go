@@ -54,4 +54,13 @@ type SenderBlockData struct {
 	SenderObjectID string `json:"sender_object_id"`
 	SenderHash     string `json:"sender_hash"`
 	At             string `json:"at"`
+	// ControlVersion is the blocker's control version the block or unblock took (pkg/controls):
+	// a projection that applied it records it, so that an enforcing service knows it is current.
+	// Internal (no public payload carries this event); 0 in events from before it was carried.
+	ControlVersion int64 `json:"control_version,omitempty"`
+}
+
+// SenderBlocked is mailbox-svc's internal answer whether an object blocks a sender now.
+type SenderBlocked struct {
+	Blocked bool `json:"blocked"`
 }

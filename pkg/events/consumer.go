@@ -70,6 +70,8 @@ type ConsumerConfig struct {
 	RetryMin, RetryMax, RetryFor time.Duration
 	// Health, when set, learns of partitions that cannot be read (see Health).
 	Health *Health
+	// Lag, when set, measures the age of the group's oldest unhandled event in this process.
+	Lag *Lag
 }
 
 // Consume runs the consumer group until ctx ends. Every assigned partition has its own worker,
@@ -162,6 +164,7 @@ const stallAfter = 3
 func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic string, p kafka.PartitionAssignment) {
 	key := partitionKey(c.cfg.GroupID, topic, p.ID)
 	defer c.cfg.Health.ok(key)
+	defer c.cfg.Lag.caughtUp(key)
 	// done silences the reader's logger once the partition is let go: the reader is closed in
 	// the background and would report its connections' closing after the service stopped.
 	var done atomic.Bool
@@ -200,7 +203,7 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 	}
 	failures := 0
 	for {
-		msg, err := r.FetchMessage(ctx)
+		msg, err := c.fetch(ctx, r, key)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -234,6 +237,24 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 		}
 		commits.handled(msg.Offset + 1)
 	}
+}
+
+// fetch returns the partition's next message and keeps the group's lag: while the worker handles
+// a message, the partition's oldest unhandled event is that message, produced at its timestamp;
+// when no message is ready (none arrives within batchLinger), the partition is caught up, and
+// the lag says so while the fetch waits.
+func (c *consumer) fetch(ctx context.Context, r *kafka.Reader, key string) (kafka.Message, error) {
+	lctx, cancel := context.WithTimeout(ctx, batchLinger)
+	msg, err := r.FetchMessage(lctx)
+	cancel()
+	if err != nil && lctx.Err() != nil && ctx.Err() == nil {
+		c.cfg.Lag.caughtUp(key)
+		msg, err = r.FetchMessage(ctx)
+	}
+	if err == nil {
+		c.cfg.Lag.pending(key, msg.Time)
+	}
+	return msg, err
 }
 
 // checkOffset returns the offset to read p from: its committed offset, unless that is past the

@@ -35,8 +35,11 @@ func (p *Producer) Publish(ctx context.Context, evs ...Pending) error {
 		return nil
 	}
 	msgs := make([]kafka.Message, len(evs))
+	// The produce time travels as the message's timestamp: consumers measure their lag by it.
+	now := time.Now()
 	for i, e := range evs {
 		msgs[i] = kafka.Message{
+			Time:  now,
 			Topic: p.prefix + e.Topic,
 			Key:   []byte(e.Key),
 			Value: []byte(e.Payload),

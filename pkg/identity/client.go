@@ -51,13 +51,32 @@ func KeyCacheKey(digest string) string { return "svc:key:" + digest }
 // identity-svc deletes it whenever the object gets a new key.
 func SigningKeysCacheKey(objectID string) string { return "svc:sigkeys:" + objectID }
 
-// Revoke writes the tombstone of a key digest, so that every gateway refuses it from now on, and
-// announces it on RevokedChannel, so that no replica's in-process cache keeps accepting it.
+// RevocationsKey counts the revocations made. Revoke raises it with the tombstone, in one
+// transaction, before the revocation is answered: a gateway replica that reads it on each
+// request knows that a principal it keeps in memory may have been revoked since, before the
+// announcement on RevokedChannel reaches it.
+const RevocationsKey = "svc:key:revocations"
+
+// Revoke writes the tombstone of a key digest, so that every gateway refuses it from now on,
+// counts it (RevocationsKey), and announces it on RevokedChannel, so that no replica's
+// in-process cache keeps accepting it.
 func Revoke(ctx context.Context, rdb *redis.Client, digest string) error {
-	if err := rdb.Set(ctx, KeyCacheKey(digest), tombstone, TombstoneTTL).Err(); err != nil {
+	tx := rdb.TxPipeline()
+	tx.Set(ctx, KeyCacheKey(digest), tombstone, TombstoneTTL)
+	tx.Incr(ctx, RevocationsKey)
+	if _, err := tx.Exec(ctx); err != nil {
 		return err
 	}
 	return rdb.Publish(ctx, RevokedChannel, digest).Err()
+}
+
+// Revocations returns how many revocations were made (RevocationsKey; 0 before the first).
+func (c *Client) Revocations(ctx context.Context) (int64, error) {
+	n, err := c.rdb.Get(ctx, RevocationsKey).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, err
 }
 
 // Remember caches the principal of a key just made (an object's owner key, a sub-key, a rotated

@@ -26,3 +26,12 @@ func (c *ContextClient) ComposedProfile(ctx context.Context, objectID, hash stri
 	err := c.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/profile?hash="+url.QueryEscape(hash), nil, &out)
 	return out.Markdown, err
 }
+
+// Admission returns what an object's current rules say of admission, as context-svc's own store
+// says: asked only while mailbox-svc's projection of the rules is behind a rules write
+// (pkg/controls). ErrNotFound when context-svc knows no such object.
+func (c *ContextClient) Admission(ctx context.Context, objectID string) (contract.Admission, error) {
+	var out contract.Admission
+	err := c.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/admission", nil, &out)
+	return out, err
+}

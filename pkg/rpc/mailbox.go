@@ -49,3 +49,15 @@ func (c *MailboxClient) Thread(ctx context.Context, threadID string) (*contract.
 	}
 	return &out, nil
 }
+
+// Blocked reports whether objectID blocks senderID now, as mailbox-svc's own store says: asked
+// only while the caller's projection of the blocks is behind a control (pkg/controls). Without a
+// mailbox-svc there are no blocks.
+func (c *MailboxClient) Blocked(ctx context.Context, objectID, senderID string) (bool, error) {
+	if !c.rpc.Configured() {
+		return false, nil
+	}
+	var out contract.SenderBlocked
+	err := c.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/blocks/"+url.PathEscape(senderID), nil, &out)
+	return out.Blocked, err
+}

@@ -57,6 +57,9 @@ type Base struct {
 	wiring Wiring
 	// health is what the consumers know to be wrong with their partitions.
 	health *events.Health
+	// lags measures each consumer group's lag ("<service>.<group>"), exported as a gauge and
+	// reported to the gateway (see reportLag).
+	lags map[string]*events.Lag
 }
 
 // Wiring is a service's runtime edges as its constructor made them: the services it calls
@@ -102,7 +105,7 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 		return nil, err
 	}
 	b = &Base{Name: name, Config: cfg, Log: log, Key: key, Verifier: verifier, Registry: prometheus.NewRegistry(), handlers: map[string]events.Handler{},
-		health: events.NewHealth()}
+		health: events.NewHealth(), lags: map[string]*events.Lag{}}
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -274,11 +277,12 @@ func (b *Base) consume(group string, topics []string, h events.Handler, batch ev
 			b.wiring.Consumes = append(b.wiring.Consumes, topic)
 		}
 	}
+	lag := b.measureLag(id, group)
 	b.Go(func(ctx context.Context) error {
 		return events.Consume(ctx, events.ConsumerConfig{
 			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: topics,
 			Processed: processed, Dead: b.DB.Collection(events.DeadLetterCollection),
-			Handler: h, Batch: batch, Log: b.Log, Health: b.health,
+			Handler: h, Batch: batch, Log: b.Log, Health: b.health, Lag: lag,
 			RetryMin: b.Config.ConsumerRetryMin, RetryMax: b.Config.ConsumerRetryMax, RetryFor: b.Config.ConsumerRetryFor,
 		})
 	})

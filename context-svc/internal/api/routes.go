@@ -52,6 +52,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.GET("/context/:linkId", httpx.Handle(h.linkPage))
 
 	api.GET("/internal/v1/objects/:id/profile", httpx.Handle(h.internalProfile))
+	api.GET("/internal/v1/objects/:id/admission", httpx.Handle(h.internalAdmission))
 }
 
 // Content types of the text routes.

@@ -96,3 +96,14 @@ func (h *Handler) putRules(c *gin.Context) error {
 	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
 	return nil
 }
+
+// internalAdmission tells mailbox-svc what an object's current rules say of admission, while its
+// projection of them is behind a rules write.
+func (h *Handler) internalAdmission(c *gin.Context) error {
+	a, err := h.Profiles.Admission(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, a)
+	return nil
+}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/svcdev/svc/context-svc/internal/gitsync"
 	"github.com/svcdev/svc/context-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
@@ -114,6 +116,15 @@ type Service struct {
 	SourceRefresh time.Duration
 	Log           *slog.Logger
 	ETags         ETags
+	// Controls raises an object's rules control version before a rules write answers, so that
+	// mailbox-svc judges every send after the 200 by the new rules (pkg/controls); nil raises
+	// none (the rules then bind once mailbox-svc consumes their context.updated).
+	Controls ControlVersions
+}
+
+// ControlVersions raises an object's control version (controls.Versions).
+type ControlVersions interface {
+	Raise(ctx context.Context, kind, objectID string, version int64) error
 }
 
 // Target is the object a use case acts on, with the request that asks.
@@ -171,10 +182,37 @@ func (s *Service) write(ctx context.Context, t Target, change string, apply func
 	}
 	s.ETags.Changed(ctx, t.ObjectID)
 	s.Outbox.Confirm(evs...)
+	if err := s.raiseRules(ctx, p); err != nil {
+		return nil, err
+	}
 	if err := s.reportVersion(ctx, p); err != nil {
 		return nil, httpx.Unavailable(err)
 	}
 	return p, nil
+}
+
+// raiseRules raises the object's rules control version to the version a write that may change
+// the rules made. Its event carries the same version, and mailbox-svc's projection records it
+// once applied: until then a send asks context-svc (Admission). A failure is a 503, so that the
+// writer retries rather than take a 200 the rules may not keep at once.
+func (s *Service) raiseRules(ctx context.Context, p *store.Profile) error {
+	if s.Controls == nil || (p.Change != store.ChangeRules && p.Change != store.ChangeContext) {
+		return nil
+	}
+	if err := s.Controls.Raise(ctx, controls.Rules, p.ObjectID, int64(p.Version)); err != nil {
+		return apierr.Retryable(err)
+	}
+	return nil
+}
+
+// Admission is what the object's current rules say of admission, for mailbox-svc while its
+// projection of them is behind a rules write.
+func (s *Service) Admission(ctx context.Context, objectID string) (contract.Admission, error) {
+	p, err := s.Profile(ctx, objectID)
+	if err != nil {
+		return contract.Admission{}, err
+	}
+	return p.Rules.Admission(), nil
 }
 
 // reportVersion tells identity-svc an object's new version and title, retrying briefly. It

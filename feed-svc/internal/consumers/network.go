@@ -12,6 +12,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -29,6 +30,16 @@ type Validators interface {
 type Network struct {
 	Store *store.Store
 	Tags  Validators
+	// Controls records the block control version the projection has applied (pkg/controls),
+	// which a publish compares with the box's latest; nil records nothing.
+	Controls AppliedVersions
+	// Service is the name the applied versions are recorded under.
+	Service string
+}
+
+// AppliedVersions records the control versions a projection has applied (controls.Versions).
+type AppliedVersions interface {
+	Applied(ctx context.Context, service, kind, objectID string, version int64) error
 }
 
 // ErrUnknownObject says that an event names an object whose creation the projection has not
@@ -82,8 +93,14 @@ func (n *Network) project(ctx context.Context, ev events.Event) error {
 		if ev.Decode(&d) != nil {
 			return nil
 		}
-		return n.Store.SetBlock(ctx, store.Block{ID: store.BlockID(ev.ObjectID, d.SenderObjectID),
-			Blocked: ev.Type == events.SenderBlocked, At: at, Event: ev.ID})
+		if err := n.Store.SetBlock(ctx, store.Block{ID: store.BlockID(ev.ObjectID, d.SenderObjectID),
+			Blocked: ev.Type == events.SenderBlocked, At: at, Event: ev.ID}); err != nil {
+			return err
+		}
+		if n.Controls == nil {
+			return nil
+		}
+		return n.Controls.Applied(ctx, n.Service, controls.Blocks, ev.ObjectID, d.ControlVersion)
 	case events.ContextUpdated:
 		return n.contextUpdated(ctx, ev, at)
 	case events.MessageCreated:

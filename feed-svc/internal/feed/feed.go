@@ -77,6 +77,10 @@ type Feeds struct {
 	Outbox   Outbox
 	Identity Identity
 	Tags     Validators
+	// Mailbox tells whether a box blocks a publisher now, and BlockGuard when it must be asked
+	// (see blocked); with either nil, the projection of the blocks alone answers.
+	Mailbox    BlockOwner
+	BlockGuard BlockGuard
 	// PerDay is how many items one feed takes per UTC day from others, and again from its owner:
 	// the owner's items never compete with strangers' for one cap.
 	PerDay int
@@ -143,7 +147,7 @@ func (f *Feeds) Publish(ctx context.Context, box *contract.Target, author *contr
 	if err := f.readable(ctx, box, author); err != nil {
 		return nil, err
 	}
-	blocked, err := f.Store.Blocks(ctx, box.ObjectID, author.ObjectID)
+	blocked, err := f.blocked(ctx, box.ObjectID, author.ObjectID)
 	if err != nil {
 		return nil, err
 	}

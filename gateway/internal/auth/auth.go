@@ -1,7 +1,9 @@
 // Package auth turns a bearer API key into a principal: the checksum is checked with no lookup,
-// then an in-process cache, then Redis, then identity-svc. A revocation is pushed to every
-// replica (Redis pub/sub) and drops the key from its in-process cache at once; the cache's short
-// lifetime only bounds how long a replica that missed the announcement trusts a revoked key.
+// then an in-process cache, then Redis, then identity-svc. A revocation is counted in Redis
+// before it is answered, and each request reads the count, so a revoked key is refused from the
+// revocation's answer on, on every replica; it is also pushed to every replica (Redis pub/sub),
+// which drops the key from its in-process cache, and the cache's short lifetime bounds how long
+// a replica that can neither read the count nor hear the announcement trusts a revoked key.
 package auth
 
 import (
@@ -35,6 +37,12 @@ type Verifier interface {
 	LookupKey(ctx context.Context, digest string) (*authn.Principal, error)
 }
 
+// RevocationCounter tells how many key revocations were made (identity.Client.Revocations): a
+// verifier that implements it makes every revocation bind at its answer on every replica.
+type RevocationCounter interface {
+	Revocations(ctx context.Context) (int64, error)
+}
+
 // Charge takes one unit of the calling client's failed-authentication budget: it is asked
 // before anything a bad key could make costly (a lookup at identity-svc) and for every refused
 // key, and answers 429 once the budget is spent. A key that verifies from a cache never
@@ -49,12 +57,36 @@ type Authenticator struct {
 	// revoked counts the revocations this replica heard: a principal read before one is not
 	// cached after it, since it may be the revoked key's.
 	revoked atomic.Uint64
+	// counter, when the verifier has it, is read on each request: counted is the count this
+	// replica last saw, and a higher one forgets every cached principal (see fresh).
+	counter RevocationCounter
+	counted atomic.Int64
 }
 
 // New returns an authenticator over verifier.
 func New(verifier Verifier) *Authenticator {
-	return &Authenticator{verifier: verifier, local: expirable.NewLRU[string, *authn.Principal](100_000, nil, LocalTTL),
+	a := &Authenticator{verifier: verifier, local: expirable.NewLRU[string, *authn.Principal](100_000, nil, LocalTTL),
 		misses: expirable.NewLRU[string, struct{}](100_000, nil, MissTTL)}
+	a.counter, _ = verifier.(RevocationCounter)
+	return a
+}
+
+// fresh forgets every cached principal when a revocation was made since this replica last
+// looked, whether or not its announcement arrived yet: identity-svc counts a revocation before
+// it answers, so a request that starts after the answer never meets the revoked key's cached
+// principal, on any replica. When Redis cannot be read, no revocation can be written either,
+// and the announcements and LocalTTL bound what was written before.
+func (a *Authenticator) fresh(ctx context.Context) {
+	if a.counter == nil {
+		return
+	}
+	n, err := a.counter.Revocations(ctx)
+	if err != nil {
+		return
+	}
+	if seen := a.counted.Load(); n != seen && a.counted.CompareAndSwap(seen, n) {
+		a.Forget()
+	}
 }
 
 // Bearer extracts the key of an Authorization header; ok is false when there is none.
@@ -80,6 +112,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, charge 
 		return nil, refuse(ctx, charge, "the API key is malformed")
 	}
 	digest := apikey.Digest(key)
+	a.fresh(ctx)
 	if p, ok := a.local.Get(digest); ok {
 		return p, nil
 	}

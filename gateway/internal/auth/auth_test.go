@@ -177,3 +177,45 @@ func BenchmarkAuthenticateCached(b *testing.B) {
 		}
 	}
 }
+
+// countedVerifier is a countingVerifier that also holds the revocation count and tombstones,
+// as identity-svc's Redis does.
+type countedVerifier struct {
+	countingVerifier
+	revocations atomic.Int64
+	revoked     atomic.Bool
+}
+
+func (v *countedVerifier) Revocations(context.Context) (int64, error) {
+	return v.revocations.Load(), nil
+}
+
+func (v *countedVerifier) CachedKey(ctx context.Context, digest string) (*authn.Principal, error) {
+	if v.revoked.Load() {
+		return nil, identity.ErrRevoked
+	}
+	return v.countingVerifier.CachedKey(ctx, digest)
+}
+
+// TestRevocationBindsBeforeItsAnnouncement: a revocation counted in Redis (before identity-svc
+// answers it) refuses the key on a replica that keeps its principal in memory and has not heard
+// the announcement yet.
+func TestRevocationBindsBeforeItsAnnouncement(t *testing.T) {
+	t.Parallel()
+	key, digest := apikey.Generate(apikey.OwnerPrefix)
+	v := &countedVerifier{countingVerifier: countingVerifier{digest: digest, cached: map[string]bool{digest: true}}}
+	v.revocations.Store(41)
+	a := New(v)
+	b := newBudget(1000)
+	ctx := context.Background()
+	for range 2 { // the second is answered from memory
+		if _, err := a.Authenticate(ctx, "Bearer "+key, b.charge); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.revoked.Store(true) // the tombstone and the count, written together; no announcement
+	v.revocations.Add(1)
+	if _, err := a.Authenticate(ctx, "Bearer "+key, b.charge); httpx.AsError(err).Code != httpx.CodeUnauthorized {
+		t.Fatalf("a key revoked before this request: %v, want UNAUTHORIZED", err)
+	}
+}

@@ -61,6 +61,9 @@ func (m *writer) limits(l ratelimit.Config) {
 - Rate limits, per minute: creating objects %d per client IP; sending messages %d per client IP and
   %d per recipient; public reads %d per client IP; owner calls %d per key. Past a limit: 429 with
   Retry-After (seconds); wait that long.
+- While svc is catching up with earlier writes, sending a message, publishing a feed item and
+  creating an object answer 503 UNAVAILABLE with Retry-After (seconds); reads, blocks and rules
+  still work. Wait that long and send again.
 - Lists are pages: limit 1–%d (default 50) and cursor=next_cursor; next_cursor is null on the last page.
 - Sizes: a message body at most 65,536 bytes; a request body too large is 413 PAYLOAD_TOO_LARGE.
 - Timestamps are ISO 8601 UTC with milliseconds; ids are a type prefix and a ULID (msg_…, thr_…).

@@ -54,6 +54,8 @@ type Gateway struct {
 	// FeedTags, when set, lets the gateway answer a revalidation of a polled feed with 304 and
 	// refuse an early poll without forwarding it (see httpx.FeedTags).
 	FeedTags *httpx.FeedTags
+	// Freshness, when set, holds back the Backpressure routes while a projection is behind.
+	Freshness *Freshness
 }
 
 // New returns a gateway forwarding to the services at upstreams (service name → base URL, or
@@ -131,6 +133,12 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 	upstream := g.upstreams[r.Service]
 	return func(c *gin.Context) {
 		anonymous := c.GetHeader("Authorization") == ""
+		if r.Backpressure {
+			if err := g.Freshness.Admit(c.Request.Context()); err != nil {
+				httpx.Abort(c, err)
+				return
+			}
+		}
 		p, t, err := g.admit(c, r)
 		if err != nil {
 			httpx.Abort(c, err)

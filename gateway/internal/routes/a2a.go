@@ -4,7 +4,7 @@ package routes
 // names (docs/api.md, "A2A"). message:send is public ingress exactly as POST /api/messages is,
 // limited per client and per recipient (the box), and goes through the same send use case.
 var A2A = []Route{
-	{Method: "POST", Path: "/api/objects/{hash}/a2a/message:send", Service: "mailbox-svc", Auth: Public, Ingress: true, Recipient: RecipientTarget,
+	{Method: "POST", Path: "/api/objects/{hash}/a2a/message:send", Service: "mailbox-svc", Auth: Public, Ingress: true, Recipient: RecipientTarget, Backpressure: true,
 		Summary: "A2A SendMessage: deliver an A2A message to the box's mailbox (contextId = thread_id); answers an A2A Message whose taskId is the message id",
 		Tag:     "a2a", Request: "A2ASendMessageRequest", Response: "A2ASendMessageResponse", Errors: []int{403, 409}},
 	{Method: "GET", Path: "/api/objects/{hash}/a2a/tasks/{id}", Service: "mailbox-svc", Auth: AnyKey, Mailbox: true,

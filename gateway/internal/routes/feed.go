@@ -6,7 +6,7 @@ var Feed = []Route{
 	{Method: "POST", Path: "/api/objects/{hash}/feed", Service: "feed-svc", Auth: Owner,
 		Summary: "Turn the box into an append-only feed (again: no change)", Tag: "feed",
 		Request: "EnableFeed", Response: "FeedEnabled"},
-	{Method: "POST", Path: "/api/feeds/{hash}/items", Service: "feed-svc", Auth: AnyKey,
+	{Method: "POST", Path: "/api/feeds/{hash}/items", Service: "feed-svc", Auth: AnyKey, Backpressure: true,
 		Summary: "Publish an item to a box's feed, as the object whose key is presented", Tag: "feed",
 		Request: "PublishItem", Status: 201, Response: "FeedItem"},
 	{Method: "GET", Path: "/api/feeds/{hash}/items", Service: "feed-svc", Auth: Public, Feed: true,

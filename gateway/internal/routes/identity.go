@@ -2,7 +2,7 @@ package routes
 
 // Identity are identity-svc's routes.
 var Identity = []Route{
-	{Method: "POST", Path: "/api/objects", Service: "identity-svc", Auth: Public, Ingress: true,
+	{Method: "POST", Path: "/api/objects", Service: "identity-svc", Auth: Public, Ingress: true, Backpressure: true,
 		Summary: "Create an object; its owner API key is returned once", Tag: "objects",
 		Request: "CreateObject", Status: 201, Response: "CreatedObject", Errors: []int{409}},
 	{Method: "GET", Path: "/api/objects/{hash}", Service: "identity-svc", Auth: Public, Cacheable: true,

@@ -2,7 +2,7 @@ package routes
 
 // Mailbox are mailbox-svc's routes.
 var Mailbox = []Route{
-	{Method: "POST", Path: "/api/messages", Service: "mailbox-svc", Auth: Public, Ingress: true, Recipient: "to_hash",
+	{Method: "POST", Path: "/api/messages", Service: "mailbox-svc", Auth: Public, Ingress: true, Recipient: "to_hash", Backpressure: true,
 		Summary: "Send a message to an object; thread_id null opens a new thread", Tag: "messages",
 		Headers: []Param{{Name: "Idempotency-Key", Schema: Schema{"type": "string", "minLength": 1, "maxLength": 255},
 			Description: "makes a retried send return the first result for 24 hours instead of sending again"}},

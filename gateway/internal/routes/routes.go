@@ -35,6 +35,12 @@ type Route struct {
 	// /api/messages); Recipient names the body field limited per recipient.
 	Ingress   bool
 	Recipient string
+	// Backpressure marks the public writes whose effects reach readers through the event-fed
+	// projections (a message, a feed item, a new object): the gateway refuses them with 503 and
+	// Retry-After while a consumer group is more than LAG_LIMIT behind (see proxy.Freshness),
+	// so that the backlog, and the time a write takes to show, stop growing. Reads and owners'
+	// controls are never held back.
+	Backpressure bool
 	// Feed marks feed polling routes: a client reads a feed's first page at most once per poll
 	// interval; a 304 does not count (see ratelimit.Poller).
 	Feed bool

@@ -12,6 +12,7 @@ import (
 	"github.com/svcdev/svc/graph-svc/internal/graph"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
 )
 
@@ -28,7 +29,19 @@ var (
 )
 
 // Messages projects messages into their threads' graphs and keeps the sender blocks.
-type Messages struct{ Graph *graph.Service }
+type Messages struct {
+	Graph *graph.Service
+	// Controls records the block control version the projection has applied (pkg/controls),
+	// which a graph write compares with the blocker's latest; nil records nothing.
+	Controls AppliedVersions
+	// Service is the name the applied versions are recorded under.
+	Service string
+}
+
+// AppliedVersions records the control versions a projection has applied (controls.Versions).
+type AppliedVersions interface {
+	Applied(ctx context.Context, service, kind, objectID string, version int64) error
+}
 
 // Handle projects a batch of events (an events.BatchHandler); it is idempotent. The events of a
 // batch are applied in their order: the messages gathered so far are written before a block
@@ -58,6 +71,11 @@ func (m *Messages) Handle(ctx context.Context, evs []events.Event) error {
 			}
 			if err := m.Graph.ProjectBlock(ctx, ev.ObjectID, d.SenderObjectID, ev.Type == events.SenderBlocked, at); err != nil {
 				return err
+			}
+			if m.Controls != nil {
+				if err := m.Controls.Applied(ctx, m.Service, controls.Blocks, ev.ObjectID, d.ControlVersion); err != nil {
+					return err
+				}
 			}
 		}
 	}

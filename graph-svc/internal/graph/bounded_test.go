@@ -192,6 +192,10 @@ func (down) Thread(context.Context, string) (*contract.Thread, error) {
 	return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
 }
 
+func (down) Blocked(context.Context, string, string) (bool, error) {
+	return false, errors.New("dial tcp 127.0.0.1:1: connection refused")
+}
+
 // TestGraphAnswersWithoutMailbox: a thread learned from message.created is read, written and
 // decided in while mailbox-svc is unreachable, naming authors by the hash identity-svc's
 // object.hash_changed made current.

@@ -68,8 +68,18 @@ type Outbox interface {
 // Mailbox tells who takes part in a mailbox thread (mailbox-svc's internal API). It is asked only
 // for a thread graph-svc has not heard of yet (a graph call racing the projection of the
 // thread's first message); once known, a thread is answered from graph-svc's own data.
+//
+// It is also asked whether an object blocks a sender now, while graph-svc's projection of the
+// blocks has not applied the object's latest block or unblock (see checkNotBlocked).
 type Mailbox interface {
 	Thread(ctx context.Context, threadID string) (*contract.Thread, error)
+	Blocked(ctx context.Context, objectID, senderID string) (bool, error)
+}
+
+// BlockGuard decides whether graph-svc's projection of an object's blocks has applied the
+// object's latest block control (controls.Guard): when it has not, mailbox-svc is asked.
+type BlockGuard interface {
+	Get(ctx context.Context, objectID, key string, projection, owner func(context.Context) (bool, error)) (bool, error)
 }
 
 // Profiles reads an object's composed public profile (context-svc's internal API).
@@ -105,9 +115,11 @@ type Service struct {
 	Schedule Schedule
 	Store    *store.Store
 	Mailbox  Mailbox
-	Profiles Profiles
-	Outbox   Outbox
-	Fetcher  Fetcher
+	// BlockGuard tells when a write's block check must ask mailbox-svc; nil: never.
+	BlockGuard BlockGuard
+	Profiles   Profiles
+	Outbox     Outbox
+	Fetcher    Fetcher
 	// Limiter bounds the fetches and parses the process runs at once (ingest, pulls).
 	Limiter *outbound.Limiter
 	// MaxFetchBytes is the fetcher's cap on a page, named in the error of a larger one.

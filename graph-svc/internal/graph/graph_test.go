@@ -34,6 +34,10 @@ func (mailbox) Thread(_ context.Context, id string) (*contract.Thread, error) {
 	return &contract.Thread{ThreadID: id, Participants: []contract.Participant{{ObjectID: "obj_a", Hash: "svc_a"}, {ObjectID: "obj_b", Hash: "svc_b"}}}, nil
 }
 
+// Blocked answers that no one blocks anyone: these tests run without control versions, so the
+// projection of the blocks answers and this is never asked.
+func (mailbox) Blocked(context.Context, string, string) (bool, error) { return false, nil }
+
 // confirmed records the events handed to the relay of the real outbox.
 type confirmed struct {
 	*events.Outbox

@@ -86,7 +86,7 @@ func (s *Service) checkNotBlocked(ctx context.Context, th *store.Thread, c *cont
 		if id == c.ObjectID {
 			continue
 		}
-		blocked, err := s.Store.Blocked(ctx, id, c.ObjectID)
+		blocked, err := s.blocked(ctx, id, c.ObjectID)
 		if err != nil {
 			return err
 		}
@@ -95,4 +95,19 @@ func (s *Service) checkNotBlocked(ctx context.Context, th *store.Thread, c *cont
 		}
 	}
 	return nil
+}
+
+// blocked reports whether blocker blocks sender. The projection of mailbox-svc's block events
+// answers while it has applied blocker's latest block control (pkg/controls); right after a
+// block or an unblock, until it has, mailbox-svc answers (or the write is refused with 503), so
+// that a block binds every node, edge and decision that starts after its 200, whatever backlog
+// of message events is ahead of its sender.blocked.
+func (s *Service) blocked(ctx context.Context, blocker, sender string) (bool, error) {
+	projection := func(ctx context.Context) (bool, error) { return s.Store.Blocked(ctx, blocker, sender) }
+	if s.BlockGuard == nil {
+		return projection(ctx)
+	}
+	return s.BlockGuard.Get(ctx, blocker, blocker+"|"+sender, projection, func(ctx context.Context) (bool, error) {
+		return s.Mailbox.Blocked(ctx, blocker, sender)
+	})
 }

@@ -33,6 +33,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 
 	in := api.Group("/internal/v1")
 	in.GET("/objects/:id/blocked", httpx.Handle(h.blockedSenders))
+	in.GET("/objects/:id/blocks/:sender", httpx.Handle(h.internalBlocked))
 	in.GET("/threads/:id", httpx.Handle(h.internalThread))
 }
 

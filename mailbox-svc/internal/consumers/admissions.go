@@ -6,6 +6,7 @@ import (
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
 )
 
@@ -25,6 +26,16 @@ type Admissions struct {
 	Cache interface {
 		Changed(ctx context.Context, objectID string)
 	}
+	// Controls records the rules control version the projection has applied (controls.Versions),
+	// which sends compare with the object's latest; nil records nothing.
+	Controls AppliedVersions
+	// Service is the name the applied versions are recorded under.
+	Service string
+}
+
+// AppliedVersions records the control versions a projection has applied (controls.Versions).
+type AppliedVersions interface {
+	Applied(ctx context.Context, service, kind, objectID string, version int64) error
 }
 
 // AdmissionTopics are the topics Admissions consumes.
@@ -49,10 +60,18 @@ func (h *Admissions) Handle(ctx context.Context, ev events.Event) error {
 		if err := ev.Decode(&d); err != nil || ev.ObjectID == "" {
 			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err))
 		}
-		if d.Admission == nil { // published before the events carried the rules
-			return nil
+		if d.Admission != nil { // else published before the events carried the rules
+			a := &store.Admission{ObjectID: ev.ObjectID, Version: d.Version, Mode: d.Admission.Mode, WriteMailbox: d.Admission.WriteMailbox}
+			if err := h.record(ctx, h.Store.SetAdmission, a); err != nil {
+				return err
+			}
 		}
-		return h.record(ctx, h.Store.SetAdmission, &store.Admission{ObjectID: ev.ObjectID, Version: d.Version, Mode: d.Admission.Mode, WriteMailbox: d.Admission.WriteMailbox})
+		// The version a rules write raised is the context version its event carries: once the
+		// projection holds it, sends stop asking context-svc.
+		if h.Controls != nil {
+			return h.Controls.Applied(ctx, h.Service, controls.Rules, ev.ObjectID, int64(d.Version))
+		}
+		return nil
 	}
 	return nil
 }

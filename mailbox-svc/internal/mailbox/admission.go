@@ -8,6 +8,7 @@ import (
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/versions"
 )
 
@@ -67,12 +68,47 @@ func recipientRules(a contract.Admission) RecipientRules {
 	return r
 }
 
-// RecipientRules returns what a send needs of the recipient's rules, from mailbox-svc's own
-// projection of them: no other service is asked. A rules write binds sends a moment after it
-// is answered, once its context.updated event is consumed. Before any event told the projection
-// the recipient's rules, the rules the recipient was created with apply, as identity-svc's
-// resolution carries them (so rules given at creation bind the first send), else the defaults.
+// RulesReader reads an object's current admission rules from context-svc, which owns them
+// (rpc.ContextClient).
+type RulesReader interface {
+	Admission(ctx context.Context, objectID string) (contract.Admission, error)
+}
+
+// RulesGuard decides whether mailbox-svc's projection of an object's rules has applied the
+// object's latest rules write (controls.Guard): when it has not, context-svc is asked.
+type RulesGuard interface {
+	Get(ctx context.Context, objectID, key string, projection, owner func(context.Context) (contract.Admission, error)) (contract.Admission, error)
+}
+
+// RecipientRules returns what a send needs of the recipient's rules. They come from
+// mailbox-svc's own projection of them while it has applied the recipient's latest rules write
+// (the rules control version, pkg/controls); right after a rules write, until the projection has
+// consumed its context.updated, context-svc is asked (and its answer kept for that version), so
+// that a rules write binds every send that starts after its 200. Before any event told the
+// projection the recipient's rules, the rules the recipient was created with apply, as
+// identity-svc's resolution carries them (so rules given at creation bind the first send), else
+// the defaults.
 func (s *Sender) RecipientRules(ctx context.Context, to *identity.Object) (RecipientRules, error) {
+	projection := func(ctx context.Context) (contract.Admission, error) { return s.projectedAdmission(ctx, to) }
+	if s.RulesGuard == nil || s.Rules == nil {
+		a, err := projection(ctx)
+		return recipientRules(a), err
+	}
+	a, err := s.RulesGuard.Get(ctx, to.ObjectID, to.ObjectID, projection, func(ctx context.Context) (contract.Admission, error) {
+		a, err := s.Rules.Admission(ctx, to.ObjectID)
+		if errors.Is(err, rpc.ErrNotFound) { // context-svc has not seen the object yet
+			return creationAdmission(to), nil
+		}
+		return a, err
+	})
+	if err != nil {
+		return RecipientRules{}, err
+	}
+	return recipientRules(a), nil
+}
+
+// projectedAdmission reads the recipient's rules from the projection.
+func (s *Sender) projectedAdmission(ctx context.Context, to *identity.Object) (contract.Admission, error) {
 	a, err := s.Admissions.get(ctx, to.ObjectID, func(ctx context.Context) (*store.Admission, error) {
 		a, err := s.Store.Admission(ctx, to.ObjectID)
 		if errors.Is(err, mongox.ErrNotFound) {
@@ -82,11 +118,17 @@ func (s *Sender) RecipientRules(ctx context.Context, to *identity.Object) (Recip
 	})
 	switch {
 	case err != nil:
-		return RecipientRules{}, err
+		return contract.Admission{}, err
 	case a != nil:
-		return recipientRules(a.Rules()), nil
-	case to.Admission != nil:
-		return recipientRules(*to.Admission), nil
+		return a.Rules(), nil
 	}
-	return recipientRules(contract.Admission{}), nil
+	return creationAdmission(to), nil
+}
+
+// creationAdmission is what the rules the object was created with say of admission.
+func creationAdmission(to *identity.Object) contract.Admission {
+	if to.Admission != nil {
+		return *to.Admission
+	}
+	return contract.Admission{}
 }

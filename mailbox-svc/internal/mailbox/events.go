@@ -47,7 +47,7 @@ func sendEvents(requestID string, from, to *identity.Object, t *store.Thread, m 
 }
 
 // blockEvent is sender.blocked or sender.unblocked (eventType), owned by the blocking object.
-func blockEvent(eventType, requestID string, owner Owner, sender *identity.Object, at time.Time) events.Pending {
+func blockEvent(eventType, requestID string, owner Owner, sender *identity.Object, at time.Time, version int64) events.Pending {
 	return events.MustNew(events.TopicMailbox, eventType, owner.ObjectID, owner.Hash, requestID,
-		contract.SenderBlockData{SenderObjectID: sender.ObjectID, SenderHash: sender.Hash, At: clock.Format(at)})
+		contract.SenderBlockData{SenderObjectID: sender.ObjectID, SenderHash: sender.Hash, At: clock.Format(at), ControlVersion: version})
 }

@@ -40,6 +40,10 @@ type Sender struct {
 	// Admissions caches the recipient's projected rules; nil reads the store on every send. The
 	// admissions consumer must share it.
 	Admissions *AdmissionCache
+	// Rules reads a recipient's rules from context-svc, and RulesGuard tells when it must (see
+	// RecipientRules); with either nil, sends follow the projection alone.
+	Rules      RulesReader
+	RulesGuard RulesGuard
 	Outbox     Outbox
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration

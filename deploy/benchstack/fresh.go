@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/svcdev/svc/pkg/apikey"
+)
+
+// The paths a send takes to its readers, each measured from the send's 201 to the moment the
+// reader sees it: listed in the recipient's mailbox (mailbox-svc's lists projection), a node of
+// the thread's graph (graph-svc), delivered to the recipient's webhook (webhook-svc), and an
+// event on the recipient's open stream (feed-svc's streams).
+var freshPaths = []string{"mailbox", "graph node", "webhook", "stream"}
+
+// freshWithin is the p99 each path must keep for a rate to count as fresh.
+const freshWithin = time.Second
+
+// freshRecipients is how many recipients the sends are spread over, each with a webhook, an
+// open stream and a mailbox poller.
+const freshRecipients = 8
+
+// webhookReceiver is a local HTTPS endpoint that records when each message's delivery arrived.
+type webhookReceiver struct {
+	srv    *httptest.Server
+	caFile string
+	seen   func(path int, messageID string)
+}
+
+func newWebhookReceiver(dir string, seen func(int, string)) (*webhookReceiver, error) {
+	r := &webhookReceiver{seen: seen}
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var p struct {
+			Data struct {
+				MessageID string `json:"message_id"`
+			} `json:"data"`
+		}
+		if body, err := io.ReadAll(req.Body); err == nil && json.Unmarshal(body, &p) == nil && p.Data.MessageID != "" {
+			r.seen(2, p.Data.MessageID)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	r.caFile = filepath.Join(dir, "webhook-ca.pem")
+	if err := os.WriteFile(r.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw}), 0o600); err != nil {
+		r.srv.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// freshRun holds, per message sent, when its 201 came and when each path showed it.
+type freshRun struct {
+	mu          sync.Mutex
+	acked       map[string]time.Time    // message id → its 201
+	threads     map[string]string       // thread id → message id (every send opens a thread)
+	recipientOf map[string]string       // message id → the recipient's hash
+	sampled     map[string]string       // message id → thread id, for the graph's reads
+	seen        [4]map[string]time.Time // per path: message id → when a reader saw it
+}
+
+func newFreshRun() *freshRun {
+	r := &freshRun{acked: map[string]time.Time{}, threads: map[string]string{}, recipientOf: map[string]string{},
+		sampled: map[string]string{}}
+	for i := range r.seen {
+		r.seen[i] = map[string]time.Time{}
+	}
+	return r
+}
+
+func (r *freshRun) see(path int, messageID string) {
+	now := time.Now()
+	r.mu.Lock()
+	if _, ok := r.seen[path][messageID]; !ok {
+		r.seen[path][messageID] = now
+	}
+	r.mu.Unlock()
+}
+
+// freshStep is one rate's figures.
+type freshStep struct {
+	offered, achieved float64
+	p99               [4]time.Duration
+	missing           [4]int
+}
+
+// benchFresh ramps the rate of new-thread sends, each rate for o.phase, and prints per rate the
+// p99 of each path (a send a reader has not seen 3 s after its rate ends counts as slower than
+// anything), until a path's p99 passes a second or the sends themselves fall behind; then the
+// highest rate at which all four paths stayed within a second, beside raw insertOne on the
+// same store.
+func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookReceiver, run *freshRun, out io.Writer) error {
+	type recipient struct{ hash, key string }
+	var senders []string
+	var recipients []recipient
+	for i := range 2 * freshRecipients {
+		var obj struct {
+			Hash   string `json:"hash"`
+			APIKey string `json:"api_key"`
+		}
+		_, raw, err := s.do(ctx, "POST", "/api/objects", "", map[string]any{}, nil, 201)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return err
+		}
+		if i%2 == 0 {
+			senders = append(senders, obj.Hash)
+			continue
+		}
+		recipients = append(recipients, recipient{obj.Hash, obj.APIKey})
+		if _, _, err := s.do(ctx, "POST", "/api/objects/"+obj.Hash+"/webhooks", obj.APIKey,
+			map[string]any{"callback_url": rcv.srv.URL + "/hook", "events": []string{"message"}}, nil, 201); err != nil {
+			return fmt.Errorf("webhook: %w", err)
+		}
+	}
+	watch, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	var watchers sync.WaitGroup
+	for _, rc := range recipients {
+		conn, body, err := s.openStream(ctx, pair{to: rc.hash, toKey: rc.key})
+		if err != nil {
+			return fmt.Errorf("stream: %w", err)
+		}
+		defer conn.Close()
+		watchers.Add(2)
+		go func() { // the stream
+			defer watchers.Done()
+			for {
+				line, err := body.ReadString('\n')
+				if err != nil {
+					return
+				}
+				var ev struct {
+					Data struct {
+						MessageID string `json:"message_id"`
+					} `json:"data"`
+				}
+				if strings.HasPrefix(line, "data: ") && json.Unmarshal([]byte(line[len("data: "):]), &ev) == nil {
+					run.see(3, ev.Data.MessageID)
+				}
+			}
+		}()
+		go func() { // the mailbox, read every 50 ms
+			defer watchers.Done()
+			for watch.Err() == nil {
+				if _, raw, err := s.do(watch, "GET", "/api/objects/"+rc.hash+"/mailbox?limit=50", rc.key, nil, nil, 200); err == nil {
+					var page struct {
+						Threads []struct {
+							ID string `json:"id"`
+						} `json:"threads"`
+					}
+					if json.Unmarshal(raw, &page) == nil {
+						for _, th := range page.Threads {
+							run.mu.Lock()
+							id, ok := run.threads[th.ID]
+							run.mu.Unlock()
+							if ok {
+								run.see(0, id)
+							}
+						}
+					}
+				}
+				sleepCtx(watch, 50*time.Millisecond)
+			}
+		}()
+	}
+	keyOf, hashes := map[string]string{}, []string{}
+	for _, rc := range recipients {
+		keyOf[rc.hash] = rc.key
+		hashes = append(hashes, rc.hash)
+	}
+	watchers.Add(1)
+	go func() { // the graphs of sampled threads, until their node shows
+		defer watchers.Done()
+		for watch.Err() == nil {
+			run.mu.Lock()
+			var todo [][2]string
+			for id, th := range run.sampled {
+				if _, ok := run.seen[1][id]; !ok && time.Since(run.acked[id]) < 5*time.Second {
+					todo = append(todo, [2]string{id, th})
+				}
+			}
+			run.mu.Unlock()
+			for _, t := range todo {
+				s.checkGraph(watch, run, t[0], t[1], keyOf)
+			}
+			sleepCtx(watch, 50*time.Millisecond)
+		}
+	}()
+	fmt.Fprintf(out, "\nfreshness: new-thread sends spread over %d senders → %d recipients, each rate for %s; p99 from the send's 201 to:\n",
+		len(senders), len(recipients), o.phase)
+	fmt.Fprintf(out, "%8s %9s %14s %14s %14s %14s\n", "rate/s", "achieved", freshPaths[0], freshPaths[1], freshPaths[2], freshPaths[3])
+	best := 0
+	for _, rate := range []int{10, 20, 40, 80, 120, 160, 240, 320, 480, 640} {
+		st := s.freshStep(ctx, run, senders, hashes, rate, o.phase)
+		fresh := st.achieved >= 0.9*st.offered
+		cells := make([]string, 4)
+		for i := range freshPaths {
+			cells[i] = st.p99[i].Round(time.Millisecond).String()
+			if st.missing[i] > 0 {
+				cells[i] = fmt.Sprintf(">%s (%d)", freshWithin, st.missing[i])
+			}
+			fresh = fresh && st.missing[i] == 0 && st.p99[i] <= freshWithin
+		}
+		fmt.Fprintf(out, "%8d %9.0f %14s %14s %14s %14s\n", rate, st.achieved, cells[0], cells[1], cells[2], cells[3])
+		if !fresh {
+			break
+		}
+		best = rate
+	}
+	stopWatching()
+	raw := s.mongo.Database(s.prefix + "mailbox_svc").Collection("bench_raw_inserts")
+	r := s.phase(ctx, "raw insertOne (same store)", o.phase, o.workers, false, func(ctx context.Context, w, i int) error {
+		_, err := raw.InsertOne(ctx, bson.D{{Key: "_id", Value: apikey.NewID("msg")}, {Key: "from_id", Value: "obj_a"},
+			{Key: "to_id", Value: "obj_b"}, {Key: "kind", Value: "note"}, {Key: "body", Value: body}, {Key: "created_at", Value: time.Now()}})
+		return err
+	})
+	fmt.Fprintf(out, "highest rate with every path within %s p99: %d sends/s; raw insertOne on the same store: %.0f/s (%d clients)\n",
+		freshWithin, best, r.rps(), o.workers)
+	return nil
+}
+
+// checkGraph reads a sampled message's thread graph and records its node once it shows.
+func (s *benchStack) checkGraph(ctx context.Context, run *freshRun, messageID, threadID string, keyOf map[string]string) {
+	run.mu.Lock()
+	to := run.recipientOf[messageID]
+	run.mu.Unlock()
+	_, raw, err := s.do(ctx, "GET", "/api/threads/"+threadID+"/graph", keyOf[to], nil, nil, 200)
+	if err != nil {
+		return
+	}
+	var g struct {
+		Nodes []struct {
+			MessageID *string `json:"message_id"`
+		} `json:"nodes"`
+	}
+	if json.Unmarshal(raw, &g) != nil {
+		return
+	}
+	for _, n := range g.Nodes {
+		if n.MessageID != nil && *n.MessageID == messageID {
+			run.see(1, messageID)
+		}
+	}
+}
+
+// graphSample is one send in graphSample whose thread graph is read until its node shows: reading
+// every send's graph would load graph-svc more than the sends do.
+const graphSample = 4
+
+// freshStep sends new-thread messages at rate for d, then waits up to 3 s for the readers, and
+// returns the p99 of each path over the step's sends (a send not seen counts as missing).
+func (s *benchStack) freshStep(ctx context.Context, run *freshRun, senders, recipients []string, rate int, d time.Duration) freshStep {
+	var mine []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	start, sent := time.Now(), 0
+	for end := start.Add(d); time.Now().Before(end); sent++ {
+		<-tick.C
+		from, to := senders[sent%len(senders)], recipients[(sent/len(senders))%len(recipients)]
+		sample := sent%graphSample == 0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": from, "to_hash": to, "kind": "note", "body": "fresh"}, nil, 201)
+			at := time.Now()
+			var m struct {
+				ID       string `json:"id"`
+				ThreadID string `json:"thread_id"`
+			}
+			if err != nil || json.Unmarshal(raw, &m) != nil {
+				return
+			}
+			run.mu.Lock()
+			run.acked[m.ID], run.threads[m.ThreadID], run.recipientOf[m.ID] = at, m.ID, to
+			if sample {
+				run.sampled[m.ID] = m.ThreadID
+			}
+			run.mu.Unlock()
+			mu.Lock()
+			mine = append(mine, m.ID)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	st := freshStep{offered: float64(rate), achieved: float64(len(mine)) / time.Since(start).Seconds()}
+	sleepCtx(ctx, 3*time.Second)
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	for path := range freshPaths {
+		var lat []time.Duration
+		for _, id := range mine {
+			if path == 1 {
+				if _, ok := run.sampled[id]; !ok {
+					continue
+				}
+			}
+			seen, ok := run.seen[path][id]
+			if !ok {
+				st.missing[path]++
+				continue
+			}
+			lat = append(lat, max(0, seen.Sub(run.acked[id])))
+		}
+		if len(lat) > 0 {
+			slices.Sort(lat)
+			st.p99[path] = lat[min(len(lat)-1, int(0.99*float64(len(lat))))]
+		}
+	}
+	return st
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
