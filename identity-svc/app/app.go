@@ -59,6 +59,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	api.Register(b.API, objects)
 	claims := &consumers.Claims{Objects: objects}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
+	b.Consume("profiles", []string{events.TopicContext}, (&consumers.Profiles{Objects: objects}).Handle)
 	// Until it has run, objects, keys and associations an older release stored are missing from
 	// their lists.
 	b.Once("lists backfill", func(ctx context.Context) error {

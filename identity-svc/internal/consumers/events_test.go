@@ -141,3 +141,39 @@ func TestClaimEventsDecideMailboxStatusAndFreeHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestContextEventsRecordProfileVersions: a context.updated event records the version and title
+// the object read shows, once; an older version delivered late never replaces a newer one.
+func TestContextEventsRecordProfileVersions(t *testing.T) {
+	t.Parallel()
+	s := newObjects(t)
+	h := &consumers.Profiles{Objects: s}
+	ctx := context.Background()
+	c, err := s.Create(ctx, "req_test", object.NewObject{InitialLLMTxt: "# First"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Object
+	feed := func(version int, title string) {
+		t.Helper()
+		p := events.MustNew(events.TopicContext, events.ContextUpdated, o.ID, o.Hash, "req_ctx",
+			contract.ContextUpdatedData{Version: version, UpdatedAt: "2026-01-02T00:00:00.000Z", Title: title, Change: "llm_txt"})
+		var ev events.Event
+		if err := json.Unmarshal([]byte(p.Payload), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Handle(ctx, ev); err != nil {
+			t.Fatalf("Handle(version %d): %v", version, err)
+		}
+	}
+	feed(3, "Third")
+	feed(3, "Third") // redelivered
+	feed(2, "Second")
+	got, err := s.ByID(ctx, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 3 || got.Title != "Third" {
+		t.Fatalf("object after versions 3, 3 and 2: version %d title %q, want 3 Third", got.Version, got.Title)
+	}
+}
