@@ -124,7 +124,8 @@ func (t *Threads) Mailbox(ctx context.Context, viewerID string, q MailboxQuery) 
 // message with key after ("" from the first), and marks the participant's inbound messages of
 // that page read. A send stores its message before it answers, so a read right after it shows
 // it. Its cost is bounded by the page size: the thread, the page, both participants' read states
-// and their hashes, and when the page marks something, the reader's read state written.
+// and their hashes (four commands), the thread's last message when the page is not the last, and
+// when the page marks something, the reader's read state written.
 func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, limit int) (*ThreadView, error) {
 	th, err := t.participantThread(ctx, threadID, viewerID)
 	if err != nil {
@@ -146,11 +147,16 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, li
 		return nil, err
 	}
 	states[mine.Key] = mine
-	// The page's last message is the thread's when no more follow: its counts are exact. A page
-	// before the end counts from the thread's hint, or the page when that is further on.
+	// The thread's last message gives its counts: the page's last when no more follow, else read.
 	seq, first, lastAt := th.LastSeq, th.LastFirst, th.LastMessageAt
-	if n := len(msgs); n > 0 && (!more || msgs[n-1].Seq > seq) {
+	if n := len(msgs); n > 0 && !more {
 		seq, first, lastAt = msgs[n-1].Seq, msgs[n-1].First, msgs[n-1].CreatedAt
+	} else if n > 0 || after != "" {
+		last, err := t.Store.LastMessage(ctx, th.ID)
+		if err != nil {
+			return nil, err
+		}
+		seq, first, lastAt = last.Seq, last.First, last.CreatedAt
 	}
 	r := row{id: th.ID, participants: th.Participants, status: th.Status, lastMessageAt: lastAt,
 		messages: seq, unread: max(th.Inbound(viewerID, seq, first)-mine.Read, 0)}
