@@ -189,8 +189,7 @@ func TestBlockCacheFollowsEveryBlockAndUnblock(t *testing.T) {
 		return mailbox.NewBlockCache(versions.New(rdb, testkit.Logger(t), env.Name+":blocks:", time.Hour), 100)
 	}
 	counted := &countingBlocks{Store: f.store}
-	sender := *f.sender
-	sender.Store, sender.Blocked = counted, replica()
+	sender := &mailbox.Sender{Store: counted, Names: f.names, Outbox: f.outbox, IdempotencyTTL: time.Hour, Blocked: replica(), Log: f.sender.Log}
 	blocks := *f.blocks
 	blocks.Cache = replica()
 	owner := mailbox.Owner{ObjectID: bob.ObjectID, Hash: bob.Hash}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
@@ -53,6 +54,8 @@ type Sender struct {
 	// SignatureSkew bounds how far a signature's signed_at may be from now (DefaultSkew if 0).
 	SignatureSkew time.Duration
 	Log           *slog.Logger
+	// places queues this process's replies to one thread (see writeReply).
+	places placeLocks
 }
 
 // Sent is the answer to a send.
@@ -256,38 +259,89 @@ const maxPlaceTries = 64
 // thread's latest (its hint; when another send took that place first, after the true last
 // message), later than it in time, linked to it (Prev); then the thread's hint is updated and
 // its mailbox entries move up, in parallel.
+//
+// Concurrent replies to one thread compete for one place, and all but one try again: this
+// process's replies to a thread take turns (from the thread read to the mailbox entries), so
+// they meet only those of other replicas.
 func (s *Sender) writeReply(ctx context.Context, w *send) error {
 	m := &w.message
+	defer s.places.lock(m.ThreadID)()
 	th, err := s.Store.Thread(ctx, m.ThreadID)
 	if err != nil {
 		return notFound(err, "thread")
 	}
-	after := &store.Message{ID: th.LastMessageID, Seq: th.LastSeq, First: th.LastFirst, CreatedAt: th.LastMessageAt}
-	var evs []events.Pending
-	inserted := false
-	for try := 0; ; try++ {
-		follow(m, after, th)
-		if evs, err = s.stage(ctx, w); err != nil {
-			return err
-		}
-		inserted, err = s.Store.InsertMessage(ctx, m)
-		if !errors.Is(err, store.ErrSeqTaken) || try == maxPlaceTries {
-			break
-		}
-		if after, err = s.Store.LastMessage(ctx, m.ThreadID); err != nil {
-			return err
-		}
-	}
+	after, err := s.takePlace(ctx, w, th)
 	if err != nil {
 		return err
 	}
-	if inserted {
-		s.Outbox.Confirm(evs...)
+	boxed := make(chan error, 1)
+	go func() {
+		boxed <- s.Store.PutBoxEntries(ctx, store.BoxEntries(th, StatusOpen, m.CreatedAt, m.Seq, m.First), store.BoxKeys(th, th.Status, after.CreatedAt))
+	}()
+	err = s.Store.RecordMessage(ctx, m, StatusOpen)
+	return errors.Join(err, <-boxed)
+}
+
+// takePlace stores a reply's message at the next free place of thread th, with its events, and
+// returns the message it follows.
+func (s *Sender) takePlace(ctx context.Context, w *send, th *store.Thread) (*store.Message, error) {
+	m := &w.message
+	after := &store.Message{ID: th.LastMessageID, Seq: th.LastSeq, First: th.LastFirst, CreatedAt: th.LastMessageAt}
+	for try := 0; ; try++ {
+		follow(m, after, th)
+		evs, err := s.stage(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		inserted, err := s.Store.InsertMessage(ctx, m)
+		switch {
+		case err == nil:
+			if inserted {
+				s.Outbox.Confirm(evs...)
+			}
+			return after, nil
+		case !errors.Is(err, store.ErrSeqTaken) || try == maxPlaceTries:
+			return nil, err
+		}
+		if after, err = s.Store.LastMessage(ctx, m.ThreadID); err != nil {
+			return nil, err
+		}
 	}
-	recorded := make(chan error, 1)
-	go func() { recorded <- s.Store.RecordMessage(ctx, m, StatusOpen) }()
-	err = s.Store.PutBoxEntries(ctx, store.BoxEntries(th, StatusOpen, m.CreatedAt, m.Seq, m.First), store.BoxKeys(th, th.Status, after.CreatedAt))
-	return errors.Join(err, <-recorded)
+}
+
+// placeLocks are per-thread locks, held while a reply takes its place; an unused one is dropped.
+type placeLocks struct {
+	mu   sync.Mutex
+	held map[string]*placeLock
+}
+
+type placeLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock waits for threadID's lock and returns its release.
+func (l *placeLocks) lock(threadID string) (unlock func()) {
+	l.mu.Lock()
+	if l.held == nil {
+		l.held = map[string]*placeLock{}
+	}
+	p := l.held[threadID]
+	if p == nil {
+		p = &placeLock{}
+		l.held[threadID] = p
+	}
+	p.users++
+	l.mu.Unlock()
+	p.Lock()
+	return func() {
+		p.Unlock()
+		l.mu.Lock()
+		if p.users--; p.users == 0 {
+			delete(l.held, threadID)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // follow places m right after message prev of thread th: the next sequence number, the counts
