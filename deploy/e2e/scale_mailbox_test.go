@@ -31,8 +31,8 @@ const (
 
 // mailboxPhase: messages spread over threads, loaded through mailbox-svc's store API
 // (mailbox.Preloader over store.ImportThread: the messages, the threads and both mailboxes as
-// sends leave them). Routes: the owner's mailbox page, a page of one of its threads, and its blocked list
-// (beside its rules).
+// sends leave them). Routes: the owner's mailbox page, a page of one of its threads, and its
+// blocked list (beside its rules).
 var mailboxPhase = scalePhase{
 	name: "mailbox",
 	setup: func(tb testing.TB, env *Env) any {
