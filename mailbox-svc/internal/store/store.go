@@ -53,14 +53,16 @@ const (
 	oldReads    = "reads"
 )
 
-// Indexes are the indexes real MongoDB needs beside _id (and the collections created at
-// start-up, which FerretDB needs). Every read a request makes is by _id; these serve the sweeps
-// and the one-off upgrade only.
+// Indexes are the indexes real MongoDB needs beside _id, and through them the collections
+// created at start-up, which FerretDB needs. Every read a request makes is by _id; these serve
+// the sweeps and the one-off upgrade (the threads it has not carried over, the old messages and
+// receipts of a thread); the data-keyed collections need none but _id, and take a small one
+// only to be created.
 var Indexes = []mongox.Index{
 	{Collection: Threads, Keys: bson.D{{Key: "layout", Value: 1}}},
 	{Collection: Messages, Keys: bson.D{{Key: "thread_id", Value: 1}}},
-	{Collection: Mailboxes, Keys: bson.D{{Key: "thread_id", Value: 1}}},
-	{Collection: ReadStates, Keys: bson.D{{Key: "version", Value: 1}}},
+	{Collection: Mailboxes, Keys: bson.D{{Key: "object_id", Value: 1}}},
+	{Collection: ReadStates, Keys: bson.D{{Key: "reader_id", Value: 1}}},
 	{Collection: SenderBlocks, Keys: bson.D{{Key: "created_at", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
 	{Collection: Idempotencies, Keys: bson.D{{Key: "expires_at", Value: 1}}},

@@ -237,3 +237,36 @@ func TestLiftedBlocks(t *testing.T) {
 	}
 	blocked(true)
 }
+
+// TestMailboxPageSkipsReplacedEntries: an older entry of a thread that a send of the same instant
+// left behind is shown once (its newest), deleted, and the page still comes back full.
+func TestMailboxPageSkipsReplacedEntries(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := clock.Now()
+	var entries []store.BoxEntry
+	for i := range 4 {
+		th := &store.Thread{ID: fmt.Sprintf("thr_%d", i), Participants: []string{"obj_a", "obj_b"}}
+		entries = append(entries, store.BoxEntries(th, "open", now.Add(time.Duration(i)*time.Second), 1, 0)...)
+	}
+	// thr_3 moved up twice; its entry of the first move was not deleted.
+	stale := store.BoxEntries(&store.Thread{ID: "thr_3", Participants: []string{"obj_a", "obj_b"}}, "open", now.Add(1500*time.Millisecond), 1, 0)
+	if err := s.PutBoxEntries(ctx, append(entries, stale...), nil); err != nil {
+		t.Fatal(err)
+	}
+	page, next, err := s.Mailbox(ctx, "obj_b", "", "", 3)
+	if err != nil || len(page) != 3 || next == "" {
+		t.Fatalf("first page %+v, next %q, %v; want 3 threads and a next page", page, next, err)
+	}
+	if got := []string{page[0].ThreadID, page[1].ThreadID, page[2].ThreadID}; fmt.Sprint(got) != "[thr_3 thr_2 thr_1]" {
+		t.Fatalf("first page %v, want thr_3 thr_2 thr_1", got)
+	}
+	rest, next, err := s.Mailbox(ctx, "obj_b", "", next, 3)
+	if err != nil || len(rest) != 1 || rest[0].ThreadID != "thr_0" || next != "" {
+		t.Fatalf("second page %+v, next %q, %v; want thr_0 alone", rest, next, err)
+	}
+	if open, _, err := s.Mailbox(ctx, "obj_b", "open", "", 10); err != nil || len(open) != 4 {
+		t.Fatalf("open threads %+v, %v; want 4, the stale entry deleted", open, err)
+	}
+}
