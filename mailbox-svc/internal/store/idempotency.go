@@ -37,6 +37,9 @@ func (s *Store) Idempotency(ctx context.Context, id string) (*Idempotency, error
 	if err := mongox.FindOne(ctx, s.idempotency, mongox.ByID(id), &rec); err != nil {
 		return nil, err
 	}
+	if m := &rec.Message; m.ID == "" {
+		m.ID, m.Key = m.Key, "" // recorded before data keys, when a message's _id was its id
+	}
 	return &rec, nil
 }
 

@@ -95,6 +95,18 @@ func TestUpgradeCarriesTheOldLayoutOver(t *testing.T) {
 	if th, err := s.Thread(ctx, "thr_old1"); err != nil || th.LastSeq != 3 || th.Layout != store.Layout {
 		t.Fatalf("thread after the upgrade %+v, %v", th, err)
 	}
+	if m, err := s.Message(ctx, "msg_thr_old1_2"); err != nil || m.Seq != 3 || m.Body != "three" {
+		t.Fatalf("the old thread's last message by id: %+v, %v", m, err)
+	}
+	// An idempotency record of the old release names its message by the message's _id.
+	if _, err := db.Collection(store.Idempotencies).InsertOne(ctx, bson.D{{Key: "_id", Value: "obj_a:k"}, {Key: "fingerprint", Value: "f"},
+		{Key: "message", Value: bson.D{{Key: "_id", Value: "msg_thr_old1_0"}, {Key: "thread_id", Value: "thr_old1"}}}, {Key: "done", Value: true},
+		{Key: "expires_at", Value: now.Add(2 * time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := s.Idempotency(ctx, "obj_a:k"); err != nil || rec.Message.ID != "msg_thr_old1_0" {
+		t.Fatalf("an old idempotency record reads back %+v, %v", rec, err)
+	}
 
 	// Done once: a later start carries nothing over, and nothing is listed twice.
 	if n, err := s.Upgrade(ctx); err != nil || n != 0 {
