@@ -20,6 +20,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/svcdev/svc/deploy/stack"
+	mailboxapp "github.com/svcdev/svc/mailbox-svc/app"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -312,43 +313,37 @@ func (s *benchStack) phase(ctx context.Context, name string, d time.Duration, wo
 // preloadThread is the number of messages of each preloaded thread.
 const preloadThread = 100
 
-// preload inserts n messages, in threads of preloadThread between objects that exist only there,
-// straight into mailbox-svc's collections, as a mailbox that has been in use holds them. Their
-// events were published long ago: they record none.
+// preload stores n messages, in threads of preloadThread between objects that exist only there,
+// through mailbox-svc's own preloader (the messages, the threads and both mailboxes, as sends
+// leave them), as a mailbox that has been in use holds them. Their events were published long
+// ago: they record none.
 func (s *benchStack) preload(ctx context.Context, n int) error {
-	db := s.mongo.Database(s.prefix + "mailbox_svc")
-	threads, messages := db.Collection("threads"), db.Collection("messages")
+	loader := mailboxapp.NewPreloader(s.mongo.Database(s.prefix + "mailbox_svc"))
 	at := time.Now().Add(-30 * 24 * time.Hour)
-	const batch = 1000
-	for done := 0; done < n; {
-		var ts, ms []any
-		for ; done < n && len(ms) < batch; done++ {
-			t := done / preloadThread
-			tid := fmt.Sprintf("thr_preload%07d", t)
-			from, to := fmt.Sprintf("obj_preload%07da", t), fmt.Sprintf("obj_preload%07db", t)
-			created := at.Add(time.Duration(done) * time.Second)
-			if done%preloadThread == 0 {
-				ts = append(ts, bson.D{{Key: "_id", Value: tid}, {Key: "participants", Value: bson.A{from, to}},
-					{Key: "participant_admission", Value: "open"}, {Key: "status", Value: "open"},
-					{Key: "created_at", Value: created}, {Key: "last_message_at", Value: created.Add(preloadThread * time.Second)}})
+	const batch = 10 // threads
+	var threads []mailboxapp.PreloadThread
+	for done := 0; done < n; done++ {
+		t := done / preloadThread
+		a := mailboxapp.PreloadObject{ObjectID: fmt.Sprintf("obj_preload%07da", t), Hash: fmt.Sprintf("svc_preload%07da", t)}
+		b := mailboxapp.PreloadObject{ObjectID: fmt.Sprintf("obj_preload%07db", t), Hash: fmt.Sprintf("svc_preload%07db", t)}
+		if done%preloadThread == 0 {
+			if len(threads) == batch {
+				if err := loader.Load(ctx, threads); err != nil {
+					return err
+				}
+				threads = threads[:0]
 			}
-			if done%2 == 1 {
-				from, to = to, from
-			}
-			ms = append(ms, bson.D{{Key: "_id", Value: fmt.Sprintf("msg_preload%09d", done)}, {Key: "thread_id", Value: tid},
-				{Key: "from_id", Value: from}, {Key: "to_id", Value: to}, {Key: "kind", Value: "note"},
-				{Key: "body", Value: body}, {Key: "created_at", Value: created}})
+			threads = append(threads, mailboxapp.PreloadThread{ID: fmt.Sprintf("thr_preload%07d", t), Participants: [2]mailboxapp.PreloadObject{a, b}})
 		}
-		if len(ts) > 0 {
-			if _, err := threads.InsertMany(ctx, ts); err != nil {
-				return err
-			}
+		from, to := a.ObjectID, b.ObjectID
+		if done%2 == 1 {
+			from, to = to, from
 		}
-		if _, err := messages.InsertMany(ctx, ms); err != nil {
-			return err
-		}
+		cur := &threads[len(threads)-1]
+		cur.Messages = append(cur.Messages, mailboxapp.PreloadMessage{ID: fmt.Sprintf("msg_preload%09d", done), FromID: from, ToID: to,
+			Body: body, At: at.Add(time.Duration(done) * time.Second)})
 	}
-	return nil
+	return loader.Load(ctx, threads)
 }
 
 // startProfile starts a CPU profile written to path, if one is asked for; the returned function

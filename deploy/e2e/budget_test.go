@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/event"
 
@@ -20,10 +21,12 @@ import (
 type commandCounter struct {
 	mu         sync.Mutex
 	byRequest  map[string][]string
-	background int
+	background map[string]int // by service
 }
 
-func newCommandCounter() *commandCounter { return &commandCounter{byRequest: map[string][]string{}} }
+func newCommandCounter() *commandCounter {
+	return &commandCounter{byRequest: map[string][]string{}, background: map[string]int{}}
+}
 
 func (c *commandCounter) monitor() *event.CommandMonitor {
 	return &event.CommandMonitor{Started: func(ctx context.Context, e *event.CommandStartedEvent) {
@@ -31,7 +34,7 @@ func (c *commandCounter) monitor() *event.CommandMonitor {
 		defer c.mu.Unlock()
 		rid := httpx.RequestIDFrom(ctx)
 		if rid == "" {
-			c.background++
+			c.background[serviceOf(e.DatabaseName)]++
 			return
 		}
 		c.byRequest[rid] = append(c.byRequest[rid], serviceOf(e.DatabaseName)+"."+e.CommandName+" "+collectionOf(e))
@@ -52,6 +55,13 @@ func collectionOf(e *event.CommandStartedEvent) string {
 	}
 	s, _ := el.Value().StringValueOK()
 	return s
+}
+
+// backgroundOf is how many commands service (e.g. mailbox_svc) sent outside any request so far.
+func (c *commandCounter) backgroundOf(service string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.background[service]
 }
 
 func (c *commandCounter) of(rid string) []string {
@@ -77,6 +87,16 @@ func TestStoreCommandBudget(t *testing.T) {
 	thread := Str(t, first, "thread_id")
 	// Warm what a first request fills (hash resolution and key caches), as a busy stack has.
 	sendMessage(t, env, alice, bob, thread, "warm")
+	// bob's mailbox holds 50 threads (this one last moved), and a thread of 50 messages to him.
+	for i := range 48 {
+		sendMessage(t, env, alice, bob, "", fmt.Sprint("filler ", i))
+	}
+	long := Str(t, sendMessage(t, env, alice, bob, "", "long 0"), "thread_id")
+	for i := 1; i < 50; i++ {
+		sendMessage(t, env, alice, bob, long, fmt.Sprint("long ", i))
+	}
+	sendMessage(t, env, alice, bob, thread, "warm again")
+	background := backgroundPerSend(t, counter, 101) // every send so far
 	for _, p := range []string{"", "/llm.txt", "/agent-card.json"} {
 		env.Do(t, "GET", "/api/objects/"+bob+p, "", nil).Expect(t, 200)
 	}
@@ -91,19 +111,19 @@ func TestStoreCommandBudget(t *testing.T) {
 		want    int
 		budget  int
 		headers map[string]string
-		// settle runs before the request, uncounted: what it waits for is background work.
-		settle func()
 	}{
 		// Hash resolution, the sender's key, the thread's participants (which never change) and
 		// whether the recipient blocks the sender (under a token every block and unblock replaces)
-		// come from caches. Reply: the message's event staged in the outbox, the message insert,
-		// the thread's move up the mailbox.
-		{name: "reply in an open thread", method: "POST", path: "/api/messages", want: 201, budget: 3,
+		// come from caches. Reply: the thread (its latest message's hint and status), the event
+		// staged in the outbox, the message insert (with the reference from its id, one command),
+		// the thread's hint, the thread's new entries in both mailboxes (one insert) and the
+		// deletion of the entries they replace (one delete).
+		{name: "reply in an open thread", method: "POST", path: "/api/messages", want: 201, budget: 6,
 			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "reply", "thread_id": thread}},
-		// New thread: the events staged in the outbox, the thread and message inserts. The recipient's admission comes from mailbox-svc's cache under context-svc's
-		// validator (no call of context-svc); the participants' hash records are stored once per
-		// object, not once per thread.
-		{name: "new-thread send", method: "POST", path: "/api/messages", want: 201, budget: 3,
+		// New thread: the events staged in the outbox, the thread and message inserts, the entries
+		// in both mailboxes. The recipient's admission comes from mailbox-svc's cache under a
+		// token; the participants' hash records are stored once per object, not once per thread.
+		{name: "new-thread send", method: "POST", path: "/api/messages", want: 201, budget: 6,
 			body: map[string]any{"from_hash": alice, "to_hash": bob, "kind": "note", "body": "new"}},
 		// identity-svc: the hash record, the object document and its facts (hash changes, profile
 		// versions, claims: inserted apart so that concurrent writes cannot overwrite each other).
@@ -115,25 +135,14 @@ func TestStoreCommandBudget(t *testing.T) {
 		// The object's keys list (its head and the position after it: bob has no sub-key), then per
 		// key listed its revocation and last use; the owner's key is verified from caches.
 		{name: "owner keys", method: "GET", path: "/api/objects/" + bob + "/keys", key: bobKey, want: 200, budget: 3},
-		// The mailbox follows the sends a moment later (mailbox-svc's projection of message.created):
-		// waited for, so that the page shows both threads. Then, all by _id: the list's length (its
-		// head and one probe), per thread its entry, the thread's place and counts there, and the
-		// thread; the participants' hash records (two). A page of n threads: 2 + 3n + hashes.
-		{name: "mailbox list", method: "GET", path: "/api/objects/" + bob + "/mailbox", key: bobKey, want: 200, budget: 10,
-			settle: func() {
-				summaryWhen(t, env, bob, bobKey, thread, messagesIs(3))
-				threadsWhen(t, env, bob, bobKey, "", 2)
-			}},
-		// All by _id: the thread, its latest message (logged already, so nothing to catch up), the
-		// list's length (two), per message its entry and its receipt, the counts (the lengths of
-		// the thread's, the inbound and the reader's receipts lists: six) and the hash records
-		// (two). The first read of a message also counts it in the reader's receipts list, once
-		// however often it is read (mongox.AppendOnce: seven) and inserts the receipts (one),
-		// rereads their times, and records the read count in the reader's mailbox (an update and
-		// its read back: two): here 3 inbound messages read for the first time. A page of n
-		// messages read before costs 12 + 2n.
-		{name: "thread read", method: "GET", path: "/api/threads/" + thread, key: bobKey, want: 200, budget: 12 + 2*3 + 3*7 + 1 + 3 + 2},
-		{name: "thread read again", method: "GET", path: "/api/threads/" + thread, key: bobKey, want: 200, budget: 12 + 2*3},
+		// A page of 50 threads: one find of the mailbox's _id range, one of bob's read states of
+		// those threads (by _id), one of the participants' hash records (by _id).
+		{name: "mailbox page of 50", method: "GET", path: "/api/objects/" + bob + "/mailbox?limit=50", key: bobKey, want: 200, budget: 3},
+		// A thread of 50 messages, read whole: the thread, one find of its _id range, both
+		// participants' read states, the hash records. The first read also writes bob's read
+		// state (one insert).
+		{name: "first thread read", method: "GET", path: "/api/threads/" + long + "?limit=50", key: bobKey, want: 200, budget: 5},
+		{name: "thread read of 50", method: "GET", path: "/api/threads/" + long + "?limit=50", key: bobKey, want: 200, budget: 4},
 		// Polite polling refuses an early poll, a made-up validator and answers a current one from
 		// the feed's validator in Redis: no store command at all.
 		{name: "refused poll", method: "GET", path: "/api/feeds/" + bob + "/items?limit=7", want: 429, budget: 0},
@@ -149,9 +158,6 @@ func TestStoreCommandBudget(t *testing.T) {
 		for k, v := range c.headers {
 			headers[k] = v
 		}
-		if c.settle != nil {
-			c.settle()
-		}
 		env.Send(t, Request{Method: c.method, Path: c.path, Key: c.key, Body: c.body, Headers: headers}).Expect(t, c.want)
 		cmds := counter.of(rid)
 		sort.Strings(cmds)
@@ -164,4 +170,21 @@ func TestStoreCommandBudget(t *testing.T) {
 		}
 	}
 	t.Logf("store commands per request:\n%s", strings.Join(report, "\n"))
+	t.Logf("mailbox-svc background store commands per send: %.1f (outbox relay and its sweep)", background)
+}
+
+// backgroundPerSend is mailbox-svc's background store commands of the last n sends, per send:
+// what its outbox relay and sweeps did since the test started, read once they fall quiet. It
+// is a figure for the report, not a budget: it depends on how the relay batched.
+func backgroundPerSend(t *testing.T, counter *commandCounter, n int) float64 {
+	t.Helper()
+	last := -1
+	for {
+		time.Sleep(300 * time.Millisecond)
+		now := counter.backgroundOf("mailbox_svc")
+		if now == last {
+			return float64(now) / float64(n)
+		}
+		last = now
+	}
 }

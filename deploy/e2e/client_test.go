@@ -56,12 +56,11 @@ func TestClientLoop(t *testing.T) {
 
 	owner := client.New(env.URL, ada.APIKey)
 	owner.HTTP.Transport = specChecked{t: t, env: env}
-	// The mailbox follows a send a moment after its 201.
-	var box *client.Mailbox
-	env.Eventually(t, func() bool {
-		box, err = owner.Mailbox(ctx, ada.Hash, "")
-		return err == nil && len(box.Threads) == 1 && box.Threads[0].UnreadCount == 1
-	}, "the thread unread in the mailbox")
+	// A send is listed in the recipient's mailbox when its 201 returns.
+	box, err := owner.Mailbox(ctx, ada.Hash, "")
+	if err != nil || len(box.Threads) != 1 || box.Threads[0].UnreadCount != 1 {
+		t.Fatalf("mailbox right after the send: %+v, %v; want the thread, unread", box, err)
+	}
 	var shown []string
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	done := make(chan error, 1)

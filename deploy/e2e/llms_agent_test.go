@@ -225,11 +225,13 @@ func TestAgentLoopFromLLMsTxt(t *testing.T) {
 		}
 		return -1 // not in the mailbox yet
 	}
-	// The mailbox follows a send a moment after its 201, as the manual says.
-	if !strings.Contains(readSec, "moment after") {
-		t.Fatalf("/llms.txt does not say that the mailbox follows sends a moment later:\n%s", readSec)
+	// A send is listed when its 201 returns, as the manual says.
+	if !strings.Contains(readSec, "listed when its 201 returns") {
+		t.Fatalf("/llms.txt does not say that a send is listed when its 201 returns:\n%s", readSec)
 	}
-	env.Eventually(t, func() bool { return unread() == 1 }, "the reply unread in the mailbox")
+	if n := unread(); n != 1 {
+		t.Fatalf("unread_count right after the reply = %v, want 1", n)
+	}
 	read := m.route(t, "Read and mark read", "GET", "/api/threads/{threadId}")
 	read.expectAnswer(t, "messages")
 	msgs := a.call(t, read, keys[ada], map[string]string{"threadId": thread}, nil)["messages"].([]any)

@@ -18,7 +18,7 @@ func TestMailboxListsThroughTheGateway(t *testing.T) {
 	for i := range 3 {
 		from, _ := env.CreateObject(t, nil)
 		quiet = append([]string{Str(t, sendMessage(t, env, from, bob, "", fmt.Sprint("quiet ", i)), "thread_id")}, quiet...)
-		summaryWhen(t, env, bob, bobKey, quiet[0], messagesIs(1)) // in send order
+		summaryCounting(t, env, bob, bobKey, quiet[0], 1) // in send order
 	}
 	alice, _ := env.CreateObject(t, nil)
 	chatty := Str(t, sendMessage(t, env, alice, bob, "", "chat 0"), "thread_id")
@@ -29,7 +29,7 @@ func TestMailboxListsThroughTheGateway(t *testing.T) {
 		}
 		sendMessage(t, env, from, to, chatty, fmt.Sprint("chat ", i))
 	}
-	summaryWhen(t, env, bob, bobKey, chatty, messagesIs(40))
+	summaryCounting(t, env, bob, bobKey, chatty, 40)
 
 	ids := func(list []map[string]any) (out []string) {
 		for _, th := range list {

@@ -35,7 +35,7 @@ func TestMessageIngressHidesPrivateHashes(t *testing.T) {
 		}
 	}
 	// Its owner, through its current hash, finds both threads and the messages.
-	threadsWhen(t, env, current, hiddenKey, "", 3)
+	threadsCounting(t, env, current, hiddenKey, "", 3)
 	if direct := sendMessage(t, env, alice, current, "", "to your current hash"); direct["to_hash"] != current {
 		t.Fatalf("a send to the current hash answered %v", direct)
 	}

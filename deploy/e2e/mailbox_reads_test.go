@@ -18,7 +18,7 @@ func TestThreadReadMarksOnlyThePage(t *testing.T) {
 		sendMessage(t, env, alice, bob, threadID, body)
 	}
 
-	summaryWhen(t, env, bob, bobKey, threadID, messagesIs(4)) // the mailbox follows the sends
+	summaryCounting(t, env, bob, bobKey, threadID, 4) // listed when each send's 201 returns
 
 	// Page 1: "one" and bob's own reply.
 	page := env.Do(t, "GET", "/api/threads/"+threadID+"?limit=2", bobKey, nil).Expect(t, 200).JSON(t)

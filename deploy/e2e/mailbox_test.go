@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,43 +34,39 @@ func threadsOf(t testing.TB, env *Env, hash, key, query string) []map[string]any
 	return out
 }
 
-// summaryOf returns the summary of one thread in an object's mailbox, once the thread is there
-// (the mailbox follows a send a moment after its 201).
+// summaryOf returns the summary of one thread in an object's mailbox, read once: a send is
+// listed there when its 201 returns.
 func summaryOf(t testing.TB, env *Env, hash, key, threadID string) map[string]any {
 	t.Helper()
-	return summaryWhen(t, env, hash, key, threadID, func(map[string]any) bool { return true })
-}
-
-// summaryWhen returns the summary of one thread in an object's mailbox once it satisfies ok.
-func summaryWhen(t testing.TB, env *Env, hash, key, threadID string, ok func(map[string]any) bool) map[string]any {
-	t.Helper()
-	var found map[string]any
-	env.Eventually(t, func() bool {
-		for _, th := range threadsOf(t, env, hash, key, "?limit=200") {
-			if th["id"] == threadID {
-				found = th
-				return ok(th)
-			}
+	for _, th := range threadsOf(t, env, hash, key, "?limit=200") {
+		if th["id"] == threadID {
+			return th
 		}
-		return false
-	}, "thread "+threadID+" in the mailbox of "+hash)
-	return found
+	}
+	t.Fatalf("thread %s is not in the mailbox of %s", threadID, hash)
+	return nil
 }
 
-// threadsWhen returns one page of an object's mailbox once it lists n threads.
-func threadsWhen(t testing.TB, env *Env, hash, key, query string, n int) []map[string]any {
+// summaryCounting returns the summary of one thread in an object's mailbox, read once, and fails
+// the test unless it counts n messages.
+func summaryCounting(t testing.TB, env *Env, hash, key, threadID string, n int) map[string]any {
 	t.Helper()
-	var list []map[string]any
-	env.Eventually(t, func() bool {
-		list = threadsOf(t, env, hash, key, query)
-		return len(list) == n
-	}, fmt.Sprintf("%d threads in the mailbox of %s", n, hash))
-	return list
+	s := summaryOf(t, env, hash, key, threadID)
+	if s["message_count"] != float64(n) {
+		t.Fatalf("thread %s in the mailbox of %s counts %v messages, want %d", threadID, hash, s["message_count"], n)
+	}
+	return s
 }
 
-// messagesIs is a summaryWhen condition: the mailbox counts n messages in the thread.
-func messagesIs(n int) func(map[string]any) bool {
-	return func(s map[string]any) bool { return s["message_count"] == float64(n) }
+// threadsCounting returns one page of an object's mailbox, read once, and fails the test unless
+// it lists n threads.
+func threadsCounting(t testing.TB, env *Env, hash, key, query string, n int) []map[string]any {
+	t.Helper()
+	list := threadsOf(t, env, hash, key, query)
+	if len(list) != n {
+		t.Fatalf("the mailbox of %s%s lists %d threads, want %d", hash, query, len(list), n)
+	}
+	return list
 }
 
 func messagesOf(thread map[string]any) []map[string]any {
@@ -101,14 +98,14 @@ func TestMessagesAndThreads(t *testing.T) {
 	sendMessage(t, env, alice, bob, threadID, "How are you?")
 
 	// Each side sees the thread with its own unread count.
-	b := summaryWhen(t, env, bob, bobKey, threadID, messagesIs(3))
+	b := summaryCounting(t, env, bob, bobKey, threadID, 3)
 	if b["message_count"] != 3.0 || b["unread_count"] != 2.0 || b["status"] != "open" {
 		t.Fatalf("bob's summary %v, want 3 messages, 2 unread, open", b)
 	}
 	if p := b["participants"].([]any); len(p) != 2 || p[0] != alice || p[1] != bob {
 		t.Fatalf("participants %v, want [%s %s]", p, alice, bob)
 	}
-	if a := summaryWhen(t, env, alice, aliceKey, threadID, messagesIs(3)); a["unread_count"] != 1.0 {
+	if a := summaryCounting(t, env, alice, aliceKey, threadID, 3); a["unread_count"] != 1.0 {
 		t.Fatalf("alice's summary %v, want 1 unread", a)
 	}
 
@@ -150,7 +147,7 @@ func TestMessagesAndThreads(t *testing.T) {
 	if other["thread_id"] == threadID {
 		t.Fatal("a send without thread_id continued the existing thread")
 	}
-	threadsWhen(t, env, bob, bobKey, "", 2)
+	threadsCounting(t, env, bob, bobKey, "", 2)
 }
 
 // TestParticipantAdmission checks that a thread reports the recipient's admission rule when it
@@ -244,7 +241,7 @@ func TestThreadAccess(t *testing.T) {
 		t.Fatal("the 404 leaks the thread")
 	}
 	env.Do(t, "PATCH", path, malloryKey, map[string]any{"status": "archived"}).ExpectError(t, 404, "NOT_FOUND")
-	if summaryWhen(t, env, bob, bobKey, threadID, messagesIs(1))["unread_count"] != 1.0 {
+	if summaryCounting(t, env, bob, bobKey, threadID, 1)["unread_count"] != 1.0 {
 		t.Fatal("a foreign read marked the message read")
 	}
 	// Another object's mailbox is forbidden.
@@ -284,11 +281,11 @@ func TestArchiveAndReopen(t *testing.T) {
 	if open := threadsOf(t, env, bob, bobKey, "?status=open"); len(open) != 0 {
 		t.Fatalf("status=open lists %v", open)
 	}
-	threadsWhen(t, env, bob, bobKey, "?status=archived", 1)
+	threadsCounting(t, env, bob, bobKey, "?status=archived", 1)
 	env.Do(t, "GET", "/api/objects/"+bob+"/mailbox?status=gone", bobKey, nil).ExpectError(t, 400, "INVALID_REQUEST")
 	// A new message reopens the thread.
 	sendMessage(t, env, alice, bob, threadID, "two")
-	if s := summaryWhen(t, env, bob, bobKey, threadID, messagesIs(2)); s["status"] != "open" || s["message_count"] != 2.0 {
+	if s := summaryCounting(t, env, bob, bobKey, threadID, 2); s["status"] != "open" || s["message_count"] != 2.0 {
 		t.Fatalf("after a new message: %v, want open with 2 messages", s)
 	}
 	env.Do(t, "PATCH", path, bobKey, map[string]any{"status": "archived"}).Expect(t, 200)
@@ -316,7 +313,7 @@ func TestMailboxAndThreadPaging(t *testing.T) {
 		next, _ := m["next_cursor"].(string)
 		return ids, next
 	}
-	threadsWhen(t, env, bob, bobKey, "", 3)
+	threadsCounting(t, env, bob, bobKey, "", 3)
 	ids, next := page("?limit=2")
 	if len(ids) != 2 || ids[0] != threads[2] || ids[1] != threads[1] || next == "" {
 		t.Fatalf("first page %v (next %q), want the two latest threads", ids, next)
@@ -331,7 +328,9 @@ func TestMailboxAndThreadPaging(t *testing.T) {
 		oldest = m
 	}
 	sendMessage(t, env, oldest["from_hash"].(string), bob, threads[0], "bump")
-	env.Eventually(t, func() bool { ids, _ = page(""); return ids[0] == threads[0] }, "the bumped thread moves to the front")
+	if ids, _ = page(""); ids[0] != threads[0] {
+		t.Fatalf("mailbox after the bump %v, want %s first", ids, threads[0])
+	}
 	env.Do(t, "GET", "/api/objects/"+bob+"/mailbox?limit=0", bobKey, nil).ExpectError(t, 400, "INVALID_REQUEST")
 	env.Do(t, "GET", "/api/objects/"+bob+"/mailbox?limit=201", bobKey, nil).ExpectError(t, 400, "INVALID_REQUEST")
 	env.Do(t, "GET", "/api/objects/"+bob+"/mailbox?cursor=bm9wZQ", bobKey, nil).ExpectError(t, 400, "INVALID_REQUEST")
@@ -396,7 +395,7 @@ func TestSenderBlocks(t *testing.T) {
 	env.Do(t, "POST", "/api/messages", "", msg).ExpectError(t, 403, "SENDER_BLOCKED")
 	msg["from_hash"], msg["thread_id"] = alice, threadID
 	env.Do(t, "POST", "/api/messages", "", msg).ExpectError(t, 403, "SENDER_BLOCKED")
-	list := threadsWhen(t, env, bob, bobKey, "", 1)
+	list := threadsCounting(t, env, bob, bobKey, "", 1)
 	if len(list) != 1 || list[0]["message_count"] != 1.0 {
 		t.Fatalf("after blocked sends bob's mailbox is %v, want the one old thread with one message", list)
 	}
@@ -456,8 +455,8 @@ func TestIdempotentSend(t *testing.T) {
 			t.Fatalf("concurrent duplicates answered different messages: %v", ids)
 		}
 	}
-	list := threadsWhen(t, env, bob, bobKey, "", 1)
-	list[0] = summaryWhen(t, env, bob, bobKey, threadID, messagesIs(2))
+	list := threadsCounting(t, env, bob, bobKey, "", 1)
+	list[0] = summaryCounting(t, env, bob, bobKey, threadID, 2)
 	if len(list) != 1 || list[0]["message_count"] != 2.0 {
 		t.Fatalf("mailbox %v, want one thread with 2 messages", list)
 	}
@@ -504,15 +503,10 @@ func TestConcurrentSendsAcrossReplicas(t *testing.T) {
 	wg.Wait()
 
 	total := float64(sends + 1)
-	// A thread read counts at once (it lists what the projection has not yet); the first page is
-	// alice's own first message, so her read marks nothing. Concurrent sends fork the links a read
-	// follows, so the last forks may wait for the projection.
-	var a map[string]any
-	env.Eventually(t, func() bool {
-		a = env.Do(t, "GET", "/api/threads/"+threadID+"?limit=1", aliceKey, nil).Expect(t, 200).JSON(t)
-		return a["message_count"] == total
-	}, "every message in the thread")
-	if a["unread_count"] != float64(toAlice) {
+	// Every send is counted when its 201 returns; the first page is alice's own first message, so
+	// her read marks nothing.
+	a := env.Do(t, "GET", "/api/threads/"+threadID+"?limit=1", aliceKey, nil).Expect(t, 200).JSON(t)
+	if a["message_count"] != total || a["unread_count"] != float64(toAlice) {
 		t.Fatalf("alice sees %v messages, %v unread; want %v and %d", a["message_count"], a["unread_count"], total, toAlice)
 	}
 	// Bob reads both pages; each marks its inbound messages read.
@@ -597,7 +591,7 @@ func TestIdempotencyKeysExpire(t *testing.T) {
 		}
 		return r.Status == 201
 	}, "the expired key is forgotten")
-	threadsWhen(t, env, bob, bobKey, "", 2) // the first send's and the second's
+	threadsCounting(t, env, bob, bobKey, "", 2) // the first send's and the second's
 }
 
 // TestRulesChangeBindsSendsAtItsAnswer: a rules write binds the first thread opened after its
@@ -627,4 +621,48 @@ func TestRulesChangeBindsSendsAtItsAnswer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSendIsListedWhenItsAnswerReturns: 16 senders write to one recipient at once, opening threads
+// and replying in them; after every 201 the recipient's mailbox, read at once, lists the thread
+// with at least the messages that sender put in it, and the thread shows the message.
+func TestSendIsListedWhenItsAnswerReturns(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	bob, bobKey := env.CreateObject(t, nil)
+	const senders, threadsEach, messagesEach = 16, 3, 3
+	hashes := make([]string, senders)
+	for i := range hashes {
+		hashes[i], _ = env.CreateObject(t, nil)
+	}
+	var wg sync.WaitGroup
+	for _, from := range hashes {
+		wg.Go(func() {
+			for range threadsEach {
+				thread := ""
+				for n := 1; n <= messagesEach; n++ {
+					sent := sendMessage(t, env, from, bob, thread, fmt.Sprint("message ", n))
+					thread = Str(t, sent, "thread_id")
+					listed := false
+					for _, th := range threadsOf(t, env, bob, bobKey, "?limit=200") {
+						if th["id"] == thread {
+							listed = true
+							if c, _ := th["message_count"].(float64); c < float64(n) {
+								t.Errorf("thread %s listed with %v messages right after its message %d", thread, th["message_count"], n)
+							}
+						}
+					}
+					if !listed {
+						t.Errorf("thread %s not in the recipient's mailbox right after the 201 of its message %d", thread, n)
+					}
+					msgs := messagesOf(env.Do(t, "GET", "/api/threads/"+thread+"?limit=200", bobKey, nil).Expect(t, 200).JSON(t))
+					if len(msgs) < n || !slices.ContainsFunc(msgs, func(m map[string]any) bool { return m["id"] == sent["id"] }) {
+						t.Errorf("thread %s does not show message %v right after its 201", thread, sent["id"])
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	threadsCounting(t, env, bob, bobKey, "?limit=200", senders*threadsEach)
 }

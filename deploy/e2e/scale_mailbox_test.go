@@ -29,10 +29,10 @@ const (
 	scaleOwnerEvery = 5
 )
 
-// mailboxPhase: messages spread over threads, loaded through mailbox-svc's own store code
-// (mailbox.Preloader: the messages, the threads' lists and the mailboxes as the projection leaves
-// them). Routes: the owner's mailbox page, a page of one of its threads, and its blocked list
-// (beside its rules).
+// mailboxPhase: messages spread over threads, loaded through mailbox-svc's store API
+// (mailbox.Preloader over store.ImportThread: the messages, the threads and both mailboxes as
+// sends leave them). Routes: the owner's mailbox page, a page of one of its threads, and its
+// blocked list (beside its rules).
 var mailboxPhase = scalePhase{
 	name: "mailbox",
 	setup: func(tb testing.TB, env *Env) any {

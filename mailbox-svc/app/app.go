@@ -83,13 +83,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Idempotent by its writes (an insert, and an update conditioned on the version): no dedupe
 	// record per event.
 	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st, Cache: admissions, Controls: ctl, Service: Name}).Handle)
-	// The thread lists and mailboxes, from the service's own message.created: idempotent by its
-	// writes (a message is logged once, keyed by its id).
-	b.ConsumeBatches("lists", []string{events.TopicMailbox}, (&consumers.Lists{Store: st}).Handle)
-	b.Once("lists backfill", func(ctx context.Context) error {
-		n, err := st.BackfillLists(ctx)
+	// Threads, messages and mailboxes stored by a release before data-keyed lists are carried
+	// over once, beside serving (a request that meets such a thread carries it over first).
+	b.Once("layout upgrade", func(ctx context.Context) error {
+		n, err := st.Upgrade(ctx)
 		if n > 0 && err == nil {
-			b.Log.Info("listed the messages and blocks stored by an older release", "documents", n)
+			b.Log.Info("carried over the threads stored by an older release", "threads", n)
 		}
 		return err
 	})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 )
@@ -27,33 +28,41 @@ type PreloadThread struct {
 }
 
 // Preloader loads threads into mailbox-svc's database, for loading a store quickly (the
-// data-scale benchmark), never part of serving.
+// data-scale benchmark), never part of serving. It writes through the store's public API
+// (store.ImportThread, which also carries older threads over), so what it loads is what sends
+// would have left.
 type Preloader struct{ st *store.Store }
 
 // NewPreloader returns a preloader of the database db; it remembers the objects whose hash records
 // it stored.
 func NewPreloader(db *mongo.Database) *Preloader { return &Preloader{st: store.New(db)} }
 
-// Load writes threads (in order of their latest activity, none stored yet) as sends and the lists
-// projection would have left them (store.PreloadThreads), in bulk.
+// preloadWorkers bounds the threads Load writes at once.
+const preloadWorkers = 16
+
+// Load writes threads (none stored yet) with their messages, unread.
 func (p *Preloader) Load(ctx context.Context, threads []PreloadThread) error {
-	st := p.st
-	ts := make([]store.Thread, len(threads))
-	msgs := make([][]store.Message, len(threads))
-	for i, pt := range threads {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(preloadWorkers)
+	for _, pt := range threads {
 		for _, o := range pt.Participants {
-			if err := st.RememberHash(ctx, o.ObjectID, o.Hash); err != nil { // once per object and store
+			if err := p.st.RememberHash(ctx, o.ObjectID, o.Hash); err != nil { // once per object and store
 				return err
 			}
 		}
-		ts[i] = store.Thread{ID: pt.ID, Participants: []string{pt.Participants[0].ObjectID, pt.Participants[1].ObjectID},
-			Admission: "open", Status: "open"}
-		for _, m := range pt.Messages {
-			msgs[i] = append(msgs[i], store.Message{ID: m.ID, ThreadID: pt.ID, FromID: m.FromID, ToID: m.ToID, Kind: "note", Body: m.Body, CreatedAt: m.At})
-		}
-		if len(pt.Messages) > 0 {
-			ts[i].CreatedAt = pt.Messages[0].At
-		}
+		g.Go(func() error {
+			t := &store.Thread{ID: pt.ID, Participants: []string{pt.Participants[0].ObjectID, pt.Participants[1].ObjectID},
+				Admission: "open", Status: "open"}
+			msgs := make([]store.Message, len(pt.Messages))
+			for i, m := range pt.Messages {
+				msgs[i] = store.Message{ID: m.ID, FromID: m.FromID, ToID: m.ToID, Kind: "note", Body: m.Body, CreatedAt: m.At}
+			}
+			if len(msgs) > 0 {
+				t.CreatedAt = msgs[0].CreatedAt
+			}
+			_, err := p.st.ImportThread(gctx, t, msgs, nil)
+			return err
+		})
 	}
-	return st.PreloadThreads(ctx, ts, msgs)
+	return g.Wait()
 }

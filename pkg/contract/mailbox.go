@@ -16,12 +16,6 @@ type Thread struct {
 	CreatedAt            string        `json:"created_at"`
 }
 
-// BlockedSenders is the answer of mailbox-svc's GET /internal/v1/objects/{object_id}/blocked:
-// the current hashes of the senders the object blocked, oldest block first.
-type BlockedSenders struct {
-	BlockedHashes []string `json:"blocked_hashes"`
-}
-
 // MessageCreatedData is the data of a message.created event (webhook event "message"). The
 // envelope's object is the recipient.
 type MessageCreatedData struct {

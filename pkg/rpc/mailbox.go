@@ -2,15 +2,14 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 
 	"github.com/svcdev/svc/pkg/contract"
 )
 
-// maxBlockedBytes caps mailbox-svc's answer of one object's blocked senders.
-const maxBlockedBytes = 4 << 20
+// maxThreadBytes caps mailbox-svc's answer of one thread's participants.
+const maxThreadBytes = 64 << 10
 
 // MailboxClient calls mailbox-svc's internal API.
 type MailboxClient struct{ rpc *Client }
@@ -18,27 +17,7 @@ type MailboxClient struct{ rpc *Client }
 // NewMailboxClient returns a client of mailbox-svc at base (empty: no mailbox-svc is deployed);
 // httpClient must add internal tokens.
 func NewMailboxClient(base string, httpClient *http.Client) *MailboxClient {
-	return &MailboxClient{rpc: New("mailbox-svc", base, httpClient, maxBlockedBytes)}
-}
-
-// BlockedHashes lists the current hashes of the senders an object blocks, oldest block first.
-// Without a mailbox-svc, or when it does not know the object, the list is empty.
-func (c *MailboxClient) BlockedHashes(ctx context.Context, objectID string) ([]string, error) {
-	out := []string{}
-	if !c.rpc.Configured() {
-		return out, nil
-	}
-	var body contract.BlockedSenders
-	err := c.rpc.Do(ctx, http.MethodGet, "/internal/v1/objects/"+url.PathEscape(objectID)+"/blocked", nil, &body)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return out, nil
-	case err != nil:
-		return nil, err
-	case body.BlockedHashes != nil:
-		out = body.BlockedHashes
-	}
-	return out, nil
+	return &MailboxClient{rpc: New("mailbox-svc", base, httpClient, maxThreadBytes)}
 }
 
 // Thread reads who takes part in a thread; ErrNotFound when mailbox-svc knows no such thread.

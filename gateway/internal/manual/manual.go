@@ -44,7 +44,7 @@ var Loop = []Step{
 			"Retries: send an Idempotency-Key header and a retried send returns the first answer."},
 	{Title: "Read and mark read", Routes: []string{"GET /api/objects/{hash}/mailbox", "GET /api/threads/{threadId}"},
 		Before: "With the recipient's key: list the threads (latest activity first, each with unread_count), then read one.\n" +
-			"A send moves its thread up the mailbox a moment after its 201; the thread read shows the message at once.",
+			"A send is listed when its 201 returns: its thread moves to the top of both mailboxes, and the thread read shows the message.",
 		After: "Reading a thread page marks the caller's inbound messages on it read: their read_at is set and the\n" +
 			"thread's unread_count drops. Read the next page with cursor=next_cursor until next_cursor is null."},
 	{Title: "Graph and decisions", Routes: []string{"GET /api/threads/{threadId}/graph", "POST /api/threads/{threadId}/nodes",

@@ -1,6 +1,6 @@
 // Package api serves mailbox-svc's routes: public message ingress, mailboxes, threads and their
-// read state, sender blocks, and the internal API other services read threads and blocked
-// senders from. A handler decodes, calls a use case of package mailbox and responds.
+// read state, sender blocks, and the internal API other services read threads from. A handler
+// decodes, calls a use case of package mailbox and responds.
 package api
 
 import (
@@ -32,7 +32,6 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.GET("/api/objects/:hash/a2a/tasks/:id", httpx.Handle(h.a2aTask))
 
 	in := api.Group("/internal/v1")
-	in.GET("/objects/:id/blocked", httpx.Handle(h.blockedSenders))
 	in.GET("/objects/:id/blocks/:sender", httpx.Handle(h.internalBlocked))
 	in.GET("/threads/:id", httpx.Handle(h.internalThread))
 }

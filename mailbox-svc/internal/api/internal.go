@@ -8,16 +8,6 @@ import (
 	"github.com/svcdev/svc/pkg/contract"
 )
 
-// blockedSenders answers context-svc, which shows an owner its blocked list beside its rules.
-func (h *Handler) blockedSenders(c *gin.Context) error {
-	hashes, err := h.Blocks.BlockedHashes(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, contract.BlockedSenders{BlockedHashes: hashes})
-	return nil
-}
-
 // internalThread tells other services who takes part in a thread.
 func (h *Handler) internalThread(c *gin.Context) error {
 	t, err := h.Threads.Participants(c.Request.Context(), c.Param("id"))

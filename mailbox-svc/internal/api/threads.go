@@ -51,12 +51,13 @@ func (h *Handler) mailbox(c *gin.Context) error {
 	if _, err := mailboxCaller(c); err != nil {
 		return err
 	}
-	limit, before, err := httpx.PageSeq(c, mailbox.MailboxScope(p.ObjectID))
+	status := c.Query("status")
+	limit, before, err := httpx.PageKey(c, mailbox.MailboxScope(p.ObjectID, status))
 	if err != nil {
 		return err
 	}
 	threads, next, err := h.Threads.Mailbox(c.Request.Context(), p.ObjectID,
-		mailbox.MailboxQuery{Status: c.Query("status"), Limit: limit, Before: before})
+		mailbox.MailboxQuery{Status: status, Limit: limit, Before: before})
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func (h *Handler) mailbox(c *gin.Context) error {
 	for i, t := range threads {
 		out[i] = summary(t)
 	}
-	c.JSON(http.StatusOK, gin.H{"threads": out, "next_cursor": next})
+	c.JSON(http.StatusOK, gin.H{"threads": out, "next_cursor": keyCursor(mailbox.MailboxScope(p.ObjectID, status), next)})
 	return nil
 }
 
@@ -73,16 +74,17 @@ func (h *Handler) getThread(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, from, err := httpx.PageSeq(c, mailbox.ThreadScope(c.Param("threadId")))
+	scope := mailbox.ThreadScope(c.Param("threadId"))
+	limit, after, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
-	t, err := h.Threads.Read(c.Request.Context(), p.ObjectID, c.Param("threadId"), from, limit)
+	t, err := h.Threads.Read(c.Request.Context(), p.ObjectID, c.Param("threadId"), after, limit)
 	if err != nil {
 		return err
 	}
 	resp := threadResponse{threadSummary: summary(t.Summary), ThreadID: t.ID, ParticipantAdmission: t.Admission,
-		Messages: make([]threadMessage, len(t.Messages)), NextCursor: t.Next}
+		Messages: make([]threadMessage, len(t.Messages)), NextCursor: keyCursor(scope, t.Next)}
 	for i, m := range t.Messages {
 		resp.Messages[i] = threadMessage{ID: m.ID, FromHash: m.FromHash, ToHash: m.ToHash, Kind: m.Kind, Body: m.Body,
 			CreatedAt: clock.Format(m.CreatedAt), ReadAt: clock.FormatPtr(m.ReadAt), signedFields: signed(m.Signature)}
@@ -111,4 +113,14 @@ func (h *Handler) updateThread(c *gin.Context) error {
 func summary(t mailbox.Summary) threadSummary {
 	return threadSummary{ID: t.ID, Participants: t.Participants, Status: t.Status,
 		LastMessageAt: clock.Format(t.LastMessageAt), MessageCount: t.MessageCount, UnreadCount: t.UnreadCount}
+}
+
+// keyCursor is the cursor of the page after key in the list scope, nil when key is "" (the last
+// page).
+func keyCursor(scope, key string) *string {
+	if key == "" {
+		return nil
+	}
+	c := httpx.KeyCursor(scope, key)
+	return &c
 }

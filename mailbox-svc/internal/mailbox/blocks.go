@@ -20,7 +20,6 @@ type BlockStore interface {
 	IsBlocked(ctx context.Context, recipientID, senderID string) (bool, error)
 	InsertUnblock(ctx context.Context, u *store.Unblock) (bool, error)
 	DeleteBlock(ctx context.Context, b *store.SenderBlock, outbox events.Stager) error
-	BlockedSenders(ctx context.Context, recipientID string) ([]string, error)
 }
 
 // Owner is the object whose mailbox a block protects, as the caller's token names it.
@@ -152,23 +151,4 @@ func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, sen
 // feed-svc and graph-svc ask while their projections of the blocks are behind a control.
 func (b *Blocks) Blocked(ctx context.Context, recipientID, senderID string) (bool, error) {
 	return b.Store.IsBlocked(ctx, recipientID, senderID)
-}
-
-// BlockedHashes lists the current hashes of the senders objectID blocks, oldest block first.
-func (b *Blocks) BlockedHashes(ctx context.Context, objectID string) ([]string, error) {
-	ids, err := b.Store.BlockedSenders(ctx, objectID)
-	if err != nil {
-		return nil, err
-	}
-	hashes, err := b.Names.Hashes(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if hash, ok := hashes[id]; ok {
-			out = append(out, hash)
-		}
-	}
-	return out, nil
 }

@@ -36,11 +36,10 @@ func TestBlockAndUnblock(t *testing.T) {
 	if got := f.outbox.types(); !slices.Equal(got, []string{events.SenderBlocked}) {
 		t.Fatalf("events after blocking twice = %v, want one sender.blocked", got)
 	}
-	list, err := f.blocks.BlockedHashes(ctx, bob.ObjectID)
-	if err != nil || !slices.Equal(list, []string{"svc_alice"}) {
-		t.Fatalf("blocked list = %v, %v", list, err)
+	if blocked, err := f.store.IsBlocked(ctx, bob.ObjectID, alice.ObjectID); err != nil || !blocked {
+		t.Fatalf("alice blocked = %v, %v; want true", blocked, err)
 	}
-	_, err = f.blocks.Block(ctx, "req", owner, "svc_bobold")
+	_, err := f.blocks.Block(ctx, "req", owner, "svc_bobold")
 	wantStatus(t, err, http.StatusBadRequest) // itself, through an old hash
 	_, err = f.blocks.Block(ctx, "req", owner, "not a hash")
 	wantStatus(t, err, http.StatusBadRequest)
@@ -57,8 +56,8 @@ func TestBlockAndUnblock(t *testing.T) {
 	if got := f.outbox.types(); !slices.Equal(got, []string{events.SenderBlocked, events.SenderUnblocked}) {
 		t.Fatalf("events = %v, want sender.blocked then one sender.unblocked", got)
 	}
-	if list, err := f.blocks.BlockedHashes(ctx, bob.ObjectID); err != nil || len(list) != 0 || list == nil {
-		t.Fatalf("blocked list after unblocking = %v, %v; want empty", list, err)
+	if blocked, err := f.store.IsBlocked(ctx, bob.ObjectID, alice.ObjectID); err != nil || blocked {
+		t.Fatalf("alice blocked after the unblock = %v, %v; want false", blocked, err)
 	}
 	if _, err := f.sender.Send(ctx, "req", note("svc_alice", "svc_bob", "back"), ""); err != nil {
 		t.Fatalf("a send after the unblock: %v", err)
@@ -190,8 +189,7 @@ func TestBlockCacheFollowsEveryBlockAndUnblock(t *testing.T) {
 		return mailbox.NewBlockCache(versions.New(rdb, testkit.Logger(t), env.Name+":blocks:", time.Hour), 100)
 	}
 	counted := &countingBlocks{Store: f.store}
-	sender := *f.sender
-	sender.Store, sender.Blocked = counted, replica()
+	sender := &mailbox.Sender{Store: counted, Names: f.names, Outbox: f.outbox, IdempotencyTTL: time.Hour, Blocked: replica(), Log: f.sender.Log}
 	blocks := *f.blocks
 	blocks.Cache = replica()
 	owner := mailbox.Owner{ObjectID: bob.ObjectID, Hash: bob.Hash}

@@ -39,6 +39,7 @@ func sendEvents(requestID string, from, to *identity.Object, t *store.Thread, m 
 		contract.MessageCreatedData{
 			MessageID: m.ID, ThreadID: m.ThreadID, FromObjectID: m.FromID, FromHash: from.Hash,
 			ToObjectID: m.ToID, ToHash: to.Hash, Kind: m.Kind, Body: m.Body, CreatedAt: clock.Format(m.CreatedAt),
+			PrevMessageID: m.Prev,
 		})
 	if err != nil {
 		return nil, err

@@ -10,7 +10,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/svcdev/svc/mailbox-svc/internal/consumers"
 	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
@@ -46,31 +45,36 @@ func (d *directory) Object(_ context.Context, objectID string) (*contract.Object
 }
 
 // outbox is the real outbox (staging into the test's database, never run), recording what the
-// use cases confirm to the relay. With project set, it hands each confirmed event to the lists
-// projection at once, as the consumer would a moment later.
+// use cases confirm to the relay.
 type outbox struct {
 	*events.Outbox
-	mu      sync.Mutex
-	events  []events.Pending
-	project func(context.Context, []events.Event) error
+	mu     sync.Mutex
+	events []events.Pending
 }
 
 func (o *outbox) Confirm(evs ...events.Pending) {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.events = append(o.events, evs...)
-	o.mu.Unlock()
-	if o.project == nil {
-		return
-	}
-	for _, p := range evs {
+}
+
+// payloads returns the confirmed events of type typ, decoded.
+func (o *outbox) payloads(t *testing.T, typ string) []events.Event {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []events.Event
+	for _, p := range o.events {
+		if p.Type != typ {
+			continue
+		}
 		var ev events.Event
 		if err := json.Unmarshal([]byte(p.Payload), &ev); err != nil {
-			panic(err)
+			t.Fatal(err)
 		}
-		if err := o.project(context.Background(), []events.Event{ev}); err != nil {
-			panic(err)
-		}
+		out = append(out, ev)
 	}
+	return out
 }
 
 // types returns the types of the enqueued events, in order.
@@ -119,7 +123,7 @@ func newFixture(t *testing.T) *fixture {
 	st := store.New(db)
 	log := testkit.Logger(t)
 	names := &mailbox.Names{Store: st, Identity: dir, Log: log}
-	out := &outbox{Outbox: events.NewOutbox(db, nil, log, events.OutboxOptions{}), project: (&consumers.Lists{Store: st}).Handle}
+	out := &outbox{Outbox: events.NewOutbox(db, nil, log, events.OutboxOptions{})}
 	return &fixture{
 		db: db, names: names, store: st, outbox: out,
 		sender:  &mailbox.Sender{Store: st, Names: names, Outbox: out, IdempotencyTTL: time.Hour, Log: log},
@@ -128,10 +132,15 @@ func newFixture(t *testing.T) *fixture {
 	}
 }
 
-// count counts the documents of a collection.
+// count counts the documents of a collection (of the messages collection, the messages, not
+// the references to them).
 func (f *fixture) count(t *testing.T, coll string) int64 {
 	t.Helper()
-	n, err := f.db.Collection(coll).CountDocuments(context.Background(), bson.D{})
+	filter := bson.D{}
+	if coll == store.Messages {
+		filter = bson.D{{Key: "body", Value: bson.D{{Key: "$exists", Value: true}}}}
+	}
+	n, err := f.db.Collection(coll).CountDocuments(context.Background(), filter)
 	if err != nil {
 		t.Fatal(err)
 	}

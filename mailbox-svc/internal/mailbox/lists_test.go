@@ -14,22 +14,22 @@ import (
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
-// seqOf reads a page cursor of scope the way the API does (httpx.PageSeq); a cursor that does not
+// keyOf reads a page cursor of scope the way the API does (httpx.PageKey); a cursor that does not
 // verify fails the test.
-func seqOf(t *testing.T, scope, cursor string) int64 {
+func keyOf(t *testing.T, scope, cursor string) string {
 	t.Helper()
-	seq, err := pageSeq(scope, cursor)
+	key, err := pageKey(scope, cursor)
 	if err != nil {
 		t.Fatalf("cursor %q of %s: %v", cursor, scope, err)
 	}
-	return seq
+	return key
 }
 
-func pageSeq(scope, cursor string) (int64, error) {
+func pageKey(scope, cursor string) (string, error) {
 	c, _ := gin.CreateTestContext(httptest.NewRecorder())
 	c.Request = httptest.NewRequest(http.MethodGet, "/?cursor="+url.QueryEscape(cursor), nil)
-	_, seq, err := httpx.PageSeq(c, scope)
-	return seq, err
+	_, key, err := httpx.PageKey(c, scope)
+	return key, err
 }
 
 // mailboxIDs reads every page of viewer's mailbox with limit, and returns the thread ids in order
@@ -45,10 +45,11 @@ func mailboxIDs(t *testing.T, f *fixture, viewer, status string, limit int) (ids
 		for _, s := range summaries {
 			ids = append(ids, s.ID)
 		}
-		if next == nil || pages > 100 {
+		if next == "" || pages > 100 {
 			return ids, pages
 		}
-		q.Before = seqOf(t, mailbox.MailboxScope(viewer), *next)
+		scope := mailbox.MailboxScope(viewer, status)
+		q.Before = keyOf(t, scope, httpx.KeyCursor(scope, next))
 	}
 }
 
@@ -82,7 +83,7 @@ func TestMailboxOrderStatusAndCounts(t *testing.T) {
 	}
 
 	// A read shows at once in the reader's mailbox, and only there.
-	if _, err := f.threads.Read(ctx, bob.ObjectID, first, 0, 50); err != nil {
+	if _, err := f.threads.Read(ctx, bob.ObjectID, first, "", 50); err != nil {
 		t.Fatal(err)
 	}
 	summaries, _, err = f.threads.Mailbox(ctx, bob.ObjectID, mailbox.MailboxQuery{Limit: 1})
@@ -112,7 +113,7 @@ func TestMailboxOrderStatusAndCounts(t *testing.T) {
 
 // TestChattyThreadDoesNotHideOthers: hundreds of messages in one thread leave the mailbox's other
 // threads on its first page, and threads that take turns are all reached through the cursors,
-// each page reading a bounded part of the list.
+// every page full.
 func TestChattyThreadDoesNotHideOthers(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -136,8 +137,8 @@ func TestChattyThreadDoesNotHideOthers(t *testing.T) {
 		t.Fatalf("bob's first page shows %d threads (first %+v), want all 5, the chatty one first with 301 messages", len(summaries), summaries[0])
 	}
 
-	// Two threads taking turns move up each time: the pages skip their past moves within a budget
-	// and the cursors reach every thread once.
+	// Two threads taking turns move up each time, leaving no past places: the cursors reach every
+	// thread once, in full pages.
 	other := f.send(t, "svc_carol", "svc_bob", "", "turns").Message.ThreadID
 	for range 100 {
 		f.send(t, "svc_alice", "svc_bob", chatty, "turn")
@@ -148,8 +149,8 @@ func TestChattyThreadDoesNotHideOthers(t *testing.T) {
 	if fmt.Sprint(ids) != fmt.Sprint(want) {
 		t.Fatalf("paged mailbox %v, want %v", ids, want)
 	}
-	if pages > 60 {
-		t.Fatalf("%d pages of 2 for 6 threads", pages)
+	if pages != 3 {
+		t.Fatalf("%d pages of 2 for 6 threads, want 3", pages)
 	}
 }
 
@@ -162,9 +163,10 @@ func TestThreadPagesAndCursors(t *testing.T) {
 		f.send(t, "svc_alice", "svc_bob", thread, fmt.Sprint("m", i))
 	}
 	var bodies []string
-	from := int64(0)
+	after := ""
+	scope := mailbox.ThreadScope(thread)
 	for page := 0; ; page++ {
-		v, err := f.threads.Read(ctx, bob.ObjectID, thread, from, 3)
+		v, err := f.threads.Read(ctx, bob.ObjectID, thread, after, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,18 +176,22 @@ func TestThreadPagesAndCursors(t *testing.T) {
 		if want := 7 - len(bodies); v.UnreadCount != want || v.MessageCount != 7 {
 			t.Fatalf("page %d: %d of %d unread, want %d of 7", page, v.UnreadCount, v.MessageCount, want)
 		}
-		if v.Next == nil {
+		if v.Next == "" {
 			break
 		}
-		from = seqOf(t, mailbox.ThreadScope(thread), *v.Next)
-		if _, err := pageSeq(mailbox.ThreadScope("thr_other"), *v.Next); err == nil {
+		cursor := httpx.KeyCursor(scope, v.Next)
+		after = keyOf(t, scope, cursor)
+		if _, err := pageKey(mailbox.ThreadScope("thr_other"), cursor); err == nil {
 			t.Fatal("a thread's cursor verified for another thread")
 		}
 	}
 	if fmt.Sprint(bodies) != "[m0 m1 m2 m3 m4 m5 m6]" {
 		t.Fatalf("pages showed %v, want the messages oldest first", bodies)
 	}
-	if _, err := pageSeq(mailbox.ThreadScope(thread), "MTIuZm9yZ2Vk"); err == nil {
+	if _, err := pageKey(scope, "MTIuZm9yZ2Vk"); err == nil {
 		t.Fatal("a forged cursor verified")
 	}
+	// A key of another thread, even behind a valid check, is refused by the read.
+	_, err := f.threads.Read(ctx, bob.ObjectID, thread, "thr_other|0000000000000001", 3)
+	wantStatus(t, err, http.StatusBadRequest)
 }

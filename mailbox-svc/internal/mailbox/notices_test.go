@@ -33,7 +33,7 @@ func TestWebhookNoticesLeaveASystemMessage(t *testing.T) {
 			t.Fatalf("Handle(%s): %v", disabled.Type, err)
 		}
 	}
-	msgs, err := mongox.FindAll[store.Message](ctx, f.db.Collection(store.Messages), bson.D{})
+	msgs, err := mongox.FindAll[store.Message](ctx, f.db.Collection(store.Messages), bson.D{{Key: "body", Value: bson.D{{Key: "$exists", Value: true}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

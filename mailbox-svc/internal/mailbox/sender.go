@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
@@ -21,12 +22,16 @@ type SendStore interface {
 	AdmissionStore
 	IsBlocked(ctx context.Context, recipientID, senderID string) (bool, error)
 	Participants(ctx context.Context, threadID string) ([]string, error)
+	Thread(ctx context.Context, id string) (*store.Thread, error)
 	InsertThread(ctx context.Context, t *store.Thread) (bool, error)
 	InsertMessage(ctx context.Context, m *store.Message) (bool, error)
-	TouchThread(ctx context.Context, id, messageID string, at time.Time, status string) (prev string, err error)
+	LastMessage(ctx context.Context, threadID string) (*store.Message, error)
+	Message(ctx context.Context, id string) (*store.Message, error)
+	RecordMessage(ctx context.Context, m *store.Message, status string) error
+	PutBoxEntries(ctx context.Context, entries []store.BoxEntry, old []string) error
 	Idempotency(ctx context.Context, id string) (*store.Idempotency, error)
 	BeginIdempotent(ctx context.Context, rec *store.Idempotency) (*store.Idempotency, error)
-	FinishIdempotent(ctx context.Context, id string) error
+	FinishIdempotent(ctx context.Context, id string, m *store.Message) error
 	ClaimNonce(ctx context.Context, senderID, nonce string, expiresAt time.Time) (bool, error)
 }
 
@@ -53,6 +58,8 @@ type Sender struct {
 	// SignatureSkew bounds how far a signature's signed_at may be from now (DefaultSkew if 0).
 	SignatureSkew time.Duration
 	Log           *slog.Logger
+	// places queues this process's replies to one thread (see writeReply).
+	places placeLocks
 }
 
 // Sent is the answer to a send.
@@ -69,7 +76,8 @@ type send struct {
 	from, to *identity.Object
 	thread   *store.Thread
 	message  store.Message
-	events   []events.Pending
+	// requestID is the request's, which the send's events carry.
+	requestID string
 }
 
 // Send sends the message d. A non-empty key makes the send idempotent: the first request with
@@ -192,7 +200,7 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 	if threadID == "" {
 		w.thread = &store.Thread{
 			ID: apikey.NewID("thr"), Participants: []string{from.ObjectID, to.ObjectID},
-			Admission: rules.Admission, Status: StatusOpen, CreatedAt: now, LastMessageAt: now, LastMessageID: messageID,
+			Admission: rules.Admission, Status: StatusOpen, CreatedAt: now, LastMessageAt: now, LastMessageID: messageID, LastSeq: 1,
 		}
 		threadID = w.thread.ID
 	}
@@ -200,41 +208,42 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 		ID: messageID, ThreadID: threadID, FromID: from.ObjectID, ToID: to.ObjectID,
 		Kind: d.Kind, Body: d.Body, CreatedAt: now, Signature: sig,
 	}
-	if w.events, err = sendEvents(requestID, from, to, w.thread, &w.message); err != nil {
-		return nil, err
+	if w.thread != nil {
+		w.message.Seq = 1
+		if w.message.ToID == w.thread.Participants[0] {
+			w.message.First, w.thread.LastFirst = 1, 1
+		}
 	}
-	w.message.Events = events.IDs(w.events...)
+	w.requestID = requestID
 	return w, nil
 }
 
-// write stores a send: the hashes of a new thread's participants, the thread and the staging of
-// the message's events (together: neither needs the other), then the message (whose events are
-// confirmed once it is in). A reply moves its thread up, reopens it and takes the thread's latest
-// message until now as the message's Prev in one command, beside the staging. Every step may be
-// repeated: a retry writes the same documents under the same ids, and only the first copy of
-// each gets in. The commands are the fewest the outbox allows: the staging insert before the
-// message insert that records the events, and nothing else but the documents themselves; the
-// thread's list and the mailboxes are the projection's (consumers.Lists).
+// write stores a send so that the recipient's mailbox and the thread list it when it answers:
+// the thread (when the send opens one), the message at the next place of its thread with its
+// events staged first, the thread's latest-message hint, and the thread's entries in both
+// participants' mailboxes, moved up (store.BoxEntry). Every step may be repeated: a retry writes
+// the same documents under the same ids, and only the first copy of each gets in.
 func (s *Sender) write(ctx context.Context, w *send) error {
-	m := &w.message
-	staged := make(chan error, 1)
-	go func() { staged <- s.Outbox.Stage(ctx, store.Messages, m.ID, w.events...) }()
-	var err error
-	if t := w.thread; t != nil {
-		for _, o := range []*identity.Object{w.from, w.to} {
-			if err := s.Store.RememberHash(ctx, o.ObjectID, o.Hash); err != nil {
-				return errors.Join(err, <-staged)
-			}
-		}
-		_, err = s.Store.InsertThread(ctx, t)
-	} else {
-		var prev string
-		prev, err = s.Store.TouchThread(ctx, m.ThreadID, m.ID, m.CreatedAt, StatusOpen)
-		if prev != m.ID { // a retry finds its own message there
-			m.Prev = prev
+	if w.thread != nil {
+		return s.writeThread(ctx, w)
+	}
+	return s.writeReply(ctx, w)
+}
+
+// writeThread writes a send that opens its thread: the participants' hash records (once per
+// object and process), the thread, the message, the mailbox entries.
+func (s *Sender) writeThread(ctx context.Context, w *send) error {
+	t, m := w.thread, &w.message
+	evs, err := s.stage(ctx, w)
+	if err != nil {
+		return err
+	}
+	for _, o := range []*identity.Object{w.from, w.to} {
+		if err := s.Store.RememberHash(ctx, o.ObjectID, o.Hash); err != nil {
+			return err
 		}
 	}
-	if err := errors.Join(err, <-staged); err != nil {
+	if _, err := s.Store.InsertThread(ctx, t); err != nil {
 		return err
 	}
 	inserted, err := s.Store.InsertMessage(ctx, m)
@@ -242,9 +251,130 @@ func (s *Sender) write(ctx context.Context, w *send) error {
 		return err
 	}
 	if inserted {
-		s.Outbox.Confirm(w.events...)
+		s.Outbox.Confirm(evs...)
 	}
-	return nil
+	return s.Store.PutBoxEntries(ctx, store.BoxEntries(t, StatusOpen, m.CreatedAt, m.Seq, m.First), nil)
+}
+
+// maxPlaceTries bounds how often one reply finds its place taken by a concurrent send.
+const maxPlaceTries = 64
+
+// writeReply writes a send in an existing thread: the message goes to the place after the
+// thread's latest (its hint; when another send took that place first, after the true last
+// message), later than it in time, linked to it (Prev); then the thread's hint is updated and
+// its mailbox entries move up, in parallel.
+//
+// Concurrent replies to one thread compete for one place, and all but one try again: this
+// process's replies to a thread take turns (from the thread read to the mailbox entries), so
+// they meet only those of other replicas.
+func (s *Sender) writeReply(ctx context.Context, w *send) error {
+	m := &w.message
+	defer s.places.lock(m.ThreadID)()
+	th, err := s.Store.Thread(ctx, m.ThreadID)
+	if err != nil {
+		return notFound(err, "thread")
+	}
+	after, err := s.takePlace(ctx, w, th)
+	if err != nil {
+		return err
+	}
+	boxed := make(chan error, 1)
+	go func() {
+		boxed <- s.Store.PutBoxEntries(ctx, store.BoxEntries(th, StatusOpen, m.CreatedAt, m.Seq, m.First), store.BoxKeys(th, th.Status, after.CreatedAt))
+	}()
+	err = s.Store.RecordMessage(ctx, m, StatusOpen)
+	return errors.Join(err, <-boxed)
+}
+
+// takePlace stores a reply's message at the next free place of thread th, with its events, and
+// returns the message it follows.
+func (s *Sender) takePlace(ctx context.Context, w *send, th *store.Thread) (*store.Message, error) {
+	m := &w.message
+	after := &store.Message{ID: th.LastMessageID, Seq: th.LastSeq, First: th.LastFirst, CreatedAt: th.LastMessageAt}
+	for try := 0; ; try++ {
+		follow(m, after, th)
+		evs, err := s.stage(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		inserted, err := s.Store.InsertMessage(ctx, m)
+		switch {
+		case err == nil:
+			if inserted {
+				s.Outbox.Confirm(evs...)
+			}
+			return after, nil
+		case !errors.Is(err, store.ErrSeqTaken) || try == maxPlaceTries:
+			return nil, err
+		}
+		if after, err = s.Store.LastMessage(ctx, m.ThreadID); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// placeLocks are per-thread locks, held while a reply takes its place; an unused one is dropped.
+type placeLocks struct {
+	mu   sync.Mutex
+	held map[string]*placeLock
+}
+
+type placeLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock waits for threadID's lock and returns its release.
+func (l *placeLocks) lock(threadID string) (unlock func()) {
+	l.mu.Lock()
+	if l.held == nil {
+		l.held = map[string]*placeLock{}
+	}
+	p := l.held[threadID]
+	if p == nil {
+		p = &placeLock{}
+		l.held[threadID] = p
+	}
+	p.users++
+	l.mu.Unlock()
+	p.Lock()
+	return func() {
+		p.Unlock()
+		l.mu.Lock()
+		if p.users--; p.users == 0 {
+			delete(l.held, threadID)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// follow places m right after message prev of thread th: the next sequence number, the counts
+// that follow, and a time later than prev's (the mailbox orders threads by it; times are kept to
+// the millisecond, as MongoDB stores them).
+func follow(m, prev *store.Message, th *store.Thread) {
+	m.Seq, m.Prev, m.First = prev.Seq+1, prev.ID, prev.First
+	if m.ToID == th.Participants[0] {
+		m.First++
+	}
+	if !m.CreatedAt.After(prev.CreatedAt) {
+		m.CreatedAt = prev.CreatedAt.Truncate(time.Millisecond).Add(time.Millisecond)
+	}
+}
+
+// stage builds the send's events for the message as it now is and stages them in the outbox,
+// before the insert that records their ids.
+func (s *Sender) stage(ctx context.Context, w *send) ([]events.Pending, error) {
+	m := &w.message
+	evs, err := sendEvents(w.requestID, w.from, w.to, w.thread, m)
+	if err != nil {
+		return nil, err
+	}
+	m.Events = events.IDs(evs...)
+	m.Key = store.MessageKey(m.ThreadID, m.Seq)
+	if err := s.Outbox.Stage(ctx, store.Messages, m.Key, evs...); err != nil {
+		return nil, err
+	}
+	return evs, nil
 }
 
 // sendIdempotent makes a send under an Idempotency-Key.
@@ -255,7 +385,7 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 	prev, err := s.Store.Idempotency(ctx, id)
 	switch {
 	case err == nil && prev.ExpiresAt.After(now):
-		return s.resume(ctx, prev, d, fingerprint, from, to)
+		return s.resume(ctx, requestID, prev, d, fingerprint, from, to)
 	case err != nil && !errors.Is(err, mongox.ErrNotFound):
 		return nil, err
 	}
@@ -267,37 +397,94 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 	if err != nil {
 		return nil, err // a refused send records nothing
 	}
-	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: w.thread, Message: w.message, Events: w.events,
+	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: w.thread, Message: w.message,
 		CreatedAt: now, ExpiresAt: now.Add(s.IdempotencyTTL)}
 	held, err := s.Store.BeginIdempotent(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
 	if held != rec {
-		return s.resume(ctx, held, d, fingerprint, from, to)
+		return s.resume(ctx, requestID, held, d, fingerprint, from, to)
 	}
 	if err := s.write(ctx, w); err != nil {
 		return nil, err
 	}
-	if err := s.Store.FinishIdempotent(ctx, id); err != nil {
+	if err := s.Store.FinishIdempotent(ctx, id, &w.message); err != nil {
 		return nil, err
 	}
 	return sent(d, w, false), nil
 }
 
-// resume answers a send already recorded under the key, writing whatever of it is missing.
-func (s *Sender) resume(ctx context.Context, rec *store.Idempotency, d Draft, fingerprint string, from, to *identity.Object) (*Sent, error) {
+// resume answers a send already recorded under the key, writing whatever of it is missing. A
+// record not done yet may be the one a concurrent request is writing: its message is waited for
+// (resumeWait), and only a record whose writer stopped is written here.
+func (s *Sender) resume(ctx context.Context, requestID string, rec *store.Idempotency, d Draft, fingerprint string, from, to *identity.Object) (*Sent, error) {
 	if rec.Fingerprint != fingerprint {
 		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was already used for a different message")
 	}
-	w := &send{from: from, to: to, thread: rec.Thread, message: rec.Message, events: rec.Events}
+	w := &send{from: from, to: to, thread: rec.Thread, message: rec.Message, requestID: requestID}
 	if !rec.Done {
-		if err := s.write(ctx, w); err != nil {
+		done, err := s.awaitDone(ctx, rec)
+		if err != nil {
 			return nil, err
 		}
-		if err := s.Store.FinishIdempotent(ctx, rec.ID); err != nil {
+		if done != nil {
+			w.message = done.Message
+			return sent(d, w, true), nil
+		}
+		if err := s.finish(ctx, w); err != nil {
+			return nil, err
+		}
+		if err := s.Store.FinishIdempotent(ctx, rec.ID, &w.message); err != nil {
 			return nil, err
 		}
 	}
 	return sent(d, w, true), nil
+}
+
+// resumeWait is how long a resumed send waits for the request that recorded it to finish.
+const resumeWait = 2 * time.Second
+
+// awaitDone polls rec until its send is done (the record), for up to resumeWait after it was
+// recorded; nil when it was not done by then.
+func (s *Sender) awaitDone(ctx context.Context, rec *store.Idempotency) (*store.Idempotency, error) {
+	for time.Since(rec.CreatedAt) < resumeWait {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		now, err := s.Store.Idempotency(ctx, rec.ID)
+		if err != nil {
+			return nil, err
+		}
+		if now.Done {
+			return now, nil
+		}
+	}
+	return nil, nil
+}
+
+// finish writes a recorded send whose writer stopped: all of it when its message is not stored,
+// else what follows the message (the thread's hint and its mailbox entries).
+func (s *Sender) finish(ctx context.Context, w *send) error {
+	m, err := s.Store.Message(ctx, w.message.ID)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return s.write(ctx, w)
+	}
+	if err != nil {
+		return err
+	}
+	w.message = *m
+	th, err := s.Store.Thread(ctx, m.ThreadID)
+	if err != nil {
+		return err
+	}
+	if th.LastSeq > m.Seq {
+		return nil // a later message moved the thread since
+	}
+	if err := s.Store.RecordMessage(ctx, m, StatusOpen); err != nil {
+		return err
+	}
+	return s.Store.PutBoxEntries(ctx, store.BoxEntries(th, StatusOpen, m.CreatedAt, m.Seq, m.First), nil)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 )
@@ -52,6 +53,25 @@ func TestSendOpensThenContinuesAThread(t *testing.T) {
 	}
 	if n := f.count(t, store.Threads); n != 1 {
 		t.Fatalf("%d threads, want 1", n)
+	}
+	// message.created names the message each one follows: none for the thread's first.
+	var prevs []string
+	for _, ev := range f.outbox.payloads(t, events.MessageCreated) {
+		var d contract.MessageCreatedData
+		if err := ev.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		prevs = append(prevs, d.PrevMessageID)
+	}
+	if !slices.Equal(prevs, []string{"", first.Message.ID}) {
+		t.Fatalf("prev_message_id of the two sends = %q, want none, then the first message", prevs)
+	}
+	// Both are listed at once: the thread in both mailboxes, the reply in the thread.
+	for _, o := range []string{alice.ObjectID, bob.ObjectID} {
+		boxes, _, err := f.threads.Mailbox(ctx, o, mailbox.MailboxQuery{Limit: 5})
+		if err != nil || len(boxes) != 1 || boxes[0].MessageCount != 2 {
+			t.Fatalf("mailbox of %s right after the reply: %+v, %v", o, boxes, err)
+		}
 	}
 
 	// The thread between alice and bob is not carol's to continue, and an unknown one is not found.
@@ -210,7 +230,7 @@ func TestConcurrentSendsToOneThread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v, err := f.threads.Read(ctx, bob.ObjectID, first.Message.ThreadID, 0, 100)
+	v, err := f.threads.Read(ctx, bob.ObjectID, first.Message.ThreadID, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +239,26 @@ func TestConcurrentSendsToOneThread(t *testing.T) {
 			v.MessageCount, len(v.Messages), v.UnreadCount, n+1, n+1)
 	}
 	summaries, _, err := f.threads.Mailbox(ctx, alice.ObjectID, mailbox.MailboxQuery{Limit: 10})
-	if err != nil || len(summaries) != 1 || summaries[0].UnreadCount != n {
-		t.Fatalf("alice's mailbox = %+v, %v; want one thread with %d unread", summaries, err, n)
+	if err != nil || len(summaries) != 1 || summaries[0].UnreadCount != n || summaries[0].MessageCount != n+1 {
+		t.Fatalf("alice's mailbox = %+v, %v; want one thread with %d messages, %d unread", summaries, err, n+1, n)
+	}
+	// Each message.created names the message before it in the thread, whatever the races.
+	prev := map[string]string{}
+	for _, ev := range f.outbox.payloads(t, events.MessageCreated) {
+		var d contract.MessageCreatedData
+		if err := ev.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		prev[d.MessageID] = d.PrevMessageID
+	}
+	for i, m := range v.Messages {
+		want := ""
+		if i > 0 {
+			want = v.Messages[i-1].ID
+		}
+		if prev[m.ID] != want {
+			t.Fatalf("message %d (%s) follows %q by its event, %q in the thread", i, m.ID, prev[m.ID], want)
+		}
 	}
 }
 

@@ -12,8 +12,6 @@ import (
 // TaskStore is what a task read needs.
 type TaskStore interface {
 	Message(ctx context.Context, id string) (*store.Message, error)
-	Thread(ctx context.Context, id string) (*store.Thread, error)
-	LogThread(ctx context.Context, threadID, messageID string) ([]store.Message, error)
 	MessagesAfter(ctx context.Context, threadID string, seq int64, limit int) ([]store.Message, error)
 }
 
@@ -48,15 +46,9 @@ func (t *Tasks) Task(ctx context.Context, viewerID, boxID, id string) (*TaskView
 	if m.ToID != boxID || (viewerID != m.FromID && viewerID != m.ToID) {
 		return nil, httpx.NotFound("task")
 	}
-	// The reply may be newer than the projection: log the thread up to its latest message.
-	if m, err = t.logged(ctx, m); err != nil {
+	later, err := t.Store.MessagesAfter(ctx, m.ThreadID, m.Seq, replyWindow)
+	if err != nil {
 		return nil, err
-	}
-	var later []store.Message
-	if m.Seq > 0 {
-		if later, err = t.Store.MessagesAfter(ctx, m.ThreadID, m.Seq, replyWindow); err != nil {
-			return nil, err
-		}
 	}
 	var reply *store.Message
 	for i := range later {
@@ -78,22 +70,4 @@ func (t *Tasks) Task(ctx context.Context, viewerID, boxID, id string) (*TaskView
 		out.Reply = view(reply)
 	}
 	return out, nil
-}
-
-// logged logs m's thread up to its latest message and returns m as it then is.
-func (t *Tasks) logged(ctx context.Context, m *store.Message) (*store.Message, error) {
-	th, err := t.Store.Thread(ctx, m.ThreadID)
-	if err != nil {
-		return nil, err
-	}
-	logged, err := t.Store.LogThread(ctx, th.ID, th.LastMessageID)
-	if err != nil || m.Seq > 0 {
-		return m, err
-	}
-	for _, l := range logged {
-		if l.ID == m.ID {
-			return &l, nil
-		}
-	}
-	return t.Store.Message(ctx, m.ID)
 }

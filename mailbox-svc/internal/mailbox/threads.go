@@ -3,7 +3,9 @@ package mailbox
 import (
 	"context"
 	"errors"
-	"maps"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
@@ -16,14 +18,13 @@ import (
 // ThreadStore is what the thread and mailbox reads need.
 type ThreadStore interface {
 	Thread(ctx context.Context, id string) (*store.Thread, error)
-	LogThread(ctx context.Context, threadID, messageID string) ([]store.Message, error)
-	ThreadPage(ctx context.Context, threadID string, from int64, limit int) (msgs []store.Message, next, total int64, err error)
-	ThreadCounts(ctx context.Context, t *store.Thread, viewerID string) (store.ThreadCounts, error)
-	Mailbox(ctx context.Context, objectID, status string, before int64, limit int) ([]store.MailboxRow, int64, error)
-	MarkRead(ctx context.Context, threadID, readerID string, messageIDs []string, at time.Time) error
-	SyncRead(ctx context.Context, threadID, readerID string, read int64) error
-	ReadTimes(ctx context.Context, messageIDs []string) (map[string]time.Time, error)
+	ThreadPage(ctx context.Context, threadID, after string, limit int) (msgs []store.Message, more bool, err error)
+	LastMessage(ctx context.Context, threadID string) (*store.Message, error)
+	Mailbox(ctx context.Context, objectID, status, before string, limit int) ([]store.BoxEntry, string, error)
+	ReadStates(ctx context.Context, keys []string) (map[string]*store.ReadState, error)
+	SaveReadState(ctx context.Context, next *store.ReadState) (bool, error)
 	SetThreadStatus(ctx context.Context, id, status string) (*store.Thread, error)
+	SetBoxStatus(ctx context.Context, t *store.Thread, status string) error
 }
 
 // Threads shows threads and mailboxes to their participants, and opens or archives threads.
@@ -48,8 +49,8 @@ type ThreadView struct {
 	Summary
 	Admission string
 	Messages  []MessageView
-	// Next is the cursor of the next page, nil on the last.
-	Next *string
+	// Next is the key of the page's last message when more follow, "" on the last page.
+	Next string
 }
 
 // MessageView is a message as a thread read shows it.
@@ -65,135 +66,167 @@ type MessageView struct {
 type MailboxQuery struct {
 	Status string // "" for every status
 	Limit  int    // at least 1
-	// Before is the position the page starts below (0: the newest), from a MailboxScope cursor.
-	Before int64
+	// Before is the key of the previous page's last thread ("" for the newest), from a cursor
+	// bound to MailboxScope.
+	Before string
 }
 
-// MailboxScope is what a mailbox page cursor is bound to (httpx.SeqCursor): the object's list.
-func MailboxScope(objectID string) string { return "mailbox:" + objectID }
+// MailboxScope is what a mailbox page cursor is bound to (httpx.KeyCursor): the object's list of
+// threads of status ("" for all).
+func MailboxScope(objectID, status string) string { return "mailbox:" + objectID + ":" + status }
 
 // ThreadScope is what a thread page cursor is bound to: the thread's list.
 func ThreadScope(threadID string) string { return "thread:" + threadID }
 
-// Mailbox lists the threads viewerID takes part in, latest activity first, and the cursor of the
-// next page (nil on the last). The mailbox is a projection of message.created: a send moves its
-// thread to the front, and updates its counts there, a moment after its 201. A page that meets
-// many past moves of threads, or threads of another status, may come back short with a cursor.
-func (t *Threads) Mailbox(ctx context.Context, viewerID string, q MailboxQuery) ([]Summary, *string, error) {
+// row is what a summary shows of a thread, before hashes.
+type row struct {
+	id            string
+	participants  []string
+	status        string
+	lastMessageAt time.Time
+	messages      int64
+	unread        int64
+}
+
+// Mailbox lists the threads viewerID takes part in, latest activity first, and the key the next
+// page starts below ("" on the last). A send writes its thread's entries in both participants'
+// mailboxes before it answers, so the page lists it at once. A page is one read of the mailbox,
+// one of the reader's read states of its threads and one of the participants' hashes.
+func (t *Threads) Mailbox(ctx context.Context, viewerID string, q MailboxQuery) ([]Summary, string, error) {
 	if q.Status != "" && !ValidStatus(q.Status) {
-		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be open or archived")
+		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "status must be open or archived")
 	}
-	rows, next, err := t.Store.Mailbox(ctx, viewerID, q.Status, q.Before, q.Limit)
+	if q.Before != "" && !strings.HasPrefix(q.Before, store.BoxScope(viewerID, q.Status)) {
+		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "cursor is not valid")
+	}
+	entries, next, err := t.Store.Mailbox(ctx, viewerID, q.Status, q.Before, q.Limit)
+	if err != nil || len(entries) == 0 {
+		return []Summary{}, next, err
+	}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = store.ReadStateKey(viewerID, e.ThreadID)
+	}
+	states, err := t.Store.ReadStates(ctx, keys)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
-	threads := make([]store.Thread, len(rows))
-	counts := make([]store.ThreadCounts, len(rows))
-	for i, r := range rows {
-		threads[i], counts[i] = r.Thread, r.Counts
+	rows := make([]row, len(entries))
+	for i, e := range entries {
+		rows[i] = row{id: e.ThreadID, participants: e.Participants, status: e.Status, lastMessageAt: e.LastMessageAt,
+			messages: e.Messages, unread: max(e.Inbound-states[keys[i]].Read, 0)}
 	}
-	summaries, _, err := t.summaries(ctx, threads, counts)
-	return summaries, seqCursor(MailboxScope(viewerID), next), err
+	summaries, _, err := t.summaries(ctx, rows)
+	return summaries, next, err
 }
 
-// seqCursor is the cursor of position next of a list (nil for 0: no next page).
-func seqCursor(scope string, next int64) *string {
-	if next == 0 {
-		return nil
-	}
-	c := httpx.SeqCursor(scope, next)
-	return &c
-}
-
-// Read shows a page of a thread to one of its participants, oldest message first, from position
-// from (1, or 0, for the first page), and marks the participant's inbound messages of that page
-// read. The thread's latest message is logged first if the projection has not yet, so a read
-// right after a send shows it. Its cost is bounded by the page size.
-func (t *Threads) Read(ctx context.Context, viewerID, threadID string, from int64, limit int) (*ThreadView, error) {
+// Read shows a page of a thread to one of its participants, oldest message first, after the
+// message with key after ("" from the first), and marks the participant's inbound messages of
+// that page read. A send stores its message before it answers, so a read right after it shows
+// it. Its cost is bounded by the page size: the thread, the page, both participants' read states
+// and their hashes (four commands), the thread's last message when the page is not the last, and
+// when the page marks something, the reader's read state written.
+func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, limit int) (*ThreadView, error) {
 	th, err := t.participantThread(ctx, threadID, viewerID)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.logLatest(ctx, th); err != nil {
-		return nil, err
+	if after != "" && !strings.HasPrefix(after, mongox.Scope(th.ID)) {
+		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "cursor is not valid")
 	}
-	msgs, next, _, err := t.Store.ThreadPage(ctx, th.ID, from, limit)
+	msgs, more, err := t.Store.ThreadPage(ctx, th.ID, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	view := &ThreadView{Admission: th.Admission, Messages: []MessageView{}, Next: seqCursor(ThreadScope(th.ID), next)}
-	readAt, marked, err := t.markRead(ctx, th.ID, viewerID, msgs)
+	states, err := t.readStates(ctx, th)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := t.Store.ThreadCounts(ctx, th, viewerID) // counted after marking
+	mine, err := t.markRead(ctx, th, viewerID, msgs, states[store.ReadStateKey(viewerID, th.ID)])
 	if err != nil {
 		return nil, err
 	}
-	if marked {
-		if err := t.Store.SyncRead(ctx, th.ID, viewerID, counts.Read); err != nil {
+	states[mine.Key] = mine
+	// The thread's last message gives its counts: the page's last when no more follow, else read.
+	seq, first, lastAt := th.LastSeq, th.LastFirst, th.LastMessageAt
+	if n := len(msgs); n > 0 && !more {
+		seq, first, lastAt = msgs[n-1].Seq, msgs[n-1].First, msgs[n-1].CreatedAt
+	} else if n > 0 || after != "" {
+		last, err := t.Store.LastMessage(ctx, th.ID)
+		if err != nil {
 			return nil, err
 		}
+		seq, first, lastAt = last.Seq, last.First, last.CreatedAt
 	}
-	summaries, hashes, err := t.summaries(ctx, []store.Thread{*th}, []store.ThreadCounts{counts})
+	r := row{id: th.ID, participants: th.Participants, status: th.Status, lastMessageAt: lastAt,
+		messages: seq, unread: max(th.Inbound(viewerID, seq, first)-mine.Read, 0)}
+	summaries, hashes, err := t.summaries(ctx, []row{r})
 	if err != nil {
 		return nil, err
 	}
-	view.Summary = summaries[0]
+	view := &ThreadView{Summary: summaries[0], Admission: th.Admission, Messages: make([]MessageView, 0, len(msgs))}
+	if more && len(msgs) > 0 {
+		view.Next = msgs[len(msgs)-1].Key
+	}
 	for _, m := range msgs {
 		mv := MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body, CreatedAt: m.CreatedAt,
 			Signature: m.Signature}
-		if at, ok := readAt[m.ID]; ok {
-			mv.ReadAt = &at
+		if st := states[store.ReadStateKey(m.ToID, th.ID)]; st != nil {
+			if at, ok := st.ReadAt(m.Seq); ok {
+				mv.ReadAt = &at
+			}
 		}
 		view.Messages = append(view.Messages, mv)
 	}
 	return view, nil
 }
 
-// logLatest logs the thread's latest message, and those before it, if the projection has not
-// yet: one point read when it has.
-func (t *Threads) logLatest(ctx context.Context, th *store.Thread) error {
-	if th.LastMessageID == "" {
-		return nil
+// readStates reads the read states of the thread's participants, in one read.
+func (t *Threads) readStates(ctx context.Context, th *store.Thread) (map[string]*store.ReadState, error) {
+	var keys []string
+	for _, o := range th.Boxes() {
+		keys = append(keys, store.ReadStateKey(o, th.ID))
 	}
-	_, err := t.Store.LogThread(ctx, th.ID, th.LastMessageID)
-	return err
+	return t.Store.ReadStates(ctx, keys)
 }
 
-// markRead marks the messages of a page sent to readerID read, and returns the read time of every
-// read message of the page (the first reader's time, also when readers race) and whether it
-// marked any.
-func (t *Threads) markRead(ctx context.Context, threadID, readerID string, page []store.Message) (map[string]time.Time, bool, error) {
-	ids := make([]string, len(page))
-	for i, m := range page {
-		ids[i] = m.ID
+// maxMarkTries bounds how often one read finds its reader's read state changed by another read.
+const maxMarkTries = 8
+
+// markRead marks read the messages of a page sent to readerID that no read marked before, and
+// returns the reader's read state with them.
+func (t *Threads) markRead(ctx context.Context, th *store.Thread, readerID string, page []store.Message, st *store.ReadState) (*store.ReadState, error) {
+	if len(page) == 0 {
+		return st, nil
 	}
-	readAt, err := t.Store.ReadTimes(ctx, ids)
-	if err != nil {
-		return nil, false, err
-	}
-	var unread []string
-	for _, m := range page {
-		if _, ok := readAt[m.ID]; !ok && m.ToID == readerID {
-			unread = append(unread, m.ID)
+	at := clock.Now()
+	for range maxMarkTries {
+		var n int64
+		for _, m := range page {
+			if _, read := st.ReadAt(m.Seq); m.ToID == readerID && !read {
+				n++
+			}
 		}
+		if n == 0 {
+			return st, nil
+		}
+		next := &store.ReadState{Key: st.Key, ReaderID: readerID, ThreadID: th.ID, Version: st.Version + 1, Read: st.Read + n,
+			Spans: append(slices.Clone(st.Spans), store.ReadSpan{From: page[0].Seq, To: page[len(page)-1].Seq, At: at, N: n})}
+		saved, err := t.Store.SaveReadState(ctx, next)
+		if err != nil || saved {
+			return next, err
+		}
+		states, err := t.Store.ReadStates(ctx, []string{st.Key})
+		if err != nil {
+			return nil, err
+		}
+		st = states[st.Key]
 	}
-	if len(unread) == 0 {
-		return readAt, false, nil
-	}
-	if err := t.Store.MarkRead(ctx, threadID, readerID, unread, clock.Now()); err != nil {
-		return nil, false, err
-	}
-	again, err := t.Store.ReadTimes(ctx, unread)
-	if err != nil {
-		return nil, false, err
-	}
-	maps.Copy(readAt, again)
-	return readAt, true, nil
+	return nil, fmt.Errorf("read state %s keeps changing", st.Key)
 }
 
-// SetStatus opens or archives a thread; either participant may.
+// SetStatus opens or archives a thread; either participant may. The thread moves to the list of
+// its new status in both mailboxes.
 func (t *Threads) SetStatus(ctx context.Context, viewerID, threadID, status string) (*Summary, error) {
 	if !ValidStatus(status) {
 		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be open or archived")
@@ -202,17 +235,27 @@ func (t *Threads) SetStatus(ctx context.Context, viewerID, threadID, status stri
 	if err != nil {
 		return nil, err
 	}
-	if th, err = t.Store.SetThreadStatus(ctx, th.ID, status); err != nil {
+	before, err := t.Store.SetThreadStatus(ctx, th.ID, status)
+	if err != nil {
 		return nil, notFound(err, "thread")
 	}
-	if err := t.logLatest(ctx, th); err != nil {
+	if err := t.Store.SetBoxStatus(ctx, before, status); err != nil {
 		return nil, err
 	}
-	counts, err := t.Store.ThreadCounts(ctx, th, viewerID)
-	if err != nil {
+	r := row{id: th.ID, participants: th.Participants, status: status, lastMessageAt: th.LastMessageAt}
+	last, err := t.Store.LastMessage(ctx, th.ID)
+	switch {
+	case err == nil:
+		r.lastMessageAt, r.messages = last.CreatedAt, last.Seq
+		states, err := t.Store.ReadStates(ctx, []string{store.ReadStateKey(viewerID, th.ID)})
+		if err != nil {
+			return nil, err
+		}
+		r.unread = max(th.Inbound(viewerID, last.Seq, last.First)-states[store.ReadStateKey(viewerID, th.ID)].Read, 0)
+	case !errors.Is(err, mongox.ErrNotFound):
 		return nil, err
 	}
-	summaries, _, err := t.summaries(ctx, []store.Thread{*th}, []store.ThreadCounts{counts})
+	summaries, _, err := t.summaries(ctx, []row{r})
 	if err != nil {
 		return nil, err
 	}
@@ -252,26 +295,26 @@ func (t *Threads) participantThread(ctx context.Context, id, objectID string) (*
 	return th, nil
 }
 
-// summaries renders threads with their counts as one participant sees them, and returns the
-// hashes of their participants.
-func (t *Threads) summaries(ctx context.Context, threads []store.Thread, counts []store.ThreadCounts) ([]Summary, map[string]string, error) {
+// summaries renders rows as one participant sees them, and returns the hashes of their
+// participants.
+func (t *Threads) summaries(ctx context.Context, rows []row) ([]Summary, map[string]string, error) {
 	var objects []string
-	for _, th := range threads {
-		objects = append(objects, th.Participants...)
+	for _, r := range rows {
+		objects = append(objects, r.participants...)
 	}
 	hashes, err := t.Names.Hashes(ctx, unique(objects))
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]Summary, len(threads))
-	for i, th := range threads {
-		participants := make([]string, len(th.Participants))
-		for j, id := range th.Participants {
+	out := make([]Summary, len(rows))
+	for i, r := range rows {
+		participants := make([]string, len(r.participants))
+		for j, id := range r.participants {
 			participants[j] = hashes[id]
 		}
 		out[i] = Summary{
-			ID: th.ID, Participants: participants, Status: th.Status, LastMessageAt: th.LastMessageAt,
-			MessageCount: int(counts[i].Messages), UnreadCount: counts[i].Unread(),
+			ID: r.id, Participants: participants, Status: r.status, LastMessageAt: r.lastMessageAt,
+			MessageCount: int(r.messages), UnreadCount: int(r.unread),
 		}
 	}
 	return out, hashes, nil

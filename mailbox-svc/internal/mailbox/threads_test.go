@@ -18,11 +18,11 @@ func TestThreadReadsAndStatus(t *testing.T) {
 	}
 
 	// The sender's read marks nothing: none of the messages is inbound to alice.
-	v, err := f.threads.Read(ctx, alice.ObjectID, thread, 0, 10)
+	v, err := f.threads.Read(ctx, alice.ObjectID, thread, "", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.MessageCount != 3 || v.UnreadCount != 0 || v.Messages[0].ReadAt != nil || v.Next != nil {
+	if v.MessageCount != 3 || v.UnreadCount != 0 || v.Messages[0].ReadAt != nil || v.Next != "" {
 		t.Fatalf("alice's read = %+v", v)
 	}
 	if v.Participants[0] != "svc_alice" || v.Participants[1] != "svc_bob" || v.Messages[0].ToHash != "svc_bob" {
@@ -34,7 +34,7 @@ func TestThreadReadsAndStatus(t *testing.T) {
 	}
 
 	// Others, existing or not, see no thread.
-	_, err = f.threads.Read(ctx, carol.ObjectID, thread, 0, 10)
+	_, err = f.threads.Read(ctx, carol.ObjectID, thread, "", 10)
 	wantStatus(t, err, http.StatusNotFound)
 	_, err = f.threads.SetStatus(ctx, carol.ObjectID, thread, mailbox.StatusArchived)
 	wantStatus(t, err, http.StatusNotFound)
@@ -46,7 +46,7 @@ func TestThreadReadsAndStatus(t *testing.T) {
 		t.Fatalf("archive: %+v, %v", s, err)
 	}
 	open, next, err := f.threads.Mailbox(ctx, bob.ObjectID, mailbox.MailboxQuery{Status: mailbox.StatusOpen, Limit: 5})
-	if err != nil || len(open) != 0 || next != nil {
+	if err != nil || len(open) != 0 || next != "" {
 		t.Fatalf("bob's open threads after archiving: %+v, %v", open, err)
 	}
 	_, _, err = f.threads.Mailbox(ctx, bob.ObjectID, mailbox.MailboxQuery{Status: "closed", Limit: 5})
@@ -80,15 +80,18 @@ func TestMailboxPages(t *testing.T) {
 			}
 			seen[s.ID] = true
 		}
-		if next == nil {
+		if next == "" {
 			break
 		}
 		if page > 3 {
-			t.Fatalf("cursor %q on page %d", *next, page)
+			t.Fatalf("cursor %q on page %d", next, page)
 		}
-		q.Before = seqOf(t, mailbox.MailboxScope(bob.ObjectID), *next)
+		q.Before = next
 	}
 	if len(seen) != 3 {
 		t.Fatalf("pages showed %d threads, want 3", len(seen))
 	}
+	// A key of another mailbox is refused.
+	_, _, err := f.threads.Mailbox(ctx, bob.ObjectID, mailbox.MailboxQuery{Limit: 2, Before: "obj_alice|all|"})
+	wantStatus(t, err, http.StatusBadRequest)
 }

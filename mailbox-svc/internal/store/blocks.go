@@ -14,9 +14,6 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// MaxBlockedSenders bounds the blocked list one object can read back.
-const MaxBlockedSenders = 10_000
-
 // SenderBlock says that a recipient refuses messages from a sender. Its id is
 // BlockID(recipient, sender), so that a send checks it with one point read.
 //
@@ -55,9 +52,7 @@ type Unblock struct {
 func BlockID(recipientID, senderID string) string { return recipientID + ":" + senderID }
 
 // InsertBlock stores a block; false if the sender is already blocked. A lifted block whose
-// deletion did not happen yet gives way (its pending events kept in outbox). The standing block
-// is put in the recipient's BlockList (once, keyed by its UnblockID), also when it was stored
-// already, so that a retry finishes what a failure left undone.
+// deletion did not happen yet gives way (its pending events kept in outbox).
 func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.Stager) (bool, error) {
 	for range 3 {
 		created, err := insertOnce(ctx, s.blocks, b)
@@ -65,7 +60,7 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.S
 			return false, err
 		}
 		if created {
-			return true, s.listBlock(ctx, b)
+			return true, nil
 		}
 		prev, err := s.block(ctx, b.ID)
 		if errors.Is(err, mongox.ErrNotFound) {
@@ -79,29 +74,13 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.S
 			return false, err
 		}
 		if !lifted {
-			return false, s.listBlock(ctx, prev)
+			return false, nil
 		}
 		if err := s.DeleteBlock(ctx, prev, outbox); err != nil {
 			return false, err
 		}
 	}
 	return false, fmt.Errorf("store sender blocks: %s keeps changing", b.ID)
-}
-
-// BlockEntry is a block in its recipient's BlockList.
-type BlockEntry struct {
-	BlockID   string `bson:"block_id"`
-	UnblockID string `bson:"unblock_id"`
-	SenderID  string `bson:"sender_id"`
-}
-
-func (s *Store) listBlock(ctx context.Context, b *SenderBlock) error {
-	_, _, err := mongox.AppendOnce(ctx, s.lists, BlockList(b.RecipientID), b.UnblockID(),
-		BlockEntry{BlockID: b.ID, UnblockID: b.UnblockID(), SenderID: b.SenderID})
-	if err != nil {
-		return fmt.Errorf("store lists: blocks of %s: %w", b.RecipientID, err)
-	}
-	return nil
 }
 
 // Block returns the block of sender by recipient, lifted or not; mongox.ErrNotFound if there is
@@ -166,31 +145,4 @@ func (s *Store) DeleteBlock(ctx context.Context, b *SenderBlock, outbox events.S
 		return fmt.Errorf("store sender blocks: %w", err)
 	}
 	return nil
-}
-
-// BlockedSenders returns the ids of the senders recipientID blocks, oldest block first, at most
-// MaxBlockedSenders. It reads the recipient's BlockList newest first and keeps the blocks that
-// still stand (two point reads each), so it costs what this recipient blocked, never what the
-// store holds; a list of many lifted blocks is read up to a budget.
-func (s *Store) BlockedSenders(ctx context.Context, recipientID string) ([]string, error) {
-	entries, _, err := mongox.PageWhere(ctx, s.lists, BlockList(recipientID), 0, MaxBlockedSenders, 4*MaxBlockedSenders,
-		func(ctx context.Context, e mongox.Entry[BlockEntry]) (bool, error) {
-			b, err := s.block(ctx, e.Value.BlockID)
-			if errors.Is(err, mongox.ErrNotFound) {
-				return false, nil
-			}
-			if err != nil || b.UnblockID() != e.Value.UnblockID {
-				return false, err
-			}
-			lifted, err := s.lifted(ctx, b)
-			return !lifted, err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("store lists: blocks of %s: %w", recipientID, err)
-	}
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		out[len(entries)-1-i] = e.Value.SenderID
-	}
-	return out, nil
 }

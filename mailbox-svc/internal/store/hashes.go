@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -43,31 +41,18 @@ func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
 	return nil
 }
 
-// Hashes returns the known current hash of each of the objects: a point read per object (a
-// filter on several ids would read the whole collection on FerretDB).
+// Hashes returns the known current hash of each of the objects, in one find by _id.
 func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]string, error) {
-	hashes := make([]string, len(objectIDs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(pointReaders)
-	for i, id := range objectIDs {
-		g.Go(func() error {
-			var d ObjectHash
-			err := mongox.FindOne(gctx, s.hashes, mongox.ByID(id), &d)
-			if errors.Is(err, mongox.ErrNotFound) {
-				return nil
-			}
-			hashes[i] = d.Hash
-			return err
-		})
+	out := make(map[string]string, len(objectIDs))
+	if len(objectIDs) == 0 {
+		return out, nil
 	}
-	if err := g.Wait(); err != nil {
+	docs, err := mongox.FindAll[ObjectHash](ctx, s.hashes, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}})
+	if err != nil {
 		return nil, fmt.Errorf("store object hashes: %w", err)
 	}
-	out := make(map[string]string, len(objectIDs))
-	for i, h := range hashes {
-		if h != "" {
-			out[objectIDs[i]] = h
-		}
+	for _, d := range docs {
+		out[d.ObjectID] = d.Hash
 	}
 	return out, nil
 }

@@ -37,6 +37,9 @@ func (s *Store) Idempotency(ctx context.Context, id string) (*Idempotency, error
 	if err := mongox.FindOne(ctx, s.idempotency, mongox.ByID(id), &rec); err != nil {
 		return nil, err
 	}
+	if m := &rec.Message; m.ID == "" {
+		m.ID, m.Key = m.Key, "" // recorded before data keys, when a message's _id was its id
+	}
 	return &rec, nil
 }
 
@@ -63,9 +66,10 @@ func (s *Store) BeginIdempotent(ctx context.Context, rec *Idempotency) (*Idempot
 	return s.Idempotency(ctx, rec.ID)
 }
 
-// FinishIdempotent marks a record's send as completely written.
-func (s *Store) FinishIdempotent(ctx context.Context, id string) error {
-	_, err := s.idempotency.UpdateOne(ctx, mongox.ByID(id), bson.D{{Key: "$set", Value: bson.D{{Key: "done", Value: true}}}})
+// FinishIdempotent marks a record's send as completely written, with its message as written
+// (its place in the thread and, when another send took the place first, its time).
+func (s *Store) FinishIdempotent(ctx context.Context, id string, m *Message) error {
+	_, err := s.idempotency.UpdateOne(ctx, mongox.ByID(id), bson.D{{Key: "$set", Value: bson.D{{Key: "done", Value: true}, {Key: "message", Value: m}}}})
 	if err != nil {
 		return fmt.Errorf("store idempotency keys: %w", err)
 	}

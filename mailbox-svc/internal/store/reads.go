@@ -2,83 +2,85 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// Read is the read receipt of one message, written when its recipient first reads its thread.
-// Its id is the message's, so a message is read once however many readers race.
-type Read struct {
-	MessageID string    `bson:"_id"`
-	ThreadID  string    `bson:"thread_id"`
-	ReaderID  string    `bson:"reader_id"`
-	ReadAt    time.Time `bson:"read_at"`
+// ReadState is what one participant of a thread has read: the spans of the thread its reads
+// marked (a read marks the inbound messages of the page it returns), each with its time, and how
+// many inbound messages they hold. A message is read when a span covers its sequence number, at
+// the time of the first span that does; a span covers a range of sequence numbers, all of which
+// were stored when it was written (a thread's numbers have no gaps), so it never covers a later
+// message. The reader's unread count is its inbound count less Read: no scan.
+type ReadState struct {
+	Key      string     `bson:"_id"`
+	ReaderID string     `bson:"reader_id"`
+	ThreadID string     `bson:"thread_id"`
+	Version  int64      `bson:"version"`
+	Read     int64      `bson:"read"`
+	Spans    []ReadSpan `bson:"spans"`
 }
 
-// MarkRead writes a read receipt by readerID, dated at, for each of the messages of the thread
-// that has none yet; a receipt that exists already (a concurrent reader) keeps its time. Each
-// message is first counted in the reader's ReadList of the thread (once, keyed by its id), so the
-// reader's unread count is a difference of two lengths, and a failure between the two writes is
-// finished by the next read without counting twice. The cost is bounded by len(messageIDs).
-func (s *Store) MarkRead(ctx context.Context, threadID, readerID string, messageIDs []string, at time.Time) error {
-	if len(messageIDs) == 0 {
-		return nil
-	}
-	receipts := make([]Read, len(messageIDs))
-	for i, id := range messageIDs {
-		if _, _, err := mongox.AppendOnce(ctx, s.lists, ReadList(threadID, readerID), id, Mark{}); err != nil {
-			return fmt.Errorf("store lists: receipt of %s: %w", id, err)
+// ReadSpan is one read's mark: the messages From to To (sequence numbers) sent to the reader,
+// read at At; N of them were not read before.
+type ReadSpan struct {
+	From int64     `bson:"from"`
+	To   int64     `bson:"to"`
+	At   time.Time `bson:"at"`
+	N    int64     `bson:"n"`
+}
+
+// ReadStateKey is the _id of readerID's ReadState of a thread.
+func ReadStateKey(readerID, threadID string) string { return mongox.Key(readerID, threadID) }
+
+// ReadAt returns when the message seq (sent to the reader) was first read, and whether it was.
+func (r *ReadState) ReadAt(seq int64) (time.Time, bool) {
+	for _, s := range r.Spans {
+		if s.From <= seq && seq <= s.To {
+			return s.At, true
 		}
-		receipts[i] = Read{MessageID: id, ThreadID: threadID, ReaderID: readerID, ReadAt: at}
 	}
-	if _, err := mongox.InsertNew(ctx, s.reads, receipts); err != nil {
-		return fmt.Errorf("store reads: %w", err)
-	}
-	return nil
+	return time.Time{}, false
 }
 
-// SyncRead records readerID's read count of a thread in its mailbox (BoxThread.Read), so that the
-// mailbox shows the read at once; a thread the projection has not put there yet gets its
-// BoxThread now, which the projection completes.
-func (s *Store) SyncRead(ctx context.Context, threadID, readerID string, read int64) error {
-	return s.raiseBoxThread(ctx, readerID, threadID, bson.D{{Key: "read", Value: read}})
-}
-
-// ReadTimes returns the read time of each of the messages that has been read: a point read per
-// message.
-func (s *Store) ReadTimes(ctx context.Context, messageIDs []string) (map[string]time.Time, error) {
-	times := make([]*time.Time, len(messageIDs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(pointReaders)
-	for i, id := range messageIDs {
-		g.Go(func() error {
-			var r Read
-			err := mongox.FindOne(gctx, s.reads, mongox.ByID(id), &r, options.FindOne().SetProjection(bson.D{{Key: "read_at", Value: 1}}))
-			if errors.Is(err, mongox.ErrNotFound) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			times[i] = &r.ReadAt
-			return nil
-		})
+// ReadStates returns the read states of the (reader, thread) pairs keys name, in one find by
+// _id; a pair with none stored gets an empty state (Version 0).
+func (s *Store) ReadStates(ctx context.Context, keys []string) (map[string]*ReadState, error) {
+	got, err := mongox.FindAll[ReadState](ctx, s.readStates, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}})
+	if err != nil {
+		return nil, fmt.Errorf("store read states: %w", err)
 	}
-	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("store reads: %w", err)
+	out := make(map[string]*ReadState, len(keys))
+	for i := range got {
+		out[got[i].Key] = &got[i]
 	}
-	out := make(map[string]time.Time, len(messageIDs))
-	for i, at := range times {
-		if at != nil {
-			out[messageIDs[i]] = *at
+	for _, k := range keys {
+		if out[k] == nil {
+			out[k] = &ReadState{Key: k}
 		}
 	}
 	return out, nil
+}
+
+// SaveReadState writes next, whose Version is one more than that of the state it was made from,
+// if that state is still the stored one: false, without error, when another read of the same
+// reader changed it first (the caller reads it again and marks what is left). On MongoDB the
+// check and the write are one atomic update; on FerretDB, whose updates are not isolated, two
+// reads of one reader and thread at the same instant may still both pass: the marks of the one
+// written first are then lost, and the next read of their page marks those messages again.
+func (s *Store) SaveReadState(ctx context.Context, next *ReadState) (bool, error) {
+	if next.Version == 1 {
+		return insertOnce(ctx, s.readStates, next)
+	}
+	res, err := s.readStates.UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: next.Key}, {Key: "version", Value: next.Version - 1}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "version", Value: next.Version}, {Key: "read", Value: next.Read}, {Key: "spans", Value: next.Spans}}}})
+	if err != nil {
+		return false, fmt.Errorf("store read states: %w", err)
+	}
+	return res.MatchedCount == 1, nil
 }

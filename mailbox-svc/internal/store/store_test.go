@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ func TestIdempotencyRecords(t *testing.T) {
 	if got, err := s.BeginIdempotent(ctx, fresh); err != nil || got != fresh {
 		t.Fatalf("begin over an expired record = %+v, %v; want the new record", got, err)
 	}
-	if err := s.FinishIdempotent(ctx, "obj_a:old"); err != nil {
+	if err := s.FinishIdempotent(ctx, "obj_a:old", &store.Message{ID: "msg_1"}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Idempotency(ctx, "obj_a:old"); err != nil || !got.Done || got.Fingerprint != "new" {
@@ -84,7 +85,10 @@ func TestIdempotencyRecords(t *testing.T) {
 	}
 }
 
-func TestReadReceiptsAndCounts(t *testing.T) {
+// TestMessagePlaces: a message takes the next free place of its thread; a place taken by another
+// message is refused, the same message again is not an error; the last message, a page and a
+// message by id read back what was stored.
+func TestMessagePlaces(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()
@@ -93,57 +97,36 @@ func TestReadReceiptsAndCounts(t *testing.T) {
 	if _, err := s.InsertThread(ctx, th); err != nil {
 		t.Fatal(err)
 	}
-	for i, to := range []string{"obj_b", "obj_b", "obj_a"} {
-		from := "obj_a"
-		if to == "obj_a" {
-			from = "obj_b"
-		}
-		m := &store.Message{ID: "msg_" + string(rune('1'+i)), ThreadID: th.ID, FromID: from, ToID: to, Kind: "note", Body: "x", CreatedAt: now}
+	for i := range 3 {
+		m := &store.Message{ID: fmt.Sprintf("msg_%d", i+1), ThreadID: th.ID, Seq: int64(i + 1), FromID: "obj_a", ToID: "obj_b", Kind: "note", Body: "x", CreatedAt: now}
 		if created, err := s.InsertMessage(ctx, m); err != nil || !created {
 			t.Fatalf("insert %s: %v, %v", m.ID, created, err)
 		}
 		if created, err := s.InsertMessage(ctx, m); err != nil || created {
 			t.Fatalf("insert %s again: %v, %v; want false without error", m.ID, created, err)
 		}
-		// Logged twice (the projection and a reader), listed once.
-		for range 2 {
-			if err := s.LogThreadUpTo(ctx, th.ID, m.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
-	counts, err := s.ThreadCounts(ctx, th, "obj_b")
-	if err != nil || counts != (store.ThreadCounts{Messages: 3, Inbound: 2}) || counts.Unread() != 2 {
-		t.Fatalf("counts before reading = %+v, %v", counts, err)
+	taken := &store.Message{ID: "msg_other", ThreadID: th.ID, Seq: 3, FromID: "obj_b", ToID: "obj_a", Kind: "note", Body: "y", CreatedAt: now}
+	if _, err := s.InsertMessage(ctx, taken); !errors.Is(err, store.ErrSeqTaken) {
+		t.Fatalf("insert at a taken place: %v, want ErrSeqTaken", err)
 	}
-
-	// Concurrent readers write one receipt per message; the first reader's time holds.
-	var wg sync.WaitGroup
-	for i := range 5 {
-		wg.Go(func() {
-			if err := s.MarkRead(ctx, th.ID, "obj_b", []string{"msg_1", "msg_2"}, now.Add(time.Duration(i)*time.Second)); err != nil {
-				t.Error(err)
-			}
-		})
+	if _, err := s.Message(ctx, "msg_other"); !errors.Is(err, mongox.ErrNotFound) {
+		t.Fatalf("a refused message reads back: %v", err)
 	}
-	wg.Wait()
-	read, err := s.ReadTimes(ctx, []string{"msg_1", "msg_2", "msg_3"})
-	if err != nil || len(read) != 2 {
-		t.Fatalf("read times = %v, %v; want msg_1 and msg_2", read, err)
+	last, err := s.LastMessage(ctx, th.ID)
+	if err != nil || last.ID != "msg_3" || last.Seq != 3 {
+		t.Fatalf("last message = %+v, %v", last, err)
 	}
-	if err := s.MarkRead(ctx, th.ID, "obj_b", []string{"msg_1"}, now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
+	page, more, err := s.ThreadPage(ctx, th.ID, "", 2)
+	if err != nil || !more || len(page) != 2 || page[0].ID != "msg_1" || page[1].ID != "msg_2" {
+		t.Fatalf("first page = %+v, %v, %v", page, more, err)
 	}
-	again, err := s.ReadTimes(ctx, []string{"msg_1"})
-	if err != nil || !again["msg_1"].Equal(read["msg_1"]) {
-		t.Fatalf("a later read moved read_at from %v to %v", read["msg_1"], again["msg_1"])
+	page, more, err = s.ThreadPage(ctx, th.ID, page[1].Key, 2)
+	if err != nil || more || len(page) != 1 || page[0].ID != "msg_3" {
+		t.Fatalf("second page = %+v, %v, %v", page, more, err)
 	}
-	counts, err = s.ThreadCounts(ctx, th, "obj_b")
-	if err != nil || counts != (store.ThreadCounts{Messages: 3, Inbound: 2, Read: 2}) || counts.Unread() != 0 {
-		t.Fatalf("counts after reading = %+v, %v", counts, err)
-	}
-	if counts, err := s.ThreadCounts(ctx, th, "obj_a"); err != nil || counts != (store.ThreadCounts{Messages: 3, Inbound: 1}) {
-		t.Fatalf("the other participant's counts = %+v, %v", counts, err)
+	if m, err := s.Message(ctx, "msg_2"); err != nil || m.Seq != 2 || m.ThreadID != th.ID {
+		t.Fatalf("message by id = %+v, %v", m, err)
 	}
 }
 
@@ -208,22 +191,18 @@ func TestLiftedBlocks(t *testing.T) {
 	s, outbox := newStoreAndOutbox(t)
 	ctx := context.Background()
 	now := clock.Now()
-	blocked := func(want bool, senders ...string) {
+	blocked := func(want bool) {
 		t.Helper()
 		got, err := s.IsBlocked(ctx, "obj_r", "obj_s")
 		if err != nil || got != want {
 			t.Fatalf("IsBlocked = %v, %v; want %v", got, err, want)
-		}
-		list, err := s.BlockedSenders(ctx, "obj_r")
-		if err != nil || len(list) != len(senders) || (len(senders) > 0 && list[0] != senders[0]) {
-			t.Fatalf("BlockedSenders = %v, %v; want %v", list, err, senders)
 		}
 	}
 	first := &store.SenderBlock{ID: store.BlockID("obj_r", "obj_s"), RecipientID: "obj_r", SenderID: "obj_s", CreatedAt: now, Instance: "blk_1"}
 	if created, err := s.InsertBlock(ctx, first, outbox); err != nil || !created {
 		t.Fatalf("first block: %v, %v", created, err)
 	}
-	blocked(true, "obj_s")
+	blocked(true)
 	if created, err := s.InsertUnblock(ctx, &store.Unblock{ID: first.UnblockID(), RecipientID: "obj_r", SenderID: "obj_s", UnblockedAt: now}); err != nil || !created {
 		t.Fatalf("lift: %v, %v", created, err)
 	}
@@ -233,11 +212,11 @@ func TestLiftedBlocks(t *testing.T) {
 	if created, err := s.InsertBlock(ctx, second, outbox); err != nil || !created {
 		t.Fatalf("a block over a lifted one: %v, %v; want created", created, err)
 	}
-	blocked(true, "obj_s")
+	blocked(true)
 	if err := s.DeleteBlock(ctx, first, outbox); err != nil { // a late tidy-up of the first block
 		t.Fatal(err)
 	}
-	blocked(true, "obj_s")
+	blocked(true)
 	if created, err := s.InsertBlock(ctx, &store.SenderBlock{ID: first.ID, Instance: "blk_3", CreatedAt: now}, outbox); err != nil || created {
 		t.Fatalf("a block over a live one: %v, %v; want not created", created, err)
 	}
@@ -256,5 +235,38 @@ func TestLiftedBlocks(t *testing.T) {
 	if _, err := s.Block(ctx, "obj_r", "obj_t"); !errors.Is(err, mongox.ErrNotFound) {
 		t.Fatalf("the legacy block after its deletion: %v", err)
 	}
-	blocked(true, "obj_s")
+	blocked(true)
+}
+
+// TestMailboxPageSkipsReplacedEntries: an older entry of a thread that a send of the same instant
+// left behind is shown once (its newest), deleted, and the page still comes back full.
+func TestMailboxPageSkipsReplacedEntries(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := clock.Now()
+	var entries []store.BoxEntry
+	for i := range 4 {
+		th := &store.Thread{ID: fmt.Sprintf("thr_%d", i), Participants: []string{"obj_a", "obj_b"}}
+		entries = append(entries, store.BoxEntries(th, "open", now.Add(time.Duration(i)*time.Second), 1, 0)...)
+	}
+	// thr_3 moved up twice; its entry of the first move was not deleted.
+	stale := store.BoxEntries(&store.Thread{ID: "thr_3", Participants: []string{"obj_a", "obj_b"}}, "open", now.Add(1500*time.Millisecond), 1, 0)
+	if err := s.PutBoxEntries(ctx, append(entries, stale...), nil); err != nil {
+		t.Fatal(err)
+	}
+	page, next, err := s.Mailbox(ctx, "obj_b", "", "", 3)
+	if err != nil || len(page) != 3 || next == "" {
+		t.Fatalf("first page %+v, next %q, %v; want 3 threads and a next page", page, next, err)
+	}
+	if got := []string{page[0].ThreadID, page[1].ThreadID, page[2].ThreadID}; fmt.Sprint(got) != "[thr_3 thr_2 thr_1]" {
+		t.Fatalf("first page %v, want thr_3 thr_2 thr_1", got)
+	}
+	rest, next, err := s.Mailbox(ctx, "obj_b", "", next, 3)
+	if err != nil || len(rest) != 1 || rest[0].ThreadID != "thr_0" || next != "" {
+		t.Fatalf("second page %+v, next %q, %v; want thr_0 alone", rest, next, err)
+	}
+	if open, _, err := s.Mailbox(ctx, "obj_b", "open", "", 10); err != nil || len(open) != 4 {
+		t.Fatalf("open threads %+v, %v; want 4, the stale entry deleted", open, err)
+	}
 }
