@@ -123,3 +123,20 @@ func insert(t *testing.T, coll *mongo.Collection, doc any) {
 		t.Fatal(err)
 	}
 }
+
+// TestUpgradeOfANewStore: a store no earlier release wrote (no old lists to drop) upgrades at
+// once and leaves its marker.
+func TestUpgradeOfANewStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testkit.Database(t, testkit.Backends(t), "claims")
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db)
+	for range 2 {
+		if n, err := st.Upgrade(ctx, time.Now().Truncate(time.Hour), 5); err != nil || n != 0 {
+			t.Fatalf("Upgrade of a new store = %d, %v; want 0, nil", n, err)
+		}
+	}
+}
