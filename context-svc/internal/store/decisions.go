@@ -29,7 +29,7 @@ type Decision struct {
 // node: a redelivered event inserts nothing new. The entry is the decision itself.
 func (s *Store) RecordDecision(ctx context.Context, d *Decision) error {
 	d.ID = d.ObjectID + ":" + d.NodeID
-	key := mongox.Key(d.ObjectID, decisionsPart, mongox.Time(d.CreatedAt), keyPart(d.NodeID))
+	key := mongox.Key(d.ObjectID, decisionsPart, mongox.Time(d.CreatedAt), mongox.IDPart(d.NodeID))
 	if err := s.insertEntry(ctx, key, *d); err != nil {
 		return fmt.Errorf("store decisions: %w", err)
 	}

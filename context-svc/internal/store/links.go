@@ -18,7 +18,7 @@ type Link struct {
 	CreatedAt time.Time `bson:"created_at"`
 }
 
-func linkKey(l *Link) string { return mongox.Key(l.ObjectID, linksPart, keyPart(l.ID)) }
+func linkKey(l *Link) string { return mongox.Key(l.ObjectID, linksPart, mongox.IDPart(l.ID)) }
 
 // InsertLink stores a link and lists it under its object, keyed by the link's id.
 func (s *Store) InsertLink(ctx context.Context, l *Link) error {
@@ -57,7 +57,7 @@ type LinkPage struct {
 func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, string, error) {
 	r := mongox.Range{Scope: mongox.Scope(q.ObjectID, linksPart), Desc: true, Limit: q.Limit + 1}
 	if q.Before != "" {
-		r.Before = mongox.Key(q.ObjectID, linksPart, keyPart(q.Before))
+		r.Before = mongox.Key(q.ObjectID, linksPart, mongox.IDPart(q.Before))
 	}
 	entries, err := page[Link](ctx, s, r)
 	if err != nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -30,15 +29,6 @@ const (
 type entry[T any] struct {
 	Key   string `bson:"_id"`
 	Value T      `bson:"v"`
-}
-
-// keyPart is id as a key part: as it is when it already is one, else hex-encoded (with a prefix
-// no id of ours starts with), so that an id from another service cannot break the order.
-func keyPart(id string) string {
-	if mongox.KeyPart(id) && id != "" {
-		return id
-	}
-	return "~" + hex.EncodeToString([]byte(id))
 }
 
 // insertEntry puts v into the range under key; an entry already there is the same one.

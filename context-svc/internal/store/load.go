@@ -73,7 +73,7 @@ func (s *Store) LoadDecisions(ctx context.Context, ds []Decision) error {
 	for i := range ds {
 		d := ds[i]
 		d.ID = d.ObjectID + ":" + d.NodeID
-		entries[i] = entry[Decision]{Key: mongox.Key(d.ObjectID, decisionsPart, mongox.Time(d.CreatedAt), keyPart(d.NodeID)), Value: d}
+		entries[i] = entry[Decision]{Key: mongox.Key(d.ObjectID, decisionsPart, mongox.Time(d.CreatedAt), mongox.IDPart(d.NodeID)), Value: d}
 	}
 	if _, err := s.ranges.InsertMany(ctx, entries, options.InsertMany().SetOrdered(false)); err != nil && !mongox.OnlyDuplicateKeys(err) {
 		return fmt.Errorf("load decisions: %w", err)

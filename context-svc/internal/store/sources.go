@@ -98,7 +98,9 @@ func (s *Store) InsertSource(ctx context.Context, src *Source, limit int, outbox
 	return nil
 }
 
-func sourceKey(objectID, id string) string { return mongox.Key(objectID, sourcesPart, keyPart(id)) }
+func sourceKey(objectID, id string) string {
+	return mongox.Key(objectID, sourcesPart, mongox.IDPart(id))
+}
 
 // listSource puts a source into its object's range; listing it again is a no-op.
 func (s *Store) listSource(ctx context.Context, src *Source) error {

@@ -33,16 +33,7 @@ func QuotaOf(boxID, lane string, t time.Time) Quota {
 
 // scope is the quota's range: <box>|<lane>|<day>|, each place <scope><n>.
 func (q Quota) scope() []string {
-	return []string{keyPart(q.BoxID), q.Lane, q.Day.Format("20060102")}
-}
-
-// keyPart is id as a key part: as it is when it already is one, else hex-encoded behind a prefix
-// no id of ours starts with.
-func keyPart(id string) string {
-	if id != "" && mongox.KeyPart(id) {
-		return id
-	}
-	return "~" + fmt.Sprintf("%x", id)
+	return []string{mongox.IDPart(q.BoxID), q.Lane, q.Day.Format("20060102")}
 }
 
 // place is one taken publishing place.

@@ -38,7 +38,7 @@ func (s *Store) InsertAssociation(ctx context.Context, a *Association) error {
 
 // associationKey is the key of an association in its object's list.
 func associationKey(a *Association) string {
-	return mongox.Key(a.ObjectID, associationsPart, keyPart(a.ID))
+	return mongox.Key(a.ObjectID, associationsPart, mongox.IDPart(a.ID))
 }
 
 // listedAssociation is what an associations list entry holds: the association without its

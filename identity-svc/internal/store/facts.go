@@ -128,7 +128,7 @@ func (s *Store) recordClaimFact(ctx context.Context, f fact) error {
 // listClaimFact puts a claim fact into its object's claims list, under when it happened.
 func (s *Store) listClaimFact(ctx context.Context, f fact) error {
 	f.Events = nil
-	if err := s.putEntry(ctx, mongox.Key(f.ObjectID, claimsPart, mongox.Time(f.At), keyPart(f.ID)), f); err != nil {
+	if err := s.putEntry(ctx, mongox.Key(f.ObjectID, claimsPart, mongox.Time(f.At), mongox.IDPart(f.ID)), f); err != nil {
 		return fmt.Errorf("list claim fact: %w", err)
 	}
 	return nil

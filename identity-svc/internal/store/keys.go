@@ -70,7 +70,7 @@ func (s *Store) InsertKey(ctx context.Context, k *Key) error {
 }
 
 // keyListKey is the key of a sub-key in its object's keys list.
-func keyListKey(k *Key) string { return mongox.Key(k.ObjectID, keysPart, keyPart(k.KeyID)) }
+func keyListKey(k *Key) string { return mongox.Key(k.ObjectID, keysPart, mongox.IDPart(k.KeyID)) }
 
 // keyEntry is an entry of an object's keys list: what the list shows of a sub-key, which never
 // changes once stored.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -36,15 +35,6 @@ type entry[V any] struct {
 	Value V      `bson:"v"`
 }
 
-// keyPart is id as a key part: as it is when it already is one, else hex-encoded behind a prefix
-// no id of ours starts with.
-func keyPart(id string) string {
-	if id != "" && mongox.KeyPart(id) {
-		return id
-	}
-	return "~" + hex.EncodeToString([]byte(id))
-}
-
 // putEntry inserts v under key; an entry already there is the same one.
 func (s *Store) putEntry(ctx context.Context, key string, v any) error {
 	return mongox.InsertOnce(ctx, s.db.Collection(Ranges), bson.D{{Key: "_id", Value: key}, {Key: "v", Value: v}})
@@ -66,7 +56,7 @@ func readPage[E, V any](ctx context.Context, s *Store, scope []string, p Page, i
 	judge func(context.Context, []E) ([]*V, error)) ([]V, string, error) {
 	r := mongox.Range{Scope: mongox.Scope(scope...), Desc: true, Limit: pageBudget*p.Limit + 1}
 	if p.Before != "" {
-		r.Before = mongox.Key(append(scope[:len(scope):len(scope)], keyPart(p.Before))...)
+		r.Before = mongox.Key(append(scope[:len(scope):len(scope)], mongox.IDPart(p.Before))...)
 	}
 	entries, err := mongox.Find[entry[E]](ctx, s.db.Collection(Ranges), r)
 	if err != nil {

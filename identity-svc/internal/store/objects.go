@@ -132,7 +132,7 @@ type directoryEntry struct {
 }
 
 // directoryKey is the key of a public object in the directory.
-func directoryKey(objectID string) string { return mongox.Key(directoryPart, keyPart(objectID)) }
+func directoryKey(objectID string) string { return mongox.Key(directoryPart, mongox.IDPart(objectID)) }
 
 // Directory lists public objects from the directory list, newest first, and the object id to page
 // on from ("" on the last). Status and text are facts, not fields of the list, so each listed
