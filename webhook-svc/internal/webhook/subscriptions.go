@@ -50,6 +50,7 @@ type SubscriptionStore interface {
 	InsertDelivery(ctx context.Context, d *store.Delivery) (bool, error)
 	InsertDeliveries(ctx context.Context, ds []*store.Delivery) ([]bool, error)
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
+	DeliveriesByID(ctx context.Context, ids []string) (map[string]*store.Delivery, error)
 	InsertDue(ctx context.Context, entries ...store.DueEntry) error
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
 	ReleaseSlots(ctx context.Context, ids ...string) error
