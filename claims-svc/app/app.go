@@ -88,12 +88,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		},
 	}
 	api.Register(b.API, &api.Handler{Claims: svc})
-	// Until it has run, claims stored by an older release are not listed, show no last check and
-	// are not re-checked.
-	b.Once("claim lists backfill", func(ctx context.Context) error {
-		n, err := st.BackfillLists(ctx, clock.Now().Truncate(cfg.RecheckInterval), claims.RecentChecksRead)
+	// Until it has run, claims stored by an earlier release are not listed, show no state or last
+	// check and are not re-checked.
+	b.Once("claim ranges upgrade", func(ctx context.Context) error {
+		n, err := st.Upgrade(ctx, clock.Now().Truncate(cfg.RecheckInterval), cfg.MaxPerObject)
 		if n > 0 && err == nil {
-			b.Log.Info("listed claims stored by an older release", "claims", n)
+			b.Log.Info("carried claims of an earlier release over to their ranges", "claims", n)
 		}
 		return err
 	})

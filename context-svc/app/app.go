@@ -103,12 +103,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 		return err
 	})
-	// Until the lists are backfilled, an object's sources, links and decisions stored by a
-	// release before them are missing from their pages.
-	b.Once("list backfill", func(ctx context.Context) error {
-		n, err := st.BackfillLists(ctx, profile.MaxSources)
-		if n != (store.Listed{}) && err == nil {
-			b.Log.Info("listed the sources, links and decisions an older release stored",
+	// Until it has run, an object's sources, links and decisions stored by an earlier release are
+	// missing from their pages.
+	b.Once("object ranges upgrade", func(ctx context.Context) error {
+		n, err := st.Upgrade(ctx, profile.MaxSources)
+		if n != (store.Carried{}) && err == nil {
+			b.Log.Info("carried the sources, links and decisions of an earlier release over to their ranges",
 				"sources", n.Sources, "links", n.Links, "decisions", n.Decisions)
 		}
 		return err

@@ -132,8 +132,8 @@ func TestStoreCommandBudget(t *testing.T) {
 		// profile it composes).
 		{name: "llm.txt read", method: "GET", path: "/api/objects/" + bob + "/llm.txt", want: 200, budget: 3},
 		{name: "agent card", method: "GET", path: "/api/objects/" + bob + "/agent-card.json", want: 200, budget: 3},
-		// The object's keys list (its head and the position after it: bob has no sub-key), then per
-		// key listed its revocation and last use; the owner's key is verified from caches.
+		// The object's keys list, one find of its range (bob has no sub-key; with some, one find
+		// each of their revocations and last uses); the owner's key is verified from caches.
 		{name: "owner keys", method: "GET", path: "/api/objects/" + bob + "/keys", key: bobKey, want: 200, budget: 3},
 		// A page of 50 threads: one find of the mailbox's _id range, one of bob's read states of
 		// those threads (by _id), one of the participants' hash records (by _id).

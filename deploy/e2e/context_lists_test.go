@@ -152,7 +152,7 @@ func TestContextVersionsLinksAndMemoryPage(t *testing.T) {
 
 // TestContextListCommandBudget: a page of each of the owner's context lists, and a source create,
 // send a bounded number of store commands, counted by request id (TestStoreCommandBudget's
-// counter): point reads per entry shown, never a scan.
+// counter): each list one find of its range (and one of the documents it names), never a scan.
 func TestContextListCommandBudget(t *testing.T) {
 	t.Parallel()
 	counter := newCommandCounter()
@@ -169,17 +169,17 @@ func TestContextListCommandBudget(t *testing.T) {
 		body               any
 		want, budget       int
 	}{
-		// The owner's key and hash come from caches. context-svc: the list's length (its head and
-		// the probe past it) to pick the slot, the slot insert, the append (the length again, the
-		// entry, the head), the source_changed event staged in the outbox, the source insert.
-		{"source create", "POST", base + "/sources", map[string]any{"kind": "text", "text": "x", "included": false}, 201, 9},
-		// The profile (its head, its version and the probe past it), the list's length (two),
-		// then per source its entry and its document: five sources, 3 + 2 + 10.
-		{"sources page", "GET", base + "/sources", nil, 200, 15},
-		// The profile (three), then one point read per version listed (one: the object's first).
+		// The owner's key and hash come from caches. context-svc: the object's range of sources
+		// (bounded by the limit) to pick the slot, the slot insert, the range entry, the
+		// source_changed event staged in the outbox, the source insert.
+		{"source create", "POST", base + "/sources", map[string]any{"kind": "text", "text": "x", "included": false}, 201, 5},
+		// The profile (its head, its version and the probe past it), the range, the sources it
+		// names: 3 + 1 + 1, whatever the page holds.
+		{"sources page", "GET", base + "/sources", nil, 200, 5},
+		// The profile (three), then one find of the versions listed.
 		{"versions page", "GET", base + "/versions", nil, 200, 4},
-		// The list's length (two), one entry per link (a copy of the link).
-		{"links page", "GET", base + "/context-links", nil, 200, 3},
+		// The range of links (each entry a copy of the link).
+		{"links page", "GET", base + "/context-links", nil, 200, 1},
 	}
 	for i, c := range cases {
 		rid := fmt.Sprintf("ctxbudget-%02d", i)

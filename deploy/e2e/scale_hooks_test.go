@@ -23,7 +23,7 @@ import (
 // gateway: webhooks and claims come oldest first in pages whose cursors verify (a forged or
 // foreign one is 400), a deleted webhook is gone from the list, 32 claims created at once never
 // pass the claims quota, and an event still reaches every webhook and context subscription of
-// its object, found through their quota places.
+// its object, found through its list.
 func TestOwnerHookListsArePages(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t)
@@ -166,8 +166,10 @@ var hooksPhase = scalePhase{
 				CallbackURL: fmt.Sprintf("https://hooks.example.com/owner/%d", i)})
 		}
 		for i := range 100 {
-			seeds = append(seeds, webhookapp.Seed{Kind: webhookapp.SeedContext, ObjectID: id, CreatorID: "obj_hooks_stranger",
-				CreatorHash: "svc_hooks_stranger", CallbackURL: fmt.Sprintf("https://stranger.example.com/%d", i)})
+			// Ten strangers, each at its quota of ten subscriptions to one box.
+			stranger := fmt.Sprintf("hooks_stranger%d", i/10)
+			seeds = append(seeds, webhookapp.Seed{Kind: webhookapp.SeedContext, ObjectID: id, CreatorID: "obj_" + stranger,
+				CreatorHash: "svc_" + stranger, CallbackURL: fmt.Sprintf("https://stranger.example.com/%d", i)})
 		}
 		var claims []claimsapp.Seed
 		for i := range 100 {

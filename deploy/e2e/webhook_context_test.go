@@ -127,3 +127,49 @@ func TestContextSubscriptionSeesFeedItems(t *testing.T) {
 		t.Errorf("the payload carries the author's internal id: %s", got.Body)
 	}
 }
+
+// TestContextSubscriptionListKeepsWatchersPrivate: the box owner lists the context
+// subscriptions to its box by the watcher's hash and the host they deliver to, never the rest of
+// a watcher's callback URL nor an internal object id; one watcher's subscriptions to one box stop
+// at 10 (409 QUOTA_EXCEEDED in the error shape), leaving the box's other places to others.
+func TestContextSubscriptionListKeepsWatchersPrivate(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t)
+	env := webhookEnv(t, rcv)
+	box, boxKey := env.CreateObject(t, nil)
+	watcher, watcherKey := env.CreateObject(t, nil)
+	_, otherKey := env.CreateObject(t, nil)
+	watcherID := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+watcher)["object_id"].(string)
+	boxID := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+box)["object_id"].(string)
+	path := "/api/objects/" + box + "/context-subscriptions"
+
+	for i := range 10 {
+		env.Do(t, "POST", path, watcherKey, map[string]any{"callback_url": rcv.URL(fmt.Sprintf("/private-path-%d?token=watcher-token-%d", i, i))}).Expect(t, 201)
+	}
+	env.Do(t, "POST", path, watcherKey, map[string]any{"callback_url": rcv.URL("/eleventh")}).ExpectError(t, 409, "QUOTA_EXCEEDED")
+	env.Do(t, "POST", path, otherKey, map[string]any{"callback_url": rcv.URL("/other")}).Expect(t, 201)
+
+	list := env.Do(t, "GET", path, boxKey, nil).Expect(t, 200)
+	body := string(list.Body)
+	for _, secret := range []string{"private-path", "watcher-token", "/other", watcherID, boxID, "callback_url", "watcher_id", "secret"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("the owner's list shows %q: %s", secret, body)
+		}
+	}
+	host := strings.TrimPrefix(rcv.URL(""), "https://")
+	subs := list.JSON(t)["subscriptions"].([]any)
+	if len(subs) != 11 {
+		t.Fatalf("the owner lists %d subscriptions, want 11", len(subs))
+	}
+	byWatcher := map[string]int{}
+	for _, s := range subs {
+		m := s.(map[string]any)
+		if m["callback_host"] != host || m["id"] == "" || fmt.Sprint(m["events"]) != "[context_updated]" {
+			t.Errorf("listed subscription = %v; want the host %s", m, host)
+		}
+		byWatcher[fmt.Sprint(m["watcher_hash"])]++
+	}
+	if byWatcher[watcher] != 10 || len(byWatcher) != 2 {
+		t.Errorf("subscriptions by watcher hash: %v; want 10 of %s and one other", byWatcher, watcher)
+	}
+}

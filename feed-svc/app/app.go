@@ -15,6 +15,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/page"
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/feed-svc/internal/stream"
+	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -114,5 +115,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// The streams follow the pipeline in a group of their own: every public event to its
 	// object's log, every feed row to the feed's log (appends are once per event id).
 	b.ConsumeBatches("streams", stream.Topics, (&stream.Appender{Log: logs, Objects: st}).Handle)
+	// Today's publishing counts of an earlier release (its quota lists) become places, so that no
+	// lane gets its cap twice on the day of the upgrade; redone at each start, it inserts nothing
+	// new.
+	b.Once("carrying publishing quotas over", func(ctx context.Context) error {
+		n, err := st.UpgradeQuotas(ctx, clock.Now())
+		if n > 0 && err == nil {
+			b.Log.Info("carried today's publishing places of an earlier release over", "places", n)
+		}
+		return err
+	})
+	b.Every(time.Hour, "sweeping publishing quotas", func(ctx context.Context) error {
+		return st.SweepQuotas(ctx, clock.Now().UTC().Truncate(24*time.Hour))
+	})
 	return &App{Base: b}, nil
 }

@@ -60,12 +60,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	claims := &consumers.Claims{Objects: objects}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
 	b.Consume("profiles", []string{events.TopicContext}, (&consumers.Profiles{Objects: objects}).Handle)
-	// Until it has run, objects, keys and associations an older release stored are missing from
-	// their lists.
-	b.Once("lists backfill", func(ctx context.Context) error {
-		n, err := st.Backfill(ctx)
+	// Until it has run, objects, keys, associations and claim facts an earlier release stored are
+	// missing from their lists.
+	b.Once("ranges upgrade", func(ctx context.Context) error {
+		n, err := st.Upgrade(ctx)
 		if n > 0 && err == nil {
-			b.Log.Info("listed what an older release stored", "documents", n)
+			b.Log.Info("carried what an earlier release stored over to the ranges", "documents", n)
 		}
 		return err
 	})

@@ -105,3 +105,18 @@ func TestKeyParts(t *testing.T) {
 	}()
 	mongox.Key("a", "b|c")
 }
+
+// TestIDPart: an id of the key alphabet is its own key part; any other id is encoded into one,
+// distinct from every id of the alphabet.
+func TestIDPart(t *testing.T) {
+	for id, want := range map[string]string{
+		"obj_01abc":  "obj_01abc",
+		"obj:node/1": "~6f626a3a6e6f64652f31",
+		"~x":         "~7e78",
+		"":           "~",
+	} {
+		if got := mongox.IDPart(id); got != want || !mongox.KeyPart(got) {
+			t.Errorf("IDPart(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

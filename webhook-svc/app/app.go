@@ -54,6 +54,9 @@ type Config struct {
 	MaxWebhooks          int `env:"WEBHOOK_MAX_PER_OBJECT, default=25"`
 	MaxContextPerBox     int `env:"WEBHOOK_MAX_CONTEXT_PER_BOX, default=100"`
 	MaxContextPerWatcher int `env:"WEBHOOK_MAX_CONTEXT_PER_WATCHER, default=100"`
+	// MaxContextPerWatcherPerBox bounds one object's context subscriptions to one box, so that
+	// no watcher can take all of a box's places.
+	MaxContextPerWatcherPerBox int `env:"WEBHOOK_MAX_CONTEXT_PER_WATCHER_PER_BOX, default=10"`
 	// Retention is how long finished deliveries are kept for the delivery log.
 	Retention time.Duration `env:"WEBHOOK_RETENTION, default=720h"`
 }
@@ -92,41 +95,56 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Notices: b.Outbox, Subscribers: subs, Timeout: cfg.Timeout, Lanes: cfg.Lanes, LaneDepth: cfg.LaneDepth, LaneQueue: cfg.LaneQueue,
 	}
 	uses := &webhook.Subscriptions{Store: subs, URLs: out, Overlap: cfg.SecretOverlap,
-		Quotas: webhook.Quotas{WebhooksPerObject: cfg.MaxWebhooks, ContextPerBox: cfg.MaxContextPerBox, ContextPerWatcher: cfg.MaxContextPerWatcher}}
+		Quotas: webhook.Quotas{WebhooksPerObject: cfg.MaxWebhooks, ContextPerBox: cfg.MaxContextPerBox, ContextPerWatcher: cfg.MaxContextPerWatcher,
+			ContextPerWatcherPerBox: cfg.MaxContextPerWatcherPerBox}}
 	api.Register(b.API, &api.Handler{Subscriptions: uses})
 	// A delivery's id is derived from the event and the subscription, so a redelivered event
 	// inserts nothing new: no dedupe record is needed.
 	b.ConsumeBatches(consumers.Group, consumers.Topics, (&webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()}).Handle)
 	b.Go(sender.Run)
-	b.Once("assigning quota places", func(ctx context.Context) error {
-		n, err := uses.AssignPlaces(ctx)
+	// Until it has run, subscriptions stored by an earlier release are neither listed nor
+	// delivered to.
+	b.Once("listing subscriptions", func(ctx context.Context) error {
+		n, err := uses.Upgrade(ctx)
 		if n > 0 && err == nil {
-			b.Log.Info("gave quota places to subscriptions stored by an older release", "subscriptions", n)
+			b.Log.Info("listed subscriptions stored by an earlier release", "subscriptions", n)
 		}
 		return err
 	})
-	b.Go(func(ctx context.Context) error { return sweep(ctx, st, cfg, b.Log) })
+	// Deliveries stored by a release without the schedule are scheduled at start, and those the
+	// older replicas still running during a rolling upgrade store are, for a while after.
+	scheduleStored := func(ctx context.Context) error {
+		n, _, err := st.ScheduleStoredDeliveries(ctx, clock.Now(), upgradeWindow)
+		if n > 0 && err == nil {
+			b.Log.Info("scheduled deliveries stored without an entry", "deliveries", n)
+		}
+		return err
+	}
+	b.Once("scheduling stored deliveries", scheduleStored)
+	b.Every(catchUpEvery, "scheduling stored deliveries", scheduleStored)
+	b.Every(sweepEvery, "sweeping deliveries and claims", func(ctx context.Context) error { return sweep(ctx, st, cfg) })
 	return &App{Base: b}, nil
 }
 
+// Upgrading from a release without the schedule: the first start scans every pending delivery,
+// and for upgradeWindow after it each replica looks every catchUpEvery for pending deliveries that
+// older replicas, still running beside the new ones during a rolling upgrade, stored since.
+const (
+	upgradeWindow = time.Hour
+	catchUpEvery  = 5 * time.Minute
+)
+
+// sweepEvery is how often old deliveries and claims are swept.
+const sweepEvery = 10 * time.Minute
+
 // sweep deletes old finished deliveries and lapsed claims (FerretDB has no TTL indexes). Every
 // replica sweeps; deleting twice is harmless.
-func sweep(ctx context.Context, st *store.Store, cfg Config, log *slog.Logger) error {
-	t := time.NewTicker(10 * time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		now := clock.Now()
-		if _, err := st.SweepDeliveries(ctx, now.Add(-cfg.Retention)); err != nil && ctx.Err() == nil {
-			log.Warn("sweeping deliveries failed", "error", err)
-		}
-		// A claim is kept well past its lease, so that no late scan can win it a second time.
-		if _, err := st.SweepClaims(ctx, now.Add(-time.Hour-cfg.Lease)); err != nil && ctx.Err() == nil {
-			log.Warn("sweeping claims failed", "error", err)
-		}
+func sweep(ctx context.Context, st *store.Store, cfg Config) error {
+	now := clock.Now()
+	if _, err := st.SweepDeliveries(ctx, now.Add(-cfg.Retention)); err != nil {
+		return err
 	}
+	// A claim is kept well past its lease, so that no late scan can win it a second time.
+	_, err := st.SweepClaims(ctx, now.Add(-time.Hour-cfg.Lease))
+	return err
 }

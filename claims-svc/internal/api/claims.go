@@ -68,7 +68,7 @@ func (h *Handler) list(c *gin.Context) error {
 		return httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")
 	}
 	scope := "claims:" + t.ObjectID
-	limit, after, err := httpx.PageSeq(c, scope)
+	limit, after, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
@@ -77,8 +77,8 @@ func (h *Handler) list(c *gin.Context) error {
 		return err
 	}
 	out := claimList{Claims: vs}
-	if next > 0 {
-		cur := httpx.SeqCursor(scope, next)
+	if next != "" {
+		cur := httpx.KeyCursor(scope, next)
 		out.NextCursor = &cur
 	}
 	c.JSON(http.StatusOK, out)

@@ -60,21 +60,20 @@ type Checker interface {
 // leases of the re-check.
 type ClaimStore interface {
 	Claim(ctx context.Context, id string) (*store.Claim, error)
-	ClaimPlaces(ctx context.Context, objectID string) (int64, error)
-	ClaimsPage(ctx context.Context, objectID string, after int64, limit int) ([]store.Claim, int64, error)
+	ClaimsPage(ctx context.Context, objectID, after string, limit int) ([]store.Claim, string, error)
 	CurrentState(ctx context.Context, claimID string) (store.State, bool, error)
 	CurrentStates(ctx context.Context, claimIDs []string) (map[string]store.State, error)
-	DueRechecks(ctx context.Context, period time.Time, before int64, limit int) ([]string, int64, error)
+	DueRechecks(ctx context.Context, period time.Time, after string, limit int) ([]string, string, error)
 	InsertCheck(ctx context.Context, c *store.Check) error
 	InsertClaim(ctx context.Context, c *store.Claim) error
 	InsertState(ctx context.Context, st *store.State) error
 	LastCheck(ctx context.Context, claimID string) (store.Check, bool, error)
 	Leases() mongox.Leases
-	ListClaim(ctx context.Context, objectID, claimID string) (int64, error)
 	MarkRechecked(ctx context.Context, period time.Time) error
 	RecentChecks(ctx context.Context, claimID string, since time.Time, limit int64) ([]store.Check, error)
 	RecheckedThrough(ctx context.Context) (time.Time, error)
 	ScheduleRecheck(ctx context.Context, period time.Time, claimID string) error
+	TakePlace(ctx context.Context, objectID, claimID string, max int) (bool, error)
 }
 
 // Service holds the use cases.
@@ -206,34 +205,29 @@ func (s *Service) maxClaims() int64 {
 	return DefaultMaxClaims
 }
 
-// takePlace puts a new claim on its object's list, within the object's quota: the list's
-// places are inserts, so concurrent creates never pass it (a create that lands past the quota
-// is refused and leaves a place without a claim, which listings skip).
+// takePlace takes a place of the object's claims quota for a new claim: the places are
+// inserts, so concurrent creates never pass it.
 func (s *Service) takePlace(ctx context.Context, objectID, claimID string) error {
 	max := s.maxClaims()
-	full := apierr.QuotaExceeded("claims per object (CLAIMS_MAX_PER_OBJECT)", max)
-	n, err := s.Store.ClaimPlaces(ctx, objectID)
+	ok, err := s.Store.TakePlace(ctx, objectID, claimID, int(max))
 	if err != nil {
 		return err
 	}
-	if n >= max {
-		return full // a full list gains no place per refused create
-	}
-	if n, err = s.Store.ListClaim(ctx, objectID, claimID); err != nil {
-		return err
-	}
-	if n > max {
-		return full
+	if !ok {
+		return apierr.QuotaExceeded("claims per object (CLAIMS_MAX_PER_OBJECT)", max)
 	}
 	return nil
 }
 
-// List lists up to limit of an object's claims, oldest first, after the place after, and the
-// place to continue after (0 when none is left).
-func (s *Service) List(ctx context.Context, objectID string, after int64, limit int) ([]View, int64, error) {
+// List lists up to limit of an object's claims, oldest first, after the claim after, and the
+// claim to continue after ("" when none is left).
+func (s *Service) List(ctx context.Context, objectID, after string, limit int) ([]View, string, error) {
+	if after != "" && !mongox.KeyPart(after) {
+		return nil, "", apierr.BadRequest(apierr.CodeInvalidRequest, "cursor is not valid")
+	}
 	cs, next, err := s.Store.ClaimsPage(ctx, objectID, after, limit)
 	if err != nil {
-		return nil, 0, err
+		return nil, "", err
 	}
 	vs, err := s.views(ctx, cs)
 	return vs, next, err
@@ -385,7 +379,7 @@ func mismatchesInARow(recent []store.Check) int {
 // othersVerified reports whether another claim of c's object is verified. It reads the object's
 // claims, which its quota bounds, page by page.
 func (s *Service) othersVerified(ctx context.Context, c *store.Claim) (bool, error) {
-	for after := int64(0); ; {
+	for after := ""; ; {
 		cs, next, err := s.Store.ClaimsPage(ctx, c.ObjectID, after, 50)
 		if err != nil {
 			return false, err
@@ -405,7 +399,7 @@ func (s *Service) othersVerified(ctx context.Context, c *store.Claim) (bool, err
 				return true, nil
 			}
 		}
-		if next == 0 {
+		if next == "" {
 			return false, nil
 		}
 		after = next
@@ -424,8 +418,8 @@ func (s *Service) owned(ctx context.Context, objectID, claimID string) (*store.C
 // viewReaders bounds the claims whose state and last check one request reads at once.
 const viewReaders = 16
 
-// views builds the owner's views of claims with their states and last checks: a few point reads
-// per claim, a few claims at once.
+// views builds the owner's views of claims with their states and last checks: two finds per
+// claim (the last of its states, the last of its checks), a few claims at once.
 func (s *Service) views(ctx context.Context, cs []store.Claim) ([]View, error) {
 	now := clock.Now()
 	out := make([]View, len(cs))

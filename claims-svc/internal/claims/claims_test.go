@@ -366,7 +366,7 @@ func TestClaimsQuotaAndPages(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	pages := 0
-	for after := int64(0); ; pages++ {
+	for after := ""; ; pages++ {
 		page, next, err := f.svc.List(ctx, "obj_a", after, 4)
 		if err != nil {
 			t.Fatal(err)
@@ -380,7 +380,7 @@ func TestClaimsQuotaAndPages(t *testing.T) {
 			}
 			seen[v.ID] = true
 		}
-		if next == 0 {
+		if next == "" {
 			break
 		}
 		after = next
@@ -400,9 +400,9 @@ func TestClaimsQuotaAndPages(t *testing.T) {
 	if _, err := f.svc.Verify(ctx, "req", "obj_b", order[1]); err != nil {
 		t.Fatal(err)
 	}
-	page, next, err := f.svc.List(ctx, "obj_b", 0, 50)
-	if err != nil || next != 0 || len(page) != 3 {
-		t.Fatalf("bob's claims = %d, next %d, %v; want 3 and no next", len(page), next, err)
+	page, next, err := f.svc.List(ctx, "obj_b", "", 50)
+	if err != nil || next != "" || len(page) != 3 {
+		t.Fatalf("bob's claims = %d, next %q, %v; want 3 and no next", len(page), next, err)
 	}
 	for i, v := range page {
 		if v.ID != order[i] {

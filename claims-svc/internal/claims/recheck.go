@@ -88,8 +88,8 @@ const maxMissedPeriods = 400
 
 // walkDue re-checks the claims on the list of period list, in the current period.
 func (s *Service) walkDue(ctx context.Context, list, period time.Time, every time.Duration) error {
-	for before := int64(0); ; {
-		ids, next, err := s.Store.DueRechecks(ctx, list, before, dueBatch)
+	for after := ""; ; {
+		ids, next, err := s.Store.DueRechecks(ctx, list, after, dueBatch)
 		if err != nil {
 			return err
 		}
@@ -101,10 +101,10 @@ func (s *Service) walkDue(ctx context.Context, list, period time.Time, every tim
 				s.Log.Warn("re-checking a claim failed", "claim_id", id, "error", err)
 			}
 		}
-		if next == 0 {
+		if next == "" {
 			return nil
 		}
-		before = next
+		after = next
 	}
 }
 

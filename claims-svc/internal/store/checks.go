@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -18,7 +17,9 @@ const (
 
 // Check is one look at a claim's proof.
 type Check struct {
-	ID       string    `bson:"_id"`
+	// Key is <claim>|<time>|<check id>: a claim's checks are one range in the order of time.
+	Key      string    `bson:"_id"`
+	ID       string    `bson:"check_id"`
 	ClaimID  string    `bson:"claim_id"`
 	At       time.Time `bson:"at"`
 	Outcome  string    `bson:"outcome"`
@@ -28,38 +29,37 @@ type Check struct {
 	Scheduled bool `bson:"scheduled,omitempty"`
 }
 
-// InsertCheck records a check at the end of its claim's list of checks.
+func checkKey(c *Check) string { return mongox.Key(c.ClaimID, mongox.Time(c.At), c.ID) }
+
+// InsertCheck records a check in its claim's range; recording it again is a no-op.
 func (s *Store) InsertCheck(ctx context.Context, c *Check) error {
-	if _, err := mongox.Append(ctx, s.log, checksList(c.ClaimID), *c); err != nil {
+	c.Key = checkKey(c)
+	if err := mongox.InsertOnce(ctx, s.c(Checks), c); err != nil {
 		return fmt.Errorf("record check: %w", err)
 	}
 	return nil
 }
 
-// RecentChecks returns a claim's checks made at or after since, newest first, among its newest
-// limit: a page of its list, whatever it holds.
+// RecentChecks returns a claim's checks made at or after since, newest first, at most limit of
+// them: one find.
 func (s *Store) RecentChecks(ctx context.Context, claimID string, since time.Time, limit int64) ([]Check, error) {
-	entries, _, err := mongox.Page[Check](ctx, s.log, checksList(claimID), 0, int(limit))
+	r := mongox.Range{Scope: mongox.Scope(claimID), Desc: true, Limit: int(limit)}
+	if !since.IsZero() {
+		// Every key of a check at or after since is greater than <claim>|<since>.
+		r.After = mongox.Key(claimID, mongox.Time(since))
+	}
+	out, err := mongox.Find[Check](ctx, s.c(Checks), r)
 	if err != nil {
 		return nil, fmt.Errorf("read checks: %w", err)
 	}
-	out := []Check{}
-	for _, e := range entries {
-		if !e.Value.At.Before(since) {
-			out = append(out, e.Value)
-		}
-	}
-	// Appends are in the order of the checks but for a migration racing a new check: order by time.
-	slices.SortStableFunc(out, func(a, b Check) int { return b.At.Compare(a.At) })
 	return out, nil
 }
 
-// LastCheck returns a claim's latest check; ok is false when it has none. It costs a few point
-// reads, whatever the claim's history.
+// LastCheck returns a claim's latest check; ok is false when it has none. One find.
 func (s *Store) LastCheck(ctx context.Context, claimID string) (c Check, ok bool, err error) {
-	entries, _, err := mongox.Page[Check](ctx, s.log, checksList(claimID), 0, 1)
-	if err != nil || len(entries) == 0 {
+	got, err := s.RecentChecks(ctx, claimID, time.Time{}, 1)
+	if err != nil || len(got) == 0 {
 		return Check{}, false, err
 	}
-	return entries[0].Value, true, nil
+	return got[0], true, nil
 }

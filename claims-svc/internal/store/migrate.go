@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -14,125 +15,208 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// listsMigration names the marker of BackfillLists in the migrations collection.
-const listsMigration = "claim_lists"
+// layoutMigration names the marker of Upgrade in the migrations collection.
+const layoutMigration = "claim_ranges"
 
 // migrationBatch is how many documents a migration's cursor holds at once.
 const migrationBatch = 500
 
-// BackfillLists builds the lists of the claims stored by a release without them, once per
-// database: each claim is put on its object's list (oldest first, by id), its current state gets
-// its head hint, a verified one is put on the re-check list of period (the current one), and
-// each claim whose list of checks is still empty gets its newest keep checks, oldest first. Both
-// passes read with a cursor in batches, so memory holds a batch, whatever the store holds. Then
-// it leaves a marker, and later calls do nothing. A run cut short and run again lists no claim
-// twice (claims are listed once by id). It returns how many claims it listed.
-func (s *Store) BackfillLists(ctx context.Context, period time.Time, keep int) (int, error) {
-	err := mongox.FindOne(ctx, s.c(Migrations), mongox.ByID(listsMigration), &migration{})
+// Upgrade carries a store written by an earlier release over to the ranges, once per database:
+// states numbered "<claim>/<gen>" (and their "<claim>/head" hints), checks keyed by their id
+// alone and the lists of mongox.Log (checks, re-check schedules) are rewritten under their data
+// keys; every claim is put on its object's list and given a place of its object's quota; a
+// verified claim is scheduled for a re-check in period (the current one). Then the old documents
+// and the old lists are dropped and a marker is left, and later calls do nothing. Every write is
+// keyed by the data it carries, so a run cut short and run again writes nothing twice. Cursors
+// read in batches, so memory holds a batch, whatever the store holds. It returns how many claims
+// it listed.
+func (s *Store) Upgrade(ctx context.Context, period time.Time, maxPlaces int) (int, error) {
+	err := mongox.FindOne(ctx, s.c(Migrations), mongox.ByID(layoutMigration), &migration{})
 	switch {
 	case err == nil:
 		return 0, nil
 	case !errors.Is(err, mongox.ErrNotFound):
 		return 0, fmt.Errorf("read migration marker: %w", err)
 	}
-	n, err := s.backfillClaims(ctx, period)
+	if err := s.upgradeStates(ctx); err != nil {
+		return 0, err
+	}
+	if err := s.upgradeChecks(ctx); err != nil {
+		return 0, err
+	}
+	if err := s.upgradeLogs(ctx); err != nil {
+		return 0, err
+	}
+	n, err := s.upgradeClaims(ctx, period, maxPlaces)
 	if err != nil {
 		return n, err
 	}
-	if err := s.backfillChecks(ctx, keep); err != nil {
-		return n, err
-	}
-	if err := mongox.InsertOnce(ctx, s.c(Migrations), migration{ID: listsMigration, DoneAt: time.Now()}); err != nil {
+	if err := mongox.InsertOnce(ctx, s.c(Migrations), migration{ID: layoutMigration, DoneAt: time.Now()}); err != nil {
 		return n, fmt.Errorf("write migration marker: %w", err)
 	}
 	return n, nil
 }
 
-func (s *Store) backfillClaims(ctx context.Context, period time.Time) (int, error) {
-	cur, err := s.c(Claims).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(migrationBatch))
+// each decodes every document of coll that filter selects, in _id order (sort when set), and
+// hands it to fn.
+func each[T any](ctx context.Context, coll *mongo.Collection, filter any, sort bson.D, fn func(T) error) error {
+	if sort == nil {
+		sort = bson.D{{Key: "_id", Value: 1}}
+	}
+	cur, err := coll.Find(ctx, filter, options.Find().SetSort(sort).SetBatchSize(migrationBatch))
 	if err != nil {
-		return 0, fmt.Errorf("list claims: %w", err)
+		return fmt.Errorf("read %s: %w", coll.Name(), err)
 	}
 	defer cur.Close(ctx)
-	n := 0
 	for cur.Next(ctx) {
-		var c Claim
-		if err := cur.Decode(&c); err != nil {
-			return n, fmt.Errorf("decode claim: %w", err)
+		var doc T
+		if err := cur.Decode(&doc); err != nil {
+			return fmt.Errorf("decode %s: %w", coll.Name(), err)
 		}
-		if _, _, err := mongox.AppendOnce(ctx, s.log, claimsList(c.ObjectID), c.ID, c.ID); err != nil {
-			return n, fmt.Errorf("list claim %s: %w", c.ID, err)
+		if err := fn(doc); err != nil {
+			return err
 		}
-		st, ok, err := s.CurrentState(ctx, c.ID)
-		if err != nil {
-			return n, err
-		}
-		if ok {
-			s.advanceState(ctx, c.ID, st.Gen)
-		}
-		if ok && st.Status == "verified" {
-			if err := s.ScheduleRecheck(ctx, period, c.ID); err != nil {
-				return n, err
-			}
-		}
-		n++
 	}
 	if err := cur.Err(); err != nil {
-		return n, fmt.Errorf("list claims: %w", err)
+		return fmt.Errorf("read %s: %w", coll.Name(), err)
 	}
-	return n, nil
+	return nil
 }
 
-// backfillChecks reads the checks grouped by claim, newest first, and gives each claim without
-// a list of checks its newest keep (all that the views and the lapse rule read).
-func (s *Store) backfillChecks(ctx context.Context, keep int) error {
-	cur, err := s.c(Checks).Find(ctx, bson.D{}, options.Find().
-		SetSort(bson.D{{Key: "claim_id", Value: 1}, {Key: "at", Value: -1}, {Key: "_id", Value: -1}}).SetBatchSize(migrationBatch))
-	if err != nil {
-		return fmt.Errorf("list checks: %w", err)
-	}
-	defer cur.Close(ctx)
-	var group []Check
-	flush := func() error {
-		if len(group) == 0 {
+// oldLayout selects the documents whose _id has a '/' (earlier releases numbered states so).
+var oldLayout = bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "/"}}}}
+
+// upgradeStates rewrites "<claim>/<gen>" states as <claim>|<gen>, then drops the old ones and
+// the head hints.
+func (s *Store) upgradeStates(ctx context.Context) error {
+	err := each(ctx, s.c(States), oldLayout, nil, func(st State) error {
+		if strings.HasSuffix(st.ID, "/head") {
 			return nil
 		}
-		defer func() { group = group[:0] }()
-		if n, err := s.log.Len(ctx, checksList(group[0].ClaimID)); err != nil || n > 0 {
-			return err // checks recorded since the upgrade are newer than these
+		st.ID = StateID(st.ClaimID, st.Gen)
+		if err := mongox.InsertOnce(ctx, s.c(States), st); err != nil {
+			return fmt.Errorf("carry state over: %w", err)
 		}
-		slices.Reverse(group)
-		for i := range group {
-			if err := s.InsertCheck(ctx, &group[i]); err != nil {
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := s.c(States).DeleteMany(ctx, oldLayout); err != nil {
+		return fmt.Errorf("drop old states: %w", err)
+	}
+	return nil
+}
+
+// oldCheck is a check as earlier releases stored it: under its id.
+type oldCheck struct {
+	ID        string    `bson:"_id"`
+	ClaimID   string    `bson:"claim_id"`
+	At        time.Time `bson:"at"`
+	Outcome   string    `bson:"outcome"`
+	Reason    string    `bson:"reason,omitempty"`
+	Evidence  string    `bson:"evidence,omitempty"`
+	Scheduled bool      `bson:"scheduled,omitempty"`
+}
+
+func (o oldCheck) check() *Check {
+	return &Check{ID: o.ID, ClaimID: o.ClaimID, At: o.At, Outcome: o.Outcome, Reason: o.Reason, Evidence: o.Evidence, Scheduled: o.Scheduled}
+}
+
+// oldChecks selects the checks stored under their id alone (they have no check_id).
+var oldChecks = bson.D{{Key: "check_id", Value: bson.D{{Key: "$exists", Value: false}}}}
+
+// upgradeChecks rewrites the checks stored under their id alone under their data keys.
+func (s *Store) upgradeChecks(ctx context.Context) error {
+	err := each(ctx, s.c(Checks), oldChecks, nil, func(o oldCheck) error { return s.InsertCheck(ctx, o.check()) })
+	if err != nil {
+		return err
+	}
+	if _, err := s.c(Checks).DeleteMany(ctx, oldChecks); err != nil {
+		return fmt.Errorf("drop old checks: %w", err)
+	}
+	return nil
+}
+
+// logEntry is an entry of an earlier release's list: "<list>#<position>" holding v.
+type logEntry struct {
+	ID    string        `bson:"_id"`
+	Value bson.RawValue `bson:"v"`
+}
+
+// upgradeLogs carries the checks and re-check schedules of the earlier release's lists over
+// (its lists of claims are rebuilt from the claims), then drops them.
+func (s *Store) upgradeLogs(ctx context.Context) error {
+	err := each(ctx, s.c(Logs), bson.D{}, nil, func(e logEntry) error {
+		list, pos, ok := strings.Cut(e.ID, "#")
+		if _, err := strconv.ParseInt(pos, 10, 64); !ok || err != nil {
+			return nil // a head hint or a key marker
+		}
+		switch {
+		case strings.HasPrefix(list, "checks:"):
+			var o oldCheck
+			if err := e.Value.Unmarshal(&o); err != nil {
+				return fmt.Errorf("decode listed check %s: %w", e.ID, err)
+			}
+			return s.InsertCheck(ctx, o.check())
+		case strings.HasPrefix(list, "due:"):
+			ms, err := strconv.ParseInt(strings.TrimPrefix(list, "due:"), 10, 64)
+			claimID, ok := e.Value.StringValueOK()
+			if err != nil || !ok {
+				return nil // not a schedule entry
+			}
+			return s.ScheduleRecheck(ctx, time.UnixMilli(ms), claimID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.c(Logs).Drop(ctx); err != nil {
+		return fmt.Errorf("drop old lists: %w", err)
+	}
+	return nil
+}
+
+// upgradeClaims lists every claim on its object's list, gives it a place of its object's quota
+// (in the order of creation) and schedules the verified ones for a re-check in period.
+func (s *Store) upgradeClaims(ctx context.Context, period time.Time, maxPlaces int) (int, error) {
+	n := 0
+	var object string
+	placed := map[string]bool{}
+	err := each(ctx, s.c(Claims), bson.D{}, bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}, func(c Claim) error {
+		if c.ObjectID != object {
+			object = c.ObjectID
+			taken, err := mongox.Find[place](ctx, s.c(Places), mongox.Range{Scope: mongox.Scope(object), Limit: maxPlaces})
+			if err != nil {
+				return fmt.Errorf("read claim places: %w", err)
+			}
+			clear(placed)
+			for _, p := range taken {
+				placed[p.ClaimID] = true
+			}
+		}
+		if err := s.listClaim(ctx, &c); err != nil {
+			return err
+		}
+		if !placed[c.ID] {
+			// An object past the quota (a smaller CLAIMS_MAX_PER_OBJECT) keeps its claims
+			// and takes no new one.
+			if _, err := s.TakePlace(ctx, c.ObjectID, c.ID, maxPlaces); err != nil {
 				return err
 			}
 		}
+		st, ok, err := s.CurrentState(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		if ok && st.Status == "verified" {
+			if err := s.ScheduleRecheck(ctx, period, c.ID); err != nil {
+				return err
+			}
+		}
+		n++
 		return nil
-	}
-	for cur.Next(ctx) {
-		if err := s.nextCheck(cur, &group, keep, flush); err != nil {
-			return err
-		}
-	}
-	if err := cur.Err(); err != nil {
-		return fmt.Errorf("list checks: %w", err)
-	}
-	return flush()
-}
-
-// nextCheck adds the cursor's check to the group of its claim, flushing the previous claim's.
-func (s *Store) nextCheck(cur *mongo.Cursor, group *[]Check, keep int, flush func() error) error {
-	var ch Check
-	if err := cur.Decode(&ch); err != nil {
-		return fmt.Errorf("decode check: %w", err)
-	}
-	if len(*group) > 0 && (*group)[0].ClaimID != ch.ClaimID {
-		if err := flush(); err != nil {
-			return err
-		}
-	}
-	if len(*group) < keep {
-		*group = append(*group, ch)
-	}
-	return nil
+	})
+	return n, err
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/svcdev/svc/claims-svc/internal/store"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -13,11 +16,13 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-// TestBackfillListsOnce: claims, states and checks stored by a release without the lists are
-// listed oldest first after the backfill, a state's head is found, a verified claim is due in
-// the given period, a claim's last check and recent checks come from its list; a second run
-// does nothing.
-func TestBackfillListsOnce(t *testing.T) {
+// TestUpgradeCarriesAnEarlierLayoutOverOnce writes a store as the earlier releases left it
+// (states numbered "<claim>/<gen>" with a head hint, checks under their ids, checks and a
+// re-check schedule in mongox.Log lists) and upgrades it: the object's claims page oldest first
+// and hold places of the quota, the current state and the checks come from their ranges, the
+// schedule is kept and a verified claim is due in the current period, the old documents are
+// gone; a second run does nothing.
+func TestUpgradeCarriesAnEarlierLayoutOverOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testkit.Database(t, testkit.Backends(t), "claims")
@@ -28,51 +33,63 @@ func TestBackfillListsOnce(t *testing.T) {
 	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
 	var ids []string
 	for i := range 3 {
-		c := &store.Claim{ID: fmt.Sprintf("clm_0%d", i), ObjectID: "obj_a", ObjectHash: "svc_a", ProofType: "domain",
+		id := fmt.Sprintf("clm_0%d", i)
+		c := store.Claim{ID: id, ObjectID: "obj_a", ObjectHash: "svc_a", ProofType: "domain",
 			ClaimedTarget: "example.com", Subject: "example.com", Token: "t", CreatedAt: base, ExpiresAt: base.Add(time.Hour)}
-		if err := st.InsertClaim(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, c.ID)
+		insert(t, db.Collection(store.Claims), c)
+		ids = append(ids, id)
 	}
-	// The older release: two states of clm_00 (verified, lapsed, verified again) and checks in
-	// their own collection, without lists or hints.
 	for gen, status := range []string{"verified", "lapsed", "verified"} {
-		if _, err := db.Collection(store.States).InsertOne(ctx, store.State{ID: store.StateID("clm_00", gen+1), ClaimID: "clm_00",
-			ObjectID: "obj_a", Gen: gen + 1, Status: status, At: base.Add(time.Duration(gen) * time.Minute)}); err != nil {
-			t.Fatal(err)
-		}
+		insert(t, db.Collection(store.States), bson.M{"_id": fmt.Sprintf("clm_00/%06d", gen+1), "claim_id": "clm_00",
+			"object_id": "obj_a", "gen": gen + 1, "status": status, "at": base.Add(time.Duration(gen) * time.Minute)})
 	}
-	for i := range 9 {
+	insert(t, db.Collection(store.States), bson.M{"_id": "clm_00/head", "gen": 2})
+	oldCheck := func(i int) bson.M {
 		outcome := store.Mismatch
 		if i == 8 {
 			outcome = store.Match
 		}
-		if _, err := db.Collection(store.Checks).InsertOne(ctx, store.Check{ID: fmt.Sprintf("chk_%02d", i), ClaimID: "clm_00",
-			At: base.Add(time.Duration(i) * time.Second), Outcome: outcome}); err != nil {
-			t.Fatal(err)
-		}
+		return bson.M{"_id": fmt.Sprintf("chk_%02d", i), "claim_id": "clm_00", "at": base.Add(time.Duration(i) * time.Second), "outcome": outcome}
 	}
+	// The oldest release kept checks in their collection, the next one in the lists.
+	for i := range 5 {
+		insert(t, db.Collection(store.Checks), oldCheck(i))
+	}
+	for i := 3; i < 9; i++ {
+		insert(t, db.Collection(store.Logs), bson.M{"_id": fmt.Sprintf("checks:clm_00#%d", i-2), "seq": i - 2, "at": base, "v": oldCheck(i)})
+	}
+	insert(t, db.Collection(store.Logs), bson.M{"_id": "checks:clm_00#head", "seq": 6})
+	earlier := time.Now().Truncate(time.Hour).Add(-time.Hour)
+	insert(t, db.Collection(store.Logs), bson.M{"_id": fmt.Sprintf("due:%d#1", earlier.UnixMilli()), "seq": 1, "at": base, "v": "clm_02"})
+	insert(t, db.Collection(store.Logs), bson.M{"_id": "claims:obj_a#1", "seq": 1, "at": base, "v": "clm_00"})
 	period := time.Now().Truncate(time.Hour)
 
-	n, err := st.BackfillLists(ctx, period, 6)
+	n, err := st.Upgrade(ctx, period, 5)
 	if err != nil || n != 3 {
-		t.Fatalf("BackfillLists = %d, %v; want 3 claims listed", n, err)
+		t.Fatalf("Upgrade = %d, %v; want 3 claims listed", n, err)
 	}
-	page, next, err := st.ClaimsPage(ctx, "obj_a", 0, 2)
-	if err != nil || len(page) != 2 || page[0].ID != ids[0] || page[1].ID != ids[1] || next == 0 {
-		t.Fatalf("first page = %v, next %d, %v; want clm_00, clm_01 and a next place", page, next, err)
+	page, next, err := st.ClaimsPage(ctx, "obj_a", "", 2)
+	if err != nil || len(page) != 2 || page[0].ID != ids[0] || page[1].ID != ids[1] || next != ids[1] {
+		t.Fatalf("first page = %v, next %q, %v; want clm_00, clm_01 and to go on after clm_01", page, next, err)
 	}
-	if rest, next, err := st.ClaimsPage(ctx, "obj_a", next, 2); err != nil || len(rest) != 1 || rest[0].ID != ids[2] || next != 0 {
-		t.Fatalf("second page = %v, next %d, %v; want clm_02 and no next", rest, next, err)
+	if rest, next, err := st.ClaimsPage(ctx, "obj_a", next, 2); err != nil || len(rest) != 1 || rest[0].ID != ids[2] || next != "" {
+		t.Fatalf("second page = %v, next %q, %v; want clm_02 and no next", rest, next, err)
+	}
+	// Three places of five are taken: two more claims fit, a third does not.
+	for i, want := range []bool{true, true, false} {
+		if ok, err := st.TakePlace(ctx, "obj_a", fmt.Sprintf("clm_1%d", i), 5); err != nil || ok != want {
+			t.Fatalf("place %d after the upgrade: %v, %v; want %v", 4+i, ok, err, want)
+		}
 	}
 	cur, ok, err := st.CurrentState(ctx, "clm_00")
-	if err != nil || !ok || cur.Gen != 3 || cur.Status != "verified" {
+	if err != nil || !ok || cur.Gen != 3 || cur.Status != "verified" || cur.ID != store.StateID("clm_00", 3) {
 		t.Fatalf("current state = %+v, %v, %v; want gen 3 verified", cur, ok, err)
 	}
-	due, _, err := st.DueRechecks(ctx, period, 0, 10)
-	if err != nil || len(due) != 1 || due[0] != "clm_00" {
+	if due, _, err := st.DueRechecks(ctx, period, "", 10); err != nil || len(due) != 1 || due[0] != "clm_00" {
 		t.Fatalf("due in the period: %v, %v; want clm_00", due, err)
+	}
+	if due, _, err := st.DueRechecks(ctx, earlier, "", 10); err != nil || len(due) != 1 || due[0] != "clm_02" {
+		t.Fatalf("due in the earlier period: %v, %v; want clm_02 (carried over)", due, err)
 	}
 	for _, id := range ids {
 		last, ok, err := st.LastCheck(ctx, id)
@@ -81,13 +98,45 @@ func TestBackfillListsOnce(t *testing.T) {
 		}
 	}
 	recent, err := st.RecentChecks(ctx, "clm_00", time.Time{}, 10)
-	if err != nil || len(recent) != 6 || recent[0].ID != "chk_08" || recent[5].ID != "chk_03" {
-		t.Fatalf("recent checks = %+v, %v; want the newest 6, newest first", recent, err)
+	if err != nil || len(recent) != 9 || recent[0].ID != "chk_08" || recent[8].ID != "chk_00" {
+		t.Fatalf("recent checks = %+v, %v; want all 9 once, newest first", recent, err)
 	}
-	if n, err := st.BackfillLists(ctx, period, 6); err != nil || n != 0 {
-		t.Fatalf("second BackfillLists = %d, %v; want nothing", n, err)
+	for _, c := range []string{store.States, store.Checks} {
+		if n, err := db.Collection(c).CountDocuments(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^(clm|chk)_[0-9]+(/|$)"}}}}); err != nil || n != 0 {
+			t.Fatalf("%s keeps %d documents of the old layout (%v)", c, n, err)
+		}
 	}
-	if again, _, _ := st.ClaimsPage(ctx, "obj_a", 0, 10); len(again) != 3 {
+	if names, err := db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: store.Logs}}); err != nil || len(names) != 0 {
+		t.Fatalf("the old lists are still there: %v, %v", names, err)
+	}
+	if n, err := st.Upgrade(ctx, period, 5); err != nil || n != 0 {
+		t.Fatalf("second Upgrade = %d, %v; want nothing", n, err)
+	}
+	if again, _, _ := st.ClaimsPage(ctx, "obj_a", "", 10); len(again) != 3 {
 		t.Fatalf("after a second run the object lists %d claims, want 3", len(again))
+	}
+}
+
+func insert(t *testing.T, coll *mongo.Collection, doc any) {
+	t.Helper()
+	if _, err := coll.InsertOne(context.Background(), doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpgradeOfANewStore: a store no earlier release wrote (no old lists to drop) upgrades at
+// once and leaves its marker.
+func TestUpgradeOfANewStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testkit.Database(t, testkit.Backends(t), "claims")
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db)
+	for range 2 {
+		if n, err := st.Upgrade(ctx, time.Now().Truncate(time.Hour), 5); err != nil || n != 0 {
+			t.Fatalf("Upgrade of a new store = %d, %v; want 0, nil", n, err)
+		}
 	}
 }

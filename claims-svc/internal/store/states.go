@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -26,61 +24,34 @@ type State struct {
 	Events     []string  `bson:"_events"`
 }
 
-// stateHead is a hint of a claim's current generation, written after each new state. Concurrent
-// writers may leave it behind (FerretDB rewrites a document as a whole), so readers step forward
-// from it to the last state that exists: a few point reads, whatever the claim's history.
-type stateHead struct {
-	ID  string `bson:"_id"`
-	Gen int    `bson:"gen"`
-}
-
-// StateID is the _id of a claim's gen-th state.
-func StateID(claimID string, gen int) string { return fmt.Sprintf("%s/%06d", claimID, gen) }
+// StateID is the _id of a claim's gen-th state: <claim>|<gen>, so that a claim's states are one
+// range in the order of their generations.
+func StateID(claimID string, gen int) string { return mongox.Key(claimID, mongox.Seq(int64(gen))) }
 
 // InsertState records a change of status; ErrTaken when another writer recorded that
 // generation first.
 func (s *Store) InsertState(ctx context.Context, st *State) error {
-	if err := s.insert(ctx, States, st); err != nil {
-		return err
-	}
-	s.advanceState(ctx, st.ClaimID, st.Gen)
-	return nil
+	return s.insert(ctx, States, st)
 }
 
-// advanceState moves a claim's head hint to gen. A failure only leaves the hint behind, which
-// readers step over, so it is not reported.
-func (s *Store) advanceState(ctx context.Context, claimID string, gen int) {
-	_ = mongox.Upsert(ctx, s.c(States), stateHeadID(claimID), bson.D{{Key: "$max", Value: bson.D{{Key: "gen", Value: gen}}}})
-}
-
-// CurrentState returns a claim's latest state; ok is false while it has none (pending).
+// CurrentState returns a claim's latest state; ok is false while it has none (pending). One find:
+// the last of the claim's range.
 func (s *Store) CurrentState(ctx context.Context, claimID string) (st State, ok bool, err error) {
-	var head stateHead
-	if err := mongox.FindOne(ctx, s.c(States), mongox.ByID(stateHeadID(claimID)), &head); err != nil && !errors.Is(err, mongox.ErrNotFound) {
-		return State{}, false, fmt.Errorf("read state head: %w", err)
-	}
-	gen := head.Gen
-	for {
-		var next State
-		err := mongox.FindOne(ctx, s.c(States), mongox.ByID(StateID(claimID, gen+1)), &next)
-		if errors.Is(err, mongox.ErrNotFound) {
-			break
-		}
-		if err != nil {
-			return State{}, false, fmt.Errorf("read state: %w", err)
-		}
-		gen, st, ok = gen+1, next, true
-	}
-	if ok || gen == 0 {
-		return st, ok, nil
-	}
-	if err := mongox.FindOne(ctx, s.c(States), mongox.ByID(StateID(claimID, gen)), &st); err != nil {
+	got, err := mongox.Find[State](ctx, s.c(States), mongox.Range{Scope: mongox.Scope(claimID), Desc: true, Limit: 1})
+	if err != nil {
 		return State{}, false, fmt.Errorf("read state: %w", err)
 	}
-	return st, true, nil
+	if len(got) == 0 {
+		return State{}, false, nil
+	}
+	return got[0], true, nil
 }
 
-// CurrentStates returns the latest state of each of the given claims that has one.
+// readers bounds the finds one request sends at once.
+const readers = 16
+
+// CurrentStates returns the latest state of each of the given claims that has one: one find per
+// claim, a few at once.
 func (s *Store) CurrentStates(ctx context.Context, claimIDs []string) (map[string]State, error) {
 	states := make([]*State, len(claimIDs))
 	g, gctx := errgroup.WithContext(ctx)

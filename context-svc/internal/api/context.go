@@ -170,11 +170,12 @@ func seqPage[T any](list []T, limit int, scope string, pos func(T) int64) ([]T, 
 	return list, &next
 }
 
-// seqCursor is the cursor of position next of the list scope (nil for 0: no page left).
-func seqCursor(scope string, next int64) *string {
-	if next == 0 {
+// keyCursor is the cursor of the list scope that resumes from the id next (nil for "": no page
+// left).
+func keyCursor(scope, next string) *string {
+	if next == "" {
 		return nil
 	}
-	c := httpx.SeqCursor(scope, next)
+	c := httpx.KeyCursor(scope, next)
 	return &c
 }

@@ -61,7 +61,7 @@ func (h *Handler) listLinks(c *gin.Context) error {
 		return err
 	}
 	scope := "context-links:" + t.ObjectID
-	limit, before, err := httpx.PageSeq(c, scope)
+	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (h *Handler) listLinks(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	resp := linkListResponse{Links: make([]linkResponse, len(list)), NextCursor: seqCursor(scope, next)}
+	resp := linkListResponse{Links: make([]linkResponse, len(list)), NextCursor: keyCursor(scope, next)}
 	for i := range list {
 		resp.Links[i] = h.linkView(&list[i])
 	}

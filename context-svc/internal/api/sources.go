@@ -54,7 +54,7 @@ func (h *Handler) listSources(c *gin.Context) error {
 		return err
 	}
 	scope := "sources:" + t.ObjectID
-	limit, after, err := httpx.PageSeq(c, scope)
+	limit, after, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func (h *Handler) listSources(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	resp := sourceListResponse{Sources: make([]sourceResponse, len(list)), NextCursor: seqCursor(scope, next)}
+	resp := sourceListResponse{Sources: make([]sourceResponse, len(list)), NextCursor: keyCursor(scope, next)}
 	for i := range list {
 		resp.Sources[i] = sourceView(&list[i], included[list[i].ID])
 	}

@@ -74,9 +74,9 @@ func (s *Service) CreateLink(ctx context.Context, t Target, req *NewLink) (*stor
 	return l, nil
 }
 
-// Links pages through the object's links, newest first, and returns the position of the next
-// page (0: none).
-func (s *Service) Links(ctx context.Context, q store.LinkPage) ([]store.Link, int64, error) {
+// Links pages through the object's links, newest first, and returns the id to page on from
+// ("": none).
+func (s *Service) Links(ctx context.Context, q store.LinkPage) ([]store.Link, string, error) {
 	return s.Store.ListLinks(ctx, q)
 }
 

@@ -32,7 +32,7 @@ type Versions interface {
 // Sources are objects' context sources and what was fetched from them (store.Store).
 type Sources interface {
 	InsertSource(ctx context.Context, src *store.Source, limit int, outbox events.Stager, evs ...events.Pending) error
-	ListSources(ctx context.Context, q store.SourcePage) ([]store.Source, int64, error)
+	ListSources(ctx context.Context, q store.SourcePage) ([]store.Source, string, error)
 	DeleteSource(ctx context.Context, objectID, id string) (*store.Source, error)
 	SourcesByID(ctx context.Context, objectID string, ids []string) ([]store.Source, error)
 	RecordFetch(ctx context.Context, id, content, fetchErr string, at time.Time) error
@@ -42,7 +42,7 @@ type Sources interface {
 type Links interface {
 	InsertLink(ctx context.Context, l *store.Link) error
 	Link(ctx context.Context, id string) (*store.Link, error)
-	ListLinks(ctx context.Context, q store.LinkPage) ([]store.Link, int64, error)
+	ListLinks(ctx context.Context, q store.LinkPage) ([]store.Link, string, error)
 }
 
 // Syncs are repository sync configurations (store.Store).

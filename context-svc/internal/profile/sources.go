@@ -127,15 +127,15 @@ func (s *Service) CreateSource(ctx context.Context, t Target, req *NewSource) (*
 }
 
 // Sources pages through the object's sources, oldest first, says which the public profile
-// includes, and returns the position to resume after (0: none left).
-func (s *Service) Sources(ctx context.Context, q store.SourcePage) ([]store.Source, map[string]bool, int64, error) {
+// includes, and returns the id to resume after ("": none left).
+func (s *Service) Sources(ctx context.Context, q store.SourcePage) ([]store.Source, map[string]bool, string, error) {
 	p, err := s.Profile(ctx, q.ObjectID)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, "", err
 	}
 	list, next, err := s.Store.ListSources(ctx, q)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, "", err
 	}
 	included := make(map[string]bool, len(p.Included))
 	for _, id := range p.Included {

@@ -152,14 +152,14 @@ const contextPages = 8
 // allSources reads the object's sources, oldest first, in at most contextPages pages.
 func (s *Service) allSources(ctx context.Context, objectID string) ([]store.Source, error) {
 	var all []store.Source
-	var after int64
+	var after string
 	for range contextPages {
 		page, next, err := s.Store.ListSources(ctx, store.SourcePage{ObjectID: objectID, After: after, Limit: MaxSources - len(all)})
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, page...)
-		if after = next; after == 0 || len(all) >= MaxSources {
+		if after = next; after == "" || len(all) >= MaxSources {
 			break
 		}
 	}

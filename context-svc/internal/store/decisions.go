@@ -3,15 +3,14 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Decision is a decision recorded in one of an object's threads, learned from graph-svc. Decisions
-// are kept in their object's list (lists.go); the decisions collection holds those an earlier
-// release stored, which the backfill lists.
+// are kept in their object's range (lists.go); the decisions collection holds those an earlier
+// release stored, which Upgrade carries over.
 type Decision struct {
 	ID         string     `bson:"_id"` // object_id:node_id
 	ObjectID   string     `bson:"object_id"`
@@ -26,19 +25,20 @@ type Decision struct {
 	ValidUntil *time.Time `bson:"valid_until,omitempty"`
 }
 
-// RecordDecision lists a decision under its object once, keyed by its id: redelivered events
-// change nothing. The entry is the decision itself, so a page of decisions is one point read each.
+// RecordDecision puts a decision into its object's range once, keyed by when it was made and its
+// node: a redelivered event inserts nothing new. The entry is the decision itself.
 func (s *Store) RecordDecision(ctx context.Context, d *Decision) error {
 	d.ID = d.ObjectID + ":" + d.NodeID
-	if _, _, err := mongox.AppendOnce(ctx, s.objectLists, decisionList(d.ObjectID), d.ID, *d); err != nil {
+	key := mongox.Key(d.ObjectID, decisionsPart, mongox.Time(d.CreatedAt), mongox.IDPart(d.NodeID))
+	if err := s.insertEntry(ctx, key, *d); err != nil {
 		return fmt.Errorf("store decisions: %w", err)
 	}
 	return nil
 }
 
-// RecentDecisions returns the limit decisions of an object recorded last, newest first.
+// RecentDecisions returns the limit decisions of an object made last, newest first: one find.
 func (s *Store) RecentDecisions(ctx context.Context, objectID string, limit int) ([]Decision, error) {
-	entries, _, err := mongox.Page[Decision](ctx, s.objectLists, decisionList(objectID), 0, limit)
+	entries, err := page[Decision](ctx, s, mongox.Range{Scope: mongox.Scope(objectID, decisionsPart), Desc: true, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("store decisions: %w", err)
 	}
@@ -46,8 +46,5 @@ func (s *Store) RecentDecisions(ctx context.Context, objectID string, limit int)
 	for i, e := range entries {
 		out[i] = e.Value
 	}
-	// Newest first by when each was made: events may arrive out of that order (and the backfill
-	// lists an earlier release's decisions after newer ones), which matters to which supersedes.
-	slices.SortStableFunc(out, func(a, b Decision) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return out, nil
 }

@@ -18,8 +18,9 @@ type Link struct {
 	CreatedAt time.Time `bson:"created_at"`
 }
 
-// InsertLink stores a link and lists it under its object. The list entry is keyed by the link's
-// id, so that the backfill of links stored by an earlier release never lists one twice.
+func linkKey(l *Link) string { return mongox.Key(l.ObjectID, linksPart, mongox.IDPart(l.ID)) }
+
+// InsertLink stores a link and lists it under its object, keyed by the link's id.
 func (s *Store) InsertLink(ctx context.Context, l *Link) error {
 	if _, err := s.links.InsertOne(ctx, l); err != nil {
 		return fmt.Errorf("store links: %w", err)
@@ -28,7 +29,7 @@ func (s *Store) InsertLink(ctx context.Context, l *Link) error {
 }
 
 func (s *Store) listLink(ctx context.Context, l *Link) error {
-	if _, _, err := mongox.AppendOnce(ctx, s.objectLists, linkList(l.ObjectID), l.ID, *l); err != nil {
+	if err := s.insertEntry(ctx, linkKey(l), *l); err != nil {
 		return fmt.Errorf("store links list: %w", err)
 	}
 	return nil
@@ -46,17 +47,26 @@ func (s *Store) Link(ctx context.Context, id string) (*Link, error) {
 // LinkPage pages through an object's links, newest first.
 type LinkPage struct {
 	ObjectID string
-	// Before is the list position of the page's predecessor's last link (0: the newest page).
-	Before int64
+	// Before is the id of the previous page's last link ("": the newest page).
+	Before string
 	Limit  int
 }
 
-// ListLinks lists a page of an object's links from its list, one point read each (the entries
-// are copies of the links, which never change), and the position of the next page (0: none).
-func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, int64, error) {
-	entries, next, err := mongox.Page[Link](ctx, s.objectLists, linkList(q.ObjectID), q.Before, q.Limit)
+// ListLinks lists a page of an object's links, newest first, in one find (the entries are copies
+// of the links, which never change), and the id to page on from ("": none left).
+func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, string, error) {
+	r := mongox.Range{Scope: mongox.Scope(q.ObjectID, linksPart), Desc: true, Limit: q.Limit + 1}
+	if q.Before != "" {
+		r.Before = mongox.Key(q.ObjectID, linksPart, mongox.IDPart(q.Before))
+	}
+	entries, err := page[Link](ctx, s, r)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store links: %w", err)
+		return nil, "", fmt.Errorf("store links: %w", err)
+	}
+	next := ""
+	if len(entries) > q.Limit {
+		entries = entries[:q.Limit]
+		next = entries[q.Limit-1].Value.ID
 	}
 	out := make([]Link, len(entries))
 	for i, e := range entries {

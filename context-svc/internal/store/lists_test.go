@@ -24,7 +24,7 @@ func textSource(id, objectID string) *store.Source {
 func sourceIDs(t *testing.T, st *store.Store, objectID string, limit int) ([]string, int) {
 	t.Helper()
 	var ids []string
-	var after int64
+	var after string
 	for pages := 1; ; pages++ {
 		page, next, err := st.ListSources(context.Background(), store.SourcePage{ObjectID: objectID, After: after, Limit: limit})
 		if err != nil {
@@ -33,11 +33,11 @@ func sourceIDs(t *testing.T, st *store.Store, objectID string, limit int) ([]str
 		for _, src := range page {
 			ids = append(ids, src.ID)
 		}
-		if next == 0 {
+		if next == "" {
 			return ids, pages
 		}
 		if next <= after {
-			t.Fatalf("page after %d resumes at %d: not forward", after, next)
+			t.Fatalf("page after %q resumes at %q: not forward", after, next)
 		}
 		after = next
 	}
@@ -93,33 +93,31 @@ func TestSourceListPagesOldestFirstSkippingDeleted(t *testing.T) {
 	}
 }
 
-// TestSourcePageReadsABudget: a page reads at most four list entries per source asked for, so a
-// list of deleted sources comes back in short pages with a cursor, never read whole at once.
-func TestSourcePageReadsABudget(t *testing.T) {
+// TestSourcePageSkipsEntriesWithoutSource: an entry of the range whose source was never stored
+// (a create stopped between its writes) is skipped, and the page after it goes on.
+func TestSourcePageSkipsEntriesWithoutSource(t *testing.T) {
 	t.Parallel()
-	st, outbox := newStore(t)
+	st, outbox, db := newStoreDB(t)
 	ctx := context.Background()
-	for i := range 12 {
-		id := fmt.Sprintf("src_%02d", i)
-		if err := st.InsertSource(ctx, textSource(id, "obj_b"), 20, outbox); err != nil {
+	for i := range 3 {
+		if err := st.InsertSource(ctx, textSource(fmt.Sprintf("src_%02d", i), "obj_b"), 20, outbox); err != nil {
 			t.Fatal(err)
 		}
-		if i < 10 {
-			if _, err := st.DeleteSource(ctx, "obj_b", id); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
-	page, next, err := st.ListSources(ctx, store.SourcePage{ObjectID: "obj_b", Limit: 1})
-	if err != nil || len(page) != 0 || next != 4 {
-		t.Fatalf("first page of 1 over 10 deleted: got %d sources, next %d, %v; want none, next 4", len(page), next, err)
+	ghost := bson.D{{Key: "_id", Value: mongox.Key("obj_b", "src", "src_01a")}, {Key: "v", Value: "src_01a"}}
+	if _, err := db.Collection(store.Ranges).InsertOne(ctx, ghost); err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := sourceIDs(t, st, "obj_b", 1); !slices.Equal(got, []string{"src_10", "src_11"}) {
-		t.Fatalf("sources: got %v, want src_10, src_11", got)
+	page, next, err := st.ListSources(ctx, store.SourcePage{ObjectID: "obj_b", Limit: 2, After: "src_00"})
+	if err != nil || len(page) != 1 || page[0].ID != "src_01" || next != "src_01a" {
+		t.Fatalf("page of 2 after src_00 over a ghost: got %v, next %q, %v; want src_01, next src_01a", page, next, err)
+	}
+	if got, _ := sourceIDs(t, st, "obj_b", 1); !slices.Equal(got, []string{"src_00", "src_01", "src_02"}) {
+		t.Fatalf("sources: got %v, want src_00, src_01, src_02", got)
 	}
 }
 
-// TestVersionsPageNewestFirst: versions list from the current one down, one point read each,
+// TestVersionsPageNewestFirst: versions list from the current one down, one find a page,
 // below a cursor, and end at the first version.
 func TestVersionsPageNewestFirst(t *testing.T) {
 	t.Parallel()
@@ -169,12 +167,12 @@ func TestLinksAndDecisionsAreListed(t *testing.T) {
 		}
 	}
 	page, next, err := st.ListLinks(ctx, store.LinkPage{ObjectID: "obj_l", Limit: 2})
-	if err != nil || len(page) != 2 || page[0].ID != "lnk_2" || page[1].ID != "lnk_1" || next == 0 {
-		t.Fatalf("first page of links: %+v, next %d, %v; want lnk_2, lnk_1 and a next page", page, next, err)
+	if err != nil || len(page) != 2 || page[0].ID != "lnk_2" || page[1].ID != "lnk_1" || next != "lnk_1" {
+		t.Fatalf("first page of links: %+v, next %q, %v; want lnk_2, lnk_1 and a next page", page, next, err)
 	}
 	page, next, err = st.ListLinks(ctx, store.LinkPage{ObjectID: "obj_l", Before: next, Limit: 2})
-	if err != nil || len(page) != 1 || page[0].ID != "lnk_0" || next != 0 {
-		t.Fatalf("second page of links: %+v, next %d, %v; want lnk_0 and no next page", page, next, err)
+	if err != nil || len(page) != 1 || page[0].ID != "lnk_0" || next != "" {
+		t.Fatalf("second page of links: %+v, next %q, %v; want lnk_0 and no next page", page, next, err)
 	}
 	base := time.Now().UTC().Truncate(time.Millisecond)
 	for i, node := range []string{"n1", "n2", "n1"} {
@@ -183,17 +181,22 @@ func TestLinksAndDecisionsAreListed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The decision of n1 made at base, redelivered.
+	if err := st.RecordDecision(ctx, &store.Decision{ObjectID: "obj_d", ThreadID: "thr_1", NodeID: "n1", Title: "n1", CreatedAt: base}); err != nil {
+		t.Fatal(err)
+	}
 	got, err := st.RecentDecisions(ctx, "obj_d", 10)
-	if err != nil || len(got) != 2 || got[0].NodeID != "n2" || got[1].NodeID != "n1" {
-		t.Fatalf("decisions: %+v, %v; want n2 then n1, once each", got, err)
+	if err != nil || len(got) != 3 || got[0].NodeID != "n1" || got[1].NodeID != "n2" || got[2].NodeID != "n1" || !got[2].CreatedAt.Equal(base) {
+		t.Fatalf("decisions: %+v, %v; want n1, n2, n1 newest first, the redelivered one once", got, err)
 	}
 }
 
-// TestBackfillListsOnce: sources, slots, links and decisions stored by a release before the
-// lists are listed by the backfill: a source keeps the slot it claimed (deleting it frees that
-// slot) and one stored before slots claims a free one, so the limit still holds; a second run
-// finds the marker and does nothing.
-func TestBackfillListsOnce(t *testing.T) {
+// TestUpgradeCarriesEarlierLayoutsOverOnce: sources, slots, links and decisions stored by the
+// releases before the ranges (in their collections, and decisions only in a mongox.Log list) are
+// carried over: a source keeps the slot it claimed (deleting it frees that slot) and one stored
+// before slots claims a free one, so the limit still holds; the old lists are dropped; a second
+// run finds the marker and does nothing.
+func TestUpgradeCarriesEarlierLayoutsOverOnce(t *testing.T) {
 	t.Parallel()
 	st, outbox, db := newStoreDB(t)
 	ctx := context.Background()
@@ -223,12 +226,29 @@ func TestBackfillListsOnce(t *testing.T) {
 		}
 	}
 
-	n, err := st.BackfillLists(ctx, limit)
-	if err != nil || n != (store.Listed{Sources: 3, Links: 1, Decisions: 2}) {
-		t.Fatalf("backfill: %+v, %v; want 3 sources, 1 link, 2 decisions", n, err)
+	// The release of the lists: a decision only in its object's list, with the list's head and
+	// key marker.
+	listed := store.Decision{ID: "obj_o:n3", ObjectID: "obj_o", NodeID: "n3", Title: "n3", CreatedAt: clock.Now().Add(time.Minute)}
+	for _, doc := range []bson.D{
+		{{Key: "_id", Value: "dec:obj_o#1"}, {Key: "seq", Value: 1}, {Key: "key", Value: "obj_o:n3"}, {Key: "at", Value: clock.Now()}, {Key: "v", Value: listed}},
+		{{Key: "_id", Value: "dec:obj_o#head"}, {Key: "seq", Value: 1}},
+		{{Key: "_id", Value: "dec:obj_o@obj_o:n3"}, {Key: "seq", Value: 1}},
+		{{Key: "_id", Value: "lnk:obj_o#1"}, {Key: "seq", Value: 1}, {Key: "v", Value: link}},
+	} {
+		if _, err := db.Collection(store.Lists).InsertOne(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	n, err := st.Upgrade(ctx, limit)
+	if err != nil || n != (store.Carried{Sources: 3, Links: 1, Decisions: 3}) {
+		t.Fatalf("upgrade: %+v, %v; want 3 sources, 1 link, 3 decisions", n, err)
+	}
+	if names, err := db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: store.Lists}}); err != nil || len(names) != 0 {
+		t.Fatalf("the old lists are still there: %v, %v", names, err)
 	}
 	if got, _ := sourceIDs(t, st, "obj_o", 10); !slices.Equal(got, []string{"src_a", "src_b", "src_c"}) {
-		t.Fatalf("sources after the backfill: %v", got)
+		t.Fatalf("sources after the upgrade: %v", got)
 	}
 	if err := st.InsertSource(ctx, textSource("src_d", "obj_o"), limit, outbox); !errors.Is(err, store.ErrSourceLimit) {
 		t.Fatalf("create with the three old sources: got %v, want ErrSourceLimit", err)
@@ -241,21 +261,21 @@ func TestBackfillListsOnce(t *testing.T) {
 	}
 	links, _, err := st.ListLinks(ctx, store.LinkPage{ObjectID: "obj_o", Limit: 10})
 	if err != nil || len(links) != 1 || links[0].ID != "lnk_old" {
-		t.Fatalf("links after the backfill: %+v, %v", links, err)
+		t.Fatalf("links after the upgrade: %+v, %v", links, err)
 	}
-	if ds, err := st.RecentDecisions(ctx, "obj_o", 10); err != nil || len(ds) != 2 {
-		t.Fatalf("decisions after the backfill: %+v, %v", ds, err)
+	if ds, err := st.RecentDecisions(ctx, "obj_o", 10); err != nil || len(ds) != 3 || ds[0].NodeID != "n3" {
+		t.Fatalf("decisions after the upgrade: %+v, %v; want n3 first of 3", ds, err)
 	}
-	if n, err := st.BackfillLists(ctx, limit); err != nil || n != (store.Listed{}) {
-		t.Fatalf("second backfill: %+v, %v; want nothing", n, err)
+	if n, err := st.Upgrade(ctx, limit); err != nil || n != (store.Carried{}) {
+		t.Fatalf("second upgrade: %+v, %v; want nothing", n, err)
 	}
 	if got, _ := sourceIDs(t, st, "obj_o", 10); !slices.Equal(got, []string{"src_a", "src_c", "src_d"}) {
 		t.Fatalf("sources at the end: %v", got)
 	}
 }
 
-// TestLoadSourcesAsCreatesStoreThem: sources loaded in bulk take the slots and list positions a
-// create would, so the list pages them in order and the limit counts them.
+// TestLoadSourcesAsCreatesStoreThem: sources loaded in bulk take the slots and range entries a
+// create would, so the range pages them in order and the limit counts them.
 func TestLoadSourcesAsCreatesStoreThem(t *testing.T) {
 	t.Parallel()
 	st, outbox := newStore(t)

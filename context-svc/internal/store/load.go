@@ -12,32 +12,32 @@ import (
 // The Load functions store many documents of one object at once, as the writes above would, in a
 // few inserts of many documents each: for bulk loads (the scale benchmark's preload, through
 // app.Preload) of an object that no one else writes meanwhile. They check no limit and stage no
-// event, and a list loaded this way records no natural keys (a redelivered decision would be
-// listed again).
+// event.
 
-// LoadSources stores srcs, all of one object, in the slots and list positions after those its
-// earlier loads took (an object that no create wrote), listed in that order.
+// LoadSources stores srcs, all of one object, in the slots after those its earlier loads took
+// (an object that no create wrote), in its range.
 func (s *Store) LoadSources(ctx context.Context, srcs []Source) error {
 	if len(srcs) == 0 {
 		return nil
 	}
 	objectID := srcs[0].ObjectID
-	l := s.objectLists
-	first, err := l.Len(ctx, sourceList(objectID))
+	// Bounded by the object's sources limit, which its earlier loads kept to.
+	held, err := page[string](ctx, s, mongox.Range{Scope: mongox.Scope(objectID, sourcesPart)})
 	if err != nil {
 		return fmt.Errorf("load sources: %w", err)
 	}
-	slots, docs, ids := make([]any, len(srcs)), make([]any, len(srcs)), make([]string, len(srcs))
+	first := len(held)
+	slots, docs, entries := make([]any, len(srcs)), make([]any, len(srcs)), make([]any, len(srcs))
 	for i := range srcs {
 		src := srcs[i]
-		src.Slot, src.Seq = int(first)+i+1, first+int64(i)+1
+		src.Slot = first + i + 1
 		slots[i] = sourceSlot{ID: slotID(objectID, src.Slot), ObjectID: objectID, SourceID: src.ID}
-		docs[i], ids[i] = src, src.ID
+		docs[i], entries[i] = src, entry[string]{Key: sourceKey(objectID, src.ID), Value: src.ID}
 	}
 	if _, err := s.sourceSlots.InsertMany(ctx, slots, options.InsertMany().SetOrdered(true)); err != nil {
 		return fmt.Errorf("load source slots: %w", err)
 	}
-	if err := mongox.AppendMany(ctx, l, sourceList(objectID), ids); err != nil {
+	if _, err := s.ranges.InsertMany(ctx, entries, options.InsertMany().SetOrdered(true)); err != nil {
 		return fmt.Errorf("load sources list: %w", err)
 	}
 	if _, err := s.sources.InsertMany(ctx, docs, options.InsertMany().SetOrdered(true)); err != nil {
@@ -46,33 +46,36 @@ func (s *Store) LoadSources(ctx context.Context, srcs []Source) error {
 	return nil
 }
 
-// LoadLinks stores links, all of one object, listed in that order.
+// LoadLinks stores links, all of one object, in its range.
 func (s *Store) LoadLinks(ctx context.Context, links []Link) error {
 	if len(links) == 0 {
 		return nil
 	}
-	docs := make([]any, len(links))
+	docs, entries := make([]any, len(links)), make([]any, len(links))
 	for i := range links {
-		docs[i] = links[i]
+		docs[i], entries[i] = links[i], entry[Link]{Key: linkKey(&links[i]), Value: links[i]}
 	}
 	if _, err := s.links.InsertMany(ctx, docs, options.InsertMany().SetOrdered(true)); err != nil {
 		return fmt.Errorf("load links: %w", err)
 	}
-	if err := mongox.AppendMany(ctx, s.objectLists, linkList(links[0].ObjectID), links); err != nil {
+	if _, err := s.ranges.InsertMany(ctx, entries, options.InsertMany().SetOrdered(true)); err != nil {
 		return fmt.Errorf("load links list: %w", err)
 	}
 	return nil
 }
 
-// LoadDecisions lists decisions, all of one object, in that order.
+// LoadDecisions stores decisions, all of one object, in its range.
 func (s *Store) LoadDecisions(ctx context.Context, ds []Decision) error {
 	if len(ds) == 0 {
 		return nil
 	}
+	entries := make([]any, len(ds))
 	for i := range ds {
-		ds[i].ID = ds[i].ObjectID + ":" + ds[i].NodeID
+		d := ds[i]
+		d.ID = d.ObjectID + ":" + d.NodeID
+		entries[i] = entry[Decision]{Key: mongox.Key(d.ObjectID, decisionsPart, mongox.Time(d.CreatedAt), mongox.IDPart(d.NodeID)), Value: d}
 	}
-	if err := mongox.AppendMany(ctx, s.objectLists, decisionList(ds[0].ObjectID), ds); err != nil {
+	if _, err := s.ranges.InsertMany(ctx, entries, options.InsertMany().SetOrdered(false)); err != nil && !mongox.OnlyDuplicateKeys(err) {
 		return fmt.Errorf("load decisions: %w", err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -30,10 +29,8 @@ type Source struct {
 	Text      string    `bson:"text,omitempty"`
 	CreatedAt time.Time `bson:"created_at"`
 	// Slot is the number of the object's slot the source holds (0: none, a source stored before
-	// slots whose backfill found every slot taken); Seq its position in the object's list of
-	// sources (0: stored by a release before the list, and listed by the backfill).
-	Slot int   `bson:"slot,omitempty"`
-	Seq  int64 `bson:"seq,omitempty"`
+	// slots whose upgrade found every slot taken).
+	Slot int `bson:"slot,omitempty"`
 	// Events are the ids of the events staged with the source's insert.
 	Events []string `bson:"_events,omitempty"`
 	// Fetch is what was last fetched from a URL source (nil: never), as SourcesByID reads it.
@@ -65,17 +62,18 @@ func slotID(objectID string, n int) string { return objectID + ":" + strconv.Ito
 // events staged in outbox. The source first claims a free numbered slot by inserting it: the
 // unique _id decides between concurrent creators on MongoDB and FerretDB alike, so that no more
 // than limit slots, and sources, ever exist (counting and then inserting would let every creator
-// that counted below the limit in, and counting is a scan on FerretDB). Then the source's id is
-// appended to the object's list, its events staged and its document inserted: an entry whose
-// insert failed names no document, and pages skip it. It returns ErrSourceLimit when every slot
-// is taken, having written nothing.
+// that counted below the limit in, and counting is a scan on FerretDB). Then the source is put
+// into the object's range, its events staged and its document inserted: an entry whose insert
+// failed names no document, and pages skip it. It returns ErrSourceLimit when every slot is
+// taken, having written nothing.
 func (s *Store) InsertSource(ctx context.Context, src *Source, limit int, outbox events.Stager, evs ...events.Pending) error {
-	l := s.objectLists
-	listed, err := l.Len(ctx, sourceList(src.ObjectID))
+	// The object's entries, bounded by the limit: while no source was deleted, the slot after
+	// their count is the first free one.
+	held, err := page[string](ctx, s, mongox.Range{Scope: mongox.Scope(src.ObjectID, sourcesPart), Limit: max(limit, 1)})
 	if err != nil {
 		return fmt.Errorf("store sources: %w", err)
 	}
-	if src.Slot, err = s.claimSourceSlot(ctx, src.ObjectID, src.ID, limit, listed); err != nil {
+	if src.Slot, err = s.claimSourceSlot(ctx, src.ObjectID, src.ID, limit, len(held)); err != nil {
 		return err
 	}
 	free := func(err error) error {
@@ -84,12 +82,12 @@ func (s *Store) InsertSource(ctx context.Context, src *Source, limit int, outbox
 		}
 		return err
 	}
-	if src.Seq, err = mongox.Append(ctx, l, sourceList(src.ObjectID), src.ID); err != nil {
-		return free(fmt.Errorf("store sources: %w", err))
+	if err := s.listSource(ctx, src); err != nil {
+		return free(err)
 	}
 	src.Events = events.IDs(evs...)
 	if err := outbox.Stage(ctx, Sources, src.ID, evs...); err != nil {
-		return free(err) // nothing names the slot: the list's entry names no document
+		return free(err) // nothing names the slot: the range's entry names no document
 	}
 	// A failed insert keeps its slot: the insert may have happened all the same (a timeout after
 	// the write), and a slot given back under a source that exists would let one source too many
@@ -100,16 +98,26 @@ func (s *Store) InsertSource(ctx context.Context, src *Source, limit int, outbox
 	return nil
 }
 
+func sourceKey(objectID, id string) string {
+	return mongox.Key(objectID, sourcesPart, mongox.IDPart(id))
+}
+
+// listSource puts a source into its object's range; listing it again is a no-op.
+func (s *Store) listSource(ctx context.Context, src *Source) error {
+	if err := s.insertEntry(ctx, sourceKey(src.ObjectID, src.ID), src.ID); err != nil {
+		return fmt.Errorf("store sources list: %w", err)
+	}
+	return nil
+}
+
 // claimSourceSlot claims a free slot of the object for sourceID by inserting it, and returns its
-// number. It tries the slots in turn from the one after hint (the length of the object's list:
-// while no source was deleted, the first free slot), so that a create costs one insert and a
-// refused one at most limit, whatever is stored. A slot already held by sourceID (a backfill run
-// again) is its own.
-func (s *Store) claimSourceSlot(ctx context.Context, objectID, sourceID string, limit int, hint int64) (int, error) {
+// number. It tries the slots in turn from the one after first (the count of the object's
+// sources: while none was deleted, the first free slot), so that a create costs one insert and a
+// refused one at most limit, whatever is stored. A slot already held by sourceID (an upgrade run again) is its own.
+func (s *Store) claimSourceSlot(ctx context.Context, objectID, sourceID string, limit, first int) (int, error) {
 	if limit < 1 {
 		return 0, ErrSourceLimit
 	}
-	first := int(hint % int64(limit))
 	for i := range limit {
 		n := (first+i)%limit + 1
 		slot := sourceSlot{ID: slotID(objectID, n), ObjectID: objectID, SourceID: sourceID}
@@ -131,36 +139,63 @@ func (s *Store) claimSourceSlot(ctx context.Context, objectID, sourceID string, 
 // SourcePage pages through an object's sources, oldest first.
 type SourcePage struct {
 	ObjectID string
-	// After is the list position to resume after (a page's next; 0: from the first).
-	After int64
+	// After is the id of the previous page's last source ("": from the first).
+	After string
 	Limit int
 }
 
-// ListSources lists a page of an object's sources (without their fetch state), and the position
-// to resume after (0: none left). It reads at most pageBudget entries per source asked for: a
-// page of a list with many deleted entries comes back short, with a position.
-func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, int64, error) {
-	var mu sync.Mutex
-	read := map[int64]*Source{}
-	entries, next, err := pageForward(ctx, s.objectLists, sourceList(q.ObjectID), q.After, q.Limit, pageBudget*q.Limit,
-		func(ctx context.Context, e mongox.Entry[string]) (bool, error) {
-			src, err := s.source(ctx, e.Value)
-			if errors.Is(err, mongox.ErrNotFound) || (err == nil && src.ObjectID != q.ObjectID) {
-				return false, nil
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			read[e.Seq] = src
-			return err == nil, err
-		})
+// ListSources lists a page of an object's sources (without their fetch state), and the id to
+// resume after ("": none left): one find of the object's range and one of the sources it names.
+// An entry whose source is gone (deleted, or a create that failed) is skipped, so a page may come
+// back short with a next id.
+func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, string, error) {
+	r := mongox.Range{Scope: mongox.Scope(q.ObjectID, sourcesPart), Limit: q.Limit + 1}
+	if q.After != "" {
+		r.After = sourceKey(q.ObjectID, q.After)
+	}
+	entries, err := page[string](ctx, s, r)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store sources: %w", err)
+		return nil, "", fmt.Errorf("store sources: %w", err)
 	}
-	out := make([]Source, len(entries))
+	next := ""
+	if len(entries) > q.Limit {
+		entries = entries[:q.Limit]
+		next = entries[q.Limit-1].Value
+	}
+	ids := make([]string, len(entries))
 	for i, e := range entries {
-		out[i] = *read[e.Seq]
+		ids[i] = e.Value
 	}
-	return out, next, nil
+	found, err := s.sourcesIn(ctx, q.ObjectID, ids)
+	if err != nil {
+		return nil, "", err
+	}
+	return found, next, nil
+}
+
+// sourcesIn reads the object's sources among ids (without the ids of their events) in one find,
+// in the order of ids; unknown ids and other objects' sources are left out.
+func (s *Store) sourcesIn(ctx context.Context, objectID string, ids []string) ([]Source, error) {
+	if len(ids) == 0 {
+		return []Source{}, nil
+	}
+	docs, err := mongox.FindAll[Source](ctx, s.sources, byIDs(ids), options.Find().SetProjection(withoutEvents))
+	if err != nil {
+		return nil, fmt.Errorf("store sources: %w", err)
+	}
+	byID := make(map[string]Source, len(docs))
+	for _, d := range docs {
+		if d.ObjectID == objectID {
+			byID[d.ID] = d
+		}
+	}
+	out := make([]Source, 0, len(ids))
+	for _, id := range ids {
+		if d, ok := byID[id]; ok {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // source reads one source without the ids of its events, or mongox.ErrNotFound.
@@ -172,46 +207,36 @@ func (s *Store) source(ctx context.Context, id string) (*Source, error) {
 	return &src, nil
 }
 
-func (s *Store) fetch(ctx context.Context, id string) (*Fetch, error) {
-	var f Fetch
-	if err := mongox.FindOne(ctx, s.fetches, mongox.ByID(id), &f); err != nil {
-		return nil, err
-	}
-	return &f, nil
-}
-
 // SourcesByID returns the object's sources among ids, in the order of ids, with their fetch
-// state; unknown ids are left out. Each is two point reads (the source and its fetch).
+// state; unknown ids are left out. Two finds: the sources, and the fetches of the URL ones.
 func (s *Store) SourcesByID(ctx context.Context, objectID string, ids []string) ([]Source, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	found, err := readAll(ctx, s.source, ids)
+	found, err := s.sourcesIn(ctx, objectID, ids)
 	if err != nil {
-		return nil, fmt.Errorf("store sources: %w", err)
+		return nil, err
 	}
 	var fetched []string // only URL sources are fetched
 	for _, src := range found {
-		if src != nil && src.ObjectID == objectID && src.URL != "" {
+		if src.URL != "" {
 			fetched = append(fetched, src.ID)
 		}
 	}
-	fetches, err := readAll(ctx, s.fetch, fetched)
-	if err != nil {
-		return nil, fmt.Errorf("store fetches: %w", err)
-	}
-	fetchOf := make(map[string]*Fetch, len(fetched))
-	for i, id := range fetched {
-		fetchOf[id] = fetches[i]
-	}
-	out := make([]Source, 0, len(ids))
-	for _, src := range found {
-		if src != nil && src.ObjectID == objectID {
-			src.Fetch = fetchOf[src.ID]
-			out = append(out, *src)
+	if len(fetched) > 0 {
+		fetches, err := mongox.FindAll[Fetch](ctx, s.fetches, byIDs(fetched))
+		if err != nil {
+			return nil, fmt.Errorf("store fetches: %w", err)
+		}
+		fetchOf := make(map[string]*Fetch, len(fetches))
+		for i := range fetches {
+			fetchOf[fetches[i].SourceID] = &fetches[i]
+		}
+		for i := range found {
+			found[i].Fetch = fetchOf[found[i].ID]
 		}
 	}
-	return out, nil
+	return found, nil
 }
 
 // RecordFetch keeps the result of fetching a URL source. A failed fetch keeps the content of the
@@ -228,9 +253,8 @@ func (s *Store) RecordFetch(ctx context.Context, id, content, fetchErr string, a
 	return nil
 }
 
-// DeleteSource removes an object's source and frees its slot, and returns what it was
-// (mongox.ErrNotFound: the object has no such source). Its entry stays in the object's list,
-// naming no document: pages skip it.
+// DeleteSource removes an object's source, its entry in the object's range and its slot, and
+// returns what it was (mongox.ErrNotFound: the object has no such source).
 func (s *Store) DeleteSource(ctx context.Context, objectID, id string) (*Source, error) {
 	src, err := s.source(ctx, id)
 	if err == nil && src.ObjectID != objectID {
@@ -245,6 +269,10 @@ func (s *Store) DeleteSource(ctx context.Context, objectID, id string) (*Source,
 	}
 	if res.DeletedCount == 0 {
 		return nil, fmt.Errorf("store sources: %w", mongox.ErrNotFound) // a concurrent delete got it
+	}
+	// An entry left by a failure here names no document: pages skip it.
+	if _, err := s.ranges.DeleteOne(ctx, mongox.ByID(sourceKey(objectID, id))); err != nil {
+		return nil, fmt.Errorf("store sources list: %w", err)
 	}
 	// The slot is freed last: a failure leaves it taken by a source that is gone (one place
 	// fewer), never free under a source that exists.

@@ -34,12 +34,15 @@ const (
 	MemoryHeads = "memory_heads"
 	// Migrations holds the markers of one-off data changes.
 	Migrations = "migrations"
-	// Lists holds the lists of each object's sources, links and decisions (lists.go).
+	// Ranges holds each object's sources, links and decisions as _id ranges (lists.go).
+	Ranges = "object_ranges"
+	// Lists held the mongox.Log lists of an earlier release; Upgrade carries them over and drops
+	// it.
 	Lists = "lists"
 )
 
-// Indexes are the indexes real MongoDB needs for the queries below. Every read is by _id (a
-// page is point reads of a list: lists.go), so these create the collections at start-up.
+// Indexes are the indexes real MongoDB needs for the queries below. Every read is by _id or an _id
+// range (lists.go), so these create the collections at start-up.
 var Indexes = []mongox.Index{
 	{Collection: Versions, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Memories, Keys: bson.D{{Key: "_id", Value: 1}}},
@@ -50,17 +53,14 @@ var Indexes = []mongox.Index{
 	{Collection: Fetches, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Links, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Decisions, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Lists, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Ranges, Keys: bson.D{{Key: "_id", Value: 1}}},
 }
 
 // Store is the repository.
 type Store struct {
 	versions, heads, syncs, sources, sourceSlots, fetches, links, decisions, blocks, names *mongo.Collection
-	memory, memoryHeads, migrations, lists                                                 *mongo.Collection
+	memory, memoryHeads, migrations, ranges, lists                                         *mongo.Collection
 	log                                                                                    *slog.Logger
-	// objectLists is the Log kept in lists: one per store, so that its appends and lengths use
-	// what it remembers of each list's end.
-	objectLists mongox.Log
 	// MaxAttempts bounds the retries of a write that keeps losing the race for a version.
 	MaxAttempts int
 }
@@ -73,7 +73,7 @@ func New(db *mongo.Database, log *slog.Logger) *Store {
 		links: db.Collection(Links), decisions: db.Collection(Decisions),
 		blocks: db.Collection(Blocks), names: db.Collection(Names),
 		memory: db.Collection(Memories), memoryHeads: db.Collection(MemoryHeads), migrations: db.Collection(Migrations),
-		lists: db.Collection(Lists), objectLists: mongox.NewLog(db.Collection(Lists)),
+		ranges: db.Collection(Ranges), lists: db.Collection(Lists),
 		MaxAttempts: 32,
 	}
 }

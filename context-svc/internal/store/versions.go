@@ -221,28 +221,34 @@ type VersionQuery struct {
 var versionSummary = bson.D{{Key: "version", Value: 1}, {Key: "change", Value: 1}, {Key: "updated_at", Value: 1}}
 
 // ListVersions lists versions without their content: a version's document is addressed by the
-// object and its number (VersionID), so a page is one point read per version, from the newest
-// asked for down. Versions start at 1, or later for an object materialised at a later version:
-// the page ends at the first absent one.
+// object and its number (VersionID), so a page is one find of the versions it asks for by id,
+// from the newest asked for down. Versions start at 1, or later for an object materialised at a
+// later version: the page ends at the first absent one.
 func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, error) {
 	top := q.Top
 	if q.Before > 0 {
 		top = min(top, q.Before-1)
 	}
 	count := max(0, min(q.Limit, top))
-	found, err := readAll(ctx, func(ctx context.Context, id string) (*Profile, error) {
-		var p Profile
-		return &p, mongox.FindOne(ctx, s.versions, mongox.ByID(id), &p, options.FindOne().SetProjection(versionSummary))
-	}, versionIDs(q.ObjectID, top, count))
+	ids := versionIDs(q.ObjectID, top, count)
+	if len(ids) == 0 {
+		return []Profile{}, nil
+	}
+	found, err := mongox.FindAll[Profile](ctx, s.versions, byIDs(ids), options.Find().SetProjection(versionSummary))
 	if err != nil {
 		return nil, fmt.Errorf("store versions: %w", err)
 	}
-	out := make([]Profile, 0, count)
+	byVersion := make(map[int]Profile, len(found))
 	for _, p := range found {
-		if p == nil {
+		byVersion[p.Version] = p
+	}
+	out := make([]Profile, 0, count)
+	for v := top; v > top-count; v-- {
+		p, ok := byVersion[v]
+		if !ok {
 			break
 		}
-		out = append(out, *p)
+		out = append(out, p)
 	}
 	return out, nil
 }

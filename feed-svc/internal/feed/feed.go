@@ -66,7 +66,7 @@ type FeedStore interface {
 	Name(ctx context.Context, o *store.Object) (string, error)
 	Object(ctx context.Context, objectID string) (*store.Object, error)
 	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
-	TakeSlot(ctx context.Context, list string, limit int) (bool, error)
+	TakeSlot(ctx context.Context, q store.Quota, limit int) (bool, error)
 	VerifiedClaims(ctx context.Context, objectID string) ([]store.Claim, error)
 }
 
@@ -217,7 +217,7 @@ func (f *Feeds) takeSlot(ctx context.Context, box *contract.Target, author *cont
 	if author.ObjectID == box.ObjectID {
 		lane = store.LaneOwner
 	}
-	ok, err := f.Store.TakeSlot(ctx, store.QuotaList(box.ObjectID, lane, now), f.PerDay)
+	ok, err := f.Store.TakeSlot(ctx, store.QuotaOf(box.ObjectID, lane, now), f.PerDay)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apierr"
+	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -295,5 +297,49 @@ func TestQuotaPerFeedPerDay(t *testing.T) {
 	// The owner's own items never compete with strangers' for the cap.
 	if _, err := f.Publish(ctx, f.box, &contract.Principal{ObjectID: "box"}, Draft{Title: "mine"}, ""); err != nil {
 		t.Errorf("the owner after strangers filled the cap: %v, want published", err)
+	}
+}
+
+// TestQuotaCarriesTodayOverFromTheLists: an earlier release counted today's publishing in quota
+// lists (mongox.Log entries "quota:<box>:<lane>:<day>#<n>"); after the upgrade step those places
+// stay taken, so the lane gets what is left of its cap today, not the cap again; yesterday's lists
+// are over, and the sweep removes the places of days gone.
+func TestQuotaCarriesTodayOverFromTheLists(t *testing.T) {
+	t.Parallel()
+	f := newFeeds(t)
+	f.PerDay = 3
+	ctx := context.Background()
+	f.created(t, "stranger", "public", "Stranger")
+	now := clock.Now()
+	lists := f.db.Collection(store.Lists)
+	for _, id := range []string{
+		"quota:box:others:" + now.UTC().Format(time.DateOnly) + "#1",
+		"quota:box:others:" + now.UTC().Format(time.DateOnly) + "#2",
+		"quota:box:others:" + now.UTC().Format(time.DateOnly) + "#head",
+		"quota:box:owner:" + now.UTC().Add(-24*time.Hour).Format(time.DateOnly) + "#1",
+	} {
+		if _, err := lists.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "seq", Value: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := f.Store.(*store.Store)
+	if n, err := st.UpgradeQuotas(ctx, now); err != nil || n != 2 {
+		t.Fatalf("UpgradeQuotas = %d, %v; want today's 2 places", n, err)
+	}
+	if n, err := st.UpgradeQuotas(ctx, now); err != nil || n != 2 {
+		t.Fatalf("UpgradeQuotas again = %d, %v; want the same 2, inserted once", n, err)
+	}
+	stranger := &contract.Principal{ObjectID: "stranger"}
+	if _, err := f.Publish(ctx, f.box, stranger, Draft{Title: "third"}, ""); err != nil {
+		t.Fatalf("the third publish of today: %v", err)
+	}
+	if _, err := f.Publish(ctx, f.box, stranger, Draft{Title: "fourth"}, ""); err == nil || apierr.As(err).Code != CodeQuotaExceeded {
+		t.Fatalf("the fourth publish of today: %v, want %s", err, CodeQuotaExceeded)
+	}
+	if err := st.SweepQuotas(ctx, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Publish(ctx, f.box, stranger, Draft{Title: "after the sweep"}, ""); err != nil {
+		t.Fatalf("a publish once the day's places are swept: %v", err)
 	}
 }

@@ -27,11 +27,14 @@ const (
 	Latest  = "network_latest"
 	Blocks  = "sender_blocks"
 	Claims  = "network_claims"
+	// Quotas are the publishing places of each feed's lanes, <box>|<lane>|<day>|<n> (quota.go).
+	Quotas = "feed_quotas"
 )
 
 // Indexes create every collection at start-up (FerretDB needs that). Every query is by _id, so
 // real MongoDB needs no other index either: each entry indexes a field no query filters on only
-// because an index is how a collection is declared here.
+// because an index is how a collection is declared here, but for the sweep of the publishing
+// places by their time.
 var Indexes = []mongox.Index{
 	{Collection: Feeds, Keys: bson.D{{Key: "created_at", Value: 1}}},
 	{Collection: Items, Keys: bson.D{{Key: "feed_id", Value: 1}}},
@@ -42,6 +45,7 @@ var Indexes = []mongox.Index{
 	{Collection: Latest, Keys: bson.D{{Key: "seq", Value: 1}}},
 	{Collection: Blocks, Keys: bson.D{{Key: "at", Value: 1}}},
 	{Collection: Claims, Keys: bson.D{{Key: "claims.verified_at", Value: 1}}},
+	{Collection: Quotas, Keys: bson.D{{Key: "at", Value: 1}}},
 }
 
 // Store is the repository.

@@ -108,8 +108,8 @@ var WebhookSchemas = map[string]Schema{
 		"recovered", "more", "next_since"),
 	"ContextSubscriptionList": Obj(map[string]Schema{
 		"subscriptions": Arr(Obj(map[string]Schema{
-			"id": Str(), "watcher_id": Str(), "callback_url": Str(), "events": Arr(Enum("context_updated")), "created_at": DateTime(),
-		}, "id", "watcher_id", "callback_url", "events", "created_at")),
+			"id": Str(), "watcher_hash": Str(), "callback_host": Str(), "events": Arr(Enum("context_updated")), "created_at": DateTime(),
+		}, "id", "watcher_hash", "callback_host", "events", "created_at")),
 		"next_cursor": Nullable(Str()),
 	}, "subscriptions", "next_cursor"),
 	"Deleted": Obj(map[string]Schema{"ok": Bool(), "deleted": Str()}, "ok", "deleted"),

@@ -41,7 +41,7 @@ func (h *handlers) listAssociations(c *gin.Context) error {
 		return err
 	}
 	scope := object.AssociationsScope(caller.ObjectID)
-	limit, before, err := httpx.PageSeq(c, scope)
+	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}

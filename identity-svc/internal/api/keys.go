@@ -69,7 +69,7 @@ func (h *handlers) listKeys(c *gin.Context) error {
 		return err
 	}
 	scope := object.KeysScope(caller.ObjectID)
-	limit, before, err := httpx.PageSeq(c, scope)
+	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ type directoryEntry struct {
 }
 
 func (h *handlers) directory(c *gin.Context) error {
-	limit, before, err := httpx.PageSeq(c, object.DirectoryScope)
+	limit, before, err := httpx.PageKey(c, object.DirectoryScope)
 	if err != nil {
 		return err
 	}

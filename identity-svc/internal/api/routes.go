@@ -63,13 +63,13 @@ func ownerKeyNeeded() error {
 	return httpx.Forbidden(httpx.CodeInsufficientScope, "this route needs the owner key, not a sub-key")
 }
 
-// nextCursor is a list's next_cursor: the cursor of position next in the list of scope, nil on
-// the last page.
-func nextCursor(scope string, next int64) *string {
-	if next == 0 {
+// nextCursor is a list's next_cursor: the cursor of the list scope that pages on from the id
+// next, nil on the last page.
+func nextCursor(scope, next string) *string {
+	if next == "" {
 		return nil
 	}
-	c := httpx.SeqCursor(scope, next)
+	c := httpx.KeyCursor(scope, next)
 	return &c
 }
 

@@ -49,9 +49,9 @@ func (s *Service) Associate(ctx context.Context, requestID string, c Caller, in 
 // (httpx.SeqCursor).
 func AssociationsScope(objectID string) string { return "associations:" + objectID }
 
-// Associations lists a page of the object's associations, newest first, and the position of the
-// next page (0 on the last).
-func (s *Service) Associations(ctx context.Context, objectID string, p store.Page) ([]store.Association, int64, error) {
+// Associations lists a page of the object's associations, newest first, and the id to page on
+// from ("" on the last).
+func (s *Service) Associations(ctx context.Context, objectID string, p store.Page) ([]store.Association, string, error) {
 	return s.Store.Associations(ctx, objectID, p)
 }
 

@@ -17,17 +17,17 @@ const DirectoryScope = "directory"
 // DirectoryQuery is a directory search as the API receives it.
 type DirectoryQuery struct {
 	Limit  int
-	Before int64 // a position from a previous page's cursor, 0 for the newest
+	Before string // the object id a previous page's cursor names, "" for the newest
 	Q      string
 	Status string // "", verified or unclaimed
 }
 
-// Directory lists public objects, newest first, and the position of the next page (0 on the
-// last). A page that matches little may come back short with a next position (store.Directory).
-func (s *Service) Directory(ctx context.Context, in DirectoryQuery) ([]store.Object, int64, error) {
+// Directory lists public objects, newest first, and the object id to page on from ("" on the
+// last). A page that matches little may come back short with a cursor (store.Directory).
+func (s *Service) Directory(ctx context.Context, in DirectoryQuery) ([]store.Object, string, error) {
 	q := store.DirectoryQuery{Limit: in.Limit, Before: in.Before, Match: strings.TrimSpace(in.Q)}
 	if len(q.Match) > maxQuery {
-		return nil, 0, httpx.BadRequest(httpx.CodeInvalidRequest, "q is longer than %d characters", maxQuery)
+		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "q is longer than %d characters", maxQuery)
 	}
 	switch in.Status {
 	case "":
@@ -36,7 +36,7 @@ func (s *Service) Directory(ctx context.Context, in DirectoryQuery) ([]store.Obj
 	case "unclaimed":
 		q.Status = StatusUnclaimed
 	default:
-		return nil, 0, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be verified or unclaimed")
+		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "status must be verified or unclaimed")
 	}
 	return s.Store.Directory(ctx, q)
 }

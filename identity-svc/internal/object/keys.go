@@ -151,9 +151,9 @@ func normalizeScopes(in []string) ([]string, error) {
 // KeysScope is the scope of the cursors of an object's keys list (httpx.SeqCursor).
 func KeysScope(objectID string) string { return "keys:" + objectID }
 
-// SubKeys lists a page of the object's active sub-keys, newest first, and the position of the
-// next page (0 on the last).
-func (s *Service) SubKeys(ctx context.Context, objectID string, p store.Page) ([]store.Key, int64, error) {
+// SubKeys lists a page of the object's active sub-keys, newest first, and the key id to page on
+// from ("" on the last).
+func (s *Service) SubKeys(ctx context.Context, objectID string, p store.Page) ([]store.Key, string, error) {
 	return s.Store.SubKeys(ctx, objectID, p)
 }
 

@@ -318,7 +318,7 @@ func TestDirectory(t *testing.T) {
 		t.Fatalf("search found a private object: %v", got)
 	}
 	objs, next, err := s.Directory(ctx, DirectoryQuery{Limit: 1})
-	if err != nil || len(objs) != 1 || next == 0 {
+	if err != nil || len(objs) != 1 || next == "" {
 		t.Fatalf("first page %d objects, next %v, %v", len(objs), next, err)
 	}
 	_, _, err = s.Directory(ctx, DirectoryQuery{Limit: 1, Status: "gone"})

@@ -22,7 +22,7 @@ type ObjectStore interface {
 	DeleteObject(ctx context.Context, id string) error
 	Object(ctx context.Context, id string) (*store.Object, error)
 	ObjectByHash(ctx context.Context, hash string) (*store.Object, error)
-	Directory(ctx context.Context, q store.DirectoryQuery) ([]store.Object, int64, error)
+	Directory(ctx context.Context, q store.DirectoryQuery) ([]store.Object, string, error)
 	ClaimHash(ctx context.Context, hash, objectID string) error
 	ReleaseHash(ctx context.Context, hash, objectID string) error
 	ChangeHash(ctx context.Context, o *store.Object, hash, username string, at time.Time, outbox events.Stager, ev events.Pending) error
@@ -40,7 +40,7 @@ type KeyStore interface {
 	DeleteKey(ctx context.Context, digest string) error
 	KeyByDigest(ctx context.Context, digest string) (*store.Key, error)
 	TouchKey(ctx context.Context, digest string, at time.Time) error
-	SubKeys(ctx context.Context, objectID string, p store.Page) ([]store.Key, int64, error)
+	SubKeys(ctx context.Context, objectID string, p store.Page) ([]store.Key, string, error)
 	RevokeKey(ctx context.Context, objectID, keyID string, at time.Time, outbox events.Stager, ev events.Pending) (*store.Key, error)
 	Rotate(ctx context.Context, objectID, keyID string, next *store.Key, at time.Time, outbox events.Stager, ev events.Pending) (*store.Key, error)
 	TakeKeySlot(ctx context.Context, objectID, digest string, max int) error
@@ -50,7 +50,7 @@ type KeyStore interface {
 // AssociationStore holds associations and their deletions.
 type AssociationStore interface {
 	InsertAssociation(ctx context.Context, a *store.Association) error
-	Associations(ctx context.Context, objectID string, p store.Page) ([]store.Association, int64, error)
+	Associations(ctx context.Context, objectID string, p store.Page) ([]store.Association, string, error)
 	DeleteAssociation(ctx context.Context, objectID, id string, at time.Time) error
 }
 

@@ -25,15 +25,20 @@ type Association struct {
 	Listed bool `bson:"listed,omitempty"`
 }
 
-// InsertAssociation stores an association and appends it to its object's associations list; if
-// the append fails, the association is removed again (with its staged event) and the error
+// InsertAssociation stores an association and puts it into its object's associations list; if
+// that fails, the association is removed again (with its staged event) and the error
 // returned, so that no stored association is missing from the list.
 func (s *Store) InsertAssociation(ctx context.Context, a *Association) error {
 	a.Listed = true
 	if err := s.insert(ctx, Associations, a); err != nil {
 		return err
 	}
-	return s.listOrUndo(ctx, associationsList(a.ObjectID), listedAssociation(a), Associations, a.ID)
+	return s.listOrUndo(ctx, associationKey(a), listedAssociation(a), Associations, a.ID)
+}
+
+// associationKey is the key of an association in its object's list.
+func associationKey(a *Association) string {
+	return mongox.Key(a.ObjectID, associationsPart, mongox.IDPart(a.ID))
 }
 
 // listedAssociation is what an associations list entry holds: the association without its
@@ -50,19 +55,33 @@ func listedAssociation(a *Association) Association {
 const AssociationDeletions = "association_deletions"
 
 // Associations lists a page of an object's associations that are not deleted, newest first, and
-// the position of the next page (0 on the last). Each entry costs its deletion's point read (a
-// batch's at once); deleted ones are skipped within the page's budget.
-func (s *Store) Associations(ctx context.Context, objectID string, p Page) ([]Association, int64, error) {
-	return readPage(ctx, s, associationsList(objectID), p, func(ctx context.Context, e mongox.Entry[Association]) (*Association, error) {
-		var gone struct {
-			ID string `bson:"_id"`
-		}
-		err := s.one(ctx, AssociationDeletions, mongox.ByID(e.Value.ID), &gone)
-		if errors.Is(err, mongox.ErrNotFound) {
-			return &e.Value, nil
-		}
-		return nil, err // deleted (nil error), or the read failed
-	})
+// the id to page on from ("" on the last): one find of the list, then one find of the deletions
+// of each chunk of it. Deleted ones are skipped within the page's budget.
+func (s *Store) Associations(ctx context.Context, objectID string, p Page) ([]Association, string, error) {
+	return readPage(ctx, s, []string{objectID, associationsPart}, p, func(a Association) string { return a.ID },
+		func(ctx context.Context, chunk []Association) ([]*Association, error) {
+			ids := make([]string, len(chunk))
+			for i, a := range chunk {
+				ids[i] = a.ID
+			}
+			var deleted []struct {
+				ID string `bson:"_id"`
+			}
+			if err := s.all(ctx, AssociationDeletions, byIDs(ids), &deleted); err != nil {
+				return nil, err
+			}
+			gone := make(map[string]bool, len(deleted))
+			for _, d := range deleted {
+				gone[d.ID] = true
+			}
+			out := make([]*Association, len(chunk))
+			for i := range chunk {
+				if !gone[chunk[i].ID] {
+					out[i] = &chunk[i]
+				}
+			}
+			return out, nil
+		})
 }
 
 // DeleteAssociation deletes an association of objectID; mongox.ErrNotFound if there is none or

@@ -115,14 +115,20 @@ func (s *Store) RecordLapse(ctx context.Context, id, claimID string, at time.Tim
 		ObjectID: id, Kind: factLapse, ClaimID: claimID, At: at})
 }
 
-// recordClaimFact inserts a claim fact and appends it to the object's claims list, once per
-// fact id: a redelivered event appends nothing, and one whose first delivery stopped between
-// the two writes completes it.
+// recordClaimFact inserts a claim fact and puts it into the object's claims list, once per fact
+// id: a redelivered event adds nothing, and one whose first delivery stopped between the two
+// writes completes it.
 func (s *Store) recordClaimFact(ctx context.Context, f fact) error {
 	if err := s.insert(ctx, Facts, f); err != nil && !errors.Is(err, ErrTaken) {
 		return err
 	}
-	if _, _, err := mongox.AppendOnce(ctx, s.lists, claimsList(f.ObjectID), f.ID, f); err != nil {
+	return s.listClaimFact(ctx, f)
+}
+
+// listClaimFact puts a claim fact into its object's claims list, under when it happened.
+func (s *Store) listClaimFact(ctx context.Context, f fact) error {
+	f.Events = nil
+	if err := s.putEntry(ctx, mongox.Key(f.ObjectID, claimsPart, mongox.Time(f.At), mongox.IDPart(f.ID)), f); err != nil {
 		return fmt.Errorf("list claim fact: %w", err)
 	}
 	return nil
@@ -252,9 +258,10 @@ func (s *Store) latestProfile(ctx context.Context, o *Object) (*fact, error) {
 // newest ones. A claim changes state only when claims-svc checks it and finds it changed.
 const maxClaimFacts = 256
 
-// claimFacts reads the newest claim facts of an object from its claims list.
+// claimFacts reads the newest claim facts of an object from its claims list: one find.
 func (s *Store) claimFacts(ctx context.Context, objectID string) ([]fact, error) {
-	entries, _, err := mongox.Page[fact](ctx, s.lists, claimsList(objectID), 0, maxClaimFacts)
+	entries, err := mongox.Find[entry[fact]](ctx, s.db.Collection(Ranges),
+		mongox.Range{Scope: mongox.Scope(objectID, claimsPart), Desc: true, Limit: maxClaimFacts})
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ type keyIDDoc struct {
 	Digest string `bson:"digest"`
 }
 
-// InsertKey stores a key by digest, after its key id record. A sub-key is then appended to its
+// InsertKey stores a key by digest, after its key id record. A sub-key is then put into its
 // object's keys list; if that fails, the key is removed again and the error returned, so that no
 // stored key is missing from the list (the key was never handed out, and its staged event goes
 // with its document). A key id record whose key was not stored names a digest that is not found.
@@ -66,8 +66,11 @@ func (s *Store) InsertKey(ctx context.Context, k *Key) error {
 	if err := s.insert(ctx, Keys, k); err != nil || k.Owner {
 		return err
 	}
-	return s.listOrUndo(ctx, keysList(k.ObjectID), listedKey(k), Keys, k.Digest)
+	return s.listOrUndo(ctx, keyListKey(k), listedKey(k), Keys, k.Digest)
 }
+
+// keyListKey is the key of a sub-key in its object's keys list.
+func keyListKey(k *Key) string { return mongox.Key(k.ObjectID, keysPart, mongox.IDPart(k.KeyID)) }
 
 // keyEntry is an entry of an object's keys list: what the list shows of a sub-key, which never
 // changes once stored.
@@ -131,35 +134,55 @@ func (s *Store) TouchKey(ctx context.Context, digest string, at time.Time) error
 }
 
 // SubKeys lists a page of the active sub-keys of an object, newest first, with their last use,
-// and the position of the next page (0 on the last). Each entry costs its revocation's and its
-// last use's point reads (a batch's at once); revoked keys are skipped within the page's budget.
-func (s *Store) SubKeys(ctx context.Context, objectID string, p Page) ([]Key, int64, error) {
-	return readPage(ctx, s, keysList(objectID), p, func(ctx context.Context, e mongox.Entry[keyEntry]) (*Key, error) {
-		return s.activeSubKey(ctx, objectID, e.Value)
-	})
+// and the key id to page on from ("" on the last): one find of the list, then, per chunk of it,
+// one find of the chunk's revocations and one of its last uses. Revoked keys are skipped within
+// the page's budget.
+func (s *Store) SubKeys(ctx context.Context, objectID string, p Page) ([]Key, string, error) {
+	return readPage(ctx, s, []string{objectID, keysPart}, p, func(e keyEntry) string { return e.KeyID },
+		func(ctx context.Context, chunk []keyEntry) ([]*Key, error) {
+			return s.activeSubKeys(ctx, objectID, chunk)
+		})
 }
 
-// activeSubKey returns the listed sub-key e with its last use, nil if it was revoked.
-func (s *Store) activeSubKey(ctx context.Context, objectID string, e keyEntry) (*Key, error) {
-	var r Revocation
-	err := s.one(ctx, Revocations, mongox.ByID(e.Digest), &r, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}}))
-	if err == nil {
-		return nil, nil
+// activeSubKeys returns the listed sub-keys with their last use, nil for those revoked.
+func (s *Store) activeSubKeys(ctx context.Context, objectID string, chunk []keyEntry) ([]*Key, error) {
+	digests := make([]string, len(chunk))
+	for i, e := range chunk {
+		digests[i] = e.Digest
 	}
-	if !errors.Is(err, mongox.ErrNotFound) {
+	var revoked []struct {
+		Digest string `bson:"_id"`
+	}
+	if err := s.all(ctx, Revocations, byIDs(digests), &revoked, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}})); err != nil {
 		return nil, err
 	}
-	k := &Key{Digest: e.Digest, KeyID: e.KeyID, ObjectID: objectID, Label: e.Label, Scopes: e.Scopes, Prefix: e.Prefix, CreatedAt: e.CreatedAt}
-	var use struct {
+	var used []struct {
+		Digest     string    `bson:"_id"`
 		LastUsedAt time.Time `bson:"last_used_at"`
 	}
-	switch err := s.one(ctx, KeyUsage, mongox.ByID(k.Digest), &use); {
-	case err == nil:
-		k.LastUsedAt = &use.LastUsedAt
-	case !errors.Is(err, mongox.ErrNotFound):
+	if err := s.all(ctx, KeyUsage, byIDs(digests), &used); err != nil {
 		return nil, err
 	}
-	return k, nil
+	gone := make(map[string]bool, len(revoked))
+	for _, r := range revoked {
+		gone[r.Digest] = true
+	}
+	lastUse := make(map[string]time.Time, len(used))
+	for _, u := range used {
+		lastUse[u.Digest] = u.LastUsedAt
+	}
+	out := make([]*Key, len(chunk))
+	for i, e := range chunk {
+		if gone[e.Digest] {
+			continue
+		}
+		k := &Key{Digest: e.Digest, KeyID: e.KeyID, ObjectID: objectID, Label: e.Label, Scopes: e.Scopes, Prefix: e.Prefix, CreatedAt: e.CreatedAt}
+		if at, ok := lastUse[e.Digest]; ok {
+			k.LastUsedAt = &at
+		}
+		out[i] = k
+	}
+	return out, nil
 }
 
 // RevokeKey revokes an active sub-key of objectID by key id and returns it; mongox.ErrNotFound if

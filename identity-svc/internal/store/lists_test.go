@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -18,7 +20,7 @@ func publicObject(id, title string, at time.Time) *Object {
 		MailboxStatus: StatusUnclaimed, Version: 1, Title: title, CreatedAt: at, UpdatedAt: at}
 }
 
-func directoryIDs(t *testing.T, s *Store, q DirectoryQuery) ([]string, int64) {
+func directoryIDs(t *testing.T, s *Store, q DirectoryQuery) ([]string, string) {
 	t.Helper()
 	objs, next, err := s.Directory(context.Background(), q)
 	if err != nil {
@@ -57,15 +59,15 @@ func TestDirectoryPageReadsABudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A listing whose object insert failed is skipped.
-	if _, err := mongox.Append(ctx, s.lists, directoryList, directoryEntry{ObjectID: "obj_gone"}); err != nil {
+	if err := s.putEntry(ctx, directoryKey("obj_gone"), directoryEntry{ObjectID: "obj_gone"}); err != nil {
 		t.Fatal(err)
 	}
 
 	var seen []string
-	for before, pages := int64(0), 0; ; pages++ {
+	for before, pages := "", 0; ; pages++ {
 		ids, next := directoryIDs(t, s, DirectoryQuery{Before: before, Limit: 5})
 		seen = append(seen, ids...)
-		if next == 0 {
+		if next == "" {
 			break
 		}
 		if pages > 3 {
@@ -80,13 +82,13 @@ func TestDirectoryPageReadsABudget(t *testing.T) {
 	// limit 2 reads at most 8 entries: the needle is the 13th entry from the top.
 	var found []string
 	pages := 0
-	for before := int64(0); ; pages++ {
+	for before := ""; ; pages++ {
 		ids, next := directoryIDs(t, s, DirectoryQuery{Before: before, Limit: 2, Match: "NEEDLE"})
 		found = append(found, ids...)
-		if pages == 0 && (len(ids) != 0 || next == 0) {
-			t.Fatalf("first page of a search past the budget: %v, next %d (want none, and a next)", ids, next)
+		if pages == 0 && (len(ids) != 0 || next == "") {
+			t.Fatalf("first page of a search past the budget: %v, next %q (want none, and a next)", ids, next)
 		}
-		if next == 0 {
+		if next == "" {
 			break
 		}
 		before = next
@@ -94,8 +96,8 @@ func TestDirectoryPageReadsABudget(t *testing.T) {
 	if !slices.Equal(found, []string{"obj_dir00"}) || pages != 1 {
 		t.Fatalf("search found %v in %d pages, want the old public needle in 2", found, pages+1)
 	}
-	if ids, next := directoryIDs(t, s, DirectoryQuery{Limit: 50, Match: "nothing matches"}); len(ids) != 0 || next != 0 {
-		t.Fatalf("a search over less than its budget: %v, next %d", ids, next)
+	if ids, next := directoryIDs(t, s, DirectoryQuery{Limit: 50, Match: "nothing matches"}); len(ids) != 0 || next != "" {
+		t.Fatalf("a search over less than its budget: %v, next %q", ids, next)
 	}
 	if err := s.RecordClaim(ctx, "obj_dir03", SocialHandle{Network: "dns", ClaimID: "clm_dir"}, t0); err != nil {
 		t.Fatal(err)
@@ -141,7 +143,7 @@ func TestSubKeysAndAssociationsArePagedWithoutRemovedOnes(t *testing.T) {
 		}
 	}
 	var keys []string
-	for before := int64(0); ; {
+	for before := ""; ; {
 		page, next, err := s.SubKeys(ctx, "obj_lists", Page{Before: before, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -149,7 +151,7 @@ func TestSubKeysAndAssociationsArePagedWithoutRemovedOnes(t *testing.T) {
 		for _, k := range page {
 			keys = append(keys, k.KeyID)
 		}
-		if next == 0 {
+		if next == "" {
 			break
 		}
 		before = next
@@ -158,7 +160,7 @@ func TestSubKeysAndAssociationsArePagedWithoutRemovedOnes(t *testing.T) {
 		t.Fatalf("sub-keys %v, want %v (of %v)", keys, want, keyIDs)
 	}
 	var ascs []string
-	for before := int64(0); ; {
+	for before := ""; ; {
 		page, next, err := s.Associations(ctx, "obj_lists", Page{Before: before, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +168,7 @@ func TestSubKeysAndAssociationsArePagedWithoutRemovedOnes(t *testing.T) {
 		for _, a := range page {
 			ascs = append(ascs, a.ID)
 		}
-		if next == 0 {
+		if next == "" {
 			break
 		}
 		before = next
@@ -212,11 +214,11 @@ func TestProfileIsFoldedFromItsHeadUpwards(t *testing.T) {
 	}
 }
 
-// TestBackfillListsOnce: what a release before the lists stored (objects, sub-keys, associations,
-// claim and profile facts, written as it wrote them) is listed by the backfill, oldest first so
-// that pages read newest first (an object this release listed before the backfill ran stays
-// below them); a second run lists nothing more.
-func TestBackfillListsOnce(t *testing.T) {
+// TestUpgradeListsAnEarlierStoreOnce: what the releases before the ranges stored (objects,
+// sub-keys, associations, claim and profile facts, written as they wrote them, and their
+// mongox.Log lists) is listed by the upgrade in the ranges, newest first by id, and the old lists
+// are dropped; a second run lists nothing more.
+func TestUpgradeListsAnEarlierStoreOnce(t *testing.T) {
 	t.Parallel()
 	s, outbox := newStore(t)
 	ctx := context.Background()
@@ -249,14 +251,22 @@ func TestBackfillListsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A new object, created by this release before the backfill ran.
+	// The release of the mongox.Log lists: its lists collection.
+	if _, err := s.db.Collection(Lists).InsertOne(ctx, bson.D{{Key: "_id", Value: "directory#1"}, {Key: "seq", Value: 1},
+		{Key: "v", Value: bson.D{{Key: "object_id", Value: "obj_old0"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A new object, created by this release before the upgrade ran.
 	if err := s.InsertObject(ctx, publicObject("obj_new", "New", t0)); err != nil {
 		t.Fatal(err)
 	}
 
-	n, err := s.Backfill(ctx)
-	if err != nil || n != 3+1+1+1+1+2 {
-		t.Fatalf("backfill listed %d, %v", n, err)
+	n, err := s.Upgrade(ctx)
+	if err != nil || n != 4+1+1+1+1+2 {
+		t.Fatalf("upgrade listed %d, %v", n, err)
+	}
+	if names, err := s.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: Lists}}); err != nil || len(names) != 0 {
+		t.Fatalf("the old lists are still there: %v, %v", names, err)
 	}
 	check := func() {
 		t.Helper()
@@ -278,8 +288,8 @@ func TestBackfillListsOnce(t *testing.T) {
 		}
 	}
 	check()
-	if n, err := s.Backfill(ctx); err != nil || n != 0 {
-		t.Fatalf("second backfill listed %d, %v", n, err)
+	if n, err := s.Upgrade(ctx); err != nil || n != 0 {
+		t.Fatalf("second upgrade listed %d, %v", n, err)
 	}
 	check()
 	if _, err := s.RevokeKey(ctx, "obj_old0", "key_old", t0, outbox, event(t, "key.revoked")); err != nil {
@@ -292,10 +302,10 @@ func TestBackfillListsOnce(t *testing.T) {
 		t.Fatalf("revoked key listed: %+v", keys)
 	}
 	// A run cut short before its marker runs again and lists nothing twice.
-	if _, err := s.deleteOne(ctx, Migrations, mongox.ByID(listsBackfill)); err != nil {
+	if _, err := s.deleteOne(ctx, Migrations, mongox.ByID(rangesMigration)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Backfill(ctx); err != nil {
+	if _, err := s.Upgrade(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ids, _ := directoryIDs(t, s, DirectoryQuery{Limit: 50})

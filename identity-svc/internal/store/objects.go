@@ -58,7 +58,7 @@ type SocialHandle struct {
 func (s *Store) InsertObject(ctx context.Context, o *Object) error {
 	o.Listed = true
 	if o.Visibility == visibilityPublic {
-		if _, err := mongox.Append(ctx, s.lists, directoryList, directoryEntry{ObjectID: o.ID}); err != nil {
+		if err := s.putEntry(ctx, directoryKey(o.ID), directoryEntry{ObjectID: o.ID}); err != nil {
 			return fmt.Errorf("list in the directory: %w", err)
 		}
 	}
@@ -120,7 +120,7 @@ func (s *Store) ObjectByHash(ctx context.Context, hash string) (*Object, error) 
 
 // DirectoryQuery selects public objects, newest first.
 type DirectoryQuery struct {
-	Before int64 // a position in the directory (a previous page's next), 0 for the newest
+	Before string // the object id a previous page ended at ("": the newest)
 	Limit  int
 	Match  string // case-insensitive substring of hash or title
 	Status string // mailbox status, or "" for any
@@ -131,20 +131,23 @@ type directoryEntry struct {
 	ObjectID string `bson:"object_id"`
 }
 
-// Directory lists public objects from the directory list, newest first, and the position of the
-// next page (0 on the last). Status and text are facts, not fields of the list, so each listed
-// object is read (from the cache, else folded; a batch's objects at once) and matched: a page
+// directoryKey is the key of a public object in the directory.
+func directoryKey(objectID string) string { return mongox.Key(directoryPart, mongox.IDPart(objectID)) }
+
+// Directory lists public objects from the directory list, newest first, and the object id to page
+// on from ("" on the last). Status and text are facts, not fields of the list, so each listed
+// object is read (from the cache, else folded; a chunk's objects at once) and matched: a page
 // reads at most pageBudget entries per entry asked for, so a search that matches little comes back
-// short, with a next position.
-func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, int64, error) {
+// short, with a cursor.
+func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, string, error) {
 	match := strings.ToLower(q.Match)
 	matches := func(o *Object) bool {
 		return o.Visibility == visibilityPublic && (q.Status == "" || o.MailboxStatus == q.Status) &&
 			(match == "" || strings.Contains(strings.ToLower(o.Hash), match) || strings.Contains(strings.ToLower(o.Title), match))
 	}
-	return readPage(ctx, s, directoryList, Page{Before: q.Before, Limit: q.Limit},
-		func(ctx context.Context, e mongox.Entry[directoryEntry]) (*Object, error) {
-			o, err := s.Object(ctx, e.Value.ObjectID)
+	return readPage(ctx, s, []string{directoryPart}, Page{Before: q.Before, Limit: q.Limit}, func(e directoryEntry) string { return e.ObjectID },
+		judgeEach(func(ctx context.Context, e directoryEntry) (*Object, error) {
+			o, err := s.Object(ctx, e.ObjectID)
 			if errors.Is(err, mongox.ErrNotFound) {
 				return nil, nil // listed, but its creation failed
 			}
@@ -152,5 +155,5 @@ func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, int6
 				return nil, err
 			}
 			return o, nil
-		})
+		}))
 }

@@ -8,8 +8,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Preloaded is an object as creation stores it (its hash record, document and owner key) and,
@@ -25,11 +23,10 @@ const preloadWriters = 8
 
 // Preload stores objects in bulk, for benchmarks that measure reads at a given size: the same
 // documents as InsertObject, ClaimHash, InsertKey and RecordClaim write, with one insert per
-// collection and one append of the public objects to the directory, in order. Nothing else may
-// append to the directory meanwhile.
+// collection (the directory's entries among them).
 func (s *Store) Preload(ctx context.Context, items []Preloaded) error {
 	var hashes, objects, keyIDs, keys []any
-	var listed []directoryEntry
+	var listed []any
 	for _, it := range items {
 		it.Object.Listed = true
 		hashes = append(hashes, bson.D{{Key: "_id", Value: it.Object.Hash}, {Key: "object_id", Value: it.Object.ID}})
@@ -38,16 +35,13 @@ func (s *Store) Preload(ctx context.Context, items []Preloaded) error {
 		keyIDs = append(keyIDs, keyIDDoc{ID: it.OwnerKey.KeyID, Digest: it.OwnerKey.Digest})
 		keys = append(keys, it.OwnerKey)
 		if it.Object.Visibility == visibilityPublic {
-			listed = append(listed, directoryEntry{ObjectID: it.Object.ID})
+			listed = append(listed, entry[directoryEntry]{Key: directoryKey(it.Object.ID), Value: directoryEntry{ObjectID: it.Object.ID}})
 		}
-	}
-	if err := mongox.AppendMany(ctx, s.lists, directoryList, listed); err != nil {
-		return fmt.Errorf("preload directory: %w", err)
 	}
 	for _, c := range []struct {
 		name string
 		docs []any
-	}{{Hashes, hashes}, {Objects, objects}, {KeyIDs, keyIDs}, {Keys, keys}} {
+	}{{Ranges, listed}, {Hashes, hashes}, {Objects, objects}, {KeyIDs, keyIDs}, {Keys, keys}} {
 		if len(c.docs) == 0 {
 			continue
 		}

@@ -29,10 +29,13 @@ const (
 	// verification, never rewrites a key document.
 	Revocations = "revocations"
 	KeyUsage    = "key_usage"
-	// Lists holds the lists read in pages (mongox.Log, lists.go): the directory and each object's
-	// sub-keys, associations and claim facts.
+	// Ranges holds the lists read in pages as _id ranges (lists.go): the directory and each
+	// object's sub-keys, associations and claim facts.
+	Ranges = "object_ranges"
+	// Lists held the mongox.Log lists of an earlier release; Upgrade carries them over and drops
+	// it.
 	Lists = "lists"
-	// Migrations holds one marker per one-off data change that has run (backfill.go).
+	// Migrations holds one marker per one-off data change that has run (upgrade.go).
 	Migrations = "migrations"
 )
 
@@ -48,9 +51,9 @@ var Indexes = []mongox.Index{
 	{Collection: Associations, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
 	{Collection: Facts, Keys: bson.D{{Key: "object_id", Value: 1}}},
 	{Collection: AssociationDeletions, Keys: bson.D{{Key: "object_id", Value: 1}}},
-	// Lists and migrations are read by _id only; the index makes the collections exist from the
+	// Ranges and migrations are read by _id only; the index makes the collections exist from the
 	// start (FerretDB's point-read index is added to the collections it holds).
-	{Collection: Lists, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Ranges, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
 	{Collection: KeyIDs, Keys: bson.D{{Key: "digest", Value: 1}}},
 }
@@ -58,15 +61,14 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	db    *mongo.Database
-	lists mongox.Log
 	cache *versions.Cache[Object] // nil: every read folds
-	// backfilled is set once Backfill has run on the database (backfill.go).
+	// backfilled is set once Upgrade has run on the database (upgrade.go).
 	backfilled atomic.Bool
 }
 
 // New returns a store over db.
 func New(db *mongo.Database) *Store {
-	return &Store{db: db, lists: mongox.NewLog(db.Collection(Lists))}
+	return &Store{db: db}
 }
 
 // insert stores one document, naming the collection in the error; a duplicate _id is ErrTaken.

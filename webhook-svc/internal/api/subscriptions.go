@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/gin-gonic/gin"
 
@@ -63,13 +64,16 @@ func (h *Handler) deleteContextSubscription(c *gin.Context) error {
 }
 
 // contextSubscriptionView is a context subscription to the owner's box as the owner sees it:
-// who holds it and where it delivers, never its secret.
+// which object holds it (by the hash it had then) and the host it delivers to, so that the owner
+// can tell strangers' subscriptions apart and remove them. The rest of the callback URL (paths
+// and queries often carry the watcher's own tokens), the watcher's internal id and the secret
+// are the watcher's alone.
 type contextSubscriptionView struct {
-	ID          string   `json:"id"`
-	WatcherID   string   `json:"watcher_id"`
-	CallbackURL string   `json:"callback_url"`
-	Events      []string `json:"events"`
-	CreatedAt   string   `json:"created_at"`
+	ID           string   `json:"id"`
+	WatcherHash  string   `json:"watcher_hash"`
+	CallbackHost string   `json:"callback_host"`
+	Events       []string `json:"events"`
+	CreatedAt    string   `json:"created_at"`
 }
 
 type contextSubscriptionList struct {
@@ -85,23 +89,34 @@ func (h *Handler) listContextSubscriptions(c *gin.Context) error {
 		return err
 	}
 	scope := "context-subscriptions:" + t.ObjectID
-	limit, after, err := httpx.PageSeq(c, scope)
+	limit, after, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
-	subs, next, err := h.Subscriptions.ListContextSubscriptions(c.Request.Context(), t, int(after), limit)
+	subs, err := h.Subscriptions.ListContextSubscriptions(c.Request.Context(), t, after, limit+1)
 	if err != nil {
 		return err
 	}
 	out := contextSubscriptionList{Subscriptions: []contextSubscriptionView{}}
-	for _, sub := range subs {
-		out.Subscriptions = append(out.Subscriptions, contextSubscriptionView{ID: sub.ID, WatcherID: sub.CreatorID,
-			CallbackURL: sub.CallbackURL, Events: sub.Events, CreatedAt: clock.Format(sub.CreatedAt)})
+	if len(subs) > limit {
+		subs = subs[:limit]
+		next := httpx.KeyCursor(scope, subs[limit-1].ID)
+		out.NextCursor = &next
 	}
-	if next > 0 {
-		cur := httpx.SeqCursor(scope, int64(next))
-		out.NextCursor = &cur
+	for _, sub := range subs {
+		out.Subscriptions = append(out.Subscriptions, contextSubscriptionView{ID: sub.ID, WatcherHash: sub.HolderHash,
+			CallbackHost: callbackHost(sub.CallbackURL), Events: sub.Events, CreatedAt: clock.Format(sub.CreatedAt)})
 	}
 	c.JSON(http.StatusOK, out)
 	return nil
+}
+
+// callbackHost is the host (and port, when the URL names one) of a stored callback URL, which was
+// checked to be an absolute https URL when stored.
+func callbackHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }

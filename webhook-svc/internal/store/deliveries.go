@@ -77,6 +77,22 @@ func (s *Store) Delivery(ctx context.Context, id string) (*Delivery, error) {
 	return &d, nil
 }
 
+// DeliveriesByID reads the deliveries with the given ids that exist, in one find.
+func (s *Store) DeliveriesByID(ctx context.Context, ids []string) (map[string]*Delivery, error) {
+	if len(ids) == 0 {
+		return map[string]*Delivery{}, nil
+	}
+	found, err := mongox.FindAll[Delivery](ctx, s.c(Deliveries), byIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read deliveries: %w", err)
+	}
+	out := make(map[string]*Delivery, len(found))
+	for i := range found {
+		out[found[i].ID] = &found[i]
+	}
+	return out, nil
+}
+
 // ReplaceDelivery rewrites a delivery; only the holder of its attempt claim calls it.
 func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
 	return s.replace(ctx, Deliveries, d.ID, d)

@@ -37,6 +37,23 @@ func (s *Store) Health(ctx context.Context, id string) (*SubscriptionHealth, err
 	return &h, nil
 }
 
+// Healths returns the health of each of the given subscriptions (an empty one for those never
+// delivered to), in one find.
+func (s *Store) Healths(ctx context.Context, ids []string) (map[string]*SubscriptionHealth, error) {
+	found, err := mongox.FindAll[SubscriptionHealth](ctx, s.c(Health), byIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read health: %w", err)
+	}
+	out := make(map[string]*SubscriptionHealth, len(ids))
+	for _, id := range ids {
+		out[id] = &SubscriptionHealth{ID: id}
+	}
+	for i := range found {
+		out[found[i].ID] = &found[i]
+	}
+	return out, nil
+}
+
 // PutHealth writes a subscription's health.
 func (s *Store) PutHealth(ctx context.Context, h *SubscriptionHealth) error {
 	return s.replace(ctx, Health, h.ID, h)

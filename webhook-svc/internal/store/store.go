@@ -27,7 +27,11 @@ const (
 	Claims        = "claims"
 	Due           = "due"
 	Migrations    = "migrations"
-	Slots         = "slots"
+	// Slots are the places of the quotas (slots.go).
+	Slots = "slots"
+	// Lists holds each object's subscriptions under <object>|<kind>|<subscription id>
+	// (lists.go): the owner's webhooks, the context subscriptions to its box.
+	Lists = "subscription_lists"
 	// Logs holds the delivery logs (mongox.Log): each subscription's attempts and outcomes.
 	Logs = "logs"
 	// Objects is the projection of objects' visibility (objects.go).
@@ -44,6 +48,7 @@ var Indexes = []mongox.Index{
 	{Collection: Due, Keys: bson.D{{Key: "due_at", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
 	{Collection: Slots, Keys: bson.D{{Key: "subscription_id", Value: 1}}},
+	{Collection: Lists, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Logs, Keys: bson.D{{Key: "at", Value: 1}}},
 	{Collection: Objects, Keys: bson.D{{Key: "visibility", Value: 1}}},
 }

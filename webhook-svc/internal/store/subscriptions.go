@@ -50,12 +50,12 @@ type Secret struct {
 	ExpiresAt *time.Time `bson:"expires_at,omitempty"`
 }
 
-// InsertSubscription stores a new subscription.
+// InsertSubscription stores a new subscription and puts it on its object's list.
 func (s *Store) InsertSubscription(ctx context.Context, sub *Subscription) error {
 	if _, err := s.c(Subscriptions).InsertOne(ctx, sub); err != nil {
 		return fmt.Errorf("store subscription: %w", err)
 	}
-	return nil
+	return s.ListSubscription(ctx, sub)
 }
 
 // Subscription returns one subscription, or mongox.ErrNotFound.
@@ -72,17 +72,21 @@ func (s *Store) ReplaceSubscription(ctx context.Context, sub *Subscription) erro
 	return s.replace(ctx, Subscriptions, sub.ID, sub)
 }
 
-// DeleteSubscription deletes a subscription; its pending deliveries fail when they come due.
-func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
-	if _, err := s.c(Subscriptions).DeleteOne(ctx, mongox.ByID(id)); err != nil {
+// DeleteSubscription deletes a subscription and takes it off its object's list; its pending
+// deliveries fail when they come due.
+func (s *Store) DeleteSubscription(ctx context.Context, sub *Subscription) error {
+	if _, err := s.c(Subscriptions).DeleteOne(ctx, mongox.ByID(sub.ID)); err != nil {
 		return fmt.Errorf("delete subscription: %w", err)
+	}
+	if _, err := s.c(Lists).DeleteOne(ctx, mongox.ByID(listKey(sub))); err != nil {
+		return fmt.Errorf("take subscription off its list: %w", err)
 	}
 	return nil
 }
 
 // EachSubscription hands fn every stored subscription, read with a cursor in batches (memory
 // bounded by a batch, whatever the collection holds). It is for one-off migrations only: every
-// request finds subscriptions by point reads.
+// request finds subscriptions by _id or through their lists.
 func (s *Store) EachSubscription(ctx context.Context, fn func(*Subscription) error) error {
 	cur, err := s.c(Subscriptions).Find(ctx, bson.D{}, options.Find().SetBatchSize(500))
 	if err != nil {

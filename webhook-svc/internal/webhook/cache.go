@@ -2,12 +2,8 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/versions"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
@@ -52,33 +48,25 @@ func (c *SubscriptionCache) SubscriptionsTo(ctx context.Context, objectID string
 	return c.lists.Get(ctx, objectID, func(ctx context.Context) ([]Subscriber, error) { return c.read(ctx, objectID) })
 }
 
-// read finds an object's subscriptions through the places they hold in its quotas (the owner's
-// webhooks and the context subscriptions to the box), by point reads: the cost follows the
-// quotas, never the subscriptions stored for other objects.
+// read finds an object's subscriptions (the owner's webhooks and the context subscriptions to
+// the box) on its list, and their health: three finds, whatever the store holds for other
+// objects. The quotas bound the list.
 func (c *SubscriptionCache) read(ctx context.Context, objectID string) ([]Subscriber, error) {
-	var subs []store.Subscription
-	for _, scope := range []string{webhookScope(objectID), boxScope(objectID)} {
-		held, err := holders(ctx, c.Repository, scope, nil, 0)
-		if err != nil {
-			return nil, err
-		}
-		subs = append(subs, subscriptionsOf(held)...)
+	subs, err := c.Repository.SubscriptionsOf(ctx, objectID, 0)
+	if err != nil || len(subs) == 0 {
+		return nil, err
+	}
+	ids := make([]string, len(subs))
+	for i, sub := range subs {
+		ids[i] = sub.ID
+	}
+	health, err := c.Repository.Healths(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Subscriber, len(subs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(subscriptionReaders)
 	for i, sub := range subs {
-		g.Go(func() error {
-			h, err := c.Repository.Health(gctx, sub.ID)
-			if err != nil {
-				return err
-			}
-			out[i] = Subscriber{Sub: sub, Health: *h}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+		out[i] = Subscriber{Sub: sub, Health: *health[sub.ID]}
 	}
 	return out, nil
 }
@@ -104,14 +92,7 @@ func (c *SubscriptionCache) ReplaceSubscription(ctx context.Context, sub *store.
 }
 
 // DeleteSubscription deletes a subscription and retires the cached list of its object.
-func (c *SubscriptionCache) DeleteSubscription(ctx context.Context, id string) error {
-	sub, err := c.Repository.Subscription(ctx, id)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-		return nil
-	case err != nil:
-		return err
-	}
+func (c *SubscriptionCache) DeleteSubscription(ctx context.Context, sub *store.Subscription) error {
 	defer c.lists.Changed(ctx, sub.ObjectID)
-	return c.Repository.DeleteSubscription(ctx, id)
+	return c.Repository.DeleteSubscription(ctx, sub)
 }

@@ -22,9 +22,9 @@ type countingStore struct {
 	queries atomic.Int64
 }
 
-func (c *countingStore) Places(ctx context.Context, scope string) ([]store.Slot, error) {
+func (c *countingStore) SubscriptionsOf(ctx context.Context, objectID string, limit int) ([]store.Subscription, error) {
 	c.queries.Add(1)
-	return c.Store.Places(ctx, scope)
+	return c.Store.SubscriptionsOf(ctx, objectID, limit)
 }
 
 // TestSubscriptionCacheFollowsWritesOfEveryReplica runs two replicas' caches over one store and
@@ -92,13 +92,13 @@ func TestSubscriptionCacheFollowsWritesOfEveryReplica(t *testing.T) {
 	if subs, _ := a.SubscriptionsTo(ctx, "obj_1"); len(subs) != 1 || subs[0].Health.DisabledAt == nil {
 		t.Fatalf("after another replica's health write: %+v", subs)
 	}
-	if err := b.DeleteSubscription(ctx, id); err != nil {
+	if err := b.DeleteSubscription(ctx, &changed); err != nil {
 		t.Fatal(err)
 	}
 	if got := list(a); len(got) != 0 {
 		t.Fatalf("after another replica's delete: %v", got)
 	}
-	if err := b.DeleteSubscription(ctx, "whk_unknown"); err != nil {
+	if err := b.DeleteSubscription(ctx, &store.Subscription{ID: "whk_unknown", ObjectID: "obj_1", Kind: store.KindWebhook}); err != nil {
 		t.Errorf("deleting an unknown subscription: %v", err)
 	}
 }

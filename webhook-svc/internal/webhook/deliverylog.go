@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,9 +165,18 @@ func (s *Subscriptions) Recover(ctx context.Context, t *contract.Target, id stri
 	return out, nil
 }
 
-// recoverChunk stores the new deliveries of a page of failures, due at once, in two commands.
+// recoverChunk stores the new deliveries of a page of failures, due at once: one find of the
+// deliveries failed, then two commands.
 func (s *Subscriptions) recoverChunk(ctx context.Context, id string, since time.Time, entries []mongox.Entry[store.AttemptEntry], seen map[string]bool) (int, error) {
 	now := clock.Now()
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.Value.DeliveryID
+	}
+	found, err := s.Store.DeliveriesByID(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
 	var due []store.DueEntry
 	var ds []*store.Delivery
 	for _, e := range entries {
@@ -177,12 +185,9 @@ func (s *Subscriptions) recoverChunk(ctx context.Context, id string, since time.
 			continue
 		}
 		seen[rid] = true
-		d, err := s.Store.Delivery(ctx, e.Value.DeliveryID)
-		switch {
-		case errors.Is(err, mongox.ErrNotFound):
+		d := found[e.Value.DeliveryID]
+		if d == nil {
 			continue // swept after the retention: its body is gone
-		case err != nil:
-			return 0, err
 		}
 		due = append(due, store.DueEntry{ID: rid, DueAt: now})
 		ds = append(ds, &store.Delivery{ID: rid, SubscriptionID: id, EventID: d.EventID, Event: d.Event, Body: d.Body,
@@ -209,7 +214,7 @@ func (s *Subscriptions) recoverChunk(ctx context.Context, id string, since time.
 }
 
 // recentDeliveries returns the latest deliveries attempted for a webhook, newest first: those
-// of the newest attempts in its log (a page of the log and a point read per delivery, whatever
+// of the newest attempts in its log (a page of the log and one find of its deliveries, whatever
 // the store holds). A delivery not attempted yet shows once its first attempt is made.
 func (s *Subscriptions) recentDeliveries(ctx context.Context, id string) ([]store.Delivery, error) {
 	// A delivery may have several attempts among the newest: read a few per delivery shown.
@@ -218,23 +223,22 @@ func (s *Subscriptions) recentDeliveries(ctx context.Context, id string) ([]stor
 		return nil, err
 	}
 	seen := map[string]bool{}
-	out := []store.Delivery{}
+	var ids []string
 	for _, e := range entries {
-		if len(out) == RecentDeliveries {
-			break
+		if !seen[e.Value.DeliveryID] {
+			seen[e.Value.DeliveryID] = true
+			ids = append(ids, e.Value.DeliveryID)
 		}
-		if seen[e.Value.DeliveryID] {
-			continue
+	}
+	found, err := s.Store.DeliveriesByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []store.Delivery{}
+	for _, did := range ids {
+		if d := found[did]; d != nil && len(out) < RecentDeliveries { // nil: swept
+			out = append(out, *d)
 		}
-		seen[e.Value.DeliveryID] = true
-		d, err := s.Store.Delivery(ctx, e.Value.DeliveryID)
-		switch {
-		case errors.Is(err, mongox.ErrNotFound):
-			continue // swept
-		case err != nil:
-			return nil, err
-		}
-		out = append(out, *d)
 	}
 	slices.SortStableFunc(out, func(a, b store.Delivery) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {

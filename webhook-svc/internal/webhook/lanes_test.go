@@ -34,7 +34,7 @@ func TestLaneDropsQueuedAttemptsOfAGoneSubscription(t *testing.T) {
 			}
 			<-e.arrived
 			if tc.name == "deleted" {
-				if err := e.subs.DeleteSubscription(ctx, e.sub.ID); err != nil {
+				if err := e.subs.DeleteSubscription(ctx, e.sub); err != nil {
 					t.Fatal(err)
 				}
 			} else {

@@ -7,46 +7,62 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
 
-// TestAssignPlacesOnce: subscriptions stored by a release without quota places (two webhooks,
-// and seven context subscriptions to a box whose quota is five, as counting then inserting could
-// leave) are all listed and all reached by the fan-out after the migration; the box stays full
-// for new creates, the owner's webhooks still have room, and a second run does nothing.
-func TestAssignPlacesOnce(t *testing.T) {
+// TestUpgradeListsAnEarlierStoreOnce writes subscriptions as earlier releases left them, found
+// only through quota places or through nothing at all: two webhooks with places (and the reach
+// record of their scope), and seven context subscriptions of one watcher to a box whose quota is
+// five, without places (as counting then inserting could leave). After the upgrade all are
+// listed and reached by the fan-out; the box and the watcher's quota on it stay full for new
+// creates, the owner's webhooks still have room, and a second run does nothing.
+func TestUpgradeListsAnEarlierStoreOnce(t *testing.T) {
 	t.Parallel()
-	s := newSubscriptions(t, Quotas{WebhooksPerObject: 3, ContextPerBox: 5, ContextPerWatcher: 10})
 	ctx := context.Background()
+	db := testkit.Database(t, testkit.Backends(t), "webhook")
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	s := &Subscriptions{Store: store.New(db), URLs: anyURL{}, Quotas: Quotas{WebhooksPerObject: 3, ContextPerBox: 5, ContextPerWatcher: 10}}
 	box := &contract.Target{ObjectID: "obj_box", Hash: "svc_box"}
-	legacy := func(id, kind, creator string) {
+	earlier := func(id, kind, creator string, slots ...string) {
 		now := time.Now()
 		sub := &store.Subscription{ID: id, Kind: kind, ObjectID: box.ObjectID, CreatorID: creator, CallbackURL: "https://example.com/" + id,
-			Events: []string{"context_updated"}, Secrets: []store.Secret{{Value: "whsec_x", CreatedAt: now}}, CreatedAt: now, UpdatedAt: now}
-		if err := s.Store.InsertSubscription(ctx, sub); err != nil {
+			Events: []string{"context_updated"}, Secrets: []store.Secret{{Value: "whsec_x", CreatedAt: now}}, CreatedAt: now, UpdatedAt: now, Slots: slots}
+		if _, err := db.Collection(store.Subscriptions).InsertOne(ctx, sub); err != nil {
 			t.Fatal(err)
 		}
+		for _, sl := range slots {
+			if _, err := db.Collection(store.Slots).InsertOne(ctx, store.Slot{ID: sl, SubscriptionID: id, At: now}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	legacy("whk_01", store.KindWebhook, box.ObjectID)
-	legacy("whk_02", store.KindWebhook, box.ObjectID)
+	earlier("whk_01", store.KindWebhook, box.ObjectID, "webhooks:obj_box#1")
+	earlier("whk_02", store.KindWebhook, box.ObjectID, "webhooks:obj_box#3")
+	if _, err := db.Collection(store.Slots).InsertOne(ctx, map[string]any{"_id": "webhooks:obj_box#places", "places": 3}); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 7 {
-		legacy(fmt.Sprintf("csub_%02d", i), store.KindContext, "obj_w")
+		earlier(fmt.Sprintf("csub_%02d", i), store.KindContext, "obj_w")
 	}
 	if hooks, _ := s.ListWebhooks(ctx, box, "", 50); len(hooks) != 0 {
-		t.Fatalf("before the migration %d webhooks are listed; the test must start from unplaced ones", len(hooks))
+		t.Fatalf("before the upgrade %d webhooks are listed; the test must start from unlisted ones", len(hooks))
 	}
 
-	n, err := s.AssignPlaces(ctx)
+	n, err := s.Upgrade(ctx)
 	if err != nil || n != 9 {
-		t.Fatalf("AssignPlaces = %d, %v; want 9 placed", n, err)
+		t.Fatalf("Upgrade = %d, %v; want 9 listed", n, err)
 	}
 	hooks, err := s.ListWebhooks(ctx, box, "", 50)
 	if err != nil || len(hooks) != 2 || hooks[0].ID != "whk_01" || hooks[1].ID != "whk_02" {
-		t.Fatalf("webhooks after the migration: %v, %v; want whk_01, whk_02", ids(hooks), err)
+		t.Fatalf("webhooks after the upgrade: %v, %v; want whk_01, whk_02", ids(hooks), err)
 	}
-	subs, _, err := s.ListContextSubscriptions(ctx, box, 0, 50)
+	subs, err := s.ListContextSubscriptions(ctx, box, "", 50)
 	if err != nil || len(subs) != 7 {
-		t.Fatalf("context subscriptions after the migration: %v, %v; want all 7", ids(subs), err)
+		t.Fatalf("context subscriptions after the upgrade: %v, %v; want all 7", ids(subs), err)
 	}
 	cache := &SubscriptionCache{Repository: s.Store.(*store.Store)}
 	reached, err := cache.read(ctx, box.ObjectID)
@@ -59,8 +75,11 @@ func TestAssignPlacesOnce(t *testing.T) {
 	if _, err := s.CreateWebhook(ctx, box, Draft{CallbackURL: "https://example.com/h"}); err != nil {
 		t.Fatalf("the owner's third webhook of 3: %v", err)
 	}
-	if n, err := s.AssignPlaces(ctx); err != nil || n != 0 {
-		t.Fatalf("second AssignPlaces = %d, %v; want nothing", n, err)
+	if _, err := s.CreateWebhook(ctx, box, Draft{CallbackURL: "https://example.com/h4"}); !quotaExceeded(err) {
+		t.Fatalf("a fourth webhook of 3: %v, want 409", err)
+	}
+	if n, err := s.Upgrade(ctx); err != nil || n != 0 {
+		t.Fatalf("second Upgrade = %d, %v; want nothing", n, err)
 	}
 }
 

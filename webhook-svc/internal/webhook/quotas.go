@@ -2,17 +2,13 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
 
@@ -21,7 +17,8 @@ const CodeQuotaExceeded = "QUOTA_EXCEEDED"
 
 // Quotas bound what one caller can create. Each is a scope of slots (store.Slot), so that
 // concurrent creates never pass it. An owner's webhooks and the context subscriptions others
-// hold on its box are counted apart: strangers never use up the owner's places.
+// hold on its box are counted apart: strangers never use up the owner's places. Slots only
+// count: subscriptions are found through their lists (store.ListedSubscriptions).
 type Quotas struct {
 	// WebhooksPerObject bounds an owner's webhooks on its own object.
 	WebhooksPerObject int
@@ -29,10 +26,13 @@ type Quotas struct {
 	ContextPerBox int
 	// ContextPerWatcher bounds the context subscriptions one object holds, over every box.
 	ContextPerWatcher int
+	// ContextPerWatcherPerBox bounds the context subscriptions one object holds to one box, so
+	// that no watcher can take all of a box's places.
+	ContextPerWatcherPerBox int
 }
 
 // DefaultQuotas are the quotas of a Subscriptions built without them.
-var DefaultQuotas = Quotas{WebhooksPerObject: 25, ContextPerBox: 100, ContextPerWatcher: 100}
+var DefaultQuotas = Quotas{WebhooksPerObject: 25, ContextPerBox: 100, ContextPerWatcher: 100, ContextPerWatcherPerBox: 10}
 
 // quota is one scope a new subscription takes a place in.
 type quota struct {
@@ -48,6 +48,8 @@ func (s *Subscriptions) quotas(sub *store.Subscription) []quota {
 			"an object has at most %d webhooks"}}
 	}
 	return []quota{
+		{"watcher:" + sub.CreatorID + ":box:" + sub.ObjectID, bound(q.ContextPerWatcherPerBox, DefaultQuotas.ContextPerWatcherPerBox),
+			"an object may hold at most %d context subscriptions to one box"},
 		{boxScope(sub.ObjectID), bound(q.ContextPerBox, DefaultQuotas.ContextPerBox),
 			"a box has at most %d context subscriptions (its owner can list and remove them)"},
 		{"watcher:" + sub.CreatorID, bound(q.ContextPerWatcher, DefaultQuotas.ContextPerWatcher),
@@ -64,12 +66,7 @@ func boxScope(objectID string) string     { return "box:" + objectID }
 func (s *Subscriptions) takeSlots(ctx context.Context, sub *store.Subscription) ([]string, error) {
 	var taken []string
 	for _, q := range s.quotas(sub) {
-		// The scope's reach first, so that no reader ever misses a place taken within it.
-		if err := s.Store.OpenPlaces(ctx, q.scope, q.limit); err != nil {
-			s.releaseSlots(ctx, taken)
-			return nil, err
-		}
-		id, err := s.Store.TakeSlot(ctx, q.scope, q.limit, rand.IntN(q.limit), sub.ID, sub.CreatedAt)
+		id, err := s.takeSlot(ctx, q, sub)
 		if err == nil && id == "" {
 			err = apierr.Conflict(CodeQuotaExceeded, fmt.Sprintf(q.message, q.limit))
 		}
@@ -82,121 +79,58 @@ func (s *Subscriptions) takeSlots(ctx context.Context, sub *store.Subscription) 
 	return taken, nil
 }
 
+// takeSlot takes a free place of q for sub, "" when every place is held. A full scope is looked
+// at once more after freeing its stray places (see freeStrays).
+func (s *Subscriptions) takeSlot(ctx context.Context, q quota, sub *store.Subscription) (string, error) {
+	id, err := s.Store.TakeSlot(ctx, q.scope, q.limit, rand.IntN(q.limit), sub.ID, sub.CreatedAt)
+	if err != nil || id != "" {
+		return id, err
+	}
+	freed, err := s.freeStrays(ctx, q)
+	if err != nil || freed == 0 {
+		return "", err
+	}
+	return s.Store.TakeSlot(ctx, q.scope, q.limit, rand.IntN(q.limit), sub.ID, sub.CreatedAt)
+}
+
 // releaseSlots frees places after a create that did not complete; one left taken by a failure
-// here is freed by the owner's next listing of the scope.
+// here is freed by the next create that finds the scope full.
 func (s *Subscriptions) releaseSlots(ctx context.Context, ids []string) {
 	_ = s.Store.ReleaseSlots(context.WithoutCancel(ctx), ids...)
 }
 
-// strayAfter is how old a place without its subscription must be before a listing frees it: a
-// create inserts the place just before the subscription.
+// strayAfter is how old a place without its subscription must be before it is freed: a create
+// inserts the place just before the subscription.
 const strayAfter = time.Minute
 
-// ListContextSubscriptions lists the context subscriptions to the owner's box, whoever holds
-// them, in the order of their places: up to limit from place after+1, and the place to continue
-// after (0 when none is left). It costs one point read per place of the box's quota and one per
-// subscription listed, whatever the store holds.
-func (s *Subscriptions) ListContextSubscriptions(ctx context.Context, t *contract.Target, after, limit int) ([]store.Subscription, int, error) {
-	held, err := holders(ctx, s.Store, boxScope(t.ObjectID), func(sl store.Slot) bool { return sl.Place() > after }, limit+1)
-	if err != nil {
-		return nil, 0, err
+// freeStrays frees the places of a full scope whose subscription is gone long enough (a stop
+// between a create's or delete's two writes), and reports how many: one find of the places and
+// one of their subscriptions.
+func (s *Subscriptions) freeStrays(ctx context.Context, q quota) (int, error) {
+	places, err := s.Store.SlotsOf(ctx, q.scope, q.limit)
+	if err != nil || len(places) == 0 {
+		return 0, err
 	}
-	if len(held) <= limit {
-		return subscriptionsOf(held), 0, nil
-	}
-	return subscriptionsOf(held[:limit]), held[limit-1].place, nil
-}
-
-// PlaceStore reads the places of a scope and the subscriptions holding them.
-type PlaceStore interface {
-	Places(ctx context.Context, scope string) ([]store.Slot, error)
-	Subscription(ctx context.Context, id string) (*store.Subscription, error)
-	ReleaseSlots(ctx context.Context, ids ...string) error
-}
-
-// holder is a subscription and the place it holds.
-type holder struct {
-	sub   store.Subscription
-	place int
-}
-
-// holders reads the subscriptions holding the places of scope that keep accepts (nil: every
-// place), in place order, at most max of them (0: all). Each subscription is listed once (a
-// migration cut short may have given one two places). A place whose subscription is gone long
-// enough (a stop between a create's or delete's two writes) is freed. It costs a point read per place of the scope and
-// one per subscription read, whatever the store holds.
-func holders(ctx context.Context, st PlaceStore, scope string, keep func(store.Slot) bool, max int) ([]holder, error) {
-	places, err := st.Places(ctx, scope)
-	if err != nil {
-		return nil, err
-	}
-	return readPlaces(ctx, st, places, keep, max)
-}
-
-// readPlaces is holders over places already read, in their order.
-func readPlaces(ctx context.Context, st PlaceStore, places []store.Slot, keep func(store.Slot) bool, max int) ([]holder, error) {
-	var wanted []store.Slot
-	seen := map[string]bool{}
-	for _, sl := range places {
-		if (keep == nil || keep(sl)) && !seen[sl.SubscriptionID] {
-			seen[sl.SubscriptionID] = true
-			wanted = append(wanted, sl)
-		}
-	}
-	out := []holder{}
-	for len(wanted) > 0 && (max == 0 || len(out) < max) {
-		n := len(wanted)
-		if max > 0 {
-			n = min(n, max-len(out)) // most places hold their subscription: read about what is missing
-		}
-		subs, err := readHolders(ctx, st, wanted[:n])
-		if err != nil {
-			return nil, err
-		}
-		for i, sub := range subs {
-			if sub != nil {
-				out = append(out, holder{sub: *sub, place: wanted[i].Place()})
-			}
-		}
-		wanted = wanted[n:]
-	}
-	return out, nil
-}
-
-// readHolders reads the subscriptions holding places, a few at once; nil for one that is gone.
-func readHolders(ctx context.Context, st PlaceStore, places []store.Slot) ([]*store.Subscription, error) {
-	found := make([]*store.Subscription, len(places))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(subscriptionReaders)
+	ids := make([]string, len(places))
 	for i, sl := range places {
-		g.Go(func() error {
-			sub, err := st.Subscription(gctx, sl.SubscriptionID)
-			switch {
-			case errors.Is(err, mongox.ErrNotFound):
-				if clock.Now().Sub(sl.At) > strayAfter {
-					return st.ReleaseSlots(gctx, sl.ID)
-				}
-				return nil
-			case err != nil:
-				return err
-			}
-			found[i] = sub
-			return nil
-		})
+		ids[i] = sl.SubscriptionID
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	subs, err := s.Store.SubscriptionsByID(ctx, ids)
+	if err != nil {
+		return 0, err
 	}
-	return found, nil
+	var stray []string
+	for _, sl := range places {
+		if subs[sl.SubscriptionID] == nil && clock.Now().Sub(sl.At) > strayAfter {
+			stray = append(stray, sl.ID)
+		}
+	}
+	return len(stray), s.Store.ReleaseSlots(ctx, stray...)
 }
 
-// subscriptionReaders bounds the subscription point reads of one listing sent at once.
-const subscriptionReaders = 8
-
-func subscriptionsOf(hs []holder) []store.Subscription {
-	out := make([]store.Subscription, len(hs))
-	for i, h := range hs {
-		out[i] = h.sub
-	}
-	return out
+// ListContextSubscriptions lists the context subscriptions to the owner's box, whoever holds
+// them, oldest first: up to limit after the subscription after. A page is one find of the box's
+// list and one of the subscriptions on it.
+func (s *Subscriptions) ListContextSubscriptions(ctx context.Context, t *contract.Target, after string, limit int) ([]store.Subscription, error) {
+	return s.Store.ListedSubscriptions(ctx, t.ObjectID, store.KindContext, after, limit)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestConcurrentCreatesNeverPassAQuota(t *testing.T) {
 		if kind == store.KindWebhook {
 			all, err = s.ListWebhooks(ctx, box, "", 100)
 		} else {
-			all, _, err = s.ListContextSubscriptions(ctx, box, 0, 100)
+			all, err = s.ListContextSubscriptions(ctx, box, "", 100)
 		}
 		if err != nil || len(all) != 10 {
 			t.Fatalf("%s: %d stored (%v), want 10", kind, len(all), err)
@@ -145,9 +146,9 @@ func TestStrangersNeverUseUpTheOwnersPlaces(t *testing.T) {
 	}
 
 	var listed []store.Subscription
-	after := 0
+	after := ""
 	for {
-		page, next, err := s.ListContextSubscriptions(ctx, box, after, 2)
+		page, err := s.ListContextSubscriptions(ctx, box, after, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,10 +156,10 @@ func TestStrangersNeverUseUpTheOwnersPlaces(t *testing.T) {
 			t.Fatalf("a page of limit 2 held %d", len(page))
 		}
 		listed = append(listed, page...)
-		if next == 0 {
+		if len(page) < 2 {
 			break
 		}
-		after = next
+		after = page[1].ID
 	}
 	if len(listed) != 5 {
 		t.Fatalf("the owner listed %d subscriptions to its box, want the 5 strangers'", len(listed))
@@ -183,7 +184,35 @@ func TestStrangersNeverUseUpTheOwnersPlaces(t *testing.T) {
 	if _, err := s.CreateContextSubscription(ctx, watcher, &contract.Target{ObjectID: "obj_b9"}, d); !quotaExceeded(err) {
 		t.Fatalf("a fourth subscription of a watcher with a quota of 3: %v, want 409 QUOTA_EXCEEDED", err)
 	}
-	if page, _, err := s.ListContextSubscriptions(ctx, &contract.Target{ObjectID: "obj_b9"}, 0, 10); err != nil || len(page) != 0 {
+	if page, err := s.ListContextSubscriptions(ctx, &contract.Target{ObjectID: "obj_b9"}, "", 10); err != nil || len(page) != 0 {
 		t.Fatalf("the refused subscription left %d on its box (%v)", len(page), err)
+	}
+}
+
+// TestOneWatcherCannotTakeABox: one watcher's context subscriptions to one box stop at their own
+// quota, well before the box's, so other watchers still find room; the watcher may still
+// subscribe to other boxes.
+func TestOneWatcherCannotTakeABox(t *testing.T) {
+	t.Parallel()
+	s := newSubscriptions(t, Quotas{WebhooksPerObject: 2, ContextPerBox: 100, ContextPerWatcher: 100, ContextPerWatcherPerBox: 10})
+	ctx := context.Background()
+	box := &contract.Target{ObjectID: "obj_box", Hash: "svc_box"}
+	greedy := &contract.Principal{ObjectID: "obj_greedy", Hash: "svc_greedy"}
+	d := Draft{CallbackURL: "https://example.com/hook"}
+	for i := range 10 {
+		if _, err := s.CreateContextSubscription(ctx, greedy, box, d); err != nil {
+			t.Fatalf("subscription %d of 10: %v", i+1, err)
+		}
+	}
+	_, err := s.CreateContextSubscription(ctx, greedy, box, d)
+	var he *apierr.Error
+	if !errors.As(err, &he) || he.Status != 409 || he.Code != CodeQuotaExceeded || !strings.Contains(he.Message, "10 context subscriptions to one box") {
+		t.Fatalf("an 11th subscription of one watcher to one box: %v, want 409 QUOTA_EXCEEDED naming the quota", err)
+	}
+	if _, err := s.CreateContextSubscription(ctx, &contract.Principal{ObjectID: "obj_other"}, box, d); err != nil {
+		t.Fatalf("another watcher of the box: %v", err)
+	}
+	if _, err := s.CreateContextSubscription(ctx, greedy, &contract.Target{ObjectID: "obj_box2"}, d); err != nil {
+		t.Fatalf("the watcher on another box: %v", err)
 	}
 }

@@ -29,7 +29,6 @@ type SendStore interface {
 	DueEntries(ctx context.Context, now time.Time, limit int) ([]store.DueEntry, error)
 	MoveDue(ctx context.Context, id string, at time.Time) error
 	DeleteDue(ctx context.Context, ids ...string) error
-	ScheduleStoredDeliveries(ctx context.Context, now time.Time, window time.Duration) (n int, more bool, err error)
 	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
 	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
 }
@@ -386,8 +385,7 @@ const (
 )
 
 // Run attempts due deliveries until ctx ends: retries, replays, and first attempts left behind by
-// a replica that stopped. It schedules the deliveries stored by releases without the schedule
-// (migrate), and flushes the deletes of final deliveries' entries.
+// a replica that stopped; it flushes the deletes of final deliveries' entries.
 func (s *Sender) Run(ctx context.Context) error {
 	defer func() {
 		s.busy.Wait() // first attempts queued by the consumer stop with the service too
@@ -397,7 +395,6 @@ func (s *Sender) Run(ctx context.Context) error {
 	}()
 	t := time.NewTicker(s.PollInterval)
 	defer t.Stop()
-	migrating, migrateAt := true, time.Now() // at the first poll
 	for {
 		select {
 		case <-ctx.Done():
@@ -405,37 +402,10 @@ func (s *Sender) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 		s.flush(ctx)
-		if migrating && !time.Now().Before(migrateAt) {
-			migrateAt, migrating = s.migrate(ctx)
-		}
 		if err := s.poll(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Warn("polling due deliveries failed", "error", err)
 		}
 	}
-}
-
-// Upgrading from a release without the schedule: the first start scans every pending delivery,
-// and for upgradeWindow after it each replica looks every catchUpEvery for pending deliveries that
-// older replicas, still running beside the new ones during a rolling upgrade, stored since.
-const (
-	upgradeWindow = time.Hour
-	catchUpEvery  = 5 * time.Minute
-)
-
-// migrate schedules the deliveries stored without an entry and returns when to look again (at
-// the next poll after a failure), or false once the upgrade window has passed.
-func (s *Sender) migrate(ctx context.Context) (time.Time, bool) {
-	n, more, err := s.Store.ScheduleStoredDeliveries(ctx, clock.Now(), upgradeWindow)
-	switch {
-	case err != nil:
-		if ctx.Err() == nil {
-			s.Log.Warn("scheduling stored deliveries failed", "error", err)
-		}
-		return time.Now(), true
-	case n > 0:
-		s.Log.Info("scheduled deliveries stored without an entry", "deliveries", n)
-	}
-	return time.Now().Add(catchUpEvery), more
 }
 
 // poll looks at up to 100 due entries, Workers at once, and waits for them, so that a replica

@@ -254,14 +254,17 @@ func TestFanoutSchedulesEachDeliveryUntilItIsFinal(t *testing.T) {
 }
 
 // TestRunDeliversDeliveriesStoredBeforeTheSchedule starts the sender over a pending delivery that
-// has no entry, as the service stored them before: it is scheduled at start-up and delivered, and
-// the stop flushes its entry away.
+// has no entry, as the service stored them before: the start-up step schedules it, the sender
+// delivers it, and the stop flushes its entry away.
 func TestRunDeliversDeliveriesStoredBeforeTheSchedule(t *testing.T) {
 	t.Parallel()
 	e := newSenderEnv(t)
 	now := clock.Now()
 	due := now.Add(-time.Minute)
 	e.insert(t, &store.Delivery{ID: "evt_old.whk_1", Status: store.StatusPending, NextAttemptAt: &due, CreatedAt: due})
+	if n, _, err := e.st.ScheduleStoredDeliveries(context.Background(), now, time.Hour); err != nil || n != 1 {
+		t.Fatalf("scheduling the stored deliveries: %d, %v; want 1", n, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.sender.Run(ctx) }()

@@ -33,19 +33,24 @@ type SubscriptionStore interface {
 	InsertSubscription(ctx context.Context, sub *store.Subscription) error
 	Subscription(ctx context.Context, id string) (*store.Subscription, error)
 	ReplaceSubscription(ctx context.Context, sub *store.Subscription) error
-	DeleteSubscription(ctx context.Context, id string) error
-	Places(ctx context.Context, scope string) ([]store.Slot, error)
-	OpenPlaces(ctx context.Context, scope string, n int) error
+	DeleteSubscription(ctx context.Context, sub *store.Subscription) error
+	ListSubscription(ctx context.Context, sub *store.Subscription) error
+	ListedSubscriptions(ctx context.Context, objectID, kind, after string, limit int) ([]store.Subscription, error)
+	SubscriptionsByID(ctx context.Context, ids []string) (map[string]*store.Subscription, error)
+	SubscriptionsOf(ctx context.Context, objectID string, limit int) ([]store.Subscription, error)
+	Healths(ctx context.Context, ids []string) (map[string]*store.SubscriptionHealth, error)
+	SlotsOf(ctx context.Context, scope string, limit int) ([]store.Slot, error)
 	EachSubscription(ctx context.Context, fn func(*store.Subscription) error) error
 	MigrationDone(ctx context.Context, name string) (bool, error)
 	MarkMigration(ctx context.Context, name string, at time.Time) error
-	InsertPlaced(ctx context.Context, subs []*store.Subscription, places []store.Slot, reach map[string]int) error
+	InsertPlaced(ctx context.Context, subs []*store.Subscription, places []store.Slot) error
 	Health(ctx context.Context, id string) (*store.SubscriptionHealth, error)
 	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
 	DeleteHealth(ctx context.Context, id string) error
 	InsertDelivery(ctx context.Context, d *store.Delivery) (bool, error)
 	InsertDeliveries(ctx context.Context, ds []*store.Delivery) ([]bool, error)
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
+	DeliveriesByID(ctx context.Context, ids []string) (map[string]*store.Delivery, error)
 	InsertDue(ctx context.Context, entries ...store.DueEntry) error
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
 	ReleaseSlots(ctx context.Context, ids ...string) error
@@ -136,19 +141,10 @@ func newSubscription(kind, objectID, creatorID, creatorHash, callback string, ev
 }
 
 // ListWebhooks lists up to limit of an owner's webhooks, oldest first (ids sort in creation
-// order), after the webhook id after. It reads the places of the object's webhook quota and the
-// webhooks listed, by point reads: the cost follows the quota, not what the store holds.
+// order), after the webhook id after: one find of the object's list of webhooks and one of the
+// webhooks on it.
 func (s *Subscriptions) ListWebhooks(ctx context.Context, t *contract.Target, after string, limit int) ([]store.Subscription, error) {
-	places, err := s.Store.Places(ctx, webhookScope(t.ObjectID))
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(places, func(a, b store.Slot) int { return strings.Compare(a.SubscriptionID, b.SubscriptionID) })
-	held, err := readPlaces(ctx, s.Store, places, func(sl store.Slot) bool { return sl.SubscriptionID > after }, limit)
-	if err != nil {
-		return nil, err
-	}
-	return subscriptionsOf(held), nil
+	return s.Store.ListedSubscriptions(ctx, t.ObjectID, store.KindWebhook, after, limit)
 }
 
 // Status is a webhook with its health and latest deliveries.
@@ -296,9 +292,9 @@ func (s *Subscriptions) DeleteContextSubscription(ctx context.Context, p *contra
 }
 
 // delete deletes a subscription, then frees its quota places: a stop between leaves a place
-// taken, which the owner's listing of the scope frees (see ListContextSubscriptions).
+// taken, which the next create that finds the scope full frees (see freeStrays).
 func (s *Subscriptions) delete(ctx context.Context, sub *store.Subscription) error {
-	if err := s.Store.DeleteSubscription(ctx, sub.ID); err != nil {
+	if err := s.Store.DeleteSubscription(ctx, sub); err != nil {
 		return err
 	}
 	if err := s.Store.DeleteHealth(ctx, sub.ID); err != nil {

@@ -12,12 +12,12 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// listsBackfill names the marker of Backfill in the migrations collection.
-const listsBackfill = "lists"
+// rangesMigration names the marker of Upgrade in the migrations collection.
+const rangesMigration = "ranges"
 
-// backfillBatch is how many documents a backfill step holds in memory at once (the cursor's
-// batch size).
-const backfillBatch = 500
+// upgradeBatch is how many documents an upgrade step holds in memory at once (the cursor's batch
+// size).
+const upgradeBatch = 500
 
 // migration is the marker of a one-off data change, with when it ran.
 type migration struct {
@@ -25,20 +25,20 @@ type migration struct {
 	DoneAt time.Time `bson:"done_at"`
 }
 
-// unlisted selects documents written by a release before the lists (without the listed mark).
+// unlisted selects documents written by a release before the key id records (without the listed
+// mark).
 var unlisted = bson.E{Key: "listed", Value: bson.D{{Key: "$exists", Value: false}}}
 
-// Backfill builds the lists (lists.go), key id records and profile heads from the documents a
-// release before them stored, once per database: public objects into the directory, sub-keys and
-// associations into their objects' lists (each oldest first, so that pages read newest first),
-// each key's id record, claim facts into their objects' claims lists, and each profile version
-// into its object's head. Then it leaves a
-// marker, and later calls do nothing. Each append is keyed by the document's id
-// (mongox.AppendOnce), so a run cut short and run again, or two replicas running at once, list
-// nothing twice. Documents are read through cursors in batches, so memory stays bounded. It
-// returns how many documents it listed.
-func (s *Store) Backfill(ctx context.Context) (int, error) {
-	err := s.one(ctx, Migrations, mongox.ByID(listsBackfill), &migration{})
+// Upgrade carries what earlier releases stored over to the ranges (lists.go), once per database:
+// public objects into the directory, sub-keys, associations and claim facts into their objects'
+// lists (those lists of mongox.Log held copies of the same documents, so the documents are the
+// source), each key's id record for keys stored before the records, and each profile version
+// into its object's head. Then it drops the old lists and leaves a marker, and later calls do
+// nothing. Each entry is keyed by the document it lists, so a run cut short and run again, or two
+// replicas running at once, list nothing twice. Documents are read through cursors in batches,
+// so memory stays bounded. It returns how many documents it listed.
+func (s *Store) Upgrade(ctx context.Context) (int, error) {
+	err := s.one(ctx, Migrations, mongox.ByID(rangesMigration), &migration{})
 	switch {
 	case err == nil:
 		s.backfilled.Store(true)
@@ -53,35 +53,38 @@ func (s *Store) Backfill(ctx context.Context) (int, error) {
 		sort   string
 		list   func(context.Context, bson.Raw) error
 	}{
-		{"directory", Objects, bson.D{{Key: "visibility", Value: visibilityPublic}, unlisted}, "_id", s.backfillObject},
-		{"keys", Keys, bson.D{{Key: "owner", Value: false}, unlisted}, "key_id", s.backfillKey},
+		{"directory", Objects, bson.D{{Key: "visibility", Value: visibilityPublic}}, "_id", s.backfillObject},
+		{"keys", Keys, bson.D{{Key: "owner", Value: false}}, "key_id", s.backfillKey},
 		{"key ids", Keys, bson.D{unlisted}, "_id", s.backfillKeyID},
-		{"associations", Associations, bson.D{unlisted}, "_id", s.backfillAssociation},
+		{"associations", Associations, bson.D{}, "_id", s.backfillAssociation},
 		{"claims", Facts, bson.D{{Key: "kind", Value: bson.D{{Key: "$in", Value: bson.A{factClaim, factLapse}}}}}, "at", s.backfillClaim},
 		{"profiles", Facts, bson.D{{Key: "kind", Value: factProfile}}, "_id", s.backfillProfile},
 	}
 	n := 0
 	for _, step := range steps {
-		opts := options.Find().SetSort(bson.D{{Key: step.sort, Value: 1}}).SetBatchSize(backfillBatch).
+		opts := options.Find().SetSort(bson.D{{Key: step.sort, Value: 1}}).SetBatchSize(upgradeBatch).
 			SetProjection(bson.D{{Key: "initial_llm_txt", Value: 0}, {Key: "_events", Value: 0}})
 		cur, err := s.db.Collection(step.coll).Find(ctx, step.filter, opts)
 		if err != nil {
-			return n, fmt.Errorf("backfill %s: %w", step.name, err)
+			return n, fmt.Errorf("upgrade %s: %w", step.name, err)
 		}
 		for cur.Next(ctx) {
 			if err := step.list(ctx, cur.Current); err != nil {
 				_ = cur.Close(ctx)
-				return n, fmt.Errorf("backfill %s: %w", step.name, err)
+				return n, fmt.Errorf("upgrade %s: %w", step.name, err)
 			}
 			n++
 		}
 		err = cur.Err()
 		_ = cur.Close(ctx)
 		if err != nil {
-			return n, fmt.Errorf("backfill %s: %w", step.name, err)
+			return n, fmt.Errorf("upgrade %s: %w", step.name, err)
 		}
 	}
-	if err := mongox.InsertOnce(ctx, s.db.Collection(Migrations), migration{ID: listsBackfill, DoneAt: time.Now()}); err != nil {
+	if err := s.db.Collection(Lists).Drop(ctx); err != nil {
+		return n, fmt.Errorf("drop old lists: %w", err)
+	}
+	if err := mongox.InsertOnce(ctx, s.db.Collection(Migrations), migration{ID: rangesMigration, DoneAt: time.Now()}); err != nil {
 		return n, fmt.Errorf("write migration marker: %w", err)
 	}
 	s.backfilled.Store(true)
@@ -93,8 +96,7 @@ func (s *Store) backfillObject(ctx context.Context, raw bson.Raw) error {
 	if err := bson.Unmarshal(raw, &o); err != nil {
 		return err
 	}
-	_, _, err := mongox.AppendOnce(ctx, s.lists, directoryList, o.ID, directoryEntry{ObjectID: o.ID})
-	return err
+	return s.putEntry(ctx, directoryKey(o.ID), directoryEntry{ObjectID: o.ID})
 }
 
 func (s *Store) backfillKey(ctx context.Context, raw bson.Raw) error {
@@ -102,8 +104,7 @@ func (s *Store) backfillKey(ctx context.Context, raw bson.Raw) error {
 	if err := bson.Unmarshal(raw, &k); err != nil {
 		return err
 	}
-	_, _, err := mongox.AppendOnce(ctx, s.lists, keysList(k.ObjectID), k.Digest, listedKey(&k))
-	return err
+	return s.putEntry(ctx, keyListKey(&k), listedKey(&k))
 }
 
 func (s *Store) backfillKeyID(ctx context.Context, raw bson.Raw) error {
@@ -119,8 +120,7 @@ func (s *Store) backfillAssociation(ctx context.Context, raw bson.Raw) error {
 	if err := bson.Unmarshal(raw, &a); err != nil {
 		return err
 	}
-	_, _, err := mongox.AppendOnce(ctx, s.lists, associationsList(a.ObjectID), a.ID, listedAssociation(&a))
-	return err
+	return s.putEntry(ctx, associationKey(&a), listedAssociation(&a))
 }
 
 func (s *Store) backfillClaim(ctx context.Context, raw bson.Raw) error {
@@ -128,8 +128,7 @@ func (s *Store) backfillClaim(ctx context.Context, raw bson.Raw) error {
 	if err := bson.Unmarshal(raw, &f); err != nil {
 		return err
 	}
-	_, _, err := mongox.AppendOnce(ctx, s.lists, claimsList(f.ObjectID), f.ID, f)
-	return err
+	return s.listClaimFact(ctx, f)
 }
 
 func (s *Store) backfillProfile(ctx context.Context, raw bson.Raw) error {
