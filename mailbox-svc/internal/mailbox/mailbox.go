@@ -9,6 +9,7 @@ package mailbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"net/http"
 	"slices"
 	"strconv"
@@ -73,6 +74,11 @@ func (d Draft) idempotencyScope() string {
 		return "o." + d.Caller.ObjectID
 	}
 	return "c." + d.Client
+}
+
+// IdempotencyRecordID is the _id of the record of d's send from fromID under key.
+func IdempotencyRecordID(d Draft, fromID, key string) string {
+	return store.IdempotencyID(fromID, d.idempotencyScope()+"/"+key)
 }
 
 // Validate checks the shape of every field; whether the objects and the thread exist is for the

@@ -380,7 +380,7 @@ func (s *Sender) stage(ctx context.Context, w *send) ([]events.Pending, error) {
 // sendIdempotent makes a send under an Idempotency-Key.
 func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, key string, from, to *identity.Object) (*Sent, error) {
 	now := clock.Now()
-	id := store.IdempotencyID(from.ObjectID, d.idempotencyScope()+"/"+key)
+	id := IdempotencyRecordID(d, from.ObjectID, key)
 	fingerprint := Fingerprint(from.ObjectID, to.ObjectID, d)
 	prev, err := s.Store.Idempotency(ctx, id)
 	switch {
