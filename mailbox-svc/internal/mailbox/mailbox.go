@@ -9,12 +9,12 @@ package mailbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/httpx"
