@@ -90,20 +90,20 @@ bench-embedded:
 bench-range:
 	cd pkg && go test -count=1 -timeout 30m -run '^$$' -bench IDRangePage ./embedded/
 
-## bench-stack: load the all-in-one and print its figures (README "Stack benchmark");
+## bench-stack: load the all-in-one and print its figures (docs/benchmarks.md "Stack benchmark");
 ## BENCH_STACK_FLAGS passes flags, e.g. "-send-phase 5s -phase 3s -idle 5s" for a short run
 bench-stack:
 	go run ./deploy/benchstack $(BENCH_STACK_FLAGS)
 
 ## bench-fresh: ramp the send rate on the all-in-one and print, per rate, the p99 from a send's 201 to
 ## its recipient's mailbox, graph node, webhook delivery and stream event, and the highest rate at
-## which all four stay within 1 s, beside raw insertOne on the same store (README "Freshness benchmark");
+## which all four stay within 1 s, beside raw insertOne on the same store (docs/benchmarks.md "Freshness benchmark");
 ## BENCH_FRESH_FLAGS passes flags, e.g. "-phase 5s"
 bench-fresh:
 	go run ./deploy/benchstack -fresh $(BENCH_FRESH_FLAGS)
 
 ## bench-scale: preload the stores to 1,000 then 100,000 (BENCH_SCALE_SIZES, comma-separated) and
 ## print p50/p99 of each list route at both sizes, their ratio and peak RSS under 16 readers
-## (README "Scale benchmark"); make test runs it small (TestScaleSmoke)
+## (docs/benchmarks.md "Scale benchmark"); make test runs it small (TestScaleSmoke)
 bench-scale:
 	cd deploy && go test -count=1 -timeout 0 -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x ./e2e
