@@ -117,7 +117,6 @@ type Service struct {
 	knownOnce sync.Once
 	known     *lru.Cache[string, struct{}] // threads recorded by this process
 	hashed    *lru.Cache[string, struct{}] // objects whose hash this process recorded
-	memory    memoryCache                  // positions and presence marks of the memory index
 }
 
 // knownThreads bounds how many recorded threads a process remembers, so that a message of a

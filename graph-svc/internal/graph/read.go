@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
@@ -30,8 +28,6 @@ const (
 	// different partitions, so neighbours may be projected out of order. A page reads at most
 	// 2×chainWindow entries beyond its own messages.
 	chainWindow = 16
-	// pageReaders bounds the point reads a page sends at once.
-	pageReaders = 8
 )
 
 // GraphScope is the cursor scope of a thread's graph pages.
@@ -187,28 +183,13 @@ func (s *Service) positionAt(ctx context.Context, threadID string, t time.Time) 
 	return lo, nil
 }
 
-// invalidations reads the validity facts of the page's nodes, a point read each.
+// invalidations reads the validity facts of the page's nodes in one find.
 func (s *Service) invalidations(ctx context.Context, nodes []*store.Node) (map[string]*store.Invalidation, error) {
-	out := make([]*store.Invalidation, len(nodes))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(pageReaders)
+	ids := make([]string, len(nodes))
 	for i, n := range nodes {
-		g.Go(func() error {
-			v, err := s.Store.Invalidation(gctx, n.ID)
-			out[i] = v
-			return err
-		})
+		ids[i] = n.ID
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	m := make(map[string]*store.Invalidation, len(nodes))
-	for i, v := range out {
-		if v != nil {
-			m[nodes[i].ID] = v
-		}
-	}
-	return m, nil
+	return s.Store.Invalidations(ctx, ids)
 }
 
 // derivedEdges are the edges the page's nodes record themselves: a decision's supersedes edges
