@@ -135,6 +135,45 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 	}
 }
 
+// TestReplyEdgesFollowTheEvent: a message whose event names the message it follows gets its
+// replies_to edge to that one, whatever the creation times say (here the reply's clock is behind
+// by a minute, and 40 messages lie between them in the msgs list); a message of an earlier
+// release's event, which names none, is still chained to the one created before it among its
+// neighbours.
+func TestReplyEdgesFollowTheEvent(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	ctx := context.Background()
+	start := clock.Now().Add(-time.Hour)
+	msg := func(id, prev string, at time.Time) contract.MessageCreatedData {
+		return contract.MessageCreatedData{MessageID: id, ThreadID: "thr_ab", FromObjectID: "obj_a", ToObjectID: "obj_b",
+			FromHash: "svc_a", Body: "about " + id, CreatedAt: clock.Format(at), PrevMessageID: prev}
+	}
+	batch := []contract.MessageCreatedData{msg("msg_first", "", start), msg("msg_legacy", "", start.Add(time.Minute))}
+	for i := range 40 { // another thread's worth of noise in between, as a late backlog would be
+		batch = append(batch, msg(fmt.Sprintf("msg_mid%02d", i), "", start.Add(-time.Duration(i+2)*time.Hour)))
+	}
+	batch = append(batch, msg("msg_reply", "msg_first", start.Add(-time.Minute)))
+	if err := svc.ProjectMessages(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Graph(ctx, alice, "thr_ab", page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges := map[string]string{}
+	for _, e := range g.Edges {
+		edges[e.From] = e.To
+	}
+	reply, first := graph.MessageNodeID("msg_reply"), graph.MessageNodeID("msg_first")
+	if edges[reply] != first {
+		t.Errorf("the reply's edge goes to %q, want %q (the message its event names)", edges[reply], first)
+	}
+	if got := edges[graph.MessageNodeID("msg_legacy")]; got != first {
+		t.Errorf("the legacy message's edge goes to %q, want %q (the message created before it)", got, first)
+	}
+}
+
 // TestDecisionEventsReachBothParticipants: a decision confirms one decision.recorded per
 // participant, recorded on the decision's node.
 func TestDecisionEventsReachBothParticipants(t *testing.T) {

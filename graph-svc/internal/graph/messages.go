@@ -20,9 +20,11 @@ func MessageNodeID(messageID string) string { return "nod_" + messageID }
 // a redelivered message whose node is stored changes nothing. (A crash between the appends and
 // the store appends it again on redelivery; a page shows such a node once.)
 //
-// A message's replies_to edge, to the thread's message before it, is not stored: a read derives
-// it from the msgs list (see messageChain). Messages of one thread may be projected out of order
-// (each is keyed by its recipient, so the two sides' messages travel in different partitions).
+// A message's replies_to edge goes to the thread's message before it, which its event names
+// (PrevMessageID): the node records it, and a read lists the edge with the node. Events of
+// releases that did not name it leave the read to derive it from the msgs list (see
+// messageChain), since messages of one thread may be projected out of order (each is keyed by
+// its recipient, so the two sides' messages travel in different partitions).
 func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCreatedData) error {
 	var threads []store.Thread
 	seen := map[string]bool{}
@@ -75,6 +77,9 @@ func (s *Service) projectMessage(ctx context.Context, m contract.MessageCreatedD
 	n := &store.Node{ID: MessageNodeID(m.MessageID), ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
 		Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID,
 		CreatedAt: parseTime(m.CreatedAt)}
+	if m.PrevMessageID != "" {
+		n.PrevNodeID = MessageNodeID(m.PrevMessageID)
+	}
 	if _, err := s.Store.Node(ctx, n.ID); err == nil {
 		return nil, nil // projected before
 	} else if !errors.Is(err, mongox.ErrNotFound) {

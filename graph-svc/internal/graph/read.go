@@ -214,8 +214,9 @@ func derivedEdges(nodes []*store.Node) []store.Edge {
 }
 
 // messageChain returns the replies_to edges of the page's message nodes: from each message to
-// the one created just before it, looked for among its neighbours in the thread's msgs list
-// (chainWindow on each side). An edge's id, author and time are its message's.
+// the one its event named, or, for events that named none (earlier releases), the one created
+// just before it, looked for among its neighbours in the thread's msgs list (chainWindow on each
+// side).
 func (s *Service) messageChain(ctx context.Context, threadID string, entries []mongox.Entry[store.GraphItem]) ([]store.Edge, error) {
 	refs := map[int64]store.MessageRef{}
 	var msgs []mongox.Entry[store.GraphItem]
@@ -228,6 +229,10 @@ func (s *Service) messageChain(ctx context.Context, threadID string, entries []m
 	var out []store.Edge
 	for _, e := range msgs {
 		n, seq := e.Value.Node, e.Value.MsgSeq
+		if n.PrevNodeID != "" {
+			out = append(out, replyEdge(threadID, n, n.PrevNodeID))
+			continue
+		}
 		var prev *store.MessageRef
 		for k := seq - chainWindow; k <= seq+chainWindow; k++ {
 			if k < 1 || k == seq {
@@ -245,12 +250,18 @@ func (s *Service) messageChain(ctx context.Context, threadID string, entries []m
 			}
 		}
 		if prev != nil {
-			out = append(out, store.Edge{ID: fmt.Sprintf("edg_%s_%s", n.MessageID, strings.TrimPrefix(prev.NodeID, "nod_")),
-				ThreadID: threadID, From: n.ID, To: prev.NodeID, Type: EdgeRepliesTo, AuthorID: n.AuthorID,
-				AuthorHash: n.AuthorHash, MessageID: n.MessageID, CreatedAt: n.CreatedAt})
+			out = append(out, replyEdge(threadID, n, prev.NodeID))
 		}
 	}
 	return out, nil
+}
+
+// replyEdge is the replies_to edge of message node n to the node of the message it follows: its
+// id, author and time are its message's.
+func replyEdge(threadID string, n *store.Node, prevNodeID string) store.Edge {
+	return store.Edge{ID: fmt.Sprintf("edg_%s_%s", n.MessageID, strings.TrimPrefix(prevNodeID, "nod_")),
+		ThreadID: threadID, From: n.ID, To: prevNodeID, Type: EdgeRepliesTo, AuthorID: n.AuthorID,
+		AuthorHash: n.AuthorHash, MessageID: n.MessageID, CreatedAt: n.CreatedAt}
 }
 
 // before reports whether message ref was created before node n (ties broken by id).

@@ -31,11 +31,15 @@ type Node struct {
 	// author: their supersedes edges are shown to that author only.
 	PrivateSupersedes []string `bson:"private_supersedes,omitempty"`
 	// DerivedFrom is the node a source's changed text follows (its derived_from edge).
-	DerivedFrom string    `bson:"derived_from,omitempty"`
-	MessageID   string    `bson:"message_id,omitempty"`
-	SourceID    string    `bson:"source_id,omitempty"`
-	CreatedAt   time.Time `bson:"created_at"`
-	Events      []string  `bson:"_events,omitempty"`
+	DerivedFrom string `bson:"derived_from,omitempty"`
+	MessageID   string `bson:"message_id,omitempty"`
+	// PrevNodeID is, on a message node, the node of the thread's message it follows, as its
+	// message.created event named it (empty for a thread's first, and for events of releases
+	// that did not name it: a read derives those).
+	PrevNodeID string    `bson:"prev_node_id,omitempty"`
+	SourceID   string    `bson:"source_id,omitempty"`
+	CreatedAt  time.Time `bson:"created_at"`
+	Events     []string  `bson:"_events,omitempty"`
 }
 
 // InsertNode stores a new node; ErrTaken when its _id exists.
