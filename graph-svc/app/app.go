@@ -82,6 +82,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	// An index written by an earlier release is carried over once, beside serving: until it is,
 	// searches find what was indexed since the upgrade.
+	// Participation marks of what earlier releases stored, so that a decision of the other side
+	// in a thread the owner answered before the upgrade still reaches its decision memory.
+	b.Once("participation upgrade", st.UpgradeTookPart)
 	b.Once("memory index upgrade", func(ctx context.Context) error { return st.UpgradeMemory(ctx, graph.MaxIndexedStems) })
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.

@@ -24,6 +24,9 @@ type Decision struct {
 	CreatedAt  time.Time  `bson:"created_at"`
 	ValidFrom  *time.Time `bson:"valid_from,omitempty"`
 	ValidUntil *time.Time `bson:"valid_until,omitempty"`
+	// AuthorHash is the hash its author recorded it under (empty for decisions learned from
+	// events of earlier releases).
+	AuthorHash string `bson:"author_hash,omitempty"`
 }
 
 // RecordDecision lists a decision under its object once, keyed by its id: redelivered events

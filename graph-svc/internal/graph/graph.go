@@ -115,8 +115,9 @@ type Service struct {
 	Log           *slog.Logger
 
 	knownOnce sync.Once
-	known     *lru.Cache[string, struct{}] // threads recorded by this process
-	hashed    *lru.Cache[string, struct{}] // objects whose hash this process recorded
+	known     *lru.Cache[string, struct{}]    // threads recorded by this process
+	hashed    *lru.Cache[string, struct{}]    // objects whose hash this process recorded
+	tookPart  *lru.Cache[[2]string, struct{}] // participation marks this process wrote
 }
 
 // knownThreads bounds how many recorded threads a process remembers, so that a message of a
@@ -136,6 +137,26 @@ func (s *Service) rememberThread(id string) {
 func (s *Service) initKnown() {
 	s.known, _ = lru.New[string, struct{}](knownThreads)
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
+	s.tookPart, _ = lru.New[[2]string, struct{}](knownThreads)
+}
+
+// markTookPart records that objects wrote into threads (pairs of thread and object), leaving out
+// the marks this process wrote already: one insert at most.
+func (s *Service) markTookPart(ctx context.Context, pairs ...[2]string) error {
+	s.knownOnce.Do(s.initKnown)
+	var fresh [][2]string
+	for _, p := range pairs {
+		if !s.tookPart.Contains(p) && !slices.Contains(fresh, p) {
+			fresh = append(fresh, p)
+		}
+	}
+	if err := s.Store.MarkTookPart(ctx, fresh); err != nil {
+		return err
+	}
+	for _, p := range fresh {
+		s.tookPart.Add(p, struct{}{})
+	}
+	return nil
 }
 
 // thread returns the thread threadID when the caller takes part in it. Any other thread,

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -202,6 +203,49 @@ func TestDecisionEventsReachBothParticipants(t *testing.T) {
 	stored, err := svc.Store.Node(ctx, d.ID)
 	if err != nil || len(stored.Events) != 2 || !slices.Equal(stored.Supersedes, []string{h.ID}) {
 		t.Errorf("stored decision %+v, %v: want both event ids and one superseded node", stored, err)
+	}
+}
+
+// TestDecisionsAcceptedByWhoTookPart: a decision of the side that opened a thread is accepted
+// for its own decision memory only, while the other side has not written into the thread; once
+// it has (here a node), the next decision is accepted for both. Each event names the author.
+func TestDecisionsAcceptedByWhoTookPart(t *testing.T) {
+	t.Parallel()
+	svc, ob := newService(t)
+	ctx := context.Background()
+	if err := svc.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: "msg_open", ThreadID: "thr_ab",
+		FromObjectID: "obj_a", ToObjectID: "obj_b", FromHash: "svc_a", Body: "hello", CreatedAt: clock.Format(clock.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	accepted := func() map[string]bool {
+		t.Helper()
+		out := map[string]bool{}
+		for _, ev := range ob.evs {
+			var env struct {
+				Data contract.DecisionRecordedData `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(ev.Payload), &env); err != nil || env.Data.Accepted == nil || env.Data.AuthorHash != "svc_a" {
+				t.Fatalf("decision.recorded %s: %+v %v", ev.Payload, env.Data, err)
+			}
+			out[ev.Key] = *env.Data.Accepted
+		}
+		ob.evs = nil
+		return out
+	}
+	if _, err := svc.Decide(ctx, "req_1", alice, "thr_ab", graph.DecisionDraft{Title: "t", Body: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := accepted(); !got["obj_a"] || got["obj_b"] || len(got) != 2 {
+		t.Errorf("before bob wrote into the thread: accepted %v, want alice's only", got)
+	}
+	if _, err := svc.AddNode(ctx, bob, "thr_ab", graph.NodeDraft{Type: "question", Body: "why?"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Decide(ctx, "req_2", alice, "thr_ab", graph.DecisionDraft{Title: "t2", Body: "b2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := accepted(); !got["obj_a"] || !got["obj_b"] {
+		t.Errorf("after bob wrote into the thread: accepted %v, want both", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +64,36 @@ func TestMemoryUpgradeCarriesTheOldIndex(t *testing.T) {
 	names, err := db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: store.MemoryIndex}})
 	if err != nil || len(names) != 0 {
 		t.Fatalf("the old index is still there: %v %v", names, err)
+	}
+}
+
+// TestParticipationUpgrade: the authors of nodes an earlier release stored (written here
+// directly, with no participation mark) count as having taken part in their threads once
+// UpgradeTookPart ran, so the other side's next decision reaches their decision memory.
+func TestParticipationUpgrade(t *testing.T) {
+	t.Parallel()
+	svc, ob := newService(t)
+	ctx := context.Background()
+	if err := svc.Store.InsertNode(ctx, &store.Node{ID: "nod_old", ThreadID: "thr_ab", Type: "message", Body: "old reply",
+		Visibility: graph.Participants, AuthorID: "obj_b", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Store.UpgradeTookPart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Decide(ctx, "req", alice, "thr_ab", graph.DecisionDraft{Title: "t", Body: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	toBob := 0
+	for _, ev := range ob.evs {
+		if ev.Key == "obj_b" {
+			toBob++
+			if !strings.Contains(ev.Payload, `"accepted":true`) {
+				t.Errorf("bob's decision.recorded after the upgrade: %s", ev.Payload)
+			}
+		}
+	}
+	if toBob != 1 {
+		t.Errorf("%d decision.recorded events for bob, want 1", toBob)
 	}
 }

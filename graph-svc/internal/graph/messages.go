@@ -64,8 +64,12 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 		return err
 	}
 	stored := make([]store.Node, len(nodes))
+	senders := make([][2]string, len(nodes))
 	for i, n := range nodes {
-		stored[i] = *n
+		stored[i], senders[i] = *n, [2]string{n.ThreadID, n.AuthorID}
+	}
+	if err := s.markTookPart(ctx, senders...); err != nil {
+		return err
 	}
 	_, err := s.Store.AddNodes(ctx, stored)
 	return err

@@ -128,6 +128,9 @@ func (s *Service) addNode(ctx context.Context, n *store.Node) error {
 	if err := s.reserveNode(ctx, n); err != nil {
 		return err
 	}
+	if err := s.markTookPart(ctx, [2]string{n.ThreadID, n.AuthorID}); err != nil {
+		return err
+	}
 	if err := s.Store.InsertNode(ctx, n); err != nil {
 		return err
 	}
@@ -206,6 +209,9 @@ func (s *Service) AddEdge(ctx context.Context, c *contract.Principal, threadID s
 	}
 	if !ok {
 		return nil, apierr.QuotaExceeded("edges written by one participant in one thread", s.Limits.EdgesPerAuthor)
+	}
+	if err := s.markTookPart(ctx, [2]string{th.ID, c.ObjectID}); err != nil {
+		return nil, err
 	}
 	if _, err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Edge: e}); err != nil {
 		return nil, err

@@ -48,6 +48,7 @@ var Indexes = []mongox.Index{
 	{Collection: Hashes, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Blocks, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: GraphLog, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: TookPart, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: MemoryPostings, Keys: bson.D{{Key: "_id", Value: 1}}},
 }
 
