@@ -85,6 +85,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Participation marks of what earlier releases stored, so that a decision of the other side
 	// in a thread the owner answered before the upgrade still reaches its decision memory.
 	b.Once("participation upgrade", st.UpgradeTookPart)
+	// The lists of earlier releases (graph_log) are carried over to the data-keyed ones once.
+	b.Once("lists upgrade", st.UpgradeLists)
 	b.Once("memory index upgrade", func(ctx context.Context) error { return st.UpgradeMemory(ctx, graph.MaxIndexedStems) })
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.

@@ -98,7 +98,7 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 			return nil, err
 		}
 	}
-	if _, err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Node: n}); err != nil {
+	if err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Node: n}); err != nil {
 		return nil, err
 	}
 	if err := s.recordDecision(ctx, n, parts); err != nil {

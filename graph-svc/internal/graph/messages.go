@@ -52,13 +52,16 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 			continue // the same event twice in one batch
 		}
 		done[m.MessageID] = true
-		n, err := s.projectMessage(ctx, m)
+		n, err := s.newMessageNode(ctx, m)
 		if err != nil {
 			return err
 		}
 		if n != nil {
 			nodes, parts = append(nodes, n), append(parts, []string{m.FromObjectID, m.ToObjectID})
 		}
+	}
+	if err := s.appendMessages(ctx, nodes); err != nil {
+		return err
 	}
 	if err := s.indexNodes(ctx, nodes, parts); err != nil {
 		return err
@@ -75,9 +78,8 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 	return err
 }
 
-// projectMessage appends a message's node to its thread's lists and returns it; nil when the
-// node is stored already (projected before). The caller indexes and stores it.
-func (s *Service) projectMessage(ctx context.Context, m contract.MessageCreatedData) (*store.Node, error) {
+// newMessageNode is a message's node; nil when the node is stored already (projected before).
+func (s *Service) newMessageNode(ctx context.Context, m contract.MessageCreatedData) (*store.Node, error) {
 	n := &store.Node{ID: MessageNodeID(m.MessageID), ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
 		Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID,
 		CreatedAt: parseTime(m.CreatedAt)}
@@ -89,12 +91,37 @@ func (s *Service) projectMessage(ctx context.Context, m contract.MessageCreatedD
 	} else if !errors.Is(err, mongox.ErrNotFound) {
 		return nil, err
 	}
-	seq, err := s.Store.AppendMessage(ctx, n.ThreadID, store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n, MsgSeq: seq}); err != nil {
-		return nil, err
-	}
 	return n, nil
+}
+
+// appendMessages numbers new message nodes in their threads' messages (per thread one read and
+// one insert) and adds them to their threads' graphs. The caller indexes and stores them.
+func (s *Service) appendMessages(ctx context.Context, nodes []*store.Node) error {
+	byThread := map[string][]*store.Node{}
+	var order []string
+	for _, n := range nodes {
+		if byThread[n.ThreadID] == nil {
+			order = append(order, n.ThreadID)
+		}
+		byThread[n.ThreadID] = append(byThread[n.ThreadID], n)
+	}
+	for _, th := range order {
+		ns := byThread[th]
+		refs := make([]store.MessageRef, len(ns))
+		for i, n := range ns {
+			refs[i] = store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt}
+		}
+		seqs, err := s.Store.AppendMessages(ctx, th, refs)
+		if err != nil {
+			return err
+		}
+		items := make([]store.GraphItem, len(ns))
+		for i, n := range ns {
+			items[i] = store.GraphItem{Node: n, MsgSeq: seqs[i]}
+		}
+		if err := s.Store.AppendGraphItems(ctx, th, items); err != nil {
+			return err
+		}
+	}
+	return nil
 }

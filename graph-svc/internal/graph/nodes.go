@@ -134,7 +134,7 @@ func (s *Service) addNode(ctx context.Context, n *store.Node) error {
 	if err := s.Store.InsertNode(ctx, n); err != nil {
 		return err
 	}
-	if _, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n}); err != nil {
+	if err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n}); err != nil {
 		return err
 	}
 	return s.indexInThread(ctx, n)
@@ -213,7 +213,7 @@ func (s *Service) AddEdge(ctx context.Context, c *contract.Principal, threadID s
 	if err := s.markTookPart(ctx, [2]string{th.ID, c.ObjectID}); err != nil {
 		return nil, err
 	}
-	if _, err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Edge: e}); err != nil {
+	if err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Edge: e}); err != nil {
 		return nil, err
 	}
 	v := edgeView(e)

@@ -47,9 +47,6 @@ func (s *Store) InsertNode(ctx context.Context, n *Node) error { return s.insert
 
 // Node reads a node; mongox.ErrNotFound if there is none.
 func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
-	if s.freshNode(id) {
-		return nil, mongox.ErrNotFound
-	}
 	var n Node
 	if err := mongox.FindOne(ctx, s.c(Nodes), mongox.ByID(id), &n); err != nil {
 		return nil, err
