@@ -24,6 +24,14 @@ type DecisionDraft struct {
 	ValidFrom, ValidUntil *time.Time
 }
 
+// DecisionStore records what a decision changes besides its node: the validity facts of what it
+// supersedes and the decisions lists, and reads who took part in a thread.
+type DecisionStore interface {
+	Invalidate(ctx context.Context, v *store.Invalidation) error
+	TookPartIn(ctx context.Context, threadID, objectID string) (bool, error)
+	AppendDecision(ctx context.Context, objectID string, d store.DecisionRef) error
+}
+
 // Decide records a decision node in a thread the caller takes part in and may write into. Each
 // node it supersedes (only those it names, only in this thread) gains a validity fact and stays
 // readable; the decision's supersedes edges are read from the decision itself. Both

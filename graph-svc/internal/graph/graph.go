@@ -59,6 +59,30 @@ const (
 	MaxSupersedes = 50
 )
 
+// ThreadStore is what every use case reads and writes of threads: who takes part, the hashes
+// first seen with them, and who wrote into them.
+type ThreadStore interface {
+	Thread(ctx context.Context, id string) (*store.Thread, error)
+	AddThread(ctx context.Context, t *store.Thread) error
+	RememberHash(ctx context.Context, objectID, hash string) error
+	MarkTookPart(ctx context.Context, pairs [][2]string) error
+}
+
+// Store is what the use cases need of graph-svc's repository: the narrow interfaces each of them
+// declares beside it, all satisfied by *store.Store.
+type Store interface {
+	ThreadStore
+	ProjectionStore
+	NodeStore
+	DecisionStore
+	MessageStore
+	GraphReadStore
+	GuidanceStore
+	MemoryStore
+	SourceStore
+	OverviewStore
+}
+
 // Outbox stages events before the insert that records them and confirms them after it.
 type Outbox interface {
 	Stage(ctx context.Context, collection string, id any, evs ...events.Pending) error
@@ -103,7 +127,7 @@ type Schedule struct {
 type Service struct {
 	Limits   Limits
 	Schedule Schedule
-	Store    *store.Store
+	Store    Store
 	Mailbox  Mailbox
 	Profiles Profiles
 	Outbox   Outbox

@@ -15,6 +15,13 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
+// OverviewStore reads what the ingest overview sums up besides sources.
+type OverviewStore interface {
+	Decisions(ctx context.Context, objectID string) (int64, *store.DecisionRef, error)
+	MessageCount(ctx context.Context, threadID string) (int64, error)
+	ThreadsPage(ctx context.Context, objectID string, limit int) ([]string, error)
+}
+
 // Ingest limits.
 const (
 	// MaxIngestURLs bounds the URLs (urls and cloud_drive_urls together) of one ingest.

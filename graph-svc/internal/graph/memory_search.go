@@ -34,6 +34,14 @@ const (
 	bm25K1, bm25B = 1.2, 0.75
 )
 
+// MemoryStore is the relationship-memory index: its writes (indexNode) and a search's reads.
+type MemoryStore interface {
+	IndexMemory(ctx context.Context, objectID string, entries []store.MemoryEntry, indexed [][]string) error
+	MemoryStatsOf(ctx context.Context, objectID string) (store.MemoryStats, error)
+	Postings(ctx context.Context, r mongox.Range) ([]store.MemoryEntry, error)
+	Hashes(ctx context.Context, objectIDs []string) (map[string]string, error)
+}
+
 // MemoryQuery is a search of an object's relationship memory.
 type MemoryQuery struct {
 	Q     string

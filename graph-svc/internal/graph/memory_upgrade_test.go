@@ -78,7 +78,7 @@ func TestParticipationUpgrade(t *testing.T) {
 		Visibility: graph.Participants, AuthorID: "obj_b", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Store.UpgradeTookPart(ctx); err != nil {
+	if err := svc.Store.(*store.Store).UpgradeTookPart(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Decide(ctx, "req", alice, "thr_ab", graph.DecisionDraft{Title: "t", Body: "b"}); err != nil {

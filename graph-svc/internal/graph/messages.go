@@ -13,6 +13,14 @@ import (
 // redelivered message.created projects nothing new.
 func MessageNodeID(messageID string) string { return "nod_" + messageID }
 
+// MessageStore writes the message projection's batches.
+type MessageStore interface {
+	AddThreads(ctx context.Context, ts []store.Thread) error
+	AddNodes(ctx context.Context, ns []store.Node) ([]bool, error)
+	AppendMessages(ctx context.Context, threadID string, ms []store.MessageRef) ([]int64, error)
+	AppendGraphItems(ctx context.Context, threadID string, items []store.GraphItem) error
+}
+
 // ProjectMessages makes messages of mailbox-svc message nodes of their threads' graphs, each
 // authored by its sender and visible to both participants, and records the threads'
 // participants (the threads this process has not recorded yet, in one insert) and the hashes the

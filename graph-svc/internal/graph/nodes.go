@@ -78,6 +78,15 @@ type EdgeDraft struct {
 // the mailbox and decision nodes from POST …/decision.
 var writableNodeTypes = slices.DeleteFunc(slices.Clone(NodeTypes), func(t string) bool { return t == TypeMessage || t == TypeDecision })
 
+// NodeStore stores the nodes and edges participants write, within their quotas.
+type NodeStore interface {
+	Node(ctx context.Context, id string) (*store.Node, error)
+	InsertNode(ctx context.Context, n *store.Node) error
+	AppendGraph(ctx context.Context, threadID string, it store.GraphItem) error
+	Reserve(ctx context.Context, list string, max int64, key string) (bool, error)
+	QuotaUsed(ctx context.Context, list string) (int64, error)
+}
+
 // AddNode writes a node of the caller into a thread it takes part in, within the caller's and
 // the thread's node quotas.
 func (s *Service) AddNode(ctx context.Context, c *contract.Principal, threadID string, d NodeDraft) (*NodeView, error) {

@@ -39,6 +39,13 @@ type GraphPage struct {
 	Cursor func(key string) string
 }
 
+// GraphReadStore reads the pages of a thread's graph.
+type GraphReadStore interface {
+	GraphPage(ctx context.Context, threadID, before string, until *time.Time, limit int) ([]store.Item[store.GraphItem], string, error)
+	Invalidations(ctx context.Context, nodeIDs []string) (map[string]*store.Invalidation, error)
+	MessagesAround(ctx context.Context, threadID string, first, last int64) ([]store.Numbered[store.MessageRef], error)
+}
+
 // Graph reads one page of a thread's graph as the caller may see it: every node but the other
 // side's owner_only ones, and the edges between visible nodes. With AsOf, only what existed
 // then, each node with the validity it had then. The page is one find of the thread's graph

@@ -25,6 +25,23 @@ const (
 	StatusError    = "error"
 )
 
+// SourceStore keeps tracked sources, their pulls and the re-pull schedule.
+type SourceStore interface {
+	InsertSource(ctx context.Context, src *store.Source) error
+	Source(ctx context.Context, id string) (*store.Source, error)
+	AppendSource(ctx context.Context, src *store.Source) error
+	SourcesPage(ctx context.Context, threadID, before string, limit int) ([]store.Item[store.Source], string, error)
+	InsertPull(ctx context.Context, p *store.Pull) error
+	AppendPull(ctx context.Context, prev store.PullSummary, p *store.Pull) error
+	PullSummaryOf(ctx context.Context, sourceID string) (store.PullSummary, error)
+	AppendDue(ctx context.Context, bucket string, d store.Due) error
+	DuePage(ctx context.Context, bucket, after string, limit int) ([]store.Item[store.Due], string, error)
+	LastRepulled(ctx context.Context) (time.Time, error)
+	MarkRepulled(ctx context.Context, bucket time.Time) error
+	Leases() mongox.Leases
+	DropLease(ctx context.Context, key string) error
+}
+
 // SourceView is a tracked source as its thread's participants read it: the linked node is the
 // one holding its latest text; the last error stays shown after a later success.
 type SourceView struct {
