@@ -74,7 +74,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 				p50[i] = took[i][len(took[i])/2]
 				perSearch := float64(reads[i].Load()) / float64(len(took[i]))
 				b.ReportMetric(float64(p50[i].Microseconds())/1000, fmt.Sprintf("p50-ms@%d", size))
-				fmt.Printf("memory search %-9s %-15q %6d indexed nodes, 10 hits: p50 %s, %.0f point reads a search (%d searches)\n",
+				fmt.Printf("memory search %-9s %-15q %6d indexed nodes, 10 hits: p50 %s, %.0f finds a search (%d searches)\n",
 					q.name, q.q.Q, size, p50[i].Round(time.Microsecond), perSearch, len(took[i]))
 			}
 			ratio := float64(p50[1]) / float64(p50[0])
