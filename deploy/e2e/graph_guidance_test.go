@@ -66,6 +66,11 @@ func TestPrivateGuidanceNeverLeaks(t *testing.T) {
 	}
 	// Everything else the two sides do in the thread.
 	sendMessage(t, env, bob, alice, threadID, "Friday works?")
+	// Bob's reply is what makes alice's decisions his to remember: wait until graph-svc projected it.
+	env.Eventually(t, func() bool {
+		nodes, _ := graphOf(t, env, bobKey, threadID, "")
+		return len(nodes) == 2
+	}, "bob's reply in the graph")
 	node := addNode(t, env, aliceKey, threadID, "question", "Which day?", "")
 	addNode(t, env, aliceKey, threadID, "private_goal", "Close the deal.", "owner_only")
 	env.Do(t, "POST", "/api/threads/"+threadID+"/decision", aliceKey,

@@ -21,9 +21,9 @@ type graphState struct {
 
 // graphPhase: message nodes in one thread (the phase's size of them) and tracked sources of the
 // owner's self-ingest thread (a tenth of the size), loaded through graph-svc's own projection
-// and ingest code in bulk (graph-svc's app.Preloader). A tenth of the messages say "kestrel", the
-// word the memory search looks for; the others use few distinct words, since the memory index's
-// presence marks (a document per distinct stem and block) are most of what a preload writes. Its routes are owner reads, with the key of the thread's
+// and ingest code over its ordinary store (graph-svc's app.Preloader: every write a blind insert
+// keyed by its data, messages in batches of 200). A tenth of the messages say "kestrel", the
+// word the memory search looks for. Its routes are owner reads, with the key of the thread's
 // first participant.
 var graphPhase = scalePhase{
 	name: "graph",
@@ -65,6 +65,9 @@ var graphPhase = scalePhase{
 			if i%2 == 1 {
 				m.FromObjectID, m.FromHash, m.ToObjectID, m.ToHash = st.idB, st.hashB, st.idA, st.hashA
 			}
+			if i > 0 { // as mailbox-svc names it: the thread's message before
+				m.PrevMessageID = fmt.Sprint("msg_scale_", i-1)
+			}
 			if i%10 == 0 {
 				m.Body += " The kestrel flies."
 			}
@@ -83,9 +86,6 @@ var graphPhase = scalePhase{
 				}
 				urls = urls[:0]
 			}
-		}
-		if err := p.Flush(ctx); err != nil {
-			tb.Fatal(err)
 		}
 	},
 	routes: func(state any) []scaleRoute {

@@ -78,13 +78,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	ctl := controls.New(b.Redis)
+	st := store.New(b.DB)
 	svc := &graph.Service{
 		Limits: limits, Schedule: graph.Schedule{Interval: cfg.PullInterval, Scan: cfg.PullScan},
-		Store: store.New(b.DB), Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
+		Store: st, Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")), Outbox: b.Outbox,
 		Fetcher: pages, Limiter: limiter, MaxFetchBytes: cfg.FetchMaxBytes, Log: b.Log,
 		BlockGuard: controls.NewGuard[bool](ctl, Name, controls.Blocks, cfg.CachedBlockAnswers),
 	}
+	// An index written by an earlier release is carried over once, beside serving: until it is,
+	// searches find what was indexed since the upgrade.
+	// Participation marks of what earlier releases stored, so that a decision of the other side
+	// in a thread the owner answered before the upgrade still reaches its decision memory.
+	b.Once("participation upgrade", st.UpgradeTookPart)
+	// The lists of earlier releases (graph_log) are carried over to the data-keyed ones once.
+	b.Once("lists upgrade", st.UpgradeLists)
+	b.Once("memory index upgrade", func(ctx context.Context) error { return st.UpgradeMemory(ctx, graph.MaxIndexedStems) })
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
 	b.ConsumeBatches(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc, Controls: ctl, Service: Name}).Handle)

@@ -49,6 +49,15 @@ type DecisionRecordedData struct {
 	// ValidFrom and ValidUntil are the decision's world time, when given.
 	ValidFrom  *string `json:"valid_from,omitempty"`
 	ValidUntil *string `json:"valid_until,omitempty"`
+	// AuthorHash is the hash of the participant who recorded the decision (empty in events of
+	// earlier releases).
+	AuthorHash string `json:"author_hash,omitempty"`
+	// Accepted says whether the decision belongs in the decision memory of the event's object:
+	// it recorded the decision, or it had written into the thread (a message, a node, an edge or
+	// a decision) before, which accepts the relationship. A stranger's decisions in a thread the
+	// object never answered are false, so they never crowd its own out of a rebuild. Events of
+	// earlier releases leave it nil.
+	Accepted *bool `json:"accepted,omitempty"`
 }
 
 // MaxTitle bounds a profile title.

@@ -57,6 +57,11 @@ func (h *Projections) Handle(ctx context.Context, ev events.Event) error {
 		if err := ev.Decode(&d); err != nil || d.NodeID == "" || ev.ObjectID == "" {
 			return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err))
 		}
+		if d.Accepted != nil && !*d.Accepted {
+			// The other side's decision in a thread the object never wrote into: it is not the
+			// object's to remember, and must not crowd its own decisions out of a rebuild.
+			return nil
+		}
 		at, err := time.Parse(clock.Layout, d.CreatedAt)
 		if err != nil {
 			at = clock.Now()
@@ -64,7 +69,7 @@ func (h *Projections) Handle(ctx context.Context, ev events.Event) error {
 		return h.Store.RecordDecision(ctx, &store.Decision{
 			ObjectID: ev.ObjectID, ThreadID: d.ThreadID, NodeID: d.NodeID, Title: d.Title, Body: d.Body,
 			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: at,
-			ValidFrom: parseOptional(d.ValidFrom), ValidUntil: parseOptional(d.ValidUntil),
+			ValidFrom: parseOptional(d.ValidFrom), ValidUntil: parseOptional(d.ValidUntil), AuthorHash: d.AuthorHash,
 		})
 	}
 	return nil

@@ -17,15 +17,17 @@ const MajorConfidence = 0.5
 // Decision is a decision recorded in one of the object's threads. Supersedes names the nodes
 // it superseded; SupersededBy is set by Current on a decision a later one superseded.
 type Decision struct {
-	ThreadID     string
-	NodeID       string
-	Title        string
-	Body         string
-	Confidence   *float64
-	Supersedes   []string
-	CreatedAt    time.Time
-	ValidFrom    *time.Time
-	ValidUntil   *time.Time
+	ThreadID   string
+	NodeID     string
+	Title      string
+	Body       string
+	Confidence *float64
+	Supersedes []string
+	CreatedAt  time.Time
+	ValidFrom  *time.Time
+	ValidUntil *time.Time
+	// AuthorHash is who recorded it ("" when the event did not say).
+	AuthorHash   string
 	SupersededBy *Decision
 }
 
@@ -76,7 +78,7 @@ func DecisionMemory(current, superseded []Decision, at time.Time) string {
 			b.WriteString(body)
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "Thread %s, decided %s, confidence %s.\n", d.ThreadID, clock.Format(d.CreatedAt), confidence(d))
+		fmt.Fprintf(&b, "Thread %s, decided %s%s, confidence %s.\n", d.ThreadID, clock.Format(d.CreatedAt), by(d), confidence(d))
 		if w := worldTime(d); w != "" {
 			b.WriteString(w + "\n")
 		}
@@ -95,12 +97,20 @@ func DecisionMemory(current, superseded []Decision, at time.Time) string {
 	if len(superseded) > 0 {
 		b.WriteString("\n## Superseded decisions (no longer current)\n\n")
 		for _, d := range superseded {
-			fmt.Fprintf(&b, "- SUPERSEDED: %q (node %s, thread %s, decided %s), replaced by %q (node %s) on %s.\n",
-				oneLine(d.Title), d.NodeID, d.ThreadID, clock.Format(d.CreatedAt), oneLine(d.SupersededBy.Title),
+			fmt.Fprintf(&b, "- SUPERSEDED: %q (node %s, thread %s, decided %s%s), replaced by %q (node %s) on %s.\n",
+				oneLine(d.Title), d.NodeID, d.ThreadID, clock.Format(d.CreatedAt), by(d), oneLine(d.SupersededBy.Title),
 				d.SupersededBy.NodeID, clock.Format(d.SupersededBy.CreatedAt))
 		}
 	}
 	return b.String()
+}
+
+// by names who recorded a decision, as " by <hash>" ("" when the event did not say).
+func by(d Decision) string {
+	if d.AuthorHash == "" {
+		return ""
+	}
+	return " by " + d.AuthorHash
 }
 
 // worldTime says when what the decision says holds in the world, "" when its author gave no

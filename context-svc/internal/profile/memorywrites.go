@@ -67,8 +67,9 @@ func (s *Service) PutMemory(ctx context.Context, t Target, body string, ifMatch 
 }
 
 // RebuildMemory replaces decision memory by the major decisions recorded in the object's
-// threads, as learned from graph-svc's decision.recorded events, and says how many current ones
-// it used. A decision a later one superseded is listed apart, marked, never as current.
+// threads, as learned from graph-svc's decision.recorded events (those the object recorded or
+// accepted: the consumer keeps no other), each naming its author, and says how many current
+// ones it used. A decision a later one superseded is listed apart, marked, never as current.
 func (s *Service) RebuildMemory(ctx context.Context, t Target) (*store.Memory, int, error) {
 	current, superseded, err := s.Decisions(ctx, t.ObjectID)
 	if err != nil {
@@ -89,7 +90,8 @@ func (s *Service) Decisions(ctx context.Context, objectID string) (current, supe
 	all := make([]Decision, 0, len(recorded))
 	for _, d := range recorded {
 		all = append(all, Decision{ThreadID: d.ThreadID, NodeID: d.NodeID, Title: d.Title, Body: d.Body,
-			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: d.CreatedAt, ValidFrom: d.ValidFrom, ValidUntil: d.ValidUntil})
+			Confidence: d.Confidence, Supersedes: d.Supersedes, CreatedAt: d.CreatedAt, ValidFrom: d.ValidFrom, ValidUntil: d.ValidUntil,
+			AuthorHash: d.AuthorHash})
 	}
 	current, superseded = Current(all)
 	return current, superseded, nil

@@ -23,6 +23,9 @@ type Decision struct {
 	CreatedAt  time.Time  `bson:"created_at"`
 	ValidFrom  *time.Time `bson:"valid_from,omitempty"`
 	ValidUntil *time.Time `bson:"valid_until,omitempty"`
+	// AuthorHash is the hash its author recorded it under (empty for decisions learned from
+	// events of earlier releases).
+	AuthorHash string `bson:"author_hash,omitempty"`
 }
 
 // RecordDecision puts a decision into its object's range once, keyed by when it was made and its

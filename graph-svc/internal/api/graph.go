@@ -40,12 +40,12 @@ func (h *Handler) graph(c *gin.Context) error {
 		return err
 	}
 	scope := graph.GraphScope(c.Param("threadId"))
-	limit, before, err := httpx.PageSeq(c, scope)
+	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
 	v, err := h.Graph.Graph(c.Request.Context(), who, c.Param("threadId"), graph.GraphPage{
-		Before: before, Limit: limit, AsOf: asOf, Cursor: func(seq int64) string { return httpx.SeqCursor(scope, seq) }})
+		Before: before, Limit: limit, AsOf: asOf, Cursor: func(key string) string { return httpx.KeyCursor(scope, key) }})
 	if err != nil {
 		return err
 	}

@@ -75,11 +75,11 @@ func (h *Handler) overview(c *gin.Context) error {
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "include_graph must be 1 or 0")
 	}
 	scope := graph.SourcesScope(graph.SelfThreadID(who.ObjectID))
-	limit, before, err := httpx.PageSeq(c, scope)
+	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
-	v, err := h.Graph.Overview(c.Request.Context(), who, graphs, before, limit, func(seq int64) string { return httpx.SeqCursor(scope, seq) })
+	v, err := h.Graph.Overview(c.Request.Context(), who, graphs, before, limit, func(key string) string { return httpx.KeyCursor(scope, key) })
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (h *Handler) sources(c *gin.Context) error {
 		return err
 	}
 	scope := graph.SourcesScope(c.Param("threadId"))
-	limit, before, err := httpx.PageSeq(c, scope)
+	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
@@ -102,8 +102,8 @@ func (h *Handler) sources(c *gin.Context) error {
 		return err
 	}
 	var next *string
-	if v.Next > 0 {
-		cur := httpx.SeqCursor(scope, v.Next)
+	if v.Next != "" {
+		cur := httpx.KeyCursor(scope, v.Next)
 		next = &cur
 	}
 	c.JSON(http.StatusOK, gin.H{"sources": v.Sources, "next_cursor": next})

@@ -43,13 +43,13 @@ func TestGraphPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var next int64
+	var next string
 	var bodies []string
 	pages := 0
 	for {
-		g, err := svc.Graph(ctx, bob, "thr_ab", graph.GraphPage{Before: next, Limit: 10, Cursor: func(seq int64) string {
-			next = seq
-			return fmt.Sprint(seq)
+		g, err := svc.Graph(ctx, bob, "thr_ab", graph.GraphPage{Before: next, Limit: 10, Cursor: func(key string) string {
+			next = key
+			return key
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +85,7 @@ func TestPageStopsAtItsBodyBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g, err := svc.Graph(ctx, alice, "thr_ab", graph.GraphPage{Limit: 200, Cursor: func(int64) string { return "next" }})
+	g, err := svc.Graph(ctx, alice, "thr_ab", graph.GraphPage{Limit: 200, Cursor: func(string) string { return "next" }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,14 @@ type DecisionDraft struct {
 	ValidFrom, ValidUntil *time.Time
 }
 
+// DecisionStore records what a decision changes besides its node: the validity facts of what it
+// supersedes and the decisions lists, and reads who took part in a thread.
+type DecisionStore interface {
+	Invalidate(ctx context.Context, v *store.Invalidation) error
+	TookPartIn(ctx context.Context, threadID, objectID string) (bool, error)
+	AppendDecision(ctx context.Context, objectID string, d store.DecisionRef) error
+}
+
 // Decide records a decision node in a thread the caller takes part in and may write into. Each
 // node it supersedes (only those it names, only in this thread) gains a validity fact and stays
 // readable; the decision's supersedes edges are read from the decision itself. Both
@@ -72,10 +80,17 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 	if err != nil {
 		return nil, err
 	}
+	accepted, err := s.accepted(ctx, th, c)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.reserveNode(ctx, n); err != nil {
 		return nil, err
 	}
-	evs := decisionEvents(requestID, n, parts)
+	if err := s.markTookPart(ctx, [2]string{th.ID, c.ObjectID}); err != nil {
+		return nil, err
+	}
+	evs := decisionEvents(requestID, n, parts, accepted)
 	n.Events = events.IDs(evs...)
 	if err := s.Outbox.Stage(ctx, store.Nodes, n.ID, evs...); err != nil {
 		return nil, err
@@ -91,7 +106,7 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 			return nil, err
 		}
 	}
-	if _, err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Node: n}); err != nil {
+	if err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Node: n}); err != nil {
 		return nil, err
 	}
 	if err := s.recordDecision(ctx, n, parts); err != nil {
@@ -106,6 +121,26 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 	}
 	v := nodeView(n, nil)
 	return &v, nil
+}
+
+// accepted tells, for each participant of a thread, whether a decision the caller records there
+// belongs in that participant's decision memory: the caller's own does, and the other side's
+// when it wrote into the thread before (a point read of its participation mark). A stranger who
+// opened a thread fills only its own memory, however many decisions it records.
+func (s *Service) accepted(ctx context.Context, th *store.Thread, c *contract.Principal) (map[string]bool, error) {
+	out := make(map[string]bool, len(th.Participants))
+	for _, p := range th.Participants {
+		if p == c.ObjectID {
+			out[p] = true
+			continue
+		}
+		took, err := s.Store.TookPartIn(ctx, th.ID, p)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = took
+	}
+	return out, nil
 }
 
 // supersedesEdge is the edge from decision d to a node it supersedes.

@@ -11,15 +11,18 @@ import (
 // the outbox under the document whose insert records its id (_events), and confirmed once that
 // insert succeeded. Private guidance never appears in any of them.
 
-// decisionEvents report decision n to each participant of its thread: context-svc adds it to
-// the participant's decision memory, and it is the participant's public decision webhook event.
-func decisionEvents(requestID string, n *store.Node, parts []contract.Participant) []events.Pending {
+// decisionEvents report decision n to each participant of its thread: it is the participant's
+// public decision webhook event, and context-svc adds it to the participant's decision memory
+// when accepted says it belongs there (see Service.accepted), naming its author.
+func decisionEvents(requestID string, n *store.Node, parts []contract.Participant, accepted map[string]bool) []events.Pending {
 	out := make([]events.Pending, 0, len(parts))
 	for _, p := range parts {
+		ok := accepted[p.ObjectID]
 		out = append(out, events.MustNew(events.TopicGraph, events.DecisionRecorded, p.ObjectID, p.Hash, requestID,
 			contract.DecisionRecordedData{ThreadID: n.ThreadID, NodeID: n.ID, Title: n.Title, Body: n.Body,
 				Confidence: n.Confidence, Supersedes: n.Supersedes, CreatedAt: clock.Format(n.CreatedAt),
-				ValidFrom: clock.FormatPtr(n.ValidFrom), ValidUntil: clock.FormatPtr(n.ValidUntil)}))
+				ValidFrom: clock.FormatPtr(n.ValidFrom), ValidUntil: clock.FormatPtr(n.ValidUntil),
+				AuthorHash: n.AuthorHash, Accepted: &ok}))
 	}
 	return out
 }

@@ -59,6 +59,30 @@ const (
 	MaxSupersedes = 50
 )
 
+// ThreadStore is what every use case reads and writes of threads: who takes part, the hashes
+// first seen with them, and who wrote into them.
+type ThreadStore interface {
+	Thread(ctx context.Context, id string) (*store.Thread, error)
+	AddThread(ctx context.Context, t *store.Thread) error
+	RememberHash(ctx context.Context, objectID, hash string) error
+	MarkTookPart(ctx context.Context, pairs [][2]string) error
+}
+
+// Store is what the use cases need of graph-svc's repository: the narrow interfaces each of them
+// declares beside it, all satisfied by *store.Store.
+type Store interface {
+	ThreadStore
+	ProjectionStore
+	NodeStore
+	DecisionStore
+	MessageStore
+	GraphReadStore
+	GuidanceStore
+	MemoryStore
+	SourceStore
+	OverviewStore
+}
+
 // Outbox stages events before the insert that records them and confirms them after it.
 type Outbox interface {
 	Stage(ctx context.Context, collection string, id any, evs ...events.Pending) error
@@ -113,7 +137,7 @@ type Schedule struct {
 type Service struct {
 	Limits   Limits
 	Schedule Schedule
-	Store    *store.Store
+	Store    Store
 	Mailbox  Mailbox
 	// BlockGuard tells when a write's block check must ask mailbox-svc; nil: never.
 	BlockGuard BlockGuard
@@ -127,9 +151,9 @@ type Service struct {
 	Log           *slog.Logger
 
 	knownOnce sync.Once
-	known     *lru.Cache[string, struct{}] // threads recorded by this process
-	hashed    *lru.Cache[string, struct{}] // objects whose hash this process recorded
-	memory    memoryCache                  // positions and presence marks of the memory index
+	known     *lru.Cache[string, struct{}]    // threads recorded by this process
+	hashed    *lru.Cache[string, struct{}]    // objects whose hash this process recorded
+	tookPart  *lru.Cache[[2]string, struct{}] // participation marks this process wrote
 }
 
 // knownThreads bounds how many recorded threads a process remembers, so that a message of a
@@ -149,6 +173,26 @@ func (s *Service) rememberThread(id string) {
 func (s *Service) initKnown() {
 	s.known, _ = lru.New[string, struct{}](knownThreads)
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
+	s.tookPart, _ = lru.New[[2]string, struct{}](knownThreads)
+}
+
+// markTookPart records that objects wrote into threads (pairs of thread and object), leaving out
+// the marks this process wrote already: one insert at most.
+func (s *Service) markTookPart(ctx context.Context, pairs ...[2]string) error {
+	s.knownOnce.Do(s.initKnown)
+	var fresh [][2]string
+	for _, p := range pairs {
+		if !s.tookPart.Contains(p) && !slices.Contains(fresh, p) {
+			fresh = append(fresh, p)
+		}
+	}
+	if err := s.Store.MarkTookPart(ctx, fresh); err != nil {
+		return err
+	}
+	for _, p := range fresh {
+		s.tookPart.Add(p, struct{}{})
+	}
+	return nil
 }
 
 // thread returns the thread threadID when the caller takes part in it. Any other thread,

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -139,6 +140,45 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 	}
 }
 
+// TestReplyEdgesFollowTheEvent: a message whose event names the message it follows gets its
+// replies_to edge to that one, whatever the creation times say (here the reply's clock is behind
+// by a minute, and 40 messages lie between them in the msgs list); a message of an earlier
+// release's event, which names none, is still chained to the one created before it among its
+// neighbours.
+func TestReplyEdgesFollowTheEvent(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	ctx := context.Background()
+	start := clock.Now().Add(-time.Hour)
+	msg := func(id, prev string, at time.Time) contract.MessageCreatedData {
+		return contract.MessageCreatedData{MessageID: id, ThreadID: "thr_ab", FromObjectID: "obj_a", ToObjectID: "obj_b",
+			FromHash: "svc_a", Body: "about " + id, CreatedAt: clock.Format(at), PrevMessageID: prev}
+	}
+	batch := []contract.MessageCreatedData{msg("msg_first", "", start), msg("msg_legacy", "", start.Add(time.Minute))}
+	for i := range 40 { // another thread's worth of noise in between, as a late backlog would be
+		batch = append(batch, msg(fmt.Sprintf("msg_mid%02d", i), "", start.Add(-time.Duration(i+2)*time.Hour)))
+	}
+	batch = append(batch, msg("msg_reply", "msg_first", start.Add(-time.Minute)))
+	if err := svc.ProjectMessages(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Graph(ctx, alice, "thr_ab", page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges := map[string]string{}
+	for _, e := range g.Edges {
+		edges[e.From] = e.To
+	}
+	reply, first := graph.MessageNodeID("msg_reply"), graph.MessageNodeID("msg_first")
+	if edges[reply] != first {
+		t.Errorf("the reply's edge goes to %q, want %q (the message its event names)", edges[reply], first)
+	}
+	if got := edges[graph.MessageNodeID("msg_legacy")]; got != first {
+		t.Errorf("the legacy message's edge goes to %q, want %q (the message created before it)", got, first)
+	}
+}
+
 // TestDecisionEventsReachBothParticipants: a decision confirms one decision.recorded per
 // participant, recorded on the decision's node.
 func TestDecisionEventsReachBothParticipants(t *testing.T) {
@@ -167,6 +207,49 @@ func TestDecisionEventsReachBothParticipants(t *testing.T) {
 	stored, err := svc.Store.Node(ctx, d.ID)
 	if err != nil || len(stored.Events) != 2 || !slices.Equal(stored.Supersedes, []string{h.ID}) {
 		t.Errorf("stored decision %+v, %v: want both event ids and one superseded node", stored, err)
+	}
+}
+
+// TestDecisionsAcceptedByWhoTookPart: a decision of the side that opened a thread is accepted
+// for its own decision memory only, while the other side has not written into the thread; once
+// it has (here a node), the next decision is accepted for both. Each event names the author.
+func TestDecisionsAcceptedByWhoTookPart(t *testing.T) {
+	t.Parallel()
+	svc, ob := newService(t)
+	ctx := context.Background()
+	if err := svc.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: "msg_open", ThreadID: "thr_ab",
+		FromObjectID: "obj_a", ToObjectID: "obj_b", FromHash: "svc_a", Body: "hello", CreatedAt: clock.Format(clock.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	accepted := func() map[string]bool {
+		t.Helper()
+		out := map[string]bool{}
+		for _, ev := range ob.evs {
+			var env struct {
+				Data contract.DecisionRecordedData `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(ev.Payload), &env); err != nil || env.Data.Accepted == nil || env.Data.AuthorHash != "svc_a" {
+				t.Fatalf("decision.recorded %s: %+v %v", ev.Payload, env.Data, err)
+			}
+			out[ev.Key] = *env.Data.Accepted
+		}
+		ob.evs = nil
+		return out
+	}
+	if _, err := svc.Decide(ctx, "req_1", alice, "thr_ab", graph.DecisionDraft{Title: "t", Body: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := accepted(); !got["obj_a"] || got["obj_b"] || len(got) != 2 {
+		t.Errorf("before bob wrote into the thread: accepted %v, want alice's only", got)
+	}
+	if _, err := svc.AddNode(ctx, bob, "thr_ab", graph.NodeDraft{Type: "question", Body: "why?"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Decide(ctx, "req_2", alice, "thr_ab", graph.DecisionDraft{Title: "t2", Body: "b2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := accepted(); !got["obj_a"] || !got["obj_b"] {
+		t.Errorf("after bob wrote into the thread: accepted %v, want both", got)
 	}
 }
 

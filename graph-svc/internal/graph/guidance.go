@@ -40,6 +40,12 @@ type GuidanceVersion struct {
 	CreatedAt string `json:"created_at"`
 }
 
+// GuidanceStore keeps the versions of private guidance.
+type GuidanceStore interface {
+	AppendGuidance(ctx context.Context, threadID, ownerID string, g store.GuidanceVersion) (int64, error)
+	GuidancePage(ctx context.Context, threadID, ownerID string, before int64, limit int) ([]store.Numbered[store.GuidanceVersion], int64, error)
+}
+
 // GuidanceScope is the cursor scope of a caller's guidance versions in a thread.
 func GuidanceScope(threadID, objectID string) string { return "guidance:" + threadID + "/" + objectID }
 

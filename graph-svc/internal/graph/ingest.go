@@ -15,6 +15,13 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
+// OverviewStore reads what the ingest overview sums up besides sources.
+type OverviewStore interface {
+	Decisions(ctx context.Context, objectID string) (int64, *store.DecisionRef, error)
+	MessageCount(ctx context.Context, threadID string) (int64, error)
+	ThreadsPage(ctx context.Context, objectID string, limit int) ([]string, error)
+}
+
 // Ingest limits.
 const (
 	// MaxIngestURLs bounds the URLs (urls and cloud_drive_urls together) of one ingest.
@@ -126,7 +133,7 @@ func (s *Service) reserveSources(ctx context.Context, c *contract.Principal, src
 	if len(srcs) == 0 {
 		return nil
 	}
-	list := "quota:sources:" + c.ObjectID
+	list := sourceQuota(c.ObjectID)
 	used, err := s.Store.QuotaUsed(ctx, list)
 	if err != nil {
 		return err
@@ -145,6 +152,9 @@ func (s *Service) reserveSources(ctx context.Context, c *contract.Principal, src
 	}
 	return nil
 }
+
+// sourceQuota is the quota list of the sources an object tracks.
+func sourceQuota(objectID string) string { return "quota:sources:" + objectID }
 
 // newSources checks the draft's URLs and returns the sources they become (not yet stored).
 func (s *Service) newSources(c *contract.Principal, d IngestDraft, vis string) ([]store.Source, error) {
@@ -245,7 +255,7 @@ const excerptBytes = 280
 // Overview answers GET /api/ingest: the owner's hash, a summary of its context and decisions,
 // its self-ingest thread, a page of the sources it tracks and, with graphs, previews of its
 // newest thread graphs.
-func (s *Service) Overview(ctx context.Context, c *contract.Principal, graphs bool, before int64, limit int, cursor func(int64) string) (*Overview, error) {
+func (s *Service) Overview(ctx context.Context, c *contract.Principal, graphs bool, before string, limit int, cursor func(string) string) (*Overview, error) {
 	md, err := s.Profiles.ComposedProfile(ctx, c.ObjectID, c.Hash)
 	if err != nil {
 		return nil, apierr.Unavailable(fmt.Errorf("read the composed profile: %w", err))
@@ -266,7 +276,7 @@ func (s *Service) Overview(ctx context.Context, c *contract.Principal, graphs bo
 		return nil, err
 	}
 	out.Sources = page.Sources
-	if page.Next > 0 {
+	if page.Next != "" {
 		cur := cursor(page.Next)
 		out.NextCursor = &cur
 	}
@@ -293,11 +303,13 @@ func (s *Service) selfSummary(ctx context.Context, c *contract.Principal) (*Self
 	if err != nil {
 		return nil, err
 	}
-	srcs, err := s.Store.SourceCount(ctx, th.ID)
+	// Every source of the self thread took a slot of its owner's source quota.
+	srcs, err := s.Store.QuotaUsed(ctx, sourceQuota(c.ObjectID))
 	if err != nil {
 		return nil, err
 	}
-	return &SelfThread{ThreadID: th.ID, CreatedAt: clock.Format(th.CreatedAt), NodeCount: nodes, SourceCount: int(srcs)}, nil
+	return &SelfThread{ThreadID: th.ID, CreatedAt: clock.Format(th.CreatedAt), NodeCount: nodes,
+		SourceCount: int(min(srcs, s.Limits.SourcesPerOwner))}, nil
 }
 
 // counts are the nodes and edges written into a thread, read from its quota and msgs lists.

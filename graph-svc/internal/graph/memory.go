@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/kljensen/snowball/english"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
@@ -20,35 +18,16 @@ import (
 // Bounds of the relationship-memory index (docs/architecture.md, "Memory search"; docs/api.md
 // names those a caller sees).
 const (
-	// MaxIndexedStems is how many stems of a node get presence marks, which is what makes a
-	// node found by a stem: its title's stems first, then its body's most distinctive (count
-	// times length). With MemoryLevels marks each, this bounds a node's one insert.
+	// MaxIndexedStems is how many stems of a node get a posting, which is what makes a node
+	// found by a stem: its title's stems first, then its body's most distinctive (count times
+	// length). This bounds a node's one insert.
 	MaxIndexedStems = 32
 	// MaxScoredStems is how many stems (with their counts) a node's entry keeps for ranking: a
 	// node found by one query term is scored on every term it holds among these.
 	MaxScoredStems = 256
 	// MaxExcerpt bounds the excerpt of a node's body a hit shows, in bytes.
 	MaxExcerpt = 280
-	// memoryHeads and memoryMarks bound what a process remembers of the index: the newest
-	// position of an object's index and presence marks known to exist, so that a warm writer
-	// sends one insert (and the head hint) per participant and no mark twice.
-	memoryHeads = 10000
-	memoryMarks = 200000
 )
-
-// memoryCache is what the process remembers of the index to keep its writes to one insert.
-type memoryCache struct {
-	once  sync.Once
-	heads *lru.Cache[string, int64]
-	marks *lru.Cache[string, struct{}]
-}
-
-func (m *memoryCache) init() {
-	m.once.Do(func() {
-		m.heads, _ = lru.New[string, int64](memoryHeads)
-		m.marks, _ = lru.New[string, struct{}](memoryMarks)
-	})
-}
 
 // analyze splits text into lower-case words and stems them (Snowball English), dropping stop
 // words; it returns each distinct stem in order of first occurrence, the stems' counts and the
@@ -74,8 +53,8 @@ func analyze(text string) (order []string, tf map[string]int, length int) {
 	return order, tf, length
 }
 
-// memoryEntry is what a node's index entry holds (the peer aside, which depends on whose index
-// it is), and the stems that get presence marks.
+// memoryEntry is what a node's postings hold (the peer aside, which depends on whose index it
+// is), and the stems that get a posting.
 func memoryEntry(n *store.Node) (store.MemoryEntry, []string) {
 	titled, _, _ := analyze(n.Title)
 	order, tf, length := analyze(n.Title + "\n" + n.Body)
@@ -133,27 +112,15 @@ func excerpt(body string) string {
 
 // indexNode adds a node to the memory index of each participant who may see it (the other side
 // never gets an owner_only node). Guidance is not a node and is never indexed. Per participant
-// the work is one insert (the entry and its new presence marks) and one move of the head hint,
-// plus one read of the hint when the process does not remember the object's position: the same
-// whatever the node's length and whatever the index holds.
+// the work is one insert (a posting per indexed stem) and one move of the index's stats: the
+// same whatever the node's length and whatever the index holds.
 func (s *Service) indexNode(ctx context.Context, n *store.Node, participants []string) error {
-	e, indexed := memoryEntry(n)
-	for i, obj := range participants {
-		if slices.Contains(participants[:i], obj) || !visibleTo(n, obj) {
-			continue
-		}
-		e.PeerID = peerOf(participants, obj)
-		if err := s.indexFor(ctx, obj, e, indexed); err != nil {
-			return fmt.Errorf("index node %s: %w", n.ID, err)
-		}
-	}
-	return nil
+	return s.indexNodes(ctx, []*store.Node{n}, [][]string{participants})
 }
 
 // indexNodes indexes a batch of nodes, each for its participants: per object one insert of all
-// its entries (at consecutive positions) and their marks, and one move of the head hint, so that
-// a projected batch costs its objects, not its nodes. Entries whose position another writer
-// took meanwhile are appended one at a time.
+// its postings and one move of its stats, so that a projected batch costs its objects, not its
+// nodes.
 func (s *Service) indexNodes(ctx context.Context, nodes []*store.Node, participants [][]string) error {
 	type pending struct {
 		entries []store.MemoryEntry
@@ -178,50 +145,8 @@ func (s *Service) indexNodes(ctx context.Context, nodes []*store.Node, participa
 		}
 	}
 	for _, obj := range order {
-		if err := s.indexBatchFor(ctx, obj, byObject[obj].entries, byObject[obj].indexed); err != nil {
+		if err := s.Store.IndexMemory(ctx, obj, byObject[obj].entries, byObject[obj].indexed); err != nil {
 			return fmt.Errorf("index nodes: %w", err)
-		}
-	}
-	return nil
-}
-
-// indexBatchFor appends entries to one object's index in one insert.
-func (s *Service) indexBatchFor(ctx context.Context, objectID string, entries []store.MemoryEntry, indexed [][]string) error {
-	if len(entries) == 1 {
-		return s.indexFor(ctx, objectID, entries[0], indexed[0])
-	}
-	s.memory.init()
-	last, ok := s.memory.heads.Get(objectID)
-	if !ok {
-		var err error
-		if last, err = s.Store.MemoryHint(ctx, objectID); err != nil {
-			return err
-		}
-	}
-	var marks []string
-	for i := range entries {
-		marks = append(marks, s.newMarks(objectID, last+1+int64(i), indexed[i])...)
-	}
-	got, err := s.Store.InsertMemoryEntries(ctx, objectID, last+1, entries, marks)
-	if err != nil {
-		return err
-	}
-	for _, m := range marks {
-		s.memory.marks.Add(m, struct{}{})
-	}
-	top := last
-	for i, ok := range got {
-		if ok {
-			top = max(top, last+1+int64(i))
-		}
-	}
-	s.memory.heads.Add(objectID, top)
-	s.Store.AdvanceMemoryHead(ctx, objectID, top)
-	for i, ok := range got {
-		if !ok {
-			if err := s.indexFor(ctx, objectID, entries[i], indexed[i]); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -239,48 +164,6 @@ func (s *Service) indexInThread(ctx context.Context, n *store.Node) error {
 		return err
 	}
 	return s.indexNode(ctx, n, th.Participants)
-}
-
-// indexFor appends an entry to one object's index: it tries the position after the one it
-// remembers (or the hint's), and the next one while another writer holds it.
-func (s *Service) indexFor(ctx context.Context, objectID string, e store.MemoryEntry, indexed []string) error {
-	s.memory.init()
-	last, ok := s.memory.heads.Get(objectID)
-	if !ok {
-		var err error
-		if last, err = s.Store.MemoryHint(ctx, objectID); err != nil {
-			return err
-		}
-	}
-	for seq := last + 1; ; seq++ {
-		marks := s.newMarks(objectID, seq, indexed)
-		got, err := s.Store.InsertMemoryEntry(ctx, objectID, seq, e, marks)
-		if err != nil {
-			return err
-		}
-		for _, m := range marks {
-			s.memory.marks.Add(m, struct{}{}) // inserted now or there already
-		}
-		if got {
-			s.memory.heads.Add(objectID, seq)
-			s.Store.AdvanceMemoryHead(ctx, objectID, seq)
-			return nil
-		}
-	}
-}
-
-// newMarks are the presence marks of an entry at seq that the process does not know to exist.
-func (s *Service) newMarks(objectID string, seq int64, indexed []string) []string {
-	var marks []string
-	for _, st := range indexed {
-		for level := 1; level <= store.MemoryLevels; level++ {
-			id := store.PresenceID(objectID, level, seq>>(store.BlockBits*level), st)
-			if !s.memory.marks.Contains(id) {
-				marks = append(marks, id)
-			}
-		}
-	}
-	return marks
 }
 
 func peerOf(participants []string, obj string) string {

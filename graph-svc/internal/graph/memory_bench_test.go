@@ -21,21 +21,19 @@ import (
 // FERRETDB_POSTGRESQL_URL is set. Run with -run X -bench MemorySearch.
 //
 //   - spread: the ten hits are decisions recorded through the service, spread evenly over the
-//     index, and no other node holds the term: the walk goes down to ten blocks in ten different
-//     places, and must walk every block that holds the term to know there is no eleventh.
-//     This is the adversarial case: each hit costs store.BlockSize point reads per level
-//     between the top and the level at which the hits part, which grows with log(size/10).
-//   - clustered: ten filler nodes in the middle of the index, 4 positions apart, hold the term
-//     (one conversation about one topic): the walk goes down once.
-//   - common: a term every filler node holds, limit 10: the newest blocks answer.
+//     index, and no other node holds the term: the term's range holds ten postings.
+//   - clustered: ten filler nodes in the middle of the index, 4 apart, hold the term (one
+//     conversation about one topic).
+//   - common: terms every filler node holds, limit 10: each term's range is read up to its
+//     limit, newest first.
 //
-// The filler nodes are written with store.LoadMemory (the index's own documents, in bulk):
+// The filler nodes are written with store.IndexMemory in batches (the index's own writes):
 // recording 100,000 nodes one at a time would take the benchmark most of an hour and measure
 // the writes, not the search.
 //
 // Each iteration searches both indexes, one after the other, so that the two p50s are taken
-// under the same load (a shared machine's load moves more than the search does); the point
-// reads a search sends are printed beside them, and do not depend on the machine.
+// under the same load (a shared machine's load moves more than the search does); the finds a
+// search sends are printed beside them, and do not depend on the machine.
 func BenchmarkMemorySearch(b *testing.B) {
 	sizes := []int{1000, 100000}
 	services := make([]*graph.Service, len(sizes))
@@ -76,7 +74,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 				p50[i] = took[i][len(took[i])/2]
 				perSearch := float64(reads[i].Load()) / float64(len(took[i]))
 				b.ReportMetric(float64(p50[i].Microseconds())/1000, fmt.Sprintf("p50-ms@%d", size))
-				fmt.Printf("memory search %-9s %-15q %6d indexed nodes, 10 hits: p50 %s, %.0f point reads a search (%d searches)\n",
+				fmt.Printf("memory search %-9s %-15q %6d indexed nodes, 10 hits: p50 %s, %.0f finds a search (%d searches)\n",
 					q.name, q.q.Q, size, p50[i].Round(time.Microsecond), perSearch, len(took[i]))
 			}
 			ratio := float64(p50[1]) / float64(p50[0])
@@ -97,12 +95,11 @@ func memoryBenchService(b *testing.B, size int) (*graph.Service, *atomic.Int64) 
 		}
 	})
 	ctx := context.Background()
-	marked := map[string]bool{}
 	var seq int64
 	base := clock.Now().Add(-time.Duration(size) * time.Second)
 	fill := func(n int) {
 		entries := make([]store.MemoryEntry, 0, n)
-		var marks []string
+		var indexed [][]string
 		for range n {
 			seq++
 			stems := []string{"w" + strconv.FormatInt(seq%500, 10), "v" + strconv.FormatInt(seq%301, 10), "status"}
@@ -112,31 +109,25 @@ func memoryBenchService(b *testing.B, size int) (*graph.Service, *atomic.Int64) 
 			entries = append(entries, store.MemoryEntry{NodeID: "nod_fill" + strconv.FormatInt(seq, 10), ThreadID: "thr_ab",
 				Type: "evidence", PeerID: "obj_b", AuthorID: "obj_b", CreatedAt: base.Add(time.Duration(seq) * time.Second),
 				Excerpt: "status " + stems[0] + " " + stems[1], Len: len(stems), Stems: stems, Counts: []int{1, 1, 1, 1}[:len(stems)]})
-			for _, st := range stems {
-				for level := 1; level <= store.MemoryLevels; level++ {
-					if id := store.PresenceID("obj_a", level, seq>>(store.BlockBits*level), st); !marked[id] {
-						marked[id] = true
-						marks = append(marks, id)
-					}
-				}
-			}
+			indexed = append(indexed, stems)
 		}
-		if err := s.Store.LoadMemory(ctx, "obj_a", seq-int64(n)+1, entries, marks); err != nil {
-			b.Fatal(err)
+		for start := 0; start < len(entries); start += 300 {
+			end := min(start+300, len(entries))
+			if err := s.Store.IndexMemory(ctx, "obj_a", entries[start:end], indexed[start:end]); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	for i := range 10 {
 		fill(size/10 - 1)
-		// A process of its own for each decision, so that it reads the head hint past the
-		// filler instead of the position it remembers.
-		if _, err := restarted(s).Decide(ctx, "req", alice, "thr_ab", graph.DecisionDraft{Title: fmt.Sprintf("Zeppelin %d", i),
+		if _, err := s.Decide(ctx, "req", alice, "thr_ab", graph.DecisionDraft{Title: fmt.Sprintf("Zeppelin %d", i),
 			Body: "The zeppelin flies then."}); err != nil {
 			b.Fatal(err)
 		}
 		seq++
 	}
-	if head, err := s.Store.MemoryHead(ctx, "obj_a"); err != nil || head != int64(size) {
-		b.Fatalf("alice's index holds %d nodes (%v), want %d", head, err, size)
+	if st, err := s.Store.MemoryStatsOf(ctx, "obj_a"); err != nil || st.Nodes != int64(size) {
+		b.Fatalf("alice's index holds %d nodes (%v), want %d", st.Nodes, err, size)
 	}
 	return s, &reads
 }

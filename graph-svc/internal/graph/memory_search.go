@@ -2,11 +2,9 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -26,17 +24,23 @@ const (
 	MaxQueryBytes = 256
 	// MaxMemoryHits is the largest page of hits (10 when limit is absent).
 	MaxMemoryHits = 50
-	// MaxBlocksPerTerm bounds the level-1 blocks (of store.BlockSize entries) a search reads per
-	// query term, newest first: a search reads at most MaxQueryTerms × MaxBlocksPerTerm ×
-	// store.BlockSize entries (4,096), whatever the index holds: the memory a search holds is
-	// bounded too.
-	MaxBlocksPerTerm = 16
-	// memoryReaders bounds the point reads one search sends at once: a block's children or
-	// entries in one round.
+	// MaxPostingsPerTerm bounds the postings a search reads per query term, newest first: a
+	// search reads at most MaxQueryTerms × MaxPostingsPerTerm postings (2,048), whatever the
+	// index holds, so the memory a search holds is bounded too.
+	MaxPostingsPerTerm = 256
+	// memoryReaders bounds the validity facts a search reads at once.
 	memoryReaders = 16
 	// bm25K1 and bm25B are BM25's usual parameters.
 	bm25K1, bm25B = 1.2, 0.75
 )
+
+// MemoryStore is the relationship-memory index: its writes (indexNode) and a search's reads.
+type MemoryStore interface {
+	IndexMemory(ctx context.Context, objectID string, entries []store.MemoryEntry, indexed [][]string) error
+	MemoryStatsOf(ctx context.Context, objectID string) (store.MemoryStats, error)
+	Postings(ctx context.Context, r mongox.Range) ([]store.MemoryEntry, error)
+	Hashes(ctx context.Context, objectIDs []string) (map[string]string, error)
+}
 
 // MemoryQuery is a search of an object's relationship memory.
 type MemoryQuery struct {
@@ -90,12 +94,13 @@ type MemoryResult struct {
 
 // SearchMemory ranks the nodes of the caller's threads by BM25 over the stemmed terms of q.
 //
-// Per query term it walks the presence marks newest first down to the level-1 blocks that hold
-// the term and reads their entries, until it has found 2 × (offset + limit) entries holding the
-// term (at least 20) or read MaxBlocksPerTerm blocks. The entries read are the candidates:
-// filtered on what entries carry, ranked, and then read one validity fact each, best first,
-// until the page is full. The cost follows the hits asked for, not what the index holds (the
-// walk's depth grows by one level per 16 times more entries).
+// Per query term it reads ONE range of the caller's postings of that term, newest first (within
+// the query's time bounds), of 2 × (offset + limit) postings (at least 20, at most
+// MaxPostingsPerTerm), all terms at once. The postings read are the candidates: filtered on what
+// they carry and ranked; their validity facts are read best first, a page's worth per find,
+// until the page is full. Besides its terms' ranges a search reads the index's stats (a point
+// read), the current hashes of the objects the candidates name (one find) and, usually once, the
+// validity facts: 1 command per term and 3 per search, whatever the index holds.
 func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q MemoryQuery) (*MemoryResult, error) {
 	qt, err := q.validate()
 	if err != nil {
@@ -105,28 +110,86 @@ func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q Mem
 	if len(qt) == 0 {
 		return res, nil
 	}
-	head, err := s.Store.MemoryHead(ctx, c.ObjectID)
-	if err != nil || head == 0 {
-		return res, err
+	want := min(MaxPostingsPerTerm, max(20, 2*(q.Offset+q.Limit)))
+	var stats store.MemoryStats
+	lists := make([][]store.MemoryEntry, len(qt))
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		stats, err = s.Store.MemoryStatsOf(gctx, c.ObjectID)
+		return err
+	})
+	for i, t := range qt {
+		g.Go(func() (err error) {
+			lists[i], err = s.Store.Postings(gctx, termRange(c.ObjectID, t, q, want))
+			return err
+		})
 	}
-	r := &memoryRead{s: s.Store, objectID: c.ObjectID, head: head, entries: map[int64]*store.MemoryEntry{}}
-	want := max(20, 2*(q.Offset+q.Limit))
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	entries := map[string]*store.MemoryEntry{}
+	for _, l := range lists {
+		for i := range l {
+			if _, ok := entries[l[i].NodeID]; !ok {
+				entries[l[i].NodeID] = &l[i]
+			}
+		}
+	}
+	n := max(float64(stats.Nodes), float64(len(entries)), 1)
 	idf := make(map[string]float64, len(qt))
-	for _, t := range qt {
-		df, err := r.walk(ctx, t, want)
-		if err != nil {
-			return nil, err
-		}
-		if df > 0 {
-			idf[t] = math.Log(1 + (float64(head)-df+0.5)/(df+0.5))
+	for i, t := range qt {
+		if df := docFrequency(lists[i], want, n, stats.First, q); df > 0 {
+			idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
 		}
 	}
-	hashOf := s.hashCache(ctx)
-	ranked, err := r.rank(q, idf, hashOf)
+	hashOf, err := s.hashes(ctx, c, entries)
+	if err != nil {
+		return nil, err
+	}
+	ranked, err := rank(entries, q, idf, hashOf)
 	if err != nil {
 		return nil, err
 	}
 	return s.page(ctx, res, ranked, q, hashOf)
+}
+
+// termRange is the range of an object's postings of stem that a query reads: newest first, at
+// most want, within the query's bounds on creation time (since, until and as_of; the filters
+// check them exactly, the range only keeps the read to them).
+func termRange(objectID, stem string, q MemoryQuery, want int) mongox.Range {
+	scope := store.PostingScope(objectID, stem)
+	r := mongox.Range{Scope: scope, Desc: true, Limit: want}
+	var hi *time.Time
+	for _, t := range []*time.Time{q.Until, q.AsOf} {
+		if t != nil && (hi == nil || t.Before(*hi)) {
+			hi = t
+		}
+	}
+	if hi != nil {
+		r.Before = scope + mongox.Time(hi.Add(time.Microsecond))
+	}
+	if q.Since != nil {
+		r.After = mongox.ScopeEnd(scope + mongox.Time(q.Since.Add(-time.Microsecond)) + mongox.Sep)
+	}
+	return r
+}
+
+// docFrequency is a term's document frequency in an index of n nodes: the postings read when
+// the range held fewer than want, else those scaled by the share of the index's time the read
+// covered (postings are spread over time as the nodes were made).
+func docFrequency(found []store.MemoryEntry, want int, n float64, first time.Time, q MemoryQuery) float64 {
+	df := float64(len(found))
+	if len(found) < want || first.IsZero() {
+		return df
+	}
+	newest := clock.Now()
+	if q.AsOf != nil && q.AsOf.Before(newest) {
+		newest = *q.AsOf
+	}
+	oldest := found[len(found)-1].CreatedAt
+	covered := max(newest.Sub(oldest), time.Microsecond)
+	whole := max(newest.Sub(first), covered)
+	return min(df*float64(whole)/float64(covered), n)
 }
 
 // validate checks a query and returns its stems (at most MaxQueryTerms).
@@ -149,151 +212,25 @@ func (q MemoryQuery) validate() ([]string, error) {
 	return qt[:min(len(qt), MaxQueryTerms)], nil
 }
 
-// memoryRead is one search's reads of an object's index.
-type memoryRead struct {
-	s        *store.Store
-	objectID string
-	head     int64
-	mu       sync.Mutex
-	entries  map[int64]*store.MemoryEntry // read entries by position (nil: none there)
-}
-
-// walk reads, newest first, the level-1 blocks holding stem until want entries hold it or
-// MaxBlocksPerTerm blocks are read, and returns the stem's estimated document frequency: the
-// entries found, scaled by the share of the index the walk covered when it stopped early.
-func (r *memoryRead) walk(ctx context.Context, stem string, want int) (float64, error) {
-	found, blocks := 0, 0
-	lowest := r.head
-	var visit func(level int, ids []int64) (bool, error)
-	visit = func(level int, ids []int64) (bool, error) {
-		present, err := r.probe(ctx, stem, level, ids)
-		if err != nil {
-			return false, err
-		}
-		for i, b := range ids {
-			if !present[i] {
-				continue
-			}
-			if level > 1 {
-				if stop, err := visit(level-1, r.children(b, level-1)); stop || err != nil {
-					return stop, err
-				}
-				continue
-			}
-			n, err := r.readBlock(ctx, b, stem)
-			if err != nil {
-				return false, err
-			}
-			found, blocks, lowest = found+n, blocks+1, b<<store.BlockBits
-			if found >= want || blocks >= MaxBlocksPerTerm {
-				return true, nil
-			}
-		}
-		return false, nil
-	}
-	top := r.head >> (store.BlockBits * store.MemoryLevels)
-	roots := make([]int64, 0, top+1)
-	for b := top; b >= 0; b-- {
-		roots = append(roots, b)
-	}
-	stopped, err := visit(store.MemoryLevels, roots)
-	if err != nil || !stopped || found == 0 {
-		return float64(found), err
-	}
-	covered := max(r.head-lowest+1, 1)
-	return float64(found) * float64(r.head) / float64(covered), nil
-}
-
-// children are the blocks of level under block b (of level+1) that may hold entries, newest
-// first.
-func (r *memoryRead) children(b int64, level int) []int64 {
-	newest := min(b<<store.BlockBits+store.BlockSize-1, r.head>>(store.BlockBits*level))
-	ids := make([]int64, 0, store.BlockSize)
-	for c := newest; c >= b<<store.BlockBits; c-- {
-		ids = append(ids, c)
-	}
-	return ids
-}
-
-// probe reads whether stem's presence mark exists for each block of level (point reads, a few
-// at once).
-func (r *memoryRead) probe(ctx context.Context, stem string, level int, ids []int64) ([]bool, error) {
-	present := make([]bool, len(ids))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(memoryReaders)
-	for i, b := range ids {
-		g.Go(func() error {
-			var err error
-			present[i], err = r.s.HasPresence(gctx, store.PresenceID(r.objectID, level, b, stem))
-			return err
-		})
-	}
-	return present, g.Wait()
-}
-
-// readBlock reads the entries of a level-1 block this search has not read yet and counts those
-// holding stem.
-func (r *memoryRead) readBlock(ctx context.Context, b int64, stem string) (int, error) {
-	first := max(b<<store.BlockBits, 1)
-	last := min(b<<store.BlockBits+store.BlockSize-1, r.head)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(memoryReaders)
-	for seq := first; seq <= last; seq++ {
-		r.mu.Lock()
-		_, done := r.entries[seq]
-		r.mu.Unlock()
-		if done {
-			continue
-		}
-		g.Go(func() error {
-			e, err := r.s.MemoryEntryAt(gctx, r.objectID, seq)
-			if err != nil && !errors.Is(err, mongox.ErrNotFound) {
-				return err
-			}
-			r.mu.Lock()
-			r.entries[seq] = e // nil: a position a writer claimed and has not filled, or never will
-			r.mu.Unlock()
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return 0, err
-	}
-	n := 0
-	for seq := first; seq <= last; seq++ {
-		if e := r.entries[seq]; e != nil && slices.Contains(e.Stems, stem) {
-			n++
-		}
-	}
-	return n, nil
-}
-
 // candidate is an entry a search ranks.
 type candidate struct {
 	e     *store.MemoryEntry
 	score float64
 }
 
-// rank scores the entries read that hold a query term and pass the filters, best first. A
-// node indexed twice for the object (a crash between its writes) counts once.
-func (r *memoryRead) rank(q MemoryQuery, idf map[string]float64, hashOf func(string) (string, error)) ([]candidate, error) {
-	total, count := 0, 0
-	for _, e := range r.entries {
-		if e != nil {
-			total, count = total+e.Len, count+1
-		}
+// rank scores the candidates that pass the filters, best first.
+func rank(entries map[string]*store.MemoryEntry, q MemoryQuery, idf map[string]float64, hashOf func(string) (string, error)) ([]candidate, error) {
+	total := 0
+	for _, e := range entries {
+		total += e.Len
 	}
-	avg := max(float64(total)/float64(max(count, 1)), 1)
-	seen := map[string]bool{}
+	avg := max(float64(total)/float64(max(len(entries), 1)), 1)
 	var out []candidate
-	for _, e := range r.entries {
-		if e == nil || seen[e.NodeID] {
-			continue
-		}
+	for _, e := range entries {
 		score := 0.0
 		for i, st := range e.Stems {
 			w, ok := idf[st]
-			if !ok {
+			if !ok || i >= len(e.Counts) {
 				continue
 			}
 			tf := float64(e.Counts[i])
@@ -307,7 +244,6 @@ func (r *memoryRead) rank(q MemoryQuery, idf map[string]float64, hashOf func(str
 			return nil, err
 		}
 		if ok {
-			seen[e.NodeID] = true
 			out = append(out, candidate{e: e, score: score})
 		}
 	}
@@ -352,20 +288,21 @@ func keep(e *store.MemoryEntry, q MemoryQuery, hashOf func(string) (string, erro
 	return true, nil
 }
 
-// page reads the validity facts of the ranked candidates, best first and memoryReaders at once,
-// until the page is full.
+// page reads the validity facts of the ranked candidates, best first, a page's worth (the hits
+// still to skip and to show, and as many again) in each find, until the page is full.
 func (s *Service) page(ctx context.Context, res *MemoryResult, ranked []candidate, q MemoryQuery, hashOf func(string) (string, error)) (*MemoryResult, error) {
 	kept := 0
+	batch := 2 * (q.Offset + q.Limit + 1)
 	var invs map[string]*store.Invalidation
 	for i, cd := range ranked {
-		if i%memoryReaders == 0 {
-			next := ranked[i:min(len(ranked), i+memoryReaders)]
-			ns := make([]*store.Node, len(next))
+		if i%batch == 0 {
+			next := ranked[i:min(len(ranked), i+batch)]
+			ids := make([]string, len(next))
 			for j, c := range next {
-				ns[j] = &store.Node{ID: c.e.NodeID}
+				ids[j] = c.e.NodeID
 			}
 			var err error
-			if invs, err = s.invalidations(ctx, ns); err != nil {
+			if invs, err = s.Store.Invalidations(ctx, ids); err != nil {
 				return nil, err
 			}
 		}
@@ -393,17 +330,23 @@ func (s *Service) page(ctx context.Context, res *MemoryResult, ranked []candidat
 	return res, nil
 }
 
-// hashCache reads objects' current hashes, each once per search.
-func (s *Service) hashCache(ctx context.Context) func(string) (string, error) {
-	hashes := map[string]string{}
-	return func(id string) (string, error) {
-		if h, ok := hashes[id]; ok {
-			return h, nil
+// hashes reads, in one find, the current hashes of the objects the candidates name (authors and
+// peers; the caller's is the one it called with), for the peer filter and the hits.
+func (s *Service) hashes(ctx context.Context, c *contract.Principal, entries map[string]*store.MemoryEntry) (func(string) (string, error), error) {
+	var ids []string
+	for _, e := range entries {
+		for _, id := range []string{e.AuthorID, e.PeerID} {
+			if id != "" && id != c.ObjectID && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
 		}
-		h, err := s.Store.Hash(ctx, id)
-		hashes[id] = h
-		return h, err
 	}
+	known, err := s.Store.Hashes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	known[c.ObjectID] = c.Hash
+	return func(id string) (string, error) { return known[id], nil }, nil
 }
 
 func hit(cd candidate, inv *store.Invalidation, hashOf func(string) (string, error)) (MemoryHit, error) {

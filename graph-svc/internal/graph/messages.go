@@ -13,6 +13,14 @@ import (
 // redelivered message.created projects nothing new.
 func MessageNodeID(messageID string) string { return "nod_" + messageID }
 
+// MessageStore writes the message projection's batches.
+type MessageStore interface {
+	AddThreads(ctx context.Context, ts []store.Thread) error
+	AddNodes(ctx context.Context, ns []store.Node) ([]bool, error)
+	AppendMessages(ctx context.Context, threadID string, ms []store.MessageRef) ([]int64, error)
+	AppendGraphItems(ctx context.Context, threadID string, items []store.GraphItem) error
+}
+
 // ProjectMessages makes messages of mailbox-svc message nodes of their threads' graphs, each
 // authored by its sender and visible to both participants, and records the threads'
 // participants (the threads this process has not recorded yet, in one insert) and the hashes the
@@ -20,9 +28,11 @@ func MessageNodeID(messageID string) string { return "nod_" + messageID }
 // a redelivered message whose node is stored changes nothing. (A crash between the appends and
 // the store appends it again on redelivery; a page shows such a node once.)
 //
-// A message's replies_to edge, to the thread's message before it, is not stored: a read derives
-// it from the msgs list (see messageChain). Messages of one thread may be projected out of order
-// (each is keyed by its recipient, so the two sides' messages travel in different partitions).
+// A message's replies_to edge goes to the thread's message before it, which its event names
+// (PrevMessageID): the node records it, and a read lists the edge with the node. Events of
+// releases that did not name it leave the read to derive it from the msgs list (see
+// messageChain), since messages of one thread may be projected out of order (each is keyed by
+// its recipient, so the two sides' messages travel in different partitions).
 func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCreatedData) error {
 	var threads []store.Thread
 	seen := map[string]bool{}
@@ -50,7 +60,7 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 			continue // the same event twice in one batch
 		}
 		done[m.MessageID] = true
-		n, err := s.projectMessage(ctx, m)
+		n, err := s.newMessageNode(ctx, m)
 		if err != nil {
 			return err
 		}
@@ -58,34 +68,68 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 			nodes, parts = append(nodes, n), append(parts, []string{m.FromObjectID, m.ToObjectID})
 		}
 	}
+	if err := s.appendMessages(ctx, nodes); err != nil {
+		return err
+	}
 	if err := s.indexNodes(ctx, nodes, parts); err != nil {
 		return err
 	}
 	stored := make([]store.Node, len(nodes))
+	senders := make([][2]string, len(nodes))
 	for i, n := range nodes {
-		stored[i] = *n
+		stored[i], senders[i] = *n, [2]string{n.ThreadID, n.AuthorID}
+	}
+	if err := s.markTookPart(ctx, senders...); err != nil {
+		return err
 	}
 	_, err := s.Store.AddNodes(ctx, stored)
 	return err
 }
 
-// projectMessage appends a message's node to its thread's lists and returns it; nil when the
-// node is stored already (projected before). The caller indexes and stores it.
-func (s *Service) projectMessage(ctx context.Context, m contract.MessageCreatedData) (*store.Node, error) {
+// newMessageNode is a message's node; nil when the node is stored already (projected before).
+func (s *Service) newMessageNode(ctx context.Context, m contract.MessageCreatedData) (*store.Node, error) {
 	n := &store.Node{ID: MessageNodeID(m.MessageID), ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
 		Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID,
 		CreatedAt: parseTime(m.CreatedAt)}
+	if m.PrevMessageID != "" {
+		n.PrevNodeID = MessageNodeID(m.PrevMessageID)
+	}
 	if _, err := s.Store.Node(ctx, n.ID); err == nil {
 		return nil, nil // projected before
 	} else if !errors.Is(err, mongox.ErrNotFound) {
 		return nil, err
 	}
-	seq, err := s.Store.AppendMessage(ctx, n.ThreadID, store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n, MsgSeq: seq}); err != nil {
-		return nil, err
-	}
 	return n, nil
+}
+
+// appendMessages numbers new message nodes in their threads' messages (per thread one read and
+// one insert) and adds them to their threads' graphs. The caller indexes and stores them.
+func (s *Service) appendMessages(ctx context.Context, nodes []*store.Node) error {
+	byThread := map[string][]*store.Node{}
+	var order []string
+	for _, n := range nodes {
+		if byThread[n.ThreadID] == nil {
+			order = append(order, n.ThreadID)
+		}
+		byThread[n.ThreadID] = append(byThread[n.ThreadID], n)
+	}
+	for _, th := range order {
+		ns := byThread[th]
+		refs := make([]store.MessageRef, len(ns))
+		for i, n := range ns {
+			refs[i] = store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt}
+		}
+		seqs, err := s.Store.AppendMessages(ctx, th, refs)
+		if err != nil {
+			return err
+		}
+		items := make([]store.GraphItem, len(ns))
+		for i, n := range ns {
+			items[i] = store.GraphItem{Node: n, MsgSeq: seqs[i]}
+		}
+		if err := s.Store.AppendGraphItems(ctx, th, items); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -78,6 +78,15 @@ type EdgeDraft struct {
 // the mailbox and decision nodes from POST …/decision.
 var writableNodeTypes = slices.DeleteFunc(slices.Clone(NodeTypes), func(t string) bool { return t == TypeMessage || t == TypeDecision })
 
+// NodeStore stores the nodes and edges participants write, within their quotas.
+type NodeStore interface {
+	Node(ctx context.Context, id string) (*store.Node, error)
+	InsertNode(ctx context.Context, n *store.Node) error
+	AppendGraph(ctx context.Context, threadID string, it store.GraphItem) error
+	Reserve(ctx context.Context, list string, max int64, key string) (bool, error)
+	QuotaUsed(ctx context.Context, list string) (int64, error)
+}
+
 // AddNode writes a node of the caller into a thread it takes part in, within the caller's and
 // the thread's node quotas.
 func (s *Service) AddNode(ctx context.Context, c *contract.Principal, threadID string, d NodeDraft) (*NodeView, error) {
@@ -128,10 +137,13 @@ func (s *Service) addNode(ctx context.Context, n *store.Node) error {
 	if err := s.reserveNode(ctx, n); err != nil {
 		return err
 	}
+	if err := s.markTookPart(ctx, [2]string{n.ThreadID, n.AuthorID}); err != nil {
+		return err
+	}
 	if err := s.Store.InsertNode(ctx, n); err != nil {
 		return err
 	}
-	if _, err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n}); err != nil {
+	if err := s.Store.AppendGraph(ctx, n.ThreadID, store.GraphItem{Node: n}); err != nil {
 		return err
 	}
 	return s.indexInThread(ctx, n)
@@ -207,7 +219,10 @@ func (s *Service) AddEdge(ctx context.Context, c *contract.Principal, threadID s
 	if !ok {
 		return nil, apierr.QuotaExceeded("edges written by one participant in one thread", s.Limits.EdgesPerAuthor)
 	}
-	if _, err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Edge: e}); err != nil {
+	if err := s.markTookPart(ctx, [2]string{th.ID, c.ObjectID}); err != nil {
+		return nil, err
+	}
+	if err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Edge: e}); err != nil {
 		return nil, err
 	}
 	v := edgeView(e)

@@ -11,11 +11,10 @@ import (
 
 // PreloadSources writes tracked sources of the owner's self-ingest thread as Ingest leaves them
 // when their first pull failed with pullErr: the self thread, and for each URL its slot of the
-// owner's source quota (taken whatever the quota: a preload writes what it is given), the source,
-// its entry in the thread's sources, its due bucket and the failed pull with the source's state.
-// Over a load store (store.NewLoad) it costs a few commands per thousand sources; it is for
-// benchmarks that measure reads at a given size. The same code as Ingest's writes, without the
-// fetch.
+// owner's source quota while there is one (a preload writes every source it is given), the
+// source, its entry in the thread's sources, its due bucket and the failed pull with the source's
+// state. It is for benchmarks that measure reads at a given size: the same code as Ingest's
+// writes, without the fetch.
 func (s *Service) PreloadSources(ctx context.Context, c *contract.Principal, urls []string, pullErr string) error {
 	th, err := s.selfThread(ctx, c)
 	if err != nil {
@@ -25,12 +24,11 @@ func (s *Service) PreloadSources(ctx context.Context, c *contract.Principal, url
 	for _, u := range urls {
 		src := store.Source{ID: apikey.NewID("src"), ThreadID: th.ID, OwnerID: c.ObjectID, OwnerHash: c.Hash, Kind: KindURL,
 			URL: u, FetchURL: u, Visibility: Participants, CreatedAt: clock.Now()}
-		s.Store.Fresh(src.ID)
 		srcs = append(srcs, src)
 	}
 	// Ingest's order: the quota, then each source, its list entry and schedule, then its pull.
 	for _, src := range srcs {
-		if _, err := s.Store.Reserve(ctx, "quota:sources:"+c.ObjectID, s.Limits.SourcesPerOwner, src.ID); err != nil {
+		if _, err := s.Store.Reserve(ctx, sourceQuota(c.ObjectID), s.Limits.SourcesPerOwner, src.ID); err != nil {
 			return err
 		}
 	}

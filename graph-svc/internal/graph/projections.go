@@ -15,6 +15,14 @@ import (
 // then identity-svc's object.hash_changed) and the sender blocks of box owners (mailbox-svc's
 // sender.blocked and sender.unblocked). A graph read or a decision calls no other service.
 
+// ProjectionStore keeps the projections of other services' data graph-svc answers from.
+type ProjectionStore interface {
+	Hash(ctx context.Context, objectID string) (string, error)
+	SetHash(ctx context.Context, objectID, hash string) error
+	SetBlock(ctx context.Context, blockerID, senderID string, blocked bool, at time.Time) error
+	Blocked(ctx context.Context, blockerID, senderID string) (bool, error)
+}
+
 // ProjectHash records an object's new current hash (identity-svc's object.hash_changed).
 func (s *Service) ProjectHash(ctx context.Context, objectID, hash string) error {
 	return s.Store.SetHash(ctx, objectID, hash)

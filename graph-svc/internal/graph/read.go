@@ -2,18 +2,14 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Graph pages.
@@ -22,35 +18,40 @@ const (
 	// next_cursor reads on) once its bodies passed it, so a page of large nodes stays a bounded
 	// response. A page always holds at least one item.
 	PageBodyBytes = 1 << 20
-	// asOfSlack is how long after its creation an item may have been appended (a message
-	// projected late): an as_of page starts from the items appended up to as_of plus this.
-	asOfSlack = time.Hour
-	// chainWindow is how far from a message's position in the thread's msgs list its replies_to
-	// edge looks for the message created just before it: messages of the two sides travel in
-	// different partitions, so neighbours may be projected out of order. A page reads at most
-	// 2×chainWindow entries beyond its own messages.
+	// chainWindow is how far from a message's position in the thread's messages the replies_to
+	// edge of a message whose event named none (an earlier release's) looks for the message
+	// created just before it: messages of the two sides travel in different partitions, so
+	// neighbours may be projected out of order. Such a message costs its page one find of
+	// 2×chainWindow+1 messages.
 	chainWindow = 16
-	// pageReaders bounds the point reads a page sends at once.
-	pageReaders = 8
 )
 
 // GraphScope is the cursor scope of a thread's graph pages.
 func GraphScope(threadID string) string { return "graph:" + threadID }
 
-// GraphPage says which page of a graph to read: up to Limit items below position Before (0:
-// the newest), as of AsOf (nil: now).
+// GraphPage says which page of a graph to read: up to Limit items before the key Before (""
+// from the newest), as of AsOf (nil: now).
 type GraphPage struct {
-	Before int64
+	Before string
 	Limit  int
 	AsOf   *time.Time
-	// Cursor makes the next_cursor of a page from the position to read below.
-	Cursor func(seq int64) string
+	// Cursor makes the next_cursor of a page from the key to read before.
+	Cursor func(key string) string
+}
+
+// GraphReadStore reads the pages of a thread's graph.
+type GraphReadStore interface {
+	GraphPage(ctx context.Context, threadID, before string, until *time.Time, limit int) ([]store.Item[store.GraphItem], string, error)
+	Invalidations(ctx context.Context, nodeIDs []string) (map[string]*store.Invalidation, error)
+	MessagesAround(ctx context.Context, threadID string, first, last int64) ([]store.Numbered[store.MessageRef], error)
 }
 
 // Graph reads one page of a thread's graph as the caller may see it: every node but the other
 // side's owner_only ones, and the edges between visible nodes. With AsOf, only what existed
-// then, each node with the validity it had then. A page costs its items' point reads (plus one
-// per node for its validity and a few for the message chain), whatever the thread holds.
+// then, each node with the validity it had then. The page is one find of the thread's graph
+// range; besides it a read costs the thread, the other participant's hash and one find of the
+// page's validity facts (and one find per message of an earlier release's event), whatever the
+// thread holds.
 func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID string, pg GraphPage) (*GraphView, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
@@ -60,24 +61,13 @@ func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID str
 	if err != nil {
 		return nil, err
 	}
-	before := pg.Before
-	if pg.AsOf != nil && before == 0 {
-		top, err := s.positionAt(ctx, th.ID, pg.AsOf.Add(asOfSlack))
-		if err != nil {
-			return nil, err
-		}
-		if top == 0 {
-			return &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(pg.AsOf), Nodes: []NodeView{}, Edges: []EdgeView{}}, nil
-		}
-		before = top + 1
-	}
-	entries, next, err := s.Store.GraphPage(ctx, th.ID, before, pg.Limit)
+	entries, next, err := s.Store.GraphPage(ctx, th.ID, pg.Before, pg.AsOf, pg.Limit)
 	if err != nil {
 		return nil, err
 	}
 	entries, next = cutToBudget(entries, next)
 	out := &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(pg.AsOf), Nodes: []NodeView{}, Edges: []EdgeView{}}
-	if next > 0 && pg.Cursor != nil {
+	if next != "" && pg.Cursor != nil {
 		cur := pg.Cursor(next)
 		out.NextCursor = &cur
 	}
@@ -143,19 +133,19 @@ func byTime(at1, id1, at2, id2 string) int {
 	return strings.Compare(id1, id2)
 }
 
-// cutToBudget ends a page (entries newest first) once its node bodies passed PageBodyBytes; the
-// cut entries are the next page's.
-func cutToBudget(entries []mongox.Entry[store.GraphItem], next int64) ([]mongox.Entry[store.GraphItem], int64) {
+// cutToBudget ends a page (items newest first) once its node bodies passed PageBodyBytes; the
+// cut items are the next page's.
+func cutToBudget(items []store.Item[store.GraphItem], next string) ([]store.Item[store.GraphItem], string) {
 	total := 0
-	for i, e := range entries {
+	for i, e := range items {
 		if e.Value.Node != nil {
 			total += len(e.Value.Node.Body)
 		}
 		if total > PageBodyBytes && i > 0 {
-			return entries[:i], e.Seq + 1
+			return items[:i], items[i-1].Key
 		}
 	}
-	return entries, next
+	return items, next
 }
 
 // edgeVisibleTo reports whether an edge is shown to a participant: every edge but those joining
@@ -164,51 +154,13 @@ func edgeVisibleTo(e *store.Edge, objectID string) bool {
 	return e.Private == "" || e.Private == objectID
 }
 
-// positionAt is the position of the newest item of a thread's graph appended at or before t (0
-// when none was): a binary search of point reads, since items are appended in time order.
-func (s *Service) positionAt(ctx context.Context, threadID string, t time.Time) (int64, error) {
-	n, err := s.Store.GraphLen(ctx, threadID)
-	if err != nil {
-		return 0, err
-	}
-	lo, hi := int64(0), n // the answer is in [lo, hi]
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		e, err := s.Store.GraphEntry(ctx, threadID, mid)
-		if err != nil {
-			return 0, err
-		}
-		if e.At.After(t) {
-			hi = mid - 1
-		} else {
-			lo = mid
-		}
-	}
-	return lo, nil
-}
-
-// invalidations reads the validity facts of the page's nodes, a point read each.
+// invalidations reads the validity facts of the page's nodes in one find.
 func (s *Service) invalidations(ctx context.Context, nodes []*store.Node) (map[string]*store.Invalidation, error) {
-	out := make([]*store.Invalidation, len(nodes))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(pageReaders)
+	ids := make([]string, len(nodes))
 	for i, n := range nodes {
-		g.Go(func() error {
-			v, err := s.Store.Invalidation(gctx, n.ID)
-			out[i] = v
-			return err
-		})
+		ids[i] = n.ID
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	m := make(map[string]*store.Invalidation, len(nodes))
-	for i, v := range out {
-		if v != nil {
-			m[nodes[i].ID] = v
-		}
-	}
-	return m, nil
+	return s.Store.Invalidations(ctx, ids)
 }
 
 // derivedEdges are the edges the page's nodes record themselves: a decision's supersedes edges
@@ -233,30 +185,31 @@ func derivedEdges(nodes []*store.Node) []store.Edge {
 }
 
 // messageChain returns the replies_to edges of the page's message nodes: from each message to
-// the one created just before it, looked for among its neighbours in the thread's msgs list
-// (chainWindow on each side). An edge's id, author and time are its message's.
-func (s *Service) messageChain(ctx context.Context, threadID string, entries []mongox.Entry[store.GraphItem]) ([]store.Edge, error) {
-	refs := map[int64]store.MessageRef{}
-	var msgs []mongox.Entry[store.GraphItem]
-	for _, e := range entries {
-		if n := e.Value.Node; n != nil && n.Type == TypeMessage && e.Value.MsgSeq > 0 {
-			refs[e.Value.MsgSeq] = store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt}
-			msgs = append(msgs, e)
-		}
-	}
+// the one its event named, or, for events that named none (earlier releases), the one created
+// just before it, looked for among its neighbours in the thread's messages (chainWindow on each
+// side, one find).
+func (s *Service) messageChain(ctx context.Context, threadID string, entries []store.Item[store.GraphItem]) ([]store.Edge, error) {
 	var out []store.Edge
-	for _, e := range msgs {
+	for _, e := range entries {
 		n, seq := e.Value.Node, e.Value.MsgSeq
+		if n == nil || n.Type != TypeMessage {
+			continue
+		}
+		if n.PrevNodeID != "" {
+			out = append(out, replyEdge(threadID, n, n.PrevNodeID))
+			continue
+		}
+		if seq == 0 {
+			continue
+		}
+		around, err := s.Store.MessagesAround(ctx, threadID, seq-chainWindow, seq+chainWindow)
+		if err != nil {
+			return nil, err
+		}
 		var prev *store.MessageRef
-		for k := seq - chainWindow; k <= seq+chainWindow; k++ {
-			if k < 1 || k == seq {
-				continue
-			}
-			ref, err := s.messageRef(ctx, threadID, k, refs)
-			if err != nil {
-				return nil, err
-			}
-			if ref == nil || !before(ref, n) {
+		for i := range around {
+			ref := &around[i].Value
+			if around[i].Seq == seq || !before(ref, n) {
 				continue
 			}
 			if prev == nil || before(prev, &store.Node{ID: ref.NodeID, CreatedAt: ref.CreatedAt}) {
@@ -264,12 +217,18 @@ func (s *Service) messageChain(ctx context.Context, threadID string, entries []m
 			}
 		}
 		if prev != nil {
-			out = append(out, store.Edge{ID: fmt.Sprintf("edg_%s_%s", n.MessageID, strings.TrimPrefix(prev.NodeID, "nod_")),
-				ThreadID: threadID, From: n.ID, To: prev.NodeID, Type: EdgeRepliesTo, AuthorID: n.AuthorID,
-				AuthorHash: n.AuthorHash, MessageID: n.MessageID, CreatedAt: n.CreatedAt})
+			out = append(out, replyEdge(threadID, n, prev.NodeID))
 		}
 	}
 	return out, nil
+}
+
+// replyEdge is the replies_to edge of message node n to the node of the message it follows: its
+// id, author and time are its message's.
+func replyEdge(threadID string, n *store.Node, prevNodeID string) store.Edge {
+	return store.Edge{ID: fmt.Sprintf("edg_%s_%s", n.MessageID, strings.TrimPrefix(prevNodeID, "nod_")),
+		ThreadID: threadID, From: n.ID, To: prevNodeID, Type: EdgeRepliesTo, AuthorID: n.AuthorID,
+		AuthorHash: n.AuthorHash, MessageID: n.MessageID, CreatedAt: n.CreatedAt}
 }
 
 // before reports whether message ref was created before node n (ties broken by id).
@@ -278,20 +237,4 @@ func before(ref *store.MessageRef, n *store.Node) bool {
 		return c < 0
 	}
 	return ref.NodeID < n.ID
-}
-
-// messageRef reads entry k of a thread's msgs list through refs (nil past its end).
-func (s *Service) messageRef(ctx context.Context, threadID string, k int64, refs map[int64]store.MessageRef) (*store.MessageRef, error) {
-	if r, ok := refs[k]; ok {
-		return &r, nil
-	}
-	r, err := s.Store.MessageAt(ctx, threadID, k)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	refs[k] = r
-	return &r, nil
 }

@@ -25,6 +25,23 @@ const (
 	StatusError    = "error"
 )
 
+// SourceStore keeps tracked sources, their pulls and the re-pull schedule.
+type SourceStore interface {
+	InsertSource(ctx context.Context, src *store.Source) error
+	Source(ctx context.Context, id string) (*store.Source, error)
+	AppendSource(ctx context.Context, src *store.Source) error
+	SourcesPage(ctx context.Context, threadID, before string, limit int) ([]store.Item[store.Source], string, error)
+	InsertPull(ctx context.Context, p *store.Pull) error
+	AppendPull(ctx context.Context, prev store.PullSummary, p *store.Pull) error
+	PullSummaryOf(ctx context.Context, sourceID string) (store.PullSummary, error)
+	AppendDue(ctx context.Context, bucket string, d store.Due) error
+	DuePage(ctx context.Context, bucket, after string, limit int) ([]store.Item[store.Due], string, error)
+	LastRepulled(ctx context.Context) (time.Time, error)
+	MarkRepulled(ctx context.Context, bucket time.Time) error
+	Leases() mongox.Leases
+	DropLease(ctx context.Context, key string) error
+}
+
 // SourceView is a tracked source as its thread's participants read it: the linked node is the
 // one holding its latest text; the last error stays shown after a later success.
 type SourceView struct {
@@ -45,16 +62,16 @@ type SourceView struct {
 // SourcesScope is the cursor scope of a thread's source pages.
 func SourcesScope(threadID string) string { return "sources:" + threadID }
 
-// SourcePage is one page of tracked sources, newest first; Next is the position the following
-// page reads below (0 on the last).
+// SourcePage is one page of tracked sources, newest first; Next is the key the following page
+// reads before ("" on the last).
 type SourcePage struct {
 	Sources []SourceView
-	Next    int64
+	Next    string
 }
 
 // Sources lists one page of a thread's tracked sources. The other side's owner_only sources are
 // not shown.
-func (s *Service) Sources(ctx context.Context, c *contract.Principal, threadID string, before int64, limit int) (*SourcePage, error) {
+func (s *Service) Sources(ctx context.Context, c *contract.Principal, threadID, before string, limit int) (*SourcePage, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
@@ -62,7 +79,7 @@ func (s *Service) Sources(ctx context.Context, c *contract.Principal, threadID s
 	return s.sourcePage(ctx, c, th.ID, before, limit)
 }
 
-func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadID string, before int64, limit int) (*SourcePage, error) {
+func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadID, before string, limit int) (*SourcePage, error) {
 	es, next, err := s.Store.SourcesPage(ctx, threadID, before, limit)
 	if err != nil {
 		return nil, err
@@ -252,8 +269,8 @@ func (s *Service) RepullDue(ctx context.Context) error {
 // what was due, never a sweep of them all.
 func (s *Service) dropLeases(ctx context.Context, bucket time.Time) error {
 	name := store.DueBucket(bucket, s.Schedule.Scan)
-	for before := int64(0); ; {
-		es, next, err := s.Store.DuePage(ctx, name, before, duePage)
+	for after := ""; ; {
+		es, next, err := s.Store.DuePage(ctx, name, after, duePage)
 		if err != nil {
 			return err
 		}
@@ -262,10 +279,10 @@ func (s *Service) dropLeases(ctx context.Context, bucket time.Time) error {
 				return err
 			}
 		}
-		if next == 0 {
+		if next == "" {
 			return nil
 		}
-		before = next
+		after = next
 	}
 }
 
@@ -275,8 +292,8 @@ func leaseKey(sourceID, bucket string) string { return sourceID + "/" + bucket }
 func (s *Service) repullBucket(ctx context.Context, bucket, now time.Time) error {
 	name := store.DueBucket(bucket, s.Schedule.Scan)
 	var errs []error
-	for before := int64(0); ; {
-		es, next, err := s.Store.DuePage(ctx, name, before, duePage)
+	for after := ""; ; {
+		es, next, err := s.Store.DuePage(ctx, name, after, duePage)
 		if err != nil {
 			return err
 		}
@@ -288,10 +305,10 @@ func (s *Service) repullBucket(ctx context.Context, bucket, now time.Time) error
 			}
 			errs = append(errs, s.repull(ctx, e.Value.SourceID, now))
 		}
-		if next == 0 {
+		if next == "" {
 			return errors.Join(errs...)
 		}
-		before = next
+		after = next
 	}
 }
 

@@ -2,46 +2,36 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// MemoryIndex is the collection of the relationship-memory index (docs/architecture.md, "Memory
-// search"). Every document is inserted once and read by _id:
+// MemoryPostings is the collection of the relationship-memory index (docs/architecture.md,
+// "Memory search"). Its documents are keyed by the data a search reads them in:
 //
-//   - "e|<object>|<seq>": entry seq of the object's index, one node the object may see, with
-//     what a search filters and ranks on (its stems and their counts). Its insert claims the
-//     position, so concurrent writers never share one.
-//   - "h|<object>": a hint of the object's newest position, moved on every HeadEvery-th entry;
-//     readers step forward from it.
-//   - "p|<object>|<level>|<block>|<stem>": the stem occurs in an entry at a position p with
-//     p >> (BlockBits*level) == block. Level 1 blocks hold BlockSize entries, each level
-//     BlockSize blocks of the one below. A search walks these newest first to the level-1
-//     blocks that hold a stem, and reads their entries.
+//   - "p|<object>|<stem>|<created>|<node>": a posting, that node (one the object may see) holds
+//     stem among its indexed stems. It carries everything a search filters and ranks on (the
+//     node's scored stems and their counts), so that a query term is ONE range read, newest
+//     first, bounded by a limit, and ranking reads no node.
+//   - "n|<object>": how many nodes the object's index holds and when its first was made, for
+//     BM25's idf. It is moved by $inc from whichever writer indexes a node, so on FerretDB (whose
+//     updates are read-then-write) concurrent writers may lose an increment: the count only
+//     weighs query terms against each other, never decides what is found.
+//
+// Every posting is inserted once, keyed by the node: a redelivered event inserts nothing new.
+const MemoryPostings = "memory_postings"
+
+// MemoryIndex is the collection of the index of earlier releases (positions and presence marks),
+// read once by UpgradeMemory and then dropped.
 const MemoryIndex = "memory_index"
 
-// Shape of the index.
-const (
-	// BlockBits is log2 of the fan-out of each level.
-	BlockBits = 4
-	// BlockSize is the number of entries of a level-1 block, and of blocks in a block above.
-	BlockSize = 1 << BlockBits
-	// MemoryLevels is the number of presence levels; above the top level a search probes
-	// every top block (one per BlockSize^MemoryLevels entries).
-	MemoryLevels = 4
-	// HeadEvery is how often the head hint moves: a reader steps over at most that many
-	// entries past it (and those concurrent writers added meanwhile).
-	HeadEvery = 4
-)
-
-// MemoryEntry is one node in an object's index.
+// MemoryEntry is one node as the index of one object holds it.
 type MemoryEntry struct {
 	NodeID     string     `bson:"n"`
 	ThreadID   string     `bson:"t"`
@@ -59,155 +49,115 @@ type MemoryEntry struct {
 	Excerpt string `bson:"x,omitempty"`
 	// Len is the node's length in stems (BM25's document length).
 	Len int `bson:"dl"`
-	// Stems and Counts are the node's most frequent stems (at most graph.MaxScoredStems) and
-	// how often each occurs: a search scores the entry from them without reading the node.
+	// Stems and Counts are the node's most frequent stems (at most graph.MaxScoredStems), its
+	// indexed stems first, and how often each occurs: a search scores the node on every query
+	// term among them, whichever term found it.
 	Stems  []string `bson:"st"`
 	Counts []int    `bson:"tf"`
 }
 
-type memoryEntryDoc struct {
+type postingDoc struct {
 	ID          string `bson:"_id"`
 	MemoryEntry `bson:",inline"`
 }
 
-type memoryMark struct {
-	ID string `bson:"_id"`
+// MemoryStats is what a search knows of an object's whole index.
+type MemoryStats struct {
+	ID    string    `bson:"_id"`
+	Nodes int64     `bson:"nodes"`
+	First time.Time `bson:"first"`
 }
 
-type memoryHead struct {
-	ID  string `bson:"_id"`
-	Seq int64  `bson:"seq"`
-}
-
-func memoryEntryID(objectID string, seq int64) string {
-	return "e|" + objectID + "|" + strconv.FormatInt(seq, 10)
-}
-
-func memoryHeadID(objectID string) string { return "h|" + objectID }
-
-// PresenceID is the _id of the mark that stem occurs in block of level.
-func PresenceID(objectID string, level int, block int64, stem string) string {
-	return "p|" + objectID + "|" + strconv.Itoa(level) + "|" + strconv.FormatInt(block, 10) + "|" + stem
-}
-
-// MemoryHead is the newest position of an object's index (0: empty): the hint, then point reads
-// forward to the first free position.
-func (s *Store) MemoryHead(ctx context.Context, objectID string) (int64, error) {
-	n, err := s.MemoryHint(ctx, objectID)
-	if err != nil {
-		return 0, err
+// keyText encodes text as a key part: as it is when it is one already (ids, ASCII stems), else
+// "~" and its hex (a stem with letters beyond ASCII). No id or ASCII stem starts with "~".
+func keyText(s string) string {
+	if s != "" && mongox.KeyPart(s) && s[0] != '~' {
+		return s
 	}
-	for {
-		var m memoryMark
-		err := mongox.FindOne(ctx, s.c(MemoryIndex), mongox.ByID(memoryEntryID(objectID, n+1)), &m,
-			options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}}))
-		if errors.Is(err, mongox.ErrNotFound) {
-			return n, nil
-		}
-		if err != nil {
-			return 0, fmt.Errorf("store memory head: %w", err)
-		}
-		n++
-	}
+	return "~" + hex.EncodeToString([]byte(s))
 }
 
-// MemoryHint reads the head hint alone: where a writer without a remembered position starts.
-func (s *Store) MemoryHint(ctx context.Context, objectID string) (int64, error) {
-	var h memoryHead
-	if err := mongox.FindOne(ctx, s.c(MemoryIndex), mongox.ByID(memoryHeadID(objectID)), &h); err != nil && !errors.Is(err, mongox.ErrNotFound) {
-		return 0, fmt.Errorf("store memory head: %w", err)
-	}
-	return h.Seq, nil
+// PostingScope is the range of the postings of stem in an object's index.
+func PostingScope(objectID, stem string) string {
+	return mongox.Scope("p", keyText(objectID), keyText(stem))
 }
 
-// InsertMemoryEntry inserts entry at position seq of an object's index together with the
-// presence marks given, in one unordered insert. It reports whether the entry got the position
-// (false: another writer holds it, and the caller tries the next one). A mark already there is
-// left as it is, so marks may be sent again at no harm.
-func (s *Store) InsertMemoryEntry(ctx context.Context, objectID string, seq int64, e MemoryEntry, marks []string) (bool, error) {
-	got, err := s.InsertMemoryEntries(ctx, objectID, seq, []MemoryEntry{e}, marks)
-	if err != nil {
-		return false, err
-	}
-	return got[0], nil
+// PostingID is the _id of a posting.
+func PostingID(objectID, stem string, created time.Time, nodeID string) string {
+	return PostingScope(objectID, stem) + mongox.Key(mongox.Time(created), keyText(nodeID))
 }
 
-// InsertMemoryEntries inserts entries at positions first, first+1, … of an object's index with
-// the presence marks given, in one unordered insert, and reports which entries got their
-// position (the others are held by another writer).
-func (s *Store) InsertMemoryEntries(ctx context.Context, objectID string, first int64, entries []MemoryEntry, marks []string) ([]bool, error) {
-	docs := make([]any, 0, len(entries)+len(marks))
+func statsID(objectID string) string { return mongox.Key("n", keyText(objectID)) }
+
+// IndexMemory adds entries to an object's index: for each entry a posting per indexed stem
+// (indexed[i] for entries[i]), all in one unordered insert, then one move of the object's stats
+// by the entries that were new. It costs two commands whatever the entries hold.
+func (s *Store) IndexMemory(ctx context.Context, objectID string, entries []MemoryEntry, indexed [][]string) error {
+	var docs []postingDoc
+	owner := []int{} // docs[i] belongs to entries[owner[i]]
 	for i, e := range entries {
-		docs = append(docs, memoryEntryDoc{ID: memoryEntryID(objectID, first+int64(i)), MemoryEntry: e})
+		for _, st := range indexed[i] {
+			docs = append(docs, postingDoc{ID: PostingID(objectID, st, e.CreatedAt, e.NodeID), MemoryEntry: e})
+			owner = append(owner, i)
+		}
 	}
-	for _, id := range marks {
-		docs = append(docs, memoryMark{ID: id})
+	if len(docs) == 0 {
+		return nil
 	}
-	// In commands of at most memoryBatch documents: a large batch (a preload's) would otherwise
-	// outlast the client's timeout in one command.
 	in := make([]bool, 0, len(docs))
 	for start := 0; start < len(docs); start += memoryBatch {
-		got, err := mongox.InsertNew(ctx, s.c(MemoryIndex), docs[start:min(start+memoryBatch, len(docs))])
+		got, err := mongox.InsertNew(ctx, s.c(MemoryPostings), docs[start:min(start+memoryBatch, len(docs))])
 		if err != nil {
-			return nil, fmt.Errorf("store memory entries: %w", err)
+			return fmt.Errorf("store memory postings: %w", err)
 		}
 		in = append(in, got...)
 	}
-	return in[:len(entries)], nil
-}
-
-// AdvanceMemoryHead moves the head hint to seq. A failure only leaves the hint behind, which
-// readers step over, so it is not reported.
-func (s *Store) AdvanceMemoryHead(ctx context.Context, objectID string, seq int64) {
-	_ = mongox.Upsert(ctx, s.c(MemoryIndex), memoryHeadID(objectID), bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: seq}}}})
-}
-
-// MemoryEntryAt reads entry seq of an object's index; mongox.ErrNotFound if none holds it.
-func (s *Store) MemoryEntryAt(ctx context.Context, objectID string, seq int64) (*MemoryEntry, error) {
-	var d memoryEntryDoc
-	if err := mongox.FindOne(ctx, s.c(MemoryIndex), mongox.ByID(memoryEntryID(objectID, seq)), &d); err != nil {
-		return nil, err
-	}
-	return &d.MemoryEntry, nil
-}
-
-// HasPresence reports whether a presence mark exists (one point read).
-func (s *Store) HasPresence(ctx context.Context, id string) (bool, error) {
-	var m memoryMark
-	err := mongox.FindOne(ctx, s.c(MemoryIndex), mongox.ByID(id), &m)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("store memory presence: %w", err)
-	}
-	return true, nil
-}
-
-// memoryBatch bounds the documents of one insert into the index.
-const memoryBatch = 1000
-
-// LoadMemory writes entries at positions first, first+1, … of an object's index with the given
-// presence marks, in unordered inserts of up to a thousand documents (marks already there are
-// left), and moves the head hint past them. It fills an index in bulk (a benchmark's thousands
-// of nodes), where the writes of one node at a time would take most of an hour.
-func (s *Store) LoadMemory(ctx context.Context, objectID string, first int64, entries []MemoryEntry, marks []string) error {
-	docs := make([]any, 0, len(entries)+len(marks))
-	for i, e := range entries {
-		docs = append(docs, memoryEntryDoc{ID: memoryEntryID(objectID, first+int64(i)), MemoryEntry: e})
-	}
-	for _, id := range marks {
-		docs = append(docs, memoryMark{ID: id})
-	}
-	for len(docs) > 0 {
-		n := min(len(docs), memoryBatch)
-		if _, err := mongox.InsertNew(ctx, s.c(MemoryIndex), docs[:n]); err != nil {
-			return fmt.Errorf("store memory load: %w", err)
+	added := map[int]bool{}
+	first := time.Time{}
+	for i, ok := range in {
+		if ok {
+			added[owner[i]] = true
+			if c := entries[owner[i]].CreatedAt; first.IsZero() || c.Before(first) {
+				first = c
+			}
 		}
-		docs = docs[n:]
 	}
-	if len(entries) > 0 {
-		s.AdvanceMemoryHead(ctx, objectID, first+int64(len(entries))-1)
+	if len(added) == 0 {
+		return nil // indexed before: a redelivery
+	}
+	err := mongox.Upsert(ctx, s.c(MemoryPostings), statsID(objectID), bson.D{
+		{Key: "$inc", Value: bson.D{{Key: "nodes", Value: int64(len(added))}}},
+		{Key: "$min", Value: bson.D{{Key: "first", Value: first}}}})
+	if err != nil {
+		return fmt.Errorf("store memory stats: %w", err)
 	}
 	return nil
 }
+
+// MemoryStatsOf reads an object's index stats (zero before its first node): a point read.
+func (s *Store) MemoryStatsOf(ctx context.Context, objectID string) (MemoryStats, error) {
+	var st MemoryStats
+	err := mongox.FindOne(ctx, s.c(MemoryPostings), mongox.ByID(statsID(objectID)), &st)
+	if err != nil && !errors.Is(err, mongox.ErrNotFound) {
+		return MemoryStats{}, fmt.Errorf("store memory stats: %w", err)
+	}
+	return st, nil
+}
+
+// Postings reads a range of an object's postings of one stem (r.Scope is its PostingScope): one
+// find.
+func (s *Store) Postings(ctx context.Context, r mongox.Range) ([]MemoryEntry, error) {
+	docs, err := mongox.Find[postingDoc](ctx, s.c(MemoryPostings), r)
+	if err != nil {
+		return nil, fmt.Errorf("store memory postings: %w", err)
+	}
+	out := make([]MemoryEntry, len(docs))
+	for i, d := range docs {
+		out[i] = d.MemoryEntry
+	}
+	return out, nil
+}
+
+// memoryBatch bounds the documents of one insert into the index: a large batch (an upgrade's or
+// a preload's) would otherwise outlast the client's timeout in one command.
+const memoryBatch = 1000

@@ -31,11 +31,15 @@ type Node struct {
 	// author: their supersedes edges are shown to that author only.
 	PrivateSupersedes []string `bson:"private_supersedes,omitempty"`
 	// DerivedFrom is the node a source's changed text follows (its derived_from edge).
-	DerivedFrom string    `bson:"derived_from,omitempty"`
-	MessageID   string    `bson:"message_id,omitempty"`
-	SourceID    string    `bson:"source_id,omitempty"`
-	CreatedAt   time.Time `bson:"created_at"`
-	Events      []string  `bson:"_events,omitempty"`
+	DerivedFrom string `bson:"derived_from,omitempty"`
+	MessageID   string `bson:"message_id,omitempty"`
+	// PrevNodeID is, on a message node, the node of the thread's message it follows, as its
+	// message.created event named it (empty for a thread's first, and for events of releases
+	// that did not name it: a read derives those).
+	PrevNodeID string    `bson:"prev_node_id,omitempty"`
+	SourceID   string    `bson:"source_id,omitempty"`
+	CreatedAt  time.Time `bson:"created_at"`
+	Events     []string  `bson:"_events,omitempty"`
 }
 
 // InsertNode stores a new node; ErrTaken when its _id exists.
@@ -43,9 +47,6 @@ func (s *Store) InsertNode(ctx context.Context, n *Node) error { return s.insert
 
 // Node reads a node; mongox.ErrNotFound if there is none.
 func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
-	if s.freshNode(id) {
-		return nil, mongox.ErrNotFound
-	}
 	var n Node
 	if err := mongox.FindOne(ctx, s.c(Nodes), mongox.ByID(id), &n); err != nil {
 		return nil, err

@@ -84,3 +84,20 @@ func (s *Store) Blocked(ctx context.Context, blockerID, senderID string) (bool, 
 	}
 	return b.Blocked, nil
 }
+
+// Hashes reads the known current hashes of objects (those graph-svc has not seen are left out),
+// in one find by _id.
+func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(objectIDs))
+	if len(objectIDs) == 0 {
+		return out, nil
+	}
+	hs, err := mongox.FindAll[ObjectHash](ctx, s.c(Hashes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}})
+	if err != nil {
+		return nil, fmt.Errorf("store object hashes: %w", err)
+	}
+	for _, h := range hs {
+		out[h.ObjectID] = h.Hash
+	}
+	return out, nil
+}

@@ -40,9 +40,6 @@ type Pull struct {
 
 // InsertSource stores a new source.
 func (s *Store) InsertSource(ctx context.Context, src *Source) error {
-	if s.staged(src) {
-		return nil
-	}
 	return s.insert(ctx, Sources, src)
 }
 
@@ -55,43 +52,37 @@ func (s *Store) Source(ctx context.Context, id string) (*Source, error) {
 	return &src, nil
 }
 
-// SourcesPage reads up to limit of a thread's sources, newest first, below position before.
-func (s *Store) SourcesPage(ctx context.Context, threadID string, before int64, limit int) ([]mongox.Entry[Source], int64, error) {
-	return mongox.Page[Source](ctx, s.Log(), sourcesList(threadID), before, limit)
-}
+// SourcesScope is the range of a thread's tracked sources.
+func SourcesScope(threadID string) string { return mongox.Scope("s", keyText(threadID)) }
 
-// AppendSource lists a stored source in its thread's sources.
+// AppendSource lists a stored source in its thread's sources, at its creation time.
 func (s *Store) AppendSource(ctx context.Context, src *Source) error {
-	_, _, err := appendOnceTo(ctx, s, sourcesList(src.ThreadID), src.ID, *src)
-	return err
+	return s.put(ctx, SourcesScope(src.ThreadID)+mongox.Key(mongox.Time(src.CreatedAt), keyText(src.ID)), src.CreatedAt, *src)
 }
 
-// SourceCount is how many sources a thread's list holds.
-func (s *Store) SourceCount(ctx context.Context, threadID string) (int64, error) {
-	return s.Log().Len(ctx, sourcesList(threadID))
+// SourcesPage reads up to limit of a thread's sources, newest first, before the key before (""
+// from the newest): one find. It returns the key the next page reads before ("" on the last).
+func (s *Store) SourcesPage(ctx context.Context, threadID, before string, limit int) ([]Item[Source], string, error) {
+	return newest[Source](ctx, s, SourcesScope(threadID), before, limit)
 }
-
-func sourcesList(threadID string) string { return "sources:" + threadID }
-func pullsList(sourceID string) string   { return "pulls:" + sourceID }
 
 // InsertPull records a pull (the document its events are staged under).
 func (s *Store) InsertPull(ctx context.Context, p *Pull) error {
-	if s.staged(p) {
-		return nil
-	}
 	return s.insert(ctx, Pulls, p)
 }
 
 // PullSummary is what a source's pulls say of it: the latest pull, the latest pull that read
-// text (nil before the first), and the latest failed one. Each pull appends the summary as it
-// leaves it to the source's pulls list, so the newest entry is the source's state: one read.
+// text (nil before the first), and the latest failed one. Each pull adds the summary as it
+// leaves it to the source's states, so the newest is the source's state: one read.
 type PullSummary struct {
 	Latest      *Pull `bson:"latest,omitempty"`
 	LatestOK    *Pull `bson:"latest_ok,omitempty"`
 	LatestError *Pull `bson:"latest_error,omitempty"`
 }
 
-// AppendPull appends p to its source's pulls, with the summary it leaves after prev.
+func statesScope(sourceID string) string { return mongox.Scope("u", keyText(sourceID)) }
+
+// AppendPull adds p to its source's states, with the summary it leaves after prev.
 func (s *Store) AppendPull(ctx context.Context, prev PullSummary, p *Pull) error {
 	next := PullSummary{Latest: p, LatestOK: prev.LatestOK, LatestError: prev.LatestError}
 	q := *p
@@ -102,55 +93,59 @@ func (s *Store) AppendPull(ctx context.Context, prev PullSummary, p *Pull) error
 	} else {
 		next.LatestError = &q
 	}
-	_, err := appendTo(ctx, s, pullsList(p.SourceID), next)
-	return err
+	return s.put(ctx, statesScope(p.SourceID)+mongox.Key(mongox.Time(p.At), keyText(p.ID)), p.At, next)
 }
 
-// PullSummaryOf reads a source's state: the newest entry of its pulls (empty before the first).
+// PullSummaryOf reads a source's state: the newest of its states (empty before the first).
 func (s *Store) PullSummaryOf(ctx context.Context, sourceID string) (PullSummary, error) {
-	l := s.Log()
-	n, err := l.Len(ctx, pullsList(sourceID))
-	if err != nil || n == 0 {
+	items, err := page[PullSummary](ctx, s, mongox.Range{Scope: statesScope(sourceID), Desc: true, Limit: 1})
+	if err != nil || len(items) == 0 {
 		return PullSummary{}, err
 	}
-	e, err := mongox.Get[PullSummary](ctx, l, pullsList(sourceID), n)
-	return e.Value, err
+	return items[0].Value, nil
 }
 
-// Due is an entry of a due bucket: a source to pull again once its time came.
+// Due is an element of a due bucket: a source to pull again once its time came.
 type Due struct {
 	SourceID string    `bson:"source_id"`
 	At       time.Time `bson:"at"`
 }
 
+// DueBucket names the time bucket of a due time (due times are grouped by width): the range of
+// its sources.
+func DueBucket(at time.Time, width time.Duration) string {
+	return mongox.Scope("d", mongox.Time(at.Truncate(width)))
+}
+
 // AppendDue lists a source as due at a time, in the bucket of that time.
 func (s *Store) AppendDue(ctx context.Context, bucket string, d Due) error {
-	_, err := appendTo(ctx, s, bucket, d)
-	return err
+	return s.put(ctx, bucket+mongox.Key(mongox.Time(d.At), keyText(d.SourceID)), d.At, d)
 }
 
-// DuePage reads up to limit entries of a due bucket below position before.
-func (s *Store) DuePage(ctx context.Context, bucket string, before int64, limit int) ([]mongox.Entry[Due], int64, error) {
-	return mongox.Page[Due](ctx, s.Log(), bucket, before, limit)
+// DuePage reads up to limit elements of a due bucket after the key after ("" from its start):
+// one find. It returns the key the next page reads after ("" on the last).
+func (s *Store) DuePage(ctx context.Context, bucket, after string, limit int) ([]Item[Due], string, error) {
+	items, err := page[Due](ctx, s, mongox.Range{Scope: bucket, After: after, Limit: limit})
+	if err != nil || len(items) < limit || len(items) == 0 {
+		return items, "", err
+	}
+	return items, items[len(items)-1].Key, nil
 }
 
-// repulled lists the due buckets whose sources were all pulled, in order: its newest entry is
-// where the next scan starts.
-const repulled = "repulled"
+// repulledScope is the range of the due buckets whose sources were all pulled, by time: its
+// newest is where the next scan starts.
+var repulledScope = mongox.Scope("r")
 
 // LastRepulled is the start of the latest bucket fully re-pulled (zero before the first).
 func (s *Store) LastRepulled(ctx context.Context) (time.Time, error) {
-	l := s.Log()
-	n, err := l.Len(ctx, repulled)
-	if err != nil || n == 0 {
+	items, err := page[time.Time](ctx, s, mongox.Range{Scope: repulledScope, Desc: true, Limit: 1})
+	if err != nil || len(items) == 0 {
 		return time.Time{}, err
 	}
-	e, err := mongox.Get[time.Time](ctx, l, repulled, n)
-	return e.Value, err
+	return items[0].Value, nil
 }
 
 // MarkRepulled records that a bucket was fully re-pulled.
 func (s *Store) MarkRepulled(ctx context.Context, bucket time.Time) error {
-	_, err := appendTo(ctx, s, repulled, bucket)
-	return err
+	return s.put(ctx, repulledScope+mongox.Time(bucket), bucket, bucket)
 }

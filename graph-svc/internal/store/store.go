@@ -1,7 +1,8 @@
 // Package store is graph-svc's MongoDB repository: the threads it knows, the nodes of their
 // graphs, the validity facts of superseded nodes, private guidance versions, tracked sources
 // with their pulls, the leases of scheduled re-pulls, the projections of other services' data,
-// and the lists pages read (graphlog.go). One file per collection.
+// the memory index, and the lists pages read (lists.go, keyed by the data they are read in).
+// One file per collection, or per kind of list.
 //
 // Everything is an insert with a natural or random _id and never changes afterwards: FerretDB
 // applies an update as read-document-then-write-document, so concurrent updates of one document
@@ -28,6 +29,7 @@ const (
 	Pulls    = "source_pulls"
 	Leases   = "pull_leases"
 	Hashes   = "object_hashes"
+	// GraphLog is the collection of the lists of earlier releases, read once by UpgradeLists.
 	GraphLog = "graph_log"
 	Blocks   = "sender_blocks"
 )
@@ -36,8 +38,8 @@ const (
 var ErrTaken = mongox.ErrTaken
 
 // Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
-// collections created at start-up). Every read is by _id: the lists a page reads are mongox.Log
-// lists in graph_log.
+// collections created at start-up). Every read is by _id: a point read, or the _id range of a
+// list (lists.go).
 var Indexes = []mongox.Index{
 	{Collection: Leases, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Threads, Keys: bson.D{{Key: "_id", Value: 1}}},
@@ -47,24 +49,18 @@ var Indexes = []mongox.Index{
 	{Collection: Pulls, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Hashes, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Blocks, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: GraphLog, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: MemoryIndex, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Lists, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: TookPart, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: MemoryPostings, Keys: bson.D{{Key: "_id", Value: 1}}},
 }
 
 // Store is the repository.
 type Store struct {
 	db *mongo.Database
-	// log is graph_log's lists, one Log for the process: it remembers the lists' ends, which
-	// makes an append one insert.
-	log mongox.Log
-	// load stages the writes of a store made by NewLoad (nil otherwise).
-	load *load
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store {
-	return &Store{db: db, log: mongox.NewLog(db.Collection(GraphLog))}
-}
+func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 

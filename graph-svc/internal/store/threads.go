@@ -29,7 +29,7 @@ func (s *Store) AddThreads(ctx context.Context, ts []Thread) error {
 			continue
 		}
 		for _, p := range t.Participants {
-			if _, _, err := appendOnceTo(ctx, s, threadsList(p), t.ID, t.ID); err != nil {
+			if err := s.put(ctx, threadsScope(p)+mongox.Key(mongox.Time(t.CreatedAt), keyText(t.ID)), t.CreatedAt, t.ID); err != nil {
 				return err
 			}
 		}
@@ -51,14 +51,15 @@ func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
 	return &t, nil
 }
 
-func threadsList(objectID string) string { return "threads:" + objectID }
+func threadsScope(objectID string) string { return mongox.Scope("t", keyText(objectID)) }
 
-// ThreadsPage reads up to limit ids of the threads an object takes part in, newest first.
+// ThreadsPage reads up to limit ids of the threads an object takes part in, newest first: one
+// find.
 func (s *Store) ThreadsPage(ctx context.Context, objectID string, limit int) ([]string, error) {
-	es, _, err := mongox.Page[string](ctx, s.Log(), threadsList(objectID), 0, limit)
-	out := make([]string, 0, len(es))
-	for _, e := range es {
-		out = append(out, e.Value)
+	items, _, err := newest[string](ctx, s, threadsScope(objectID), "", limit)
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.Value)
 	}
 	return out, err
 }

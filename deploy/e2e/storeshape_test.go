@@ -1,0 +1,204 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
+)
+
+// The store-shape guard: every list is an _id range (docs/architecture.md, "Storage"). Every suite
+// a test starts reports the queries its services send; when the run ends (TestMain) any filter the
+// embedded store cannot serve from its _id index fails the run, unless its collection is bounded
+// by design (boundedByDesign, with the reason). Served from the index: _id equality (with other
+// conditions beside it: one document), _id $in, and an _id range, alone, sorted by _id or not.
+
+// boundedByDesign are the collections whose filtered queries read what the collection holds,
+// which its design keeps small whatever the store holds: each reason says why.
+var boundedByDesign = map[string]string{}
+
+// shapeViolation is one kind of query the guard refuses: where and what.
+type shapeViolation struct {
+	db, collection, command, shape string
+}
+
+var shapeGuard = struct {
+	sync.Mutex
+	seen map[shapeViolation]int
+}{seen: map[shapeViolation]int{}}
+
+// guardMonitor records the queries of every command it sees.
+func guardMonitor(next *event.CommandMonitor) *event.CommandMonitor {
+	return &event.CommandMonitor{
+		Started: func(ctx context.Context, e *event.CommandStartedEvent) {
+			checkShape(e.DatabaseName, e.CommandName, e.Command)
+			if next != nil && next.Started != nil {
+				next.Started(ctx, e)
+			}
+		},
+		Succeeded: func(ctx context.Context, e *event.CommandSucceededEvent) {
+			if next != nil && next.Succeeded != nil {
+				next.Succeeded(ctx, e)
+			}
+		},
+		Failed: func(ctx context.Context, e *event.CommandFailedEvent) {
+			if next != nil && next.Failed != nil {
+				next.Failed(ctx, e)
+			}
+		},
+	}
+}
+
+// checkShape records each query of a command that the _id index cannot serve.
+func checkShape(db, name string, cmd bson.Raw) {
+	coll, _ := cmd.Lookup(name).StringValueOK()
+	var filters []bson.Raw
+	var sorts []bson.Raw
+	doc := func(key string) bson.Raw {
+		v, err := cmd.LookupErr(key)
+		if err != nil {
+			return nil
+		}
+		d, _ := v.DocumentOK()
+		return d
+	}
+	switch name {
+	case "find":
+		filters, sorts = append(filters, doc("filter")), append(sorts, doc("sort"))
+	case "count", "distinct":
+		filters = append(filters, doc("query"))
+	case "findAndModify":
+		filters, sorts = append(filters, doc("query")), append(sorts, doc("sort"))
+	case "update", "delete":
+		list := "updates"
+		if name == "delete" {
+			list = "deletes"
+		}
+		arr, _ := cmd.Lookup(list).ArrayOK()
+		vals, _ := arr.Values()
+		for _, v := range vals {
+			if d, ok := v.DocumentOK(); ok {
+				q, _ := d.Lookup("q").DocumentOK()
+				filters = append(filters, q)
+			}
+		}
+	case "aggregate":
+		arr, _ := cmd.Lookup("pipeline").ArrayOK()
+		vals, _ := arr.Values()
+		var match bson.Raw
+		if len(vals) > 0 {
+			if st, ok := vals[0].DocumentOK(); ok {
+				match, _ = st.Lookup("$match").DocumentOK()
+			}
+		}
+		filters = append(filters, match)
+	default:
+		return
+	}
+	for i, f := range filters {
+		var sort bson.Raw
+		if i < len(sorts) {
+			sort = sorts[i]
+		}
+		if shape, ok := servedByID(f, sort); !ok {
+			if _, bounded := boundedByDesign[coll]; bounded {
+				continue
+			}
+			v := shapeViolation{db: db, collection: coll, command: name, shape: shape}
+			shapeGuard.Lock()
+			shapeGuard.seen[v]++
+			shapeGuard.Unlock()
+		}
+	}
+}
+
+// servedByID reports whether the _id index serves filter (and sort), and the filter's shape.
+func servedByID(filter, sort bson.Raw) (string, bool) {
+	keys := shapeOf(filter)
+	shape := "{" + strings.Join(keys, ", ") + "}"
+	if sort != nil {
+		shape += " sort " + strings.Join(shapeOf(sort), ", ")
+	}
+	sortByID := true
+	if sort != nil {
+		elems, _ := sort.Elements()
+		for _, e := range elems {
+			if e.Key() != "_id" {
+				sortByID = false
+			}
+		}
+	}
+	if filter == nil || len(keys) == 0 {
+		return shape, false // a whole collection
+	}
+	id, err := filter.LookupErr("_id")
+	if err != nil {
+		return shape, false
+	}
+	ops, isDoc := id.DocumentOK()
+	if !isDoc {
+		return shape, true // _id equality: one document, whatever else the filter says
+	}
+	elems, _ := ops.Elements()
+	for _, e := range elems {
+		switch e.Key() {
+		case "$in":
+			if len(keys) == 1 {
+				continue
+			}
+			return shape, false
+		case "$gt", "$gte", "$lt", "$lte":
+			if len(keys) == 1 && sortByID {
+				continue
+			}
+			return shape, false
+		case "$eq":
+			continue
+		default:
+			return shape, false
+		}
+	}
+	return shape, true
+}
+
+// shapeOf names the fields of d and the operators on them, without values.
+func shapeOf(d bson.Raw) []string {
+	elems, _ := d.Elements()
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		k := e.Key()
+		if sub, ok := e.Value().DocumentOK(); ok {
+			if ops := shapeOf(sub); len(ops) > 0 && strings.HasPrefix(ops[0], "$") {
+				k += ":" + strings.Join(ops, "+")
+			}
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// reportShapes prints what the guard refused and reports whether the run keeps the shape.
+func reportShapes() bool {
+	shapeGuard.Lock()
+	defer shapeGuard.Unlock()
+	if len(shapeGuard.seen) == 0 {
+		return true
+	}
+	var lines []string
+	for v, n := range shapeGuard.seen {
+		db := v.db
+		if i := strings.Index(db, "_"); i >= 0 && strings.HasPrefix(db, "t") {
+			db = db[i+1:] // the test's prefix
+		}
+		lines = append(lines, fmt.Sprintf("  %s.%s %s %s (%d×)", db, v.collection, v.command, v.shape, n))
+	}
+	slices.Sort(lines)
+	fmt.Fprintf(os.Stderr, "store-shape guard: %d kinds of query the _id index cannot serve (docs/architecture.md, \"Storage\"):\n%s\n",
+		len(lines), strings.Join(lines, "\n"))
+	return false
+}

@@ -1,0 +1,316 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Lists is the collection of every list graph-svc reads in pages (DESIGN §10): each document is
+// keyed by the data its list is read in, _id = <scope>|<sort key>|<id>, so that a page is one
+// find of an _id range and an append one insert. Scopes, by their first part:
+//
+//   - g|<thread>: the thread's graph, nodes and edges by creation time (a message node by its
+//     message's), newest first;
+//   - s|<thread>: the thread's tracked sources by creation time; u|<source>: the source's
+//     state after each pull, by pull time; d|<bucket>: the sources due in a time bucket;
+//     r: the buckets fully re-pulled;
+//   - t|<object>: the threads an object takes part in, by creation time;
+//   - numbered lists, whose position is a number the service shows or counts (a guidance
+//     version, a quota slot, a decision count, a message's place in its thread): m|<thread>
+//     (messages in the order projected), q|<quota>, c|<object> (decisions), v|<thread>|<object>
+//     (guidance versions). Position n is claimed by inserting <scope>|<n> after a read of the
+//     list's last (one range read, limit 1), so concurrent writers never share one and a count
+//     is that read.
+const Lists = "lists"
+
+// listDoc is one document of a list.
+type listDoc[T any] struct {
+	ID string    `bson:"_id"`
+	At time.Time `bson:"at"`
+	V  T         `bson:"v"`
+}
+
+// Item is an element of a list read in pages: its value and its _id, the cursor of a page that
+// ends with it.
+type Item[T any] struct {
+	Key   string
+	At    time.Time
+	Value T
+}
+
+// Numbered is an element of a numbered list: its position and its value.
+type Numbered[T any] struct {
+	Seq   int64
+	At    time.Time
+	Value T
+}
+
+// put inserts v under id; an existing document with that _id (a redelivery) is left as it is.
+func (s *Store) put(ctx context.Context, id string, at time.Time, v any) error {
+	if err := mongox.InsertOnce(ctx, s.c(Lists), listDoc[any]{ID: id, At: at, V: v}); err != nil {
+		return fmt.Errorf("store lists: %w", err)
+	}
+	return nil
+}
+
+// page reads a range of a list in one find.
+func page[T any](ctx context.Context, s *Store, r mongox.Range) ([]Item[T], error) {
+	docs, err := mongox.Find[listDoc[T]](ctx, s.c(Lists), r)
+	if err != nil {
+		return nil, fmt.Errorf("store lists: %w", err)
+	}
+	out := make([]Item[T], len(docs))
+	for i, d := range docs {
+		out[i] = Item[T]{Key: d.ID, At: d.At, Value: d.V}
+	}
+	return out, nil
+}
+
+// newest reads a list's newest pages in one find: up to limit items before the key before (""
+// from the newest), and the key the next page reads before ("" on the last: the find asks for
+// one item more, to know).
+func newest[T any](ctx context.Context, s *Store, scope, before string, limit int) ([]Item[T], string, error) {
+	items, err := page[T](ctx, s, mongox.Range{Scope: scope, Before: before, Desc: true, Limit: limit + 1})
+	if err != nil || len(items) <= limit {
+		return items, "", err
+	}
+	return items[:limit], items[limit-1].Key, nil
+}
+
+// lastOf reads the last element of a numbered list (position 0 when it is empty): one range read.
+func lastOf[T any](ctx context.Context, s *Store, scope string) (Numbered[T], error) {
+	items, err := page[T](ctx, s, mongox.Range{Scope: scope, Desc: true, Limit: 1})
+	if err != nil || len(items) == 0 {
+		return Numbered[T]{}, err
+	}
+	return numbered(scope, items[0])
+}
+
+func numbered[T any](scope string, it Item[T]) (Numbered[T], error) {
+	n, err := mongox.ParseSeq(it.Key[len(scope):])
+	if err != nil {
+		return Numbered[T]{}, fmt.Errorf("store lists: %w", err)
+	}
+	return Numbered[T]{Seq: n, At: it.At, Value: it.Value}, nil
+}
+
+// appendNumbered appends v at the position after the list's last and returns it; a position
+// another writer took meanwhile makes it try the next.
+func appendNumbered[T any](ctx context.Context, s *Store, scope string, at time.Time, v T) (int64, error) {
+	last, err := lastOf[T](ctx, s, scope)
+	if err != nil {
+		return 0, err
+	}
+	for n := last.Seq + 1; ; n++ {
+		err := mongox.Insert(ctx, s.c(Lists), listDoc[T]{ID: scope + mongox.Seq(n), At: at, V: v})
+		if errors.Is(err, mongox.ErrTaken) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("store lists: %w", err)
+		}
+		return n, nil
+	}
+}
+
+// pageNumbered reads up to limit elements of a numbered list below position before (0: from
+// the last), newest first, in one find, and the position the next page reads below (0 on the
+// last page).
+func pageNumbered[T any](ctx context.Context, s *Store, scope string, before int64, limit int) ([]Numbered[T], int64, error) {
+	r := mongox.Range{Scope: scope, Desc: true, Limit: limit}
+	if before > 0 {
+		r.Before = scope + mongox.Seq(before)
+	}
+	items, err := page[T](ctx, s, r)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Numbered[T], len(items))
+	for i, it := range items {
+		if out[i], err = numbered(scope, it); err != nil {
+			return nil, 0, err
+		}
+	}
+	var next int64
+	if len(out) == limit && len(out) > 0 && out[len(out)-1].Seq > 1 {
+		next = out[len(out)-1].Seq
+	}
+	return out, next, nil
+}
+
+// GraphItem is an element of a thread's graph: a node or an edge.
+type GraphItem struct {
+	Node *Node `bson:"node,omitempty"`
+	Edge *Edge `bson:"edge,omitempty"`
+	// MsgSeq is a message node's position in the thread's messages (see AppendMessage).
+	MsgSeq int64 `bson:"msg_seq,omitempty"`
+}
+
+// GraphScope is the range of a thread's graph.
+func GraphScope(threadID string) string { return mongox.Scope("g", keyText(threadID)) }
+
+// GraphKey is the _id of an item of a thread's graph made at a time.
+func GraphKey(threadID string, at time.Time, itemID string) string {
+	return GraphScope(threadID) + mongox.Key(mongox.Time(at), keyText(itemID))
+}
+
+// AppendGraph adds a node or an edge to its thread's graph, at its creation time: a blind
+// insert, which a redelivered message leaves as it was.
+func (s *Store) AppendGraph(ctx context.Context, threadID string, it GraphItem) error {
+	return s.AppendGraphItems(ctx, threadID, []GraphItem{it})
+}
+
+// AppendGraphItems adds nodes and edges of one thread to its graph in one insert; those there
+// already (a redelivery) are left as they are.
+func (s *Store) AppendGraphItems(ctx context.Context, threadID string, items []GraphItem) error {
+	docs := make([]listDoc[GraphItem], 0, len(items))
+	for _, it := range items {
+		at, id := time.Time{}, ""
+		switch {
+		case it.Node != nil:
+			at, id = it.Node.CreatedAt, it.Node.ID
+		case it.Edge != nil:
+			at, id = it.Edge.CreatedAt, it.Edge.ID
+		default:
+			return errors.New("store lists: a graph item is a node or an edge")
+		}
+		docs = append(docs, listDoc[GraphItem]{ID: GraphKey(threadID, at, id), At: at, V: it})
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(Lists), docs); err != nil {
+		return fmt.Errorf("store lists: %w", err)
+	}
+	return nil
+}
+
+// GraphPage reads up to limit items of a thread's graph, newest first, before the key before
+// ("" from the newest) and made before until when it is set: one find. It returns the key the
+// next page reads before ("" on the last).
+func (s *Store) GraphPage(ctx context.Context, threadID, before string, until *time.Time, limit int) ([]Item[GraphItem], string, error) {
+	scope := GraphScope(threadID)
+	if before == "" && until != nil {
+		before = scope + mongox.Time(until.Add(time.Microsecond))
+	}
+	return newest[GraphItem](ctx, s, scope, before, limit)
+}
+
+// MessageRef is an element of a thread's messages.
+type MessageRef struct {
+	NodeID    string    `bson:"node_id"`
+	CreatedAt time.Time `bson:"created_at"`
+}
+
+func messagesScope(threadID string) string { return mongox.Scope("m", keyText(threadID)) }
+
+// AppendMessage numbers a message node in its thread's messages, in the order projected.
+func (s *Store) AppendMessage(ctx context.Context, threadID string, m MessageRef) (int64, error) {
+	return appendNumbered(ctx, s, messagesScope(threadID), m.CreatedAt, m)
+}
+
+// AppendMessages numbers message nodes of one thread in its messages, in the order given: one
+// read of the list's last and one insert for them all; those whose position another writer took
+// meanwhile are appended one at a time. It returns their positions.
+func (s *Store) AppendMessages(ctx context.Context, threadID string, ms []MessageRef) ([]int64, error) {
+	scope := messagesScope(threadID)
+	last, err := lastOf[MessageRef](ctx, s, scope)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	docs := make([]listDoc[MessageRef], len(ms))
+	seqs := make([]int64, len(ms))
+	for i, m := range ms {
+		seqs[i] = last.Seq + 1 + int64(i)
+		docs[i] = listDoc[MessageRef]{ID: scope + mongox.Seq(seqs[i]), At: m.CreatedAt, V: m}
+	}
+	got, err := mongox.InsertNew(ctx, s.c(Lists), docs)
+	if err != nil {
+		return nil, fmt.Errorf("store lists: %w", err)
+	}
+	for i, ok := range got {
+		if !ok {
+			if seqs[i], err = s.AppendMessage(ctx, threadID, ms[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return seqs, nil
+}
+
+// MessageCount is how many message nodes a thread's messages number.
+func (s *Store) MessageCount(ctx context.Context, threadID string) (int64, error) {
+	last, err := lastOf[MessageRef](ctx, s, messagesScope(threadID))
+	return last.Seq, err
+}
+
+// MessagesAround reads a thread's messages numbered from first to last: one find.
+func (s *Store) MessagesAround(ctx context.Context, threadID string, first, last int64) ([]Numbered[MessageRef], error) {
+	scope, first := messagesScope(threadID), max(first, 1)
+	if last < first {
+		return nil, nil
+	}
+	items, err := page[MessageRef](ctx, s, mongox.Range{Scope: scope, After: scope + mongox.Seq(first-1),
+		Before: scope + mongox.Seq(last+1), Limit: int(last - first + 1)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Numbered[MessageRef], len(items))
+	for i, it := range items {
+		if out[i], err = numbered(scope, it); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func quotaScope(list string) string { return mongox.Scope("q", keyText(list)) }
+
+// Reserve takes one of the max slots of a quota list: slots are positions claimed by inserts, so
+// concurrent writers never take more than max between them (no count then insert). A full list
+// is refused with the read of its last slot only; a writer that loses the race for the last
+// slot takes a position past max, which refuses it as well.
+func (s *Store) Reserve(ctx context.Context, list string, max int64, key string) (bool, error) {
+	used, err := s.QuotaUsed(ctx, list)
+	if err != nil || used >= max {
+		return false, err
+	}
+	n, err := appendNumbered(ctx, s, quotaScope(list), time.Now(), key)
+	if err != nil {
+		return false, err
+	}
+	return n <= max, nil
+}
+
+// QuotaUsed is how many slots of a quota list were taken (refused attempts past max included).
+func (s *Store) QuotaUsed(ctx context.Context, list string) (int64, error) {
+	last, err := lastOf[string](ctx, s, quotaScope(list))
+	return last.Seq, err
+}
+
+// DecisionRef names a decision recorded in one of an object's threads.
+type DecisionRef struct {
+	NodeID    string    `bson:"node_id"`
+	ThreadID  string    `bson:"thread_id"`
+	Title     string    `bson:"title"`
+	CreatedAt time.Time `bson:"created_at"`
+}
+
+func decisionsScope(objectID string) string { return mongox.Scope("c", keyText(objectID)) }
+
+// AppendDecision numbers a decision among an object's decisions.
+func (s *Store) AppendDecision(ctx context.Context, objectID string, d DecisionRef) error {
+	_, err := appendNumbered(ctx, s, decisionsScope(objectID), d.CreatedAt, d)
+	return err
+}
+
+// Decisions is how many decisions an object's threads recorded, and the latest (nil before the
+// first): one range read.
+func (s *Store) Decisions(ctx context.Context, objectID string) (int64, *DecisionRef, error) {
+	last, err := lastOf[DecisionRef](ctx, s, decisionsScope(objectID))
+	if err != nil || last.Seq == 0 {
+		return 0, nil, err
+	}
+	return last.Seq, &last.Value, nil
+}

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// TookPart is the collection of participation marks: "<thread>/<object>" exists once the object
+// wrote into the thread (a message, a node, an edge or a decision). A decision of the other side
+// counts for an object's decision memory only when the object took part before it (its
+// relationship, not a stranger's monologue).
+const TookPart = "took_part"
+
+type tookPart struct {
+	ID string `bson:"_id"`
+}
+
+func tookPartID(threadID, objectID string) string { return threadID + "/" + objectID }
+
+// MarkTookPart records that objects wrote into threads (pairs of thread and object), in one
+// unordered insert; marks already there are left as they are.
+func (s *Store) MarkTookPart(ctx context.Context, pairs [][2]string) error {
+	if len(pairs) == 0 {
+		return nil
+	}
+	docs := make([]tookPart, len(pairs))
+	for i, p := range pairs {
+		docs[i] = tookPart{ID: tookPartID(p[0], p[1])}
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(TookPart), docs); err != nil {
+		return fmt.Errorf("store participation: %w", err)
+	}
+	return nil
+}
+
+// TookPartIn reports whether an object wrote into a thread: a point read.
+func (s *Store) TookPartIn(ctx context.Context, threadID, objectID string) (bool, error) {
+	var m tookPart
+	err := mongox.FindOne(ctx, s.c(TookPart), mongox.ByID(tookPartID(threadID, objectID)), &m)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store participation: %w", err)
+	}
+	return true, nil
+}
+
+// UpgradeTookPart marks, once, the authors of the nodes stored by earlier releases (messages,
+// nodes, decisions, ingested texts) as having taken part in their threads: it reads the nodes
+// collection in pages of _id and inserts the marks of each page in one command. A run cut short
+// runs again from the start; marks are inserted once.
+func (s *Store) UpgradeTookPart(ctx context.Context) error {
+	type authored struct {
+		ID       string `bson:"_id"`
+		ThreadID string `bson:"thread_id"`
+		AuthorID string `bson:"author_id"`
+	}
+	after := ""
+	for {
+		filter := bson.D{}
+		if after != "" {
+			filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
+		}
+		ns, err := mongox.FindAll[authored](ctx, s.c(Nodes), filter, mongox.Range{Limit: upgradePage}.Options())
+		if err != nil {
+			return fmt.Errorf("upgrade participation: %w", err)
+		}
+		if len(ns) == 0 {
+			return nil
+		}
+		seen := map[[2]string]bool{}
+		var pairs [][2]string
+		for _, n := range ns {
+			p := [2]string{n.ThreadID, n.AuthorID}
+			if n.ThreadID != "" && n.AuthorID != "" && !seen[p] {
+				seen[p] = true
+				pairs = append(pairs, p)
+			}
+		}
+		if err := s.MarkTookPart(ctx, pairs); err != nil {
+			return err
+		}
+		after = ns[len(ns)-1].ID
+	}
+}
