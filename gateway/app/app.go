@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -149,13 +148,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 // catalog is the answer of GET /api/webhook-events, built once.
 var catalog = routes.Catalog()
 
-var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
-
-// GinPath turns /a/{b} into Gin's /a/:b, and a literal colon (A2A's /message:send) into Gin's
-// escaped one.
-func GinPath(p string) string {
-	return pathParam.ReplaceAllString(strings.ReplaceAll(p, ":", `\:`), ":$1")
-}
+// GinPath is routes.GinPath, for the tests that mount routes as the gateway does.
+func GinPath(p string) string { return routes.GinPath(p) }
 
 // Serve serves on ln until ctx ends.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {

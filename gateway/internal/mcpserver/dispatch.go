@@ -169,7 +169,7 @@ func buildCall(t boundTool, c *caller, raw json.RawMessage, keySecret []byte) (*
 		own = c.principal.Hash
 	}
 	path := r.Path
-	for _, p := range pathParams(r.Path) {
+	for _, p := range routes.PathParams(r.Path) {
 		name := argName(p)
 		v, err := stringArg(args, name)
 		if err != nil {

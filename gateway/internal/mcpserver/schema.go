@@ -2,15 +2,12 @@ package mcpserver
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/svcdev/svc/gateway/internal/routes"
 )
 
-// pathParam finds the {name} segments of a route path.
-var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
 
 // argName is the tool argument that fills a path parameter: the route's name in snake case
 // (threadId → thread_id), the spelling of every other argument.
@@ -28,14 +25,6 @@ func argName(param string) string {
 	return b.String()
 }
 
-// pathParams are the path parameters of a route, in order.
-func pathParams(path string) []string {
-	var out []string
-	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
 
 // idempotencyArg is the argument that overrides the content-derived Idempotency-Key of a route
 // that reads that header.
@@ -59,7 +48,7 @@ func inputSchema(t Tool, r routes.Route, named map[string]routes.Schema) (routes
 		}
 		return nil
 	}
-	for _, p := range pathParams(r.Path) {
+	for _, p := range routes.PathParams(r.Path) {
 		s := routes.Schema{"type": "string", "minLength": 1, "maxLength": 200}
 		own := p == "hash" && t.OwnHash
 		if own {

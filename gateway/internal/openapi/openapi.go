@@ -3,7 +3,6 @@
 package openapi
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 // Version is the interface version of the spec.
 const Version = "1.0.0"
 
-var pathParam = regexp.MustCompile(`\{([A-Za-z_]+)\}`)
 
 // Build returns the document as a JSON-ready value.
 func Build(served []routes.Route, baseURL string) map[string]any {
@@ -59,8 +57,8 @@ func operation(r routes.Route) map[string]any {
 		"tags":        []string{r.Tag},
 	}
 	var params []any
-	for _, m := range pathParam.FindAllStringSubmatch(r.Path, -1) {
-		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": routes.Str()})
+	for _, name := range routes.PathParams(r.Path) {
+		params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": routes.Str()})
 	}
 	for _, group := range []struct {
 		in   string
