@@ -105,7 +105,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL,
 		DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".", GatewayJWTKey: gatewayKey, ServiceJWTKey: serviceKey,
-		Env: o.env, Replicas: o.replicas, Log: log, CommandMonitor: o.monitor,
+		Env: o.env, Replicas: o.replicas, Log: log, CommandMonitor: guardMonitor(o.monitor),
 	})
 	if err != nil {
 		t.Fatalf("start the suite: %v", err)

@@ -45,7 +45,7 @@ func TestReadmeWalk(t *testing.T) {
 		`"key":"ksvc_`,                 // the sub-key
 		`"thread_id":"thr_`,            // the reply, in the thread
 		`"body":"It is PR 42."`,        // the thread read shows the reply
-		`"api_key":"svc_sk_`,           // the rotation
+		`"owner_key":true`,             // the rotated key, kept for what follows
 		"/api/messages",                // llms.txt
 	} {
 		if !strings.Contains(got, want) {

@@ -10,6 +10,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
+
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // The store-shape guard: every list is an _id range (docs/architecture.md, "Storage"). Every suite
@@ -19,8 +21,24 @@ import (
 // conditions beside it: one document), _id $in, and an _id range, alone, sorted by _id or not.
 
 // boundedByDesign are the collections whose filtered queries read what the collection holds,
-// which its design keeps small whatever the store holds: each reason says why.
-var boundedByDesign = map[string]string{}
+// which its design keeps small whatever the store holds: each reason says why. (One-off upgrade
+// steps mark their context with mongox.Unbounded instead.)
+var boundedByDesign = map[string]string{
+	"dead_events":      "dead letters: what failed for good, read by an operator's command and its metrics",
+	"idempotency_keys": "expired records swept by expires_at (FerretDB has no TTL index): 24 hours of keyed sends",
+	"signed_nonces":    "expired nonces swept by expires_at: the minutes a signature may be replayed in",
+	"recheck_leases":   "expired leases swept by expires_at: one per claim and period",
+	"leases":           "expired leases swept by expires_at: one per item and period",
+}
+
+// notYetRanges are the collections still read by a filter the _id index cannot serve, which the
+// storage-shape work has yet to turn into _id ranges; the guard keeps every other collection to
+// the shape, and this list only shrinks.
+var notYetRanges = map[string]string{
+	"outbox":     "the relay's sweep pages unpublished events by created_at; pending work, but a scan on FerretDB",
+	"deliveries": "webhook-svc's delivery sweeps select by status",
+	"due":        "webhook-svc's due poll selects by due_at",
+}
 
 // shapeViolation is one kind of query the guard refuses: where and what.
 type shapeViolation struct {
@@ -36,7 +54,7 @@ var shapeGuard = struct {
 func guardMonitor(next *event.CommandMonitor) *event.CommandMonitor {
 	return &event.CommandMonitor{
 		Started: func(ctx context.Context, e *event.CommandStartedEvent) {
-			checkShape(e.DatabaseName, e.CommandName, e.Command)
+			checkShape(ctx, e.DatabaseName, e.CommandName, e.Command)
 			if next != nil && next.Started != nil {
 				next.Started(ctx, e)
 			}
@@ -55,7 +73,10 @@ func guardMonitor(next *event.CommandMonitor) *event.CommandMonitor {
 }
 
 // checkShape records each query of a command that the _id index cannot serve.
-func checkShape(db, name string, cmd bson.Raw) {
+func checkShape(ctx context.Context, db, name string, cmd bson.Raw) {
+	if mongox.UnboundedReason(ctx) != "" {
+		return
+	}
 	coll, _ := cmd.Lookup(name).StringValueOK()
 	var filters []bson.Raw
 	var sorts []bson.Raw
@@ -106,7 +127,9 @@ func checkShape(db, name string, cmd bson.Raw) {
 			sort = sorts[i]
 		}
 		if shape, ok := servedByID(f, sort); !ok {
-			if _, bounded := boundedByDesign[coll]; bounded {
+			_, bounded := boundedByDesign[coll]
+			_, pending := notYetRanges[coll]
+			if bounded || pending {
 				continue
 			}
 			v := shapeViolation{db: db, collection: coll, command: name, shape: shape}
@@ -189,13 +212,19 @@ func reportShapes() bool {
 	if len(shapeGuard.seen) == 0 {
 		return true
 	}
-	var lines []string
+	counts := map[string]int{}
 	for v, n := range shapeGuard.seen {
 		db := v.db
-		if i := strings.Index(db, "_"); i >= 0 && strings.HasPrefix(db, "t") {
-			db = db[i+1:] // the test's prefix
+		if i := strings.LastIndex(db, "_svc"); i >= 0 {
+			if j := strings.LastIndex(db[:i], "_"); j >= 0 {
+				db = db[j+1:] // the service's database, without the test's prefix
+			}
 		}
-		lines = append(lines, fmt.Sprintf("  %s.%s %s %s (%d×)", db, v.collection, v.command, v.shape, n))
+		counts[fmt.Sprintf("  %s.%s %s %s", db, v.collection, v.command, v.shape)] += n
+	}
+	var lines []string
+	for l, n := range counts {
+		lines = append(lines, fmt.Sprintf("%s (%d×)", l, n))
 	}
 	slices.Sort(lines)
 	fmt.Fprintf(os.Stderr, "store-shape guard: %d kinds of query the _id index cannot serve (docs/architecture.md, \"Storage\"):\n%s\n",

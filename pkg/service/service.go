@@ -214,6 +214,8 @@ const onceRetry = 30 * time.Second
 // retrying"), until it succeeds or the service stops.
 func (b *Base) Once(what string, step func(context.Context) error) {
 	b.Go(func(ctx context.Context) error {
+		// A one-off data change may read a whole collection of an earlier release's layout.
+		ctx = mongox.Unbounded(ctx, "one-off: "+what)
 		for {
 			err := step(ctx)
 			if err == nil {

@@ -39,10 +39,16 @@ var shared struct {
 
 var counter atomic.Int64
 
-// Main runs the tests of a package and stops the shared backends afterwards. Use it as
+// Main runs the tests of a package and stops the shared backends afterwards; the run fails when
+// one of checks reports false after tests that passed. Use it as
 // `func TestMain(m *testing.M) { testkit.Main(m) }`.
-func Main(m *testing.M) {
+func Main(m *testing.M, checks ...func() bool) {
 	code := m.Run()
+	for _, check := range checks {
+		if !check() && code == 0 {
+			code = 1
+		}
+	}
 	if shared.mongo != nil {
 		shared.mongo.Stop()
 	}
