@@ -44,7 +44,9 @@ type SigningKeys struct {
 }
 
 // Sealer returns the sealer of the configured secrets.
-func (c SigningKeys) Sealer() (*object.Sealer, error) { return object.NewSealer(c.Secret, c.OldSecrets...) }
+func (c SigningKeys) Sealer() (*object.Sealer, error) {
+	return object.NewSealer(c.Secret, c.OldSecrets...)
+}
 
 // App is a running identity-svc: the shared service base (Serve, Run, Close) with its routes and
 // consumers.
