@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/identity-svc/internal/store"
 )
@@ -192,7 +195,7 @@ func (s *Sealer) Reseal(sealed []byte, factID string) (out []byte, changed bool,
 type SealedKeyStore interface {
 	NewestSealedKeys(ctx context.Context, objects int) ([]store.SealedKey, error)
 	SealedKeysAfter(ctx context.Context, after string, objects int) ([]store.SealedKey, int, string, error)
-	ReplaceSealed(ctx context.Context, factID string, was, sealed []byte) (bool, error)
+	ReplaceSealed(ctx context.Context, factID string, sealed []byte) (bool, error)
 }
 
 // CheckSample is how many of the newest objects the start-up check reads the sealed keys of.
@@ -224,6 +227,9 @@ func (s *Sealer) Check(ctx context.Context, st SealedKeyStore, sample int) (open
 	return opened, failed, nil
 }
 
+// resealWriters is how many resealed keys ResealAll writes at once.
+const resealWriters = 8
+
 // ResealStats counts what Reseal did.
 type ResealStats struct {
 	// Objects and Keys are the objects read and the sealed keys they hold.
@@ -246,6 +252,10 @@ func (s *Sealer) ResealAll(ctx context.Context, st SealedKeyStore, page int, pro
 		if err != nil {
 			return stats, err
 		}
+		// The writes of a page go a few at a time; each is one point update.
+		var mu sync.Mutex
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(resealWriters)
 		for _, k := range keys {
 			stats.Keys++
 			sealed, changed, err := s.Reseal(k.Sealed, k.FactID)
@@ -259,13 +269,18 @@ func (s *Sealer) ResealAll(ctx context.Context, st SealedKeyStore, page int, pro
 			if !changed {
 				continue
 			}
-			replaced, err := st.ReplaceSealed(ctx, k.FactID, k.Sealed, sealed)
-			if err != nil {
-				return stats, err
-			}
-			if replaced {
-				stats.Resealed++
-			}
+			g.Go(func() error {
+				replaced, err := st.ReplaceSealed(gctx, k.FactID, sealed)
+				if replaced {
+					mu.Lock()
+					stats.Resealed++
+					mu.Unlock()
+				}
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return stats, err
 		}
 		stats.Objects += objects
 		if next == "" {

@@ -26,7 +26,7 @@ var (
 // raw is the service's store itself, for the reads and writes the use cases do not make.
 func raw(s *Service) *store.Store { return s.Store.(*store.Store) }
 
-func sealerOf(t *testing.T, current string, old ...string) *Sealer {
+func sealerOf(t testing.TB, current string, old ...string) *Sealer {
 	t.Helper()
 	s, err := NewSealer(current, old...)
 	if err != nil {

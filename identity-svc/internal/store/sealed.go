@@ -1,12 +1,11 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -14,6 +13,9 @@ import (
 // objectIDScope is the prefix of every object id (apikey.NewID("obj")): object ids are ULIDs, so
 // the objects in _id order are the objects in creation order.
 const objectIDScope = "obj_"
+
+// sealedReaders is how many objects' key facts a page of sealed keys reads at once.
+const sealedReaders = 8
 
 // SealedKey is a signing key svc holds, as stored: the fact id its sealing is bound to and the
 // sealed seed.
@@ -47,15 +49,29 @@ func (s *Store) sealedKeys(ctx context.Context, r mongox.Range) ([]SealedKey, in
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("read objects: %w", err)
 	}
+	// The objects' key facts are read a few objects at a time (point reads, each object's in
+	// order), and kept in the objects' order.
+	perObject := make([][]fact, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(sealedReaders)
+	for i, o := range ids {
+		g.Go(func() error {
+			facts, err := s.numbered(gctx, o.ID, factSigKey)
+			if err != nil {
+				return fmt.Errorf("read the signing keys of %s: %w", o.ID, err)
+			}
+			perObject[i] = facts
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, 0, "", err
+	}
 	var out []SealedKey
-	for _, o := range ids {
-		facts, err := s.numbered(ctx, o.ID, factSigKey)
-		if err != nil {
-			return nil, 0, "", fmt.Errorf("read the signing keys of %s: %w", o.ID, err)
-		}
+	for i, facts := range perObject {
 		for _, f := range facts {
 			if f.SigKey != nil && f.SigKey.Sealed != nil {
-				out = append(out, SealedKey{FactID: f.ID, ObjectID: o.ID, Sealed: f.SigKey.Sealed})
+				out = append(out, SealedKey{FactID: f.ID, ObjectID: ids[i].ID, Sealed: f.SigKey.Sealed})
 			}
 		}
 	}
@@ -66,19 +82,14 @@ func (s *Store) sealedKeys(ctx context.Context, r mongox.Range) ([]SealedKey, in
 	return out, len(ids), last, nil
 }
 
-// ReplaceSealed stores sealed as the sealed seed of the key fact factID if it still holds was
-// (a key fact is otherwise never updated, so the compare only guards two concurrent reseals). It
-// reports whether it replaced it.
-func (s *Store) ReplaceSealed(ctx context.Context, factID string, was, sealed []byte) (bool, error) {
-	if bytes.Equal(was, sealed) {
-		return false, nil
-	}
-	res, err := s.db.Collection(Facts).UpdateOne(ctx,
-		bson.D{{Key: "_id", Value: factID}, {Key: "sigkey.sealed", Value: was}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "sigkey.sealed", Value: sealed}}}},
-		options.UpdateOne())
+// ReplaceSealed stores sealed as the sealed seed of the key fact factID, by _id alone: a key fact
+// is otherwise never updated, and two reseals that overlap both write the same seed sealed under
+// the current secret, so either write is right. It reports whether the fact exists.
+func (s *Store) ReplaceSealed(ctx context.Context, factID string, sealed []byte) (bool, error) {
+	res, err := s.db.Collection(Facts).UpdateOne(ctx, mongox.ByID(factID),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "sigkey.sealed", Value: sealed}}}})
 	if err != nil {
 		return false, fmt.Errorf("reseal %s: %w", factID, err)
 	}
-	return res.ModifiedCount == 1, nil
+	return res.MatchedCount == 1, nil
 }
