@@ -77,6 +77,16 @@ func realMain(ctx context.Context) error {
 			stops[i]()
 		}
 	}()
+	// The secrets are read (or made) before any backend starts, so that a data directory never
+	// holds data without the secret that sealed it, and a lost secret stops the start here.
+	secret, err := dataDirSecret(cfg.DataDir, "voucher-secret", cfg.PaymentVoucherSecret)
+	if err != nil {
+		return err
+	}
+	signingSecret, err := signingKeysSecret(cfg)
+	if err != nil {
+		return err
+	}
 	if cfg.MongoURI == "" {
 		m, err := embedded.StartMongo(ctx, embedded.MongoOptions{
 			Dir: filepath.Join(cfg.DataDir, "mongo"), PostgreSQLURL: cfg.FerretDBPostgreSQLURL,
@@ -109,14 +119,6 @@ func realMain(ctx context.Context) error {
 		stops = append(stops, r.Stop)
 		cfg.RedisURL = r.URL
 		log.Info("embedded Redis started", "url", r.URL)
-	}
-	secret, err := dataDirSecret(cfg.DataDir, "voucher-secret", cfg.PaymentVoucherSecret)
-	if err != nil {
-		return err
-	}
-	signingSecret, err := dataDirSecret(cfg.DataDir, "signing-keys-secret", cfg.SigningKeysSecret)
-	if err != nil {
-		return err
 	}
 	baseURL := cfg.BaseURL
 	if baseURL == "" {
@@ -179,6 +181,44 @@ func startKafka(cfg Config, log *slog.Logger) (*embedded.Kafka, error) {
 	}
 	log.Info("embedded Kafka started", "brokers", k.Brokers, "recovery", k.Recovery.String())
 	return k, nil
+}
+
+// signingKeysSecretFile is the file in the data directory that keeps the generated
+// SIGNING_KEYS_SECRET.
+const signingKeysSecretFile = "signing-keys-secret"
+
+// signingKeysSecret is SIGNING_KEYS_SECRET as given, or the one kept in the data directory
+// (generated on its first start). The signing keys svc holds are sealed with it: a data
+// directory whose embedded database already holds data but whose secret file is gone is an
+// error, not a new secret that would open none of them. (identity-svc checks the same at its
+// start on any database: a secret that opens none of the newest sealed keys stops it.)
+func signingKeysSecret(cfg Config) (string, error) {
+	if cfg.SigningKeysSecret != "" {
+		return cfg.SigningKeysSecret, nil
+	}
+	path := filepath.Join(cfg.DataDir, signingKeysSecretFile)
+	_, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) && cfg.MongoURI == "" && cfg.FerretDBPostgreSQLURL == "" {
+		mongoDir := filepath.Join(cfg.DataDir, "mongo")
+		if held, err := holdsFiles(mongoDir); err != nil {
+			return "", fmt.Errorf("%s: %w", mongoDir, err)
+		} else if held {
+			return "", fmt.Errorf("%s is missing, but %s holds data: the signing keys svc holds there are sealed with the "+
+				"secret that file kept, and a new one would open none of them. Restore the file from a backup (or set "+
+				"SIGNING_KEYS_SECRET to that secret); if this data never held signing keys, create it with a new secret "+
+				"(openssl rand -hex 32 > %s)", path, mongoDir, path)
+		}
+	}
+	return dataDirSecret(cfg.DataDir, signingKeysSecretFile, "")
+}
+
+// holdsFiles reports whether dir exists and holds anything.
+func holdsFiles(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return len(entries) > 0, err
 }
 
 // dataDirSecret is given (an operator's setting), or a secret generated once and kept in the

@@ -123,6 +123,9 @@ func TestGeneratedSecret(t *testing.T) {
 	if secret, err := base64.StdEncoding.DecodeString(string(data["SIGNING_KEYS_SECRET"])); err != nil || len(secret) != 32 {
 		t.Errorf("generated SIGNING_KEYS_SECRET %q is not base64 of 32 bytes (err %v)", data["SIGNING_KEYS_SECRET"], err)
 	}
+	if _, ok := data["SIGNING_KEYS_SECRETS_OLD"]; ok {
+		t.Errorf("SIGNING_KEYS_SECRETS_OLD is in the Secret though secret.signingKeysSecretsOld is empty")
+	}
 	if got := string(data["MONGO_URI"]); got != "mongodb://mongo:27017" {
 		t.Errorf("MONGO_URI in the Secret = %q, want the value of secret.mongoURI", got)
 	}
@@ -134,9 +137,11 @@ func TestGeneratedSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	gatewayPublicKey := base64.StdEncoding.EncodeToString(k.Public())
+	old := strings.Repeat("ab", 32) + "," + base64.StdEncoding.EncodeToString(make([]byte, 32))
 	m = mustRender(t, withValues(secretValues(), map[string]any{"secret.serviceJWTKey": key,
-		"secret.gatewayJWTKey": gatewayKey, "secret.gatewayJWTPublicKey": gatewayPublicKey}))
-	for name, want := range map[string]string{"SERVICE_JWT_KEY": key, "GATEWAY_JWT_KEY": gatewayKey, "GATEWAY_JWT_PUBLIC_KEY": gatewayPublicKey} {
+		"secret.gatewayJWTKey": gatewayKey, "secret.gatewayJWTPublicKey": gatewayPublicKey, "secret.signingKeysSecretsOld": old}))
+	for name, want := range map[string]string{"SERVICE_JWT_KEY": key, "GATEWAY_JWT_KEY": gatewayKey, "GATEWAY_JWT_PUBLIC_KEY": gatewayPublicKey,
+		"SIGNING_KEYS_SECRETS_OLD": old} {
 		if got := string(m.secrets[0].Data[name]); got != want {
 			t.Errorf("%s = %q, want the value given, %q", name, got, want)
 		}

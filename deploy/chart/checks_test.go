@@ -186,6 +186,8 @@ func checkEnv(t *testing.T, m *manifests, name string, services []string, c *cor
 			t.Errorf("env %s is not read from a Secret", key)
 		case want && (e.ValueFrom.SecretKeyRef.Name != secret || e.ValueFrom.SecretKeyRef.Key != key):
 			t.Errorf("env %s reads %s/%s, want %s/%s", key, e.ValueFrom.SecretKeyRef.Name, e.ValueFrom.SecretKeyRef.Key, secret, key)
+		case want && slices.Contains(suite.OptionalSecretEnv(), key) != (e.ValueFrom.SecretKeyRef.Optional != nil && *e.ValueFrom.SecretKeyRef.Optional):
+			t.Errorf("env %s: optional %v, want %v (a Secret need not hold it)", key, e.ValueFrom.SecretKeyRef.Optional != nil, slices.Contains(suite.OptionalSecretEnv(), key))
 		}
 	}
 	for _, other := range suite.Calls(name, services) {
@@ -271,7 +273,7 @@ func checkSecret(t *testing.T, m *manifests, name string) {
 			continue
 		}
 		for _, key := range suite.AllSecretEnv() {
-			if len(s.Data[key]) == 0 {
+			if len(s.Data[key]) == 0 && !slices.Contains(suite.OptionalSecretEnv(), key) {
 				t.Errorf("Secret %s has no %s", s.Name, key)
 			}
 		}

@@ -56,16 +56,10 @@ type allinone struct {
 }
 
 // startAllinone runs the binary on dataDir with the gateway on addr and waits for its /readyz.
-func startAllinone(t *testing.T, bin, dataDir, addr, caFile string, log *syncBuffer) *allinone {
+// extra settings (KEY=value) come last, so they win over the others.
+func startAllinone(t *testing.T, bin, dataDir, addr, caFile string, log *syncBuffer, extra ...string) *allinone {
 	t.Helper()
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "SVC_ADDR="+addr, "SVC_DATA_DIR="+dataDir, "SVC_OUTBOUND_ALLOW_PRIVATE=true",
-		"SVC_OUTBOUND_CA_FILE="+caFile, "SVC_LOG_LEVEL=info", "WEBHOOK_RETRY_SCHEDULE=300ms,300ms,300ms",
-		"WEBHOOK_RETRY_JITTER=0", "WEBHOOK_TIMEOUT=2s", "WEBHOOK_CLAIM_LEASE=3s", "WEBHOOK_POLL_INTERVAL=200ms",
-		"OUTBOX_RECOVER_AFTER=2s", "OUTBOX_SWEEP_INTERVAL=500ms")
-	for k, v := range generous {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd := allinoneCommand(bin, dataDir, addr, caFile, extra...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -86,6 +80,21 @@ func startAllinone(t *testing.T, bin, dataDir, addr, caFile string, log *syncBuf
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// allinoneCommand is the command that runs the binary on dataDir with the gateway on addr, with
+// the test suites' generous settings and then extra ones (KEY=value).
+func allinoneCommand(bin, dataDir, addr, caFile string, extra ...string) *exec.Cmd {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "SVC_ADDR="+addr, "SVC_DATA_DIR="+dataDir, "SVC_OUTBOUND_ALLOW_PRIVATE=true",
+		"SVC_OUTBOUND_CA_FILE="+caFile, "SVC_LOG_LEVEL=info", "WEBHOOK_RETRY_SCHEDULE=300ms,300ms,300ms",
+		"WEBHOOK_RETRY_JITTER=0", "WEBHOOK_TIMEOUT=2s", "WEBHOOK_CLAIM_LEASE=3s", "WEBHOOK_POLL_INTERVAL=200ms",
+		"OUTBOX_RECOVER_AFTER=2s", "OUTBOX_SWEEP_INTERVAL=500ms")
+	for k, v := range generous {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, extra...)
+	return cmd
 }
 
 func (a *allinone) kill() {

@@ -305,17 +305,33 @@ func (s *Stack) StopReplica(service string, i int) error {
 // RestartReplica stops instance i of a service, waits until it has stopped, and starts it again
 // on the same address with the same environment, as a restarted pod would.
 func (s *Stack) RestartReplica(ctx context.Context, service string, i int) error {
+	return s.RestartReplicaWith(ctx, service, i, nil)
+}
+
+// RestartReplicaWith restarts instance i of a service as RestartReplica does, with the settings
+// of set on top of its environment (an empty value unsets one), as a pod restarted with a changed
+// configuration would be. A start that fails leaves the instance stopped; a later restart may
+// start it again.
+func (s *Stack) RestartReplicaWith(ctx context.Context, service string, i int, set map[string]string) error {
 	in, err := s.instance(service, i)
 	if err != nil {
 		return err
 	}
 	in.stop()
 	<-in.done
+	env := clone(in.env)
+	for k, v := range set {
+		if v == "" {
+			delete(env, k)
+		} else {
+			env[k] = v
+		}
+	}
 	ln, err := net.Listen("tcp", in.addr)
 	if err != nil {
 		return fmt.Errorf("listen again for %s: %w", service, err)
 	}
-	next, err := s.run(ctx, in.c, in.env, ln)
+	next, err := s.run(ctx, in.c, env, ln)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -324,6 +340,17 @@ func (s *Stack) RestartReplica(ctx context.Context, service string, i int) error
 	s.instances[service][i] = next
 	s.mu.Unlock()
 	return nil
+}
+
+// Env returns a copy of the environment instance i of a service runs with.
+func (s *Stack) Env(service string, i int) (map[string]string, error) {
+	in, err := s.instance(service, i)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return clone(in.env), nil
 }
 
 func (s *Stack) instance(service string, i int) (*instance, error) {

@@ -26,11 +26,26 @@ type Config struct {
 	config.Service
 	// PaymentVoucherSecret signs operator-issued vouchers for paid custom hashes.
 	PaymentVoucherSecret string `env:"PAYMENT_VOUCHER_SECRET"`
-	// SigningKeysSecret is the operator's key (32 bytes, hex or base64) that seals the private halves of
-	// the objects' signing keys svc holds.
-	SigningKeysSecret string `env:"SIGNING_KEYS_SECRET, required"`
+	SigningKeys
 	// CachedObjects bounds how many folded objects a replica keeps in memory.
 	CachedObjects int `env:"IDENTITY_CACHED_OBJECTS, default=10000"`
+}
+
+// SigningKeys are the operator's secrets that seal the private halves of the objects' signing
+// keys svc holds: each 32 random bytes, in hex or base64.
+type SigningKeys struct {
+	// Secret is the current secret: it seals every new key. A sealed key names the secret that
+	// sealed it by a key id derived from it.
+	Secret string `env:"SIGNING_KEYS_SECRET, required"`
+	// OldSecrets are earlier secrets (comma-separated): they open the keys they sealed, and never
+	// seal. A rotation sets a new Secret, lists the previous one here, runs reseal-signing-keys,
+	// and then drops it.
+	OldSecrets []string `env:"SIGNING_KEYS_SECRETS_OLD"`
+}
+
+// Sealer returns the sealer of the configured secrets.
+func (c SigningKeys) Sealer() (*object.Sealer, error) {
+	return object.NewSealer(c.Secret, c.OldSecrets...)
 }
 
 // App is a running identity-svc: the shared service base (Serve, Run, Close) with its routes and
@@ -39,7 +54,7 @@ type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	sealer, err := object.NewSealer(cfg.SigningKeysSecret)
+	sealer, err := cfg.SigningKeys.Sealer()
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +64,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	etags := httpx.NewETags(b.Redis, b.Log, time.Hour)
 	st := store.New(b.DB)
+	// A lost or wrong secret would leave every key svc holds unopened while jwks.json still
+	// advertises them: the start stops instead, naming the setting.
+	opened, failed, err := sealer.Check(ctx, st, object.CheckSample)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	if failed > 0 {
+		b.Log.Warn("some sealed signing keys open under none of the configured secrets: svc cannot sign for those objects; "+
+			"list the secret they were sealed with in "+object.EnvSigningKeysSecretsOld,
+			"opened", opened, "unopened", failed, "secret_ids", sealer.KIDs())
+	}
+	b.Log.Info("signing keys secret", "secret_id", sealer.KID(), "secret_ids", sealer.KIDs())
 	// Every writer of an object's facts replaces its ETag, so folded objects are cached under it.
 	st.CacheObjects(etags.Tokens(), cfg.CachedObjects)
 	objects := &object.Service{

@@ -87,10 +87,15 @@ func SecretEnv(service string) []string {
 	}
 	env := []string{"KAFKA_BROKERS", "MONGO_URI", "REDIS_URL", "GATEWAY_JWT_PUBLIC_KEY", "SERVICE_JWT_KEY"}
 	if service == "identity-svc" {
-		env = append(env, "PAYMENT_VOUCHER_SECRET", "SIGNING_KEYS_SECRET")
+		env = append(env, "PAYMENT_VOUCHER_SECRET", "SIGNING_KEYS_SECRET", "SIGNING_KEYS_SECRETS_OLD")
 	}
 	return env
 }
+
+// OptionalSecretEnv are the variables of SecretEnv that may be unset: a Secret need not hold
+// them (SIGNING_KEYS_SECRETS_OLD, the earlier signing keys secrets, is set only while a rotation
+// of SIGNING_KEYS_SECRET is under way).
+func OptionalSecretEnv() []string { return []string{"SIGNING_KEYS_SECRETS_OLD"} }
 
 // JWTEnv are the variables of SecretEnv that hold internal-token keys.
 func JWTEnv() []string {

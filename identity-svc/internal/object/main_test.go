@@ -46,7 +46,7 @@ func (r *sent) types() []string {
 const voucherSecret = "test-voucher-secret"
 
 // newService returns the use cases over a database of the test's own and a fresh Redis.
-func newService(t *testing.T) (*Service, *sent) {
+func newService(t testing.TB) (*Service, *sent) {
 	t.Helper()
 	env := testkit.Backends(t)
 	db := testkit.Database(t, env, "identity")

@@ -2,12 +2,9 @@ package object
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,51 +25,6 @@ const MaxSigningKeys = 32
 
 // CodeOwnerHeldKey says that svc cannot sign for an object whose active key its owner holds.
 const CodeOwnerHeldKey = "OWNER_HELD_KEY"
-
-// Sealer seals the private halves of the signing keys svc holds (AES-256-GCM under the
-// operator's SIGNING_KEYS_SECRET), so that a copy of the database alone signs nothing.
-type Sealer struct{ aead cipher.AEAD }
-
-// NewSealer reads the operator's secret: 32 random bytes as 64 hex characters or in base64
-// (openssl rand -hex 32, or -base64 32 as the Helm chart generates it).
-func NewSealer(secret string) (*Sealer, error) {
-	key, err := hex.DecodeString(secret)
-	if err != nil {
-		key, err = base64.StdEncoding.DecodeString(secret)
-	}
-	if err != nil || len(key) != 32 {
-		return nil, errors.New("SIGNING_KEYS_SECRET must be 32 random bytes, as 64 hex characters or in base64")
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("signing keys secret: %w", err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("signing keys secret: %w", err)
-	}
-	return &Sealer{aead: aead}, nil
-}
-
-// seal encrypts seed bound to the key's fact id (the additional data), so that a sealed key
-// copied onto another object does not open.
-func (s *Sealer) seal(seed []byte, factID string) []byte {
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return s.aead.Seal(nonce, nonce, seed, []byte(factID))
-}
-
-func (s *Sealer) open(sealed []byte, factID string) ([]byte, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n {
-		return nil, errors.New("sealed signing key is too short")
-	}
-	seed, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(factID))
-	if err != nil {
-		return nil, errors.New("sealed signing key does not open under SIGNING_KEYS_SECRET")
-	}
-	return seed, nil
-}
 
 // keySet is the public view of an object's signing keys.
 func keySet(o *store.Object) signing.KeySet {
@@ -133,7 +85,7 @@ func (s *Service) Sign(ctx context.Context, objectID string, payload []byte) (*S
 	if active.Sealed == nil {
 		return nil, httpx.Conflict(CodeOwnerHeldKey, "the owner holds this object's active signing key; svc cannot sign for it")
 	}
-	seed, err := s.Sealer.open(active.Sealed, store.SigningKeyFactID(obj.ID, n))
+	seed, _, err := s.Sealer.open(active.Sealed, store.SigningKeyFactID(obj.ID, n))
 	if err != nil {
 		return nil, err
 	}

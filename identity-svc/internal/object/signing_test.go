@@ -14,7 +14,7 @@ import (
 	"github.com/svcdev/svc/pkg/signing"
 )
 
-func testSealer(t *testing.T) *Sealer {
+func testSealer(t testing.TB) *Sealer {
 	t.Helper()
 	s, err := NewSealer(strings.Repeat("ab", 32))
 	if err != nil {

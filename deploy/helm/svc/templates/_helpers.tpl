@@ -96,6 +96,13 @@ KAFKA_BROKERS: ["!gateway"]
 REDIS_URL: []
 PAYMENT_VOUCHER_SECRET: [identity-svc]
 SIGNING_KEYS_SECRET: [identity-svc]
+SIGNING_KEYS_SECRETS_OLD: [identity-svc]
+{{- end -}}
+
+{{/* The variables of svc.secretEnv that a Secret need not hold: the pods start without them.
+SIGNING_KEYS_SECRETS_OLD is set only while SIGNING_KEYS_SECRET is being rotated. */}}
+{{- define "svc.optionalSecretEnv" -}}
+[SIGNING_KEYS_SECRETS_OLD]
 {{- end -}}
 
 {{/* Refuse values that cannot work, before any object is rendered. */}}
