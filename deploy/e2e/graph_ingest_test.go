@@ -213,3 +213,48 @@ func TestIngestScheduledRepull(t *testing.T) {
 		t.Errorf("nodes after the scheduled pull: %v", nodes)
 	}
 }
+
+// TestSlowIngestAnswersWhatItWrote: an ingest whose pages answer slower than its budget still
+// answers inside the gateway's timeout, 201 with every source it wrote (the slow pages' pulls
+// timed out, said on their sources), never a 503 for a write that happened; the owner's listing
+// holds exactly the sources the answer named.
+func TestSlowIngestAnswersWhatItWrote(t *testing.T) {
+	t.Parallel()
+	p := startPages(t)
+	env := ingestEnv(t, p, WithEnv("GRAPH_INGEST_BUDGET", "2s"))
+	_, key := env.CreateObject(t, nil)
+	p.set("/article", articlePage)
+	p.set("/slow", "slow")
+	p.set("/slower", "slow")
+	article, slow, slower := p.URL+"/article", p.URL+"/slow", p.URL+"/slower"
+
+	resp := env.Do(t, "POST", "/api/ingest", key, map[string]any{"urls": []string{article, slow, slower}, "text": "Notes."})
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("a slow ingest answered %d, want 201 with what it wrote: %s", resp.Status, resp.Body)
+	}
+	res := resp.JSON(t)
+	if src := sourceByURL(t, res["sources"], article); src["status"] != "ok" || src["node_id"] == nil {
+		t.Errorf("the fast page's source %v", src)
+	}
+	answered := map[string]bool{}
+	for _, u := range []string{article, slow, slower} {
+		src := sourceByURL(t, res["sources"], u)
+		answered[Str(t, src, "id")] = true
+		if u == article {
+			continue
+		}
+		if msg, _ := src["last_error"].(string); src["status"] != "error" || !(strings.Contains(msg, "timed out") || strings.Contains(msg, "time ran out")) {
+			t.Errorf("the slow page's source %v, want an error saying the fetch ran out of time", src)
+		}
+	}
+	listed := env.Do(t, "GET", "/api/ingest", key, nil).Expect(t, http.StatusOK).JSON(t)
+	sources, _ := listed["sources"].([]any)
+	if len(sources) != len(answered) {
+		t.Fatalf("the owner's listing holds %d sources, the ingest answered %d: %v", len(sources), len(answered), sources)
+	}
+	for _, s := range sources {
+		if id := s.(map[string]any)["id"].(string); !answered[id] {
+			t.Errorf("the listing holds source %s, which the ingest did not answer", id)
+		}
+	}
+}

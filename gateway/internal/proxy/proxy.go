@@ -69,7 +69,7 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.P
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   512,
 		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: 30 * time.Second,
+		ResponseHeaderTimeout: httpx.UpstreamTimeout,
 	}
 	streamTransport := transport.Clone()
 	streamTransport.ResponseHeaderTimeout = 0
