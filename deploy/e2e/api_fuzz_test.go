@@ -422,7 +422,9 @@ func (g *fuzzGen) sample(s map[string]any, depth int) any {
 	case "string":
 		switch s["format"] {
 		case "uri":
-			return "https://example.com/x"
+			// A loopback address the outbound guard refuses before dialling: the fuzz sends
+			// nothing off this machine, not even a DNS query.
+			return "https://127.0.0.1:1/x"
 		case "date-time":
 			return "2026-01-01T00:00:00Z"
 		}
