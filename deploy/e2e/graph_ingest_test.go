@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -224,11 +225,16 @@ func TestSlowIngestAnswersWhatItWrote(t *testing.T) {
 	env := ingestEnv(t, p, WithEnv("GRAPH_INGEST_BUDGET", "2s"))
 	_, key := env.CreateObject(t, nil)
 	p.set("/article", articlePage)
-	p.set("/slow", "slow")
-	p.set("/slower", "slow")
-	article, slow, slower := p.URL+"/article", p.URL+"/slow", p.URL+"/slower"
+	// Four pages that never answer: fetched one after the other, each until the fetcher's own
+	// timeout, they would take longer than the gateway waits.
+	urls := []string{p.URL + "/article"}
+	for i := range 4 {
+		p.set(fmt.Sprintf("/slow%d", i), "slow")
+		urls = append(urls, fmt.Sprintf("%s/slow%d", p.URL, i))
+	}
+	article := urls[0]
 
-	resp := env.Do(t, "POST", "/api/ingest", key, map[string]any{"urls": []string{article, slow, slower}, "text": "Notes."})
+	resp := env.Do(t, "POST", "/api/ingest", key, map[string]any{"urls": urls, "text": "Notes."})
 	if resp.Status != http.StatusCreated {
 		t.Fatalf("a slow ingest answered %d, want 201 with what it wrote: %s", resp.Status, resp.Body)
 	}
@@ -237,7 +243,7 @@ func TestSlowIngestAnswersWhatItWrote(t *testing.T) {
 		t.Errorf("the fast page's source %v", src)
 	}
 	answered := map[string]bool{}
-	for _, u := range []string{article, slow, slower} {
+	for _, u := range urls {
 		src := sourceByURL(t, res["sources"], u)
 		answered[Str(t, src, "id")] = true
 		if u == article {
