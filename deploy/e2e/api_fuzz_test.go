@@ -35,7 +35,8 @@ type fuzzCase struct {
 // with malformed and hostile requests (seeded, so a failure reproduces), with no key, the owner
 // key, a sub-key of each scope, a stranger's key and a made-up key. No answer may be a 5xx but a
 // 503 with Retry-After that a limit answers (UNAVAILABLE or RATE_LIMITED), and every 4xx is in
-// the spec's error shape with the request's id. The tally of requests per class is logged.
+// the spec's error shape with the request's id, and every status is one openapi.json documents
+// for the operation. The tally of requests per class and of answers per status is logged.
 func TestFuzzEveryOperation(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
@@ -179,6 +180,13 @@ func sendFuzzCase(client *http.Client, spec *Spec, base string, keys map[string]
 	}
 	defer res.Body.Close()
 	statuses(res.StatusCode)
+	// Every status of a documented operation is one openapi.json lists for it (a limit's 503 is
+	// checked below); /mcp is not an operation of the document.
+	if tpl, op := spec.Operation(c.method, c.path); op != nil && !strings.HasPrefix(c.path, "/mcp") && res.StatusCode != http.StatusServiceUnavailable {
+		if _, ok := op["responses"].(map[string]any)[fmt.Sprint(res.StatusCode)]; !ok {
+			return fmt.Sprintf("answered %d, which openapi.json does not document for %s", res.StatusCode, tpl)
+		}
+	}
 	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		return "" // an open stream: its status is the answer, and 200 is fine
 	}
