@@ -96,6 +96,13 @@ func startPages(t *testing.T) *pages {
 		switch {
 		case !ok:
 			http.NotFound(w, r)
+		case body == "slow":
+			// A page that never answers: it holds the fetch until the fetcher gives up (or a
+			// minute passes, so that the server can always close).
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Minute):
+			}
 		case strings.HasPrefix(body, "redirect:"):
 			http.Redirect(w, r, strings.TrimPrefix(body, "redirect:"), http.StatusFound)
 		default:

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -139,4 +140,63 @@ func TestNetworkReadsPageWithVerifiedCursors(t *testing.T) {
 	m := env.Do(t, "GET", "/api/feed?kind=item&limit=1", "", nil).Expect(t, http.StatusOK).JSON(t)
 	env.Do(t, "GET", "/api/feed?cursor="+Str(t, m, "next_cursor"), "", nil).ExpectError(t, http.StatusBadRequest, "INVALID_REQUEST")
 	env.Do(t, "GET", "/feed.txt?kind=item&cursor="+Str(t, m, "next_cursor"), "", nil).Expect(t, http.StatusOK)
+}
+
+// TestConcurrentFirstPollsComputeOnce sends many first reads of one feed by one client at once:
+// exactly one is answered with content, the others are refused with 429 at the gateway, and
+// feed-svc computes the feed exactly once (the claim on the poll interval is taken before the
+// read is forwarded, in one step).
+func TestConcurrentFirstPollsComputeOnce(t *testing.T) {
+	t.Parallel()
+	env := Start(t, WithEnv("RATE_FEED_POLL_INTERVAL", "15m"))
+	box, key := env.CreateObject(t, nil)
+	enableFeed(t, env, box, key)
+	publish(t, env, box, key, "item")
+	const n = 16
+	path := "/api/feeds/" + box + "/items"
+	answers := make([]*Response, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			answers[i] = env.Do(t, "GET", path, "", nil)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var ok []string
+	for _, r := range answers {
+		switch r.Status {
+		case http.StatusOK:
+			ok = append(ok, r.Header.Get("X-Request-Id"))
+		case http.StatusTooManyRequests:
+			r.ExpectError(t, http.StatusTooManyRequests, "RATE_LIMITED")
+			if r.Header.Get("Retry-After") == "" {
+				t.Errorf("a refused poll has no Retry-After")
+			}
+		default:
+			t.Fatalf("a first poll answered %d: %s", r.Status, r.Body)
+		}
+	}
+	if len(ok) != 1 {
+		t.Fatalf("%d of %d concurrent first polls were answered with content, want exactly 1", len(ok), n)
+	}
+	// Every request feed-svc served is logged with the gateway's request id: one feed read
+	// reached it, the one answered.
+	computed := 0
+	for line := range strings.Lines(env.Logs()) {
+		if strings.Contains(line, `"service":"feed-svc"`) && strings.Contains(line, `"msg":"http request"`) &&
+			strings.Contains(line, `"method":"GET","path":"`+path+`"`) {
+			computed++
+			if !strings.Contains(line, ok[0]) {
+				t.Errorf("feed-svc computed a read that was not the one answered: %s", line)
+			}
+		}
+	}
+	if computed != 1 {
+		t.Fatalf("feed-svc computed the feed %d times for %d concurrent first polls, want 1", computed, n)
+	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -211,5 +212,55 @@ func TestIngestScheduledRepull(t *testing.T) {
 	nodes, _ := graphOf(t, env, key, threadID, "")
 	if len(nodes) != 2 || !strings.Contains(Str(t, nodes[1], "body"), "Scheduled pulls saw this") {
 		t.Errorf("nodes after the scheduled pull: %v", nodes)
+	}
+}
+
+// TestSlowIngestAnswersWhatItWrote: an ingest whose pages answer slower than its budget still
+// answers inside the gateway's timeout, 201 with every source it wrote (the slow pages' pulls
+// timed out, said on their sources), never a 503 for a write that happened; the owner's listing
+// holds exactly the sources the answer named.
+func TestSlowIngestAnswersWhatItWrote(t *testing.T) {
+	t.Parallel()
+	p := startPages(t)
+	env := ingestEnv(t, p, WithEnv("GRAPH_INGEST_BUDGET", "2s"))
+	_, key := env.CreateObject(t, nil)
+	p.set("/article", articlePage)
+	// Four pages that never answer: fetched one after the other, each until the fetcher's own
+	// timeout, they would take longer than the gateway waits.
+	urls := []string{p.URL + "/article"}
+	for i := range 4 {
+		p.set(fmt.Sprintf("/slow%d", i), "slow")
+		urls = append(urls, fmt.Sprintf("%s/slow%d", p.URL, i))
+	}
+	article := urls[0]
+
+	resp := env.Do(t, "POST", "/api/ingest", key, map[string]any{"urls": urls, "text": "Notes."})
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("a slow ingest answered %d, want 201 with what it wrote: %s", resp.Status, resp.Body)
+	}
+	res := resp.JSON(t)
+	if src := sourceByURL(t, res["sources"], article); src["status"] != "ok" || src["node_id"] == nil {
+		t.Errorf("the fast page's source %v", src)
+	}
+	answered := map[string]bool{}
+	for _, u := range urls {
+		src := sourceByURL(t, res["sources"], u)
+		answered[Str(t, src, "id")] = true
+		if u == article {
+			continue
+		}
+		if msg, _ := src["last_error"].(string); src["status"] != "error" || !(strings.Contains(msg, "timed out") || strings.Contains(msg, "time ran out")) {
+			t.Errorf("the slow page's source %v, want an error saying the fetch ran out of time", src)
+		}
+	}
+	listed := env.Do(t, "GET", "/api/ingest", key, nil).Expect(t, http.StatusOK).JSON(t)
+	sources, _ := listed["sources"].([]any)
+	if len(sources) != len(answered) {
+		t.Fatalf("the owner's listing holds %d sources, the ingest answered %d: %v", len(sources), len(answered), sources)
+	}
+	for _, s := range sources {
+		if id := s.(map[string]any)["id"].(string); !answered[id] {
+			t.Errorf("the listing holds source %s, which the ingest did not answer", id)
+		}
 	}
 }

@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/controls"
+	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
@@ -40,6 +42,9 @@ type Config struct {
 	FetchMaxBytes int64         `env:"GRAPH_FETCH_MAX_BYTES, default=2097152"`
 	PullInterval  time.Duration `env:"GRAPH_PULL_INTERVAL, default=6h"`
 	PullScan      time.Duration `env:"GRAPH_PULL_SCAN, default=5m"`
+	// IngestBudget bounds an ingest's wait and fetches so that it answers inside the gateway's
+	// timeout (httpx.UpstreamTimeout) with what it wrote.
+	IngestBudget time.Duration `env:"GRAPH_INGEST_BUDGET, default=20s"`
 	// Quotas of what callers write (docs/operations.md).
 	MaxNodesPerThread int64 `env:"GRAPH_MAX_NODES_PER_THREAD, default=10000"`
 	MaxNodesPerAuthor int64 `env:"GRAPH_MAX_NODES_PER_AUTHOR, default=5000"`
@@ -54,6 +59,9 @@ type App struct{ *service.Base }
 
 // New connects to the backends and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if cfg.IngestBudget <= 0 || cfg.IngestBudget > httpx.UpstreamTimeout-5*time.Second {
+		return nil, fmt.Errorf("configuration: GRAPH_INGEST_BUDGET must be positive and at most %s, inside the gateway's timeout", httpx.UpstreamTimeout-5*time.Second)
+	}
 	if cfg.FetchMaxBytes <= 0 || cfg.PullInterval <= 0 || cfg.PullScan <= 0 {
 		return nil, errors.New("configuration: GRAPH_FETCH_MAX_BYTES, GRAPH_PULL_INTERVAL and GRAPH_PULL_SCAN must be positive")
 	}
@@ -80,7 +88,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	ctl := controls.New(b.Redis)
 	st := store.New(b.DB)
 	svc := &graph.Service{
-		Limits: limits, Schedule: graph.Schedule{Interval: cfg.PullInterval, Scan: cfg.PullScan},
+		Limits: limits, Schedule: graph.Schedule{Interval: cfg.PullInterval, Scan: cfg.PullScan, IngestBudget: cfg.IngestBudget},
 		Store: st, Mailbox: rpc.NewMailboxClient(cfg.MailboxURL, b.Client("mailbox-svc")),
 		Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")), Outbox: b.Outbox,
 		Fetcher: pages, Limiter: limiter, MaxFetchBytes: cfg.FetchMaxBytes, Log: b.Log,

@@ -8,7 +8,6 @@ import (
 	"github.com/svcdev/svc/gateway/internal/routes"
 )
 
-
 // argName is the tool argument that fills a path parameter: the route's name in snake case
 // (threadId → thread_id), the spelling of every other argument.
 func argName(param string) string {
@@ -24,7 +23,6 @@ func argName(param string) string {
 	}
 	return b.String()
 }
-
 
 // idempotencyArg is the argument that overrides the content-derived Idempotency-Key of a route
 // that reads that header.

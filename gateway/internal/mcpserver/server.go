@@ -222,7 +222,9 @@ func (h *Handler) Serve(c *gin.Context) {
 	cl.header.Set(httpx.HeaderRequestID, httpx.RequestID(c))
 	// The answer's bytes stay reserved until the SDK has written it.
 	defer cl.release()
-	h.mcp.ServeHTTP(c.Writer, c.Request.WithContext(withCaller(ctx, cl)))
+	w := &shapedErrors{ResponseWriter: c.Writer}
+	h.mcp.ServeHTTP(w, c.Request.WithContext(withCaller(ctx, cl)))
+	w.finish(c)
 }
 
 func (h *Handler) limit(ctx context.Context, ip string, p *authn.Principal) error {

@@ -13,7 +13,6 @@ import (
 // Version is the interface version of the spec.
 const Version = "1.0.0"
 
-
 // Build returns the document as a JSON-ready value.
 func Build(served []routes.Route, baseURL string) map[string]any {
 	paths := map[string]map[string]any{}

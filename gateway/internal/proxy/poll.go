@@ -1,10 +1,7 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -17,8 +14,11 @@ import (
 	"github.com/svcdev/svc/pkg/identity"
 )
 
-// pollKeyCtx carries the poll key of a feed read to the upstream's answer.
+// pollKeyCtx carries the poll claim of a feed read to the upstream's answer.
 type pollKeyCtx struct{}
+
+// pollClaim is a feed read's claim on its poll interval: its key and the claim's token.
+type pollClaim struct{ key, token string }
 
 // pollFirst applies polite polling to a feed read before anything is forwarded, and reports
 // whether it answered the request itself. The limit is one read with content per caller and
@@ -27,7 +27,10 @@ type pollKeyCtx struct{}
 // cannot get around it. Without any store work:
 //   - a revalidation holding the feed's current validator is answered 304 here (never counted);
 //   - an early read is refused with 429 and Retry-After here, also when it carries an
-//     If-None-Match that is not current (a bogus one is not sent on for feed-svc to compute).
+//     If-None-Match that is not current (a bogus one is not sent on for feed-svc to compute);
+//   - any other read claims the interval before it is forwarded, check and mark in one step, so
+//     that of concurrent first reads exactly one is computed; the claim is given back when the
+//     answer has no content (see releasePoll).
 //
 // The owner reading its own box with its own key is not a stranger polling: not limited. Pages
 // after a cursor are history, not polls: feed-svc checks the cursor before any store read, so a
@@ -52,10 +55,11 @@ func (g *Gateway) pollFirst(c *gin.Context, r routes.Route, p *authn.Principal, 
 		caller = "obj:" + p.ObjectID
 	}
 	key := caller + "|" + r.Method + " " + r.Path + "|" + feed
-	if wait := g.poller.Wait(ctx, key); wait > 0 {
+	token, wait := g.poller.Claim(ctx, key)
+	if wait > 0 {
 		return false, pollRefused(wait)
 	}
-	c.Request = c.Request.WithContext(context.WithValue(ctx, pollKeyCtx{}, key))
+	c.Request = c.Request.WithContext(context.WithValue(ctx, pollKeyCtx{}, pollClaim{key: key, token: token}))
 	return false, nil
 }
 
@@ -87,29 +91,13 @@ func pollRefused(wait time.Duration) *httpx.Error {
 	return e
 }
 
-// countPoll counts a feed answer with content against its client and feed; a second one within
-// the interval is replaced by 429 with Retry-After. A 304 is not counted.
-func (g *Gateway) countPoll(resp *http.Response) {
-	key, ok := resp.Request.Context().Value(pollKeyCtx{}).(string)
-	if !ok || resp.StatusCode != http.StatusOK {
+// releasePoll gives back the poll claim of a feed read answered without content (a 304, an
+// error, an upstream that did not answer), so that only a read with content counts.
+func (g *Gateway) releasePoll(r *http.Request, status int) {
+	claim, ok := r.Context().Value(pollKeyCtx{}).(pollClaim)
+	if !ok || status == http.StatusOK {
 		return
 	}
-	wait := g.poller.Count(resp.Request.Context(), key)
-	if wait <= 0 {
-		return
-	}
-	_ = resp.Body.Close()
-	e := pollRefused(wait)
-	body, _ := json.Marshal(httpx.Body{Error: httpx.BodyError{
-		Code: e.Code, Message: e.Message, RequestID: httpx.RequestIDFrom(resp.Request.Context()),
-	}})
-	resp.StatusCode, resp.Status = e.Status, strconv.Itoa(e.Status)+" "+http.StatusText(e.Status)
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	resp.ContentLength = int64(len(body))
-	for _, h := range []string{"ETag", "Cache-Control", "Last-Modified"} {
-		resp.Header.Del(h)
-	}
-	resp.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
-	resp.Header.Set("Retry-After", strconv.Itoa(max(1, int(wait.Round(time.Second)/time.Second))))
+	// The client may be gone; the claim is given back all the same.
+	g.poller.Release(context.WithoutCancel(r.Context()), claim.key, claim.token)
 }

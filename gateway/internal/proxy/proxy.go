@@ -69,7 +69,7 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.P
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   512,
 		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: 30 * time.Second,
+		ResponseHeaderTimeout: httpx.UpstreamTimeout,
 	}
 	streamTransport := transport.Clone()
 	streamTransport.ResponseHeaderTimeout = 0
@@ -96,7 +96,7 @@ func New(a *auth.Authenticator, r Resolver, l *ratelimit.Limiter, p *ratelimit.P
 				if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
 					resp.Header.Set("Retry-After", upstreamRetryAfter)
 				}
-				g.countPoll(resp)
+				g.releasePoll(resp.Request, resp.StatusCode)
 				return nil
 			},
 			Transport:    transport,
@@ -117,6 +117,7 @@ func (g *Gateway) Serves(r routes.Route) bool { return g.upstreams[r.Service] !=
 const upstreamRetryAfter = "1"
 
 func (g *Gateway) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	g.releasePoll(r, http.StatusServiceUnavailable)
 	if !errors.Is(err, context.Canceled) {
 		g.log.Warn("upstream unavailable", "request_id", httpx.RequestIDFrom(r.Context()), "error", err)
 	}

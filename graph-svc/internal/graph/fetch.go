@@ -35,6 +35,11 @@ const MaxText = apierr.MaxTextBytes
 // fetchText fetches a source's URL and returns its readable text, or the reason it could not,
 // worded for the owner (never the page's content).
 func (s *Service) fetchText(ctx context.Context, raw string) (string, error) {
+	ctx, cancel := fetchContext(ctx)
+	defer cancel()
+	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
+		return "", errors.New("not fetched: the ingest's time ran out before this page's turn; pull it again")
+	}
 	resp, err := s.Fetcher.Get(ctx, raw)
 	if err != nil {
 		return "", errors.New(fetchError(err, s.MaxFetchBytes))

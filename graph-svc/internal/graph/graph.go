@@ -131,7 +131,14 @@ var DefaultLimits = Limits{NodesPerThread: 10000, NodesPerAuthor: 5000, EdgesPer
 // Schedule is when tracked sources are pulled again: every Interval, found by scans every Scan.
 type Schedule struct {
 	Interval, Scan time.Duration
+	// IngestBudget bounds an ingest's wait for its turn and its fetches, from the request's
+	// start, well inside the gateway's httpx.UpstreamTimeout (0: DefaultIngestBudget).
+	IngestBudget time.Duration
 }
+
+// DefaultIngestBudget leaves an ingest 10 s of the gateway's 30 s to write what it fetched and
+// answer.
+const DefaultIngestBudget = 20 * time.Second
 
 // Service holds the use cases.
 type Service struct {

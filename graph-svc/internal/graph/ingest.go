@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apierr"
@@ -51,7 +52,18 @@ type IngestResult struct {
 // Ingest writes the draft into the caller's self-ingest thread: the note and the text as nodes,
 // and each URL as a tracked source pulled at once (its text a node when the pull succeeds, its
 // error on the source when it fails).
+//
+// An ingest answers within its budget (Schedule.IngestBudget), inside the gateway's timeout, so
+// that its answer is always what it wrote: a turn not had within the budget is a 503 before
+// anything is written; a page not fetched by the budget's end is a pull that timed out, recorded
+// on its source (the schedule, or a pull by the owner, fetches it again), and the ingest answers
+// 201 with every source it wrote.
 func (s *Service) Ingest(ctx context.Context, requestID string, c *contract.Principal, d IngestDraft) (*IngestResult, error) {
+	budget := s.Schedule.IngestBudget
+	if budget <= 0 {
+		budget = DefaultIngestBudget
+	}
+	deadline := time.Now().Add(budget)
 	vis, err := visibility(d.Visibility)
 	if err != nil {
 		return nil, err
@@ -70,7 +82,15 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c *contract.Prin
 	if len(srcs) > 0 {
 		// One turn of the process's outbound work for the whole ingest, taken before anything is
 		// written: its pages are fetched and read one at a time under it.
-		release, err := s.turn(ctx)
+		turnCtx, cancel := context.WithDeadline(ctx, deadline)
+		release, err := s.turn(turnCtx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			e := apierr.Errorf(http.StatusServiceUnavailable, apierr.CodeUnavailable,
+				"this service is fetching and reading pages as much as it may at once: nothing was ingested, retry later")
+			e.RetryAfter = time.Second
+			return nil, e
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +127,7 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c *contract.Prin
 			return nil, err
 		}
 	}
-	if err := s.pullAll(ctx, requestID, srcs); err != nil {
+	if err := s.pullAll(withFetchDeadline(ctx, deadline), requestID, srcs); err != nil {
 		return nil, err
 	}
 	if out.Sources, err = s.sourceViews(ctx, c, srcs); err != nil {
@@ -185,6 +205,22 @@ func (s *Service) newSources(c *contract.Principal, d IngestDraft, vis string) (
 		}
 	}
 	return out, nil
+}
+
+// fetchDeadlineKey carries an ingest's deadline to its fetches (and only to them: what a pull
+// writes is written whatever the time).
+type fetchDeadlineKey struct{}
+
+func withFetchDeadline(ctx context.Context, deadline time.Time) context.Context {
+	return context.WithValue(ctx, fetchDeadlineKey{}, deadline)
+}
+
+// fetchContext bounds a fetch by its ingest's deadline, if it has one.
+func fetchContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if deadline, ok := ctx.Value(fetchDeadlineKey{}).(time.Time); ok {
+		return context.WithDeadline(ctx, deadline)
+	}
+	return ctx, func() {}
 }
 
 // pullAll pulls sources one at a time, under the ingest's turn.
