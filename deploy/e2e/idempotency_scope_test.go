@@ -2,13 +2,14 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
 // TestIdempotencyAnswersOnlyItsCaller: a send's Idempotency-Key record answers the caller that made
 // it and no one else. A stranger who names the same sender and key (anonymously, or with a key of
-// its own) gets a send of its own, never the first one's thread, message or signature; the same for
-// an A2A messageId.
+// its own) gets 409 and nothing of the first send: not its thread, message or signature; the same
+// for an A2A messageId.
 func TestIdempotencyAnswersOnlyItsCaller(t *testing.T) {
 	t.Parallel()
 	env := Start(t)
@@ -25,10 +26,10 @@ func TestIdempotencyAnswersOnlyItsCaller(t *testing.T) {
 		t.Fatalf("alice's own send: %v, want it signed for her", first)
 	}
 	for name, key := range map[string]string{"anonymous": "", "another object's key": malloryKey} {
-		got := send(key).Expect(t, http.StatusCreated)
-		m := got.JSON(t)
-		if got.Header.Get("Idempotent-Replayed") != "" || m["id"] == first["id"] || m["thread_id"] == first["thread_id"] || m["signature"] != nil {
-			t.Errorf("%s naming alice's key got %v (replayed %q), want a send of its own", name, m, got.Header.Get("Idempotent-Replayed"))
+		got := send(key)
+		got.ExpectError(t, http.StatusConflict, "CONFLICT")
+		if strings.Contains(string(got.Body), Str(t, first, "id")) || strings.Contains(string(got.Body), Str(t, first, "thread_id")) {
+			t.Errorf("%s naming alice's key got %s, which shows her send", name, got.Body)
 		}
 	}
 	again := send(aliceKey).Expect(t, http.StatusCreated)
@@ -36,18 +37,17 @@ func TestIdempotencyAnswersOnlyItsCaller(t *testing.T) {
 		t.Errorf("alice's retry = %s, want her first send replayed", again.Body)
 	}
 
-	// A2A: a messageId another caller used is not a 409 that tells them so, nor a replay.
+	// A2A: a messageId another caller used is refused, not replayed.
 	msg := func(id string) map[string]any {
 		return map[string]any{"message": map[string]any{"messageId": id, "role": "ROLE_USER",
 			"parts": []any{map[string]any{"text": "hello"}}, "metadata": map[string]any{"from_hash": alice}}}
 	}
 	path := "/api/objects/" + bob + "/a2a/message:send"
 	mine := env.Do(t, "POST", path, aliceKey, msg("a2a-msg-1")).Expect(t, http.StatusOK).JSON(t)
-	theirs := env.Do(t, "POST", path, "", msg("a2a-msg-1")).Expect(t, http.StatusOK).JSON(t)
-	id := func(m map[string]any) any {
-		return m["message"].(map[string]any)["metadata"].(map[string]any)["message_id"]
-	}
-	if id(mine) == id(theirs) {
-		t.Errorf("an anonymous message:send with alice's messageId answered her message %v", id(mine))
+	theirs := env.Do(t, "POST", path, "", msg("a2a-msg-1"))
+	theirs.ExpectError(t, http.StatusConflict, "CONFLICT")
+	id := mine["message"].(map[string]any)["metadata"].(map[string]any)["message_id"].(string)
+	if strings.Contains(string(theirs.Body), id) {
+		t.Errorf("an anonymous message:send with alice's messageId answered her message: %s", theirs.Body)
 	}
 }

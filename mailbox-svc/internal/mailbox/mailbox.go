@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -66,19 +65,14 @@ type Draft struct {
 	Client string
 }
 
-// idempotencyScope is who may be answered from a send's Idempotency-Key record: the caller's
+// idempotencyCaller is who may be answered from a send's Idempotency-Key record: the caller's
 // object, or for an anonymous send the client the gateway saw. Another caller naming the same
-// sender and key meets a record of its own, never the first caller's thread, message or signature.
-func (d Draft) idempotencyScope() string {
+// sender and key is refused, never shown the first caller's thread, message or signature.
+func (d Draft) idempotencyCaller() string {
 	if d.Caller != nil {
 		return "o." + d.Caller.ObjectID
 	}
 	return "c." + d.Client
-}
-
-// IdempotencyRecordID is the _id of the record of d's send from fromID under key.
-func IdempotencyRecordID(d Draft, fromID, key string) string {
-	return store.IdempotencyID(fromID, d.idempotencyScope()+"/"+key)
 }
 
 // Validate checks the shape of every field; whether the objects and the thread exist is for the

@@ -380,7 +380,7 @@ func (s *Sender) stage(ctx context.Context, w *send) ([]events.Pending, error) {
 // sendIdempotent makes a send under an Idempotency-Key.
 func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, key string, from, to *identity.Object) (*Sent, error) {
 	now := clock.Now()
-	id := IdempotencyRecordID(d, from.ObjectID, key)
+	id := store.IdempotencyID(from.ObjectID, key)
 	fingerprint := Fingerprint(from.ObjectID, to.ObjectID, d)
 	prev, err := s.Store.Idempotency(ctx, id)
 	switch {
@@ -397,7 +397,7 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 	if err != nil {
 		return nil, err // a refused send records nothing
 	}
-	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Thread: w.thread, Message: w.message,
+	rec := &store.Idempotency{ID: id, Fingerprint: fingerprint, Caller: d.idempotencyCaller(), Thread: w.thread, Message: w.message,
 		CreatedAt: now, ExpiresAt: now.Add(s.IdempotencyTTL)}
 	held, err := s.Store.BeginIdempotent(ctx, rec)
 	if err != nil {
@@ -419,6 +419,10 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 // record not done yet may be the one a concurrent request is writing: its message is waited for
 // (resumeWait), and only a record whose writer stopped is written here.
 func (s *Sender) resume(ctx context.Context, requestID string, rec *store.Idempotency, d Draft, fingerprint string, from, to *identity.Object) (*Sent, error) {
+	// Records of earlier releases name no caller; they answer as they did until they expire.
+	if rec.Caller != "" && rec.Caller != d.idempotencyCaller() {
+		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was used by another caller")
+	}
 	if rec.Fingerprint != fingerprint {
 		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was already used for a different message")
 	}

@@ -182,7 +182,7 @@ func TestSendResumesAnUnfinishedRecord(t *testing.T) {
 	d := note("svc_alice", "svc_bob", "interrupted")
 	now := clock.Now()
 	rec := &store.Idempotency{
-		ID: mailbox.IdempotencyRecordID(d, alice.ObjectID, "key-1"), Fingerprint: mailbox.Fingerprint(alice.ObjectID, bob.ObjectID, d),
+		ID: store.IdempotencyID(alice.ObjectID, "key-1"), Fingerprint: mailbox.Fingerprint(alice.ObjectID, bob.ObjectID, d),
 		Thread:    &store.Thread{ID: "thr_1", Participants: []string{alice.ObjectID, bob.ObjectID}, Admission: "open", Status: "open", CreatedAt: now, LastMessageAt: now},
 		Message:   store.Message{ID: "msg_1", ThreadID: "thr_1", FromID: alice.ObjectID, ToID: bob.ObjectID, Kind: d.Kind, Body: d.Body, CreatedAt: now},
 		CreatedAt: now, ExpiresAt: now.Add(time.Hour),

@@ -16,10 +16,13 @@ import (
 // send's documents and holds them, ids included: a retry, or a concurrent duplicate, writes the
 // very same documents, whose unique ids let only one copy in.
 type Idempotency struct {
-	ID          string  `bson:"_id"`
-	Fingerprint string  `bson:"fingerprint"`
-	Thread      *Thread `bson:"thread,omitempty"` // the thread the send opens, if it opens one
-	Message     Message `bson:"message"`
+	ID          string `bson:"_id"`
+	Fingerprint string `bson:"fingerprint"`
+	// Caller is who made the send (the caller's object, or an anonymous client's digest): the
+	// only one a replay answers.
+	Caller  string  `bson:"caller,omitempty"`
+	Thread  *Thread `bson:"thread,omitempty"` // the thread the send opens, if it opens one
+	Message Message `bson:"message"`
 	// Events are the send's events, staged again by a resumed send.
 	Events []events.Pending `bson:"events,omitempty"`
 	// Done is set once every document is written; a replay then only answers.
