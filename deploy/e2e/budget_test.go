@@ -172,6 +172,10 @@ func TestStoreCommandBudget(t *testing.T) {
 		{name: "network feed unique", method: "GET", path: "/api/feed?unique=1&limit=20", key: bobKey, want: 200, budget: 3},
 		{name: "network items unique", method: "GET", path: "/api/feed?kind=item&unique=1&limit=20", key: carolKey, want: 200, budget: 3},
 		{name: "activity page", method: "GET", path: "/api/activity?limit=20", want: 200, budget: 2},
+		// Stats: one find of each counter's newest change. Analytics of 30 days: one find of the
+		// object's per-day numbers.
+		{name: "stats", method: "GET", path: "/api/stats", want: 200, budget: 3},
+		{name: "analytics of 30 days", method: "GET", path: "/api/objects/" + carol + "/analytics?range=30d", key: carolKey, want: 200, budget: 1},
 		// Polite polling refuses an early poll, a made-up validator and answers a current one from
 		// the feed's validator in Redis: no store command at all.
 		{name: "refused poll", method: "GET", path: "/api/feeds/" + bob + "/items?limit=7", want: 429, budget: 0},
