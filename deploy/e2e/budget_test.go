@@ -77,12 +77,31 @@ func TestStoreCommandBudget(t *testing.T) {
 	t.Parallel()
 	counter := newCommandCounter()
 	env := Start(t, WithCommandMonitor(counter.monitor()), WithEnv("RATE_FEED_POLL_INTERVAL", "15m"))
-	alice, _ := env.CreateObject(t, nil)
+	alice, aliceKey := env.CreateObject(t, nil)
 	bob, bobKey := env.CreateObject(t, nil)
 	// bob's feed, read once with content: the next anonymous polls are refused or 304.
 	enableFeed(t, env, bob, bobKey)
 	publish(t, env, bob, bobKey, "news")
 	polled := env.Do(t, "GET", "/api/feeds/"+bob+"/items", "", nil).Expect(t, 200)
+	// carol's feed holds 6 items, one of them hidden, read once below; the network's feed and
+	// public activity hold them too.
+	carol, carolKey := env.CreateObject(t, nil)
+	enableFeed(t, env, carol, carolKey)
+	var hidden string
+	for i := range 6 {
+		hidden = Str(t, publish(t, env, carol, carolKey, fmt.Sprint("item ", i)), "id")
+	}
+	env.Do(t, "DELETE", "/api/feeds/"+carol+"/items/"+hidden, carolKey, nil).Expect(t, 200)
+	env.Eventually(t, func() bool { // activity is projected after the rows of the network's feed
+		m := env.Do(t, "GET", "/api/activity?limit=100", "", nil).Expect(t, 200).JSON(t)
+		n := 0
+		for _, a := range m["items"].([]any) {
+			if a := a.(map[string]any); a["hash"] == carol && strings.Contains(fmt.Sprint(a["type"]), "item") {
+				n++
+			}
+		}
+		return n == 6
+	}, "the network's feed shows carol's items")
 	first := sendMessage(t, env, alice, bob, "", "hello")
 	thread := Str(t, first, "thread_id")
 	// Warm what a first request fills (hash resolution and key caches), as a busy stack has.
@@ -143,6 +162,20 @@ func TestStoreCommandBudget(t *testing.T) {
 		// state (one insert).
 		{name: "first thread read", method: "GET", path: "/api/threads/" + long + "?limit=50", key: bobKey, want: 200, budget: 5},
 		{name: "thread read of 50", method: "GET", path: "/api/threads/" + long + "?limit=50", key: bobKey, want: 200, budget: 4},
+		// feed-svc's pages, whatever their length: whether the box is a feed, one find of the list's
+		// _id range (hidden items are tombstones in it), one find of the authors by _id ($in).
+		{name: "box feed page", method: "GET", path: "/api/feeds/" + carol + "/items?limit=20", want: 200, budget: 3},
+		// The network's feed: its counter (the total: one find of its newest change), one find of
+		// the list's _id range (hidden items are out of it; unique=1 reads the boxes' newest rows,
+		// a range of its own), one find of the boxes and authors by _id ($in).
+		{name: "network feed page", method: "GET", path: "/api/feed?limit=20", key: aliceKey, want: 200, budget: 3},
+		{name: "network feed unique", method: "GET", path: "/api/feed?unique=1&limit=20", key: bobKey, want: 200, budget: 3},
+		{name: "network items unique", method: "GET", path: "/api/feed?kind=item&unique=1&limit=20", key: carolKey, want: 200, budget: 3},
+		{name: "activity page", method: "GET", path: "/api/activity?limit=20", want: 200, budget: 2},
+		// Stats: one find of each counter's newest change. Analytics of 30 days: one find of the
+		// object's per-day numbers.
+		{name: "stats", method: "GET", path: "/api/stats", want: 200, budget: 3},
+		{name: "analytics of 30 days", method: "GET", path: "/api/objects/" + carol + "/analytics?range=30d", key: carolKey, want: 200, budget: 1},
 		// Polite polling refuses an early poll, a made-up validator and answers a current one from
 		// the feed's validator in Redis: no store command at all.
 		{name: "refused poll", method: "GET", path: "/api/feeds/" + bob + "/items?limit=7", want: 429, budget: 0},

@@ -125,6 +125,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 		return err
 	})
+	// The lists and counters of an earlier release (mongox.Log lists in "lists") become keyed
+	// lists and counters, once: the step leaves a marker, and what it inserts is keyed by data.
+	b.Once("carrying the lists of an earlier release over", func(ctx context.Context) error {
+		n, err := st.UpgradeLists(ctx)
+		if n > 0 && err == nil {
+			b.Log.Info("carried the lists of an earlier release over", "entries", n)
+		}
+		return err
+	})
 	b.Every(time.Hour, "sweeping publishing quotas", func(ctx context.Context) error {
 		return st.SweepQuotas(ctx, clock.Now().UTC().Truncate(24*time.Hour))
 	})

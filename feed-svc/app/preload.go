@@ -17,11 +17,12 @@ import (
 // given size (deploy/e2e's scale benchmark), while the service's consumer is not fed the same
 // events. It runs the network consumer's own projection over a store that stages its writes
 // (store.NewLoad) and writes them in insertMany batches: a published item's record as publishing
-// writes it, the lists' entries at their positions with their keys' markers and heads, objects
-// and latest rows, so the store holds what the consumer would have written, a few commands per
-// thousand documents instead of some forty commands per event. The events must be new (never
-// projected): their ids are declared fresh, so that their appends read no marker. Events of one
-// object must be handed over in order, as one partition would. Not safe for concurrent use.
+// writes it, the lists' documents under their data keys, the boxes' newest rows, the counts and
+// the objects, so the store holds what the consumer would have written, a few commands per
+// thousand documents instead of some twenty commands per event. Every document is keyed by its
+// data, so the service's own consumer, writing other events beside the preload, never wants a
+// key the preload takes. The events must be new (never projected). Events of one object must be
+// handed over in order, as one partition would. Not safe for concurrent use.
 type Preloader struct {
 	st *store.Store
 	n  *consumers.Network
@@ -39,7 +40,6 @@ func NewPreloader(db *mongo.Database) *Preloader {
 // Load projects evs, writing what is staged whenever it grows past preloadFlushAt documents.
 func (p *Preloader) Load(ctx context.Context, evs []events.Event) error {
 	for _, ev := range evs {
-		p.st.Fresh(ev.ID)
 		if ev.Type == events.FeedItemPublished {
 			var d contract.FeedItemPublishedData
 			if err := ev.Decode(&d); err != nil {
@@ -54,7 +54,6 @@ func (p *Preloader) Load(ctx context.Context, evs []events.Event) error {
 			if err := p.st.PreloadItem(ctx, it); err != nil {
 				return fmt.Errorf("preload %s: %w", ev.ID, err)
 			}
-			p.st.Fresh(d.ItemID)
 		}
 		if err := p.n.Handle(ctx, []events.Event{ev}); err != nil {
 			return fmt.Errorf("preload: %w", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,9 +66,9 @@ func feedDB(t *testing.T) *mongo.Database {
 }
 
 // TestPreloadPagesLikeTheConsumer: the same events projected by the consumer into one store and
-// preloaded in bulk into another leave lists that page alike, entry by entry, with the same
-// lengths, latest rows and item records; and the consumer, handed the preloaded events again,
-// appends nothing (their keys' markers are there).
+// preloaded in bulk into another leave the same documents under the same keys (lists, boxes'
+// newest rows, marks, analytics), the same counts and item records; and the consumer, handed the
+// preloaded events again, adds nothing.
 func TestPreloadPagesLikeTheConsumer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -100,50 +101,52 @@ func TestPreloadPagesLikeTheConsumer(t *testing.T) {
 	if err := app.Preload(ctx, loaded, evs[17:]); err != nil {
 		t.Fatal(err)
 	}
-	day := time.Now()
-	if len(evs) > 0 {
-		day, _ = time.Parse(time.RFC3339Nano, evs[0].Time)
-	}
-	lists := []string{store.ListGlobal, store.ListGlobalItems, store.ListGlobalCreated, store.ListActivity,
-		store.ListMessages, store.ListBoxesWithItems, store.BoxItems("a"), store.BoxItems("b"), store.BoxItems("priv"),
-		store.AnalyticsList("a", store.CountFeedItems, day), store.AnalyticsList("priv", store.CountMessages, day)}
 	compare := func(when string) {
 		t.Helper()
-		for _, list := range lists {
-			want, _, err := mongox.Page[bson.Raw](ctx, mongox.NewLog(consumed.Collection(store.Lists)), list, 0, 100)
+		// Every list document and mark alike, key by key (the counters' changes are placed
+		// differently: one per event by the consumer, one per flush by the preload).
+		for _, coll := range []string{store.Pages, store.Counts} {
+			want, err := mongox.FindAll[bson.Raw](ctx, consumed.Collection(coll), bson.D{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _, err := mongox.Page[bson.Raw](ctx, mongox.NewLog(loaded.Collection(store.Lists)), list, 0, 100)
+			got, err := mongox.FindAll[bson.Raw](ctx, loaded.Collection(coll), bson.D{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(want) == 0 && list != store.BoxItems("priv") {
-				t.Fatalf("%s: the consumer appended nothing; the test does not test", list)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%s %s: %d entries preloaded, %d consumed", when, list, len(got), len(want))
-			}
-			for i := range want {
-				if got[i].Seq != want[i].Seq || got[i].Key != want[i].Key || !bytes.Equal(got[i].Value, want[i].Value) {
-					t.Fatalf("%s %s entry %d: preloaded %+v, consumed %+v", when, list, i, got[i], want[i])
+			keep := func(docs []bson.Raw) map[string]bson.Raw {
+				out := map[string]bson.Raw{}
+				for _, d := range docs {
+					id := d.Lookup("_id").StringValue()
+					if !strings.HasPrefix(id, "c|") {
+						out[id] = d
+					}
 				}
+				return out
+			}
+			w, g := keep(want), keep(got)
+			if len(w) < 20 {
+				t.Fatalf("%s: the consumer wrote %d documents; the test does not test", coll, len(w))
+			}
+			if len(g) != len(w) {
+				t.Fatalf("%s %s: %d documents preloaded, %d consumed", when, coll, len(g), len(w))
+			}
+			for id, d := range w {
+				if !bytes.Equal(g[id], d) {
+					t.Fatalf("%s %s: %s preloaded %v, consumed %v", when, coll, id, g[id], d)
+				}
+			}
+		}
+		for _, c := range []string{store.CounterFeed, store.CounterItems, store.CounterCreated, store.CounterBoxesWithItems, store.CounterMessages} {
+			want, errW := store.New(consumed).Counter(ctx, c)
+			got, errG := store.New(loaded).Counter(ctx, c)
+			if errW != nil || errG != nil || got != want || want == 0 {
+				t.Fatalf("%s counter %s: preloaded %d %v, consumed %d %v", when, c, got, errG, want, errW)
 			}
 		}
 	}
 	compare("after the preload")
 	stC, stL := store.New(consumed), store.New(loaded)
-	for _, list := range []string{store.ListGlobal, store.ListGlobalItems} {
-		for _, box := range []string{"a", "b"} {
-			for seq := int64(1); seq <= 30; seq++ {
-				c, errC := stC.IsLatest(ctx, list, box, seq)
-				l, errL := stL.IsLatest(ctx, list, box, seq)
-				if errC != nil || errL != nil || c != l {
-					t.Fatalf("latest %s %s %d: consumed %v %v, preloaded %v %v", list, box, seq, c, errC, l, errL)
-				}
-			}
-		}
-	}
 	for id, box := range map[string]string{"itm_1": "b", "itm_3": "a", "itm_5": "priv"} {
 		a, errA := stC.Item(ctx, box, id)
 		b, errB := stL.Item(ctx, box, id)

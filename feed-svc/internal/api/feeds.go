@@ -76,8 +76,8 @@ func (h *Handler) items(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	scope := store.BoxItems(t.ObjectID)
-	limit, before, err := httpx.PageSeq(c, scope)
+	scope := store.ItemsScope(t.ObjectID)
+	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
@@ -94,12 +94,12 @@ func (h *Handler) items(c *gin.Context) error {
 	})
 }
 
-// cursor is the cursor of a list's next page, or nil when none is left.
-func cursor(scope string, next int64) *string {
-	if next <= 0 {
+// cursor is the cursor of a list's next page (its key), or nil when none is left.
+func cursor(scope, next string) *string {
+	if next == "" {
 		return nil
 	}
-	s := httpx.SeqCursor(scope, next)
+	s := httpx.KeyCursor(scope, next)
 	return &s
 }
 

@@ -38,7 +38,7 @@ func globalQuery(c *gin.Context, kinds map[string]string) (network.Query, error)
 		return q, httpx.BadRequest(httpx.CodeInvalidRequest, "unique must be 0 or 1")
 	}
 	var err error
-	q.Limit, q.Before, err = httpx.PageSeq(c, q.Scope())
+	q.Limit, q.Before, err = httpx.PageKey(c, q.Scope())
 	return q, err
 }
 
@@ -114,7 +114,7 @@ type activityPage struct {
 }
 
 func (h *Handler) activity(c *gin.Context) error {
-	limit, before, err := httpx.PageSeq(c, store.ListActivity)
+	limit, before, err := httpx.PageKey(c, store.ActivityScope)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (h *Handler) activity(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, activityPage{Items: page.Items, NextCursor: cursor(store.ListActivity, page.Next)})
+	c.JSON(http.StatusOK, activityPage{Items: page.Items, NextCursor: cursor(store.ActivityScope, page.Next)})
 	return nil
 }
 

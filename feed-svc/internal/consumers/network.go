@@ -104,7 +104,7 @@ func (n *Network) project(ctx context.Context, ev events.Event) error {
 	case events.ContextUpdated:
 		return n.contextUpdated(ctx, ev, at)
 	case events.MessageCreated:
-		return n.activity(ctx, ev, at, store.CountMessages, store.ListMessages)
+		return n.activity(ctx, ev, at, store.CountMessages, store.CounterMessages)
 	case events.ClaimVerified, events.ClaimLapsed:
 		return n.claim(ctx, ev, at)
 	case events.FeedItemPublished:
@@ -133,9 +133,9 @@ func (n *Network) claim(ctx context.Context, ev events.Event, at time.Time) erro
 		return err
 	}
 	if verified {
-		return n.activity(ctx, ev, at, store.CountVerifiedClaims, store.ListClaimsVerified)
+		return n.activity(ctx, ev, at, store.CountVerifiedClaims, store.CounterClaims)
 	}
-	return n.counted(ctx, ev, store.ListClaimsLapsed)
+	return n.lapsed(ctx, ev)
 }
 
 // object returns the object an event is about; ErrUnknownObject until its creation is projected.
@@ -147,28 +147,44 @@ func (n *Network) object(ctx context.Context, id string) (*store.Object, error) 
 	return o, err
 }
 
-// created stores the object and, for a public one, its rows of the network's feed.
+// created stores, for a public object, its rows of the network's feed, then the object. The rows
+// come first, so that the box's items, which wait for the object, never race its creation row
+// for the box's newest row.
 func (n *Network) created(ctx context.Context, ev events.Event, d contract.ObjectCreatedData, at time.Time) error {
 	o := store.Object{ID: ev.ObjectID, Hash: d.Hash, Visibility: d.Visibility, Title: d.Title, CreatedAt: at, HashAt: at}
+	if !o.Private() {
+		row := store.Row{Kind: store.KindNewSvc, EventID: ev.ID, BoxID: ev.ObjectID, Title: d.Title, At: at}
+		added, err := n.Store.AddRow(ctx, row, store.FeedAll, store.FeedCreated)
+		if err != nil {
+			return err
+		}
+		if err := n.counts(ctx, added, store.CounterFeed, store.CounterCreated); err != nil {
+			return err
+		}
+		if err := n.Store.SetNewest(ctx, store.FeedAll, row); err != nil {
+			return err
+		}
+	}
 	if err := n.Store.AddObject(ctx, o); err != nil {
 		return err
 	}
 	if o.Private() {
 		return nil
 	}
-	row := store.Row{Kind: store.KindNewSvc, EventID: ev.ID, BoxID: ev.ObjectID, Title: d.Title, At: at}
-	seq, _, err := n.Store.AppendRow(ctx, store.ListGlobal, ev.ID, row)
-	if err != nil {
-		return err
-	}
-	if err := n.Store.SetLatest(ctx, store.ListGlobal, ev.ObjectID, seq); err != nil {
-		return err
-	}
-	if _, _, err := n.Store.AppendRow(ctx, store.ListGlobalCreated, ev.ID, row); err != nil {
-		return err
-	}
 	n.changed(ctx, contract.NetworkFeed)
-	return n.Store.AppendActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
+	return n.Store.AddActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
+}
+
+// counts adds one to each counter whose document this call added.
+func (n *Network) counts(ctx context.Context, added []bool, counters ...string) error {
+	for i, c := range counters {
+		if added[i] {
+			if err := n.Store.Add(ctx, c, 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // contextUpdated records the object's profile title and counts the update. A decision-memory
@@ -203,28 +219,26 @@ func (n *Network) activity(ctx context.Context, ev events.Event, at time.Time, k
 	if o.Private() {
 		return nil
 	}
-	for _, list := range counters {
-		if _, err := n.Store.Count(ctx, list, ev.ID); err != nil {
+	for _, counter := range counters {
+		if err := n.Store.CountOnce(ctx, counter, ev.ID, 1); err != nil {
 			return err
 		}
 	}
-	return n.Store.AppendActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
+	return n.Store.AddActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
 }
 
-// counted counts an event of a public object in a network counter.
-func (n *Network) counted(ctx context.Context, ev events.Event, list string) error {
+// lapsed counts a public object's lapsed claim out of the verified claims.
+func (n *Network) lapsed(ctx context.Context, ev events.Event) error {
 	o, err := n.object(ctx, ev.ObjectID)
 	if err != nil || o.Private() {
 		return err
 	}
-	_, err = n.Store.Count(ctx, list, ev.ID)
-	return err
+	return n.Store.CountOnce(ctx, store.CounterClaims, ev.ID, -1)
 }
 
 // count counts an event in its object's analytics for the event's UTC day.
 func (n *Network) count(ctx context.Context, ev events.Event, at time.Time, kind string) error {
-	_, err := n.Store.Count(ctx, store.AnalyticsList(ev.ObjectID, kind, at), ev.ID)
-	return err
+	return n.Store.CountDaily(ctx, ev.ObjectID, kind, at, ev.ID)
 }
 
 // item projects a published item: into its box's list (again: this repairs a crash between
@@ -259,21 +273,35 @@ func (n *Network) item(ctx context.Context, ev events.Event, d contract.FeedItem
 	return n.activity(ctx, ev, at, store.CountFeedItems)
 }
 
-// networkRows appends an item's rows to the network's feed.
+// networkRows adds an item's rows to the network's feed, makes them their box's newest, and
+// takes them out again when the item was hidden meanwhile (a hide that ran before the rows were
+// added found nothing to take out; one that runs after this check takes them out itself).
 func (n *Network) networkRows(ctx context.Context, ev events.Event, it store.Item) error {
 	row := store.Row{Kind: store.KindItem, EventID: ev.ID, BoxID: ev.ObjectID, ItemID: it.ID, Title: it.Title,
-		Tags: it.Tags, AuthorID: it.AuthorID, AuthorName: it.AuthorName, At: it.PostedAt}
-	for _, list := range []string{store.ListGlobal, store.ListGlobalItems} {
-		seq, _, err := n.Store.AppendRow(ctx, list, ev.ID, row)
-		if err != nil {
-			return err
-		}
-		if err := n.Store.SetLatest(ctx, list, ev.ObjectID, seq); err != nil {
+		Body: it.Body, Tags: it.Tags, AuthorID: it.AuthorID, AuthorName: it.AuthorName, At: it.PostedAt}
+	added, err := n.Store.AddRow(ctx, row, store.FeedAll, store.FeedItems)
+	if err != nil {
+		return err
+	}
+	if err := n.counts(ctx, added, store.CounterFeed, store.CounterItems); err != nil {
+		return err
+	}
+	for _, feed := range []string{store.FeedAll, store.FeedItems} {
+		if err := n.Store.SetNewest(ctx, feed, row); err != nil {
 			return err
 		}
 	}
-	if _, err := n.Store.Count(ctx, store.ListBoxesWithItems, ev.ObjectID); err != nil {
+	if err := n.Store.CountOnce(ctx, store.CounterBoxesWithItems, ev.ObjectID, 1); err != nil {
 		return err
+	}
+	hidden, err := n.Store.IsHidden(ctx, it.ID)
+	if err != nil {
+		return err
+	}
+	if hidden {
+		if err := n.Store.UnlistItem(ctx, row); err != nil {
+			return err
+		}
 	}
 	n.changed(ctx, contract.NetworkFeed)
 	return nil

@@ -54,18 +54,18 @@ type Validators interface {
 // projections of blocks and objects.
 type FeedStore interface {
 	Blocks(ctx context.Context, boxID, senderID string) (bool, error)
-	Count(ctx context.Context, list, key string) (bool, error)
 	CreateFeed(ctx context.Context, f store.Feed) (*store.Feed, error)
-	HiddenAmong(ctx context.Context, ids []string) (map[string]bool, error)
 	HideItem(ctx context.Context, h store.Hide) error
+	HideRows(ctx context.Context, it *store.Item) error
 	InsertItem(ctx context.Context, it *store.Item) error
 	IsFeed(ctx context.Context, objectID string) (bool, error)
 	Item(ctx context.Context, feedID, itemID string) (*store.Item, error)
-	ItemsPage(ctx context.Context, feedID string, before int64, limit int) ([]mongox.Entry[store.Item], int64, error)
+	ItemsPage(ctx context.Context, feedID, before string, limit int) ([]store.ListedItem, string, error)
 	ListItem(ctx context.Context, it store.Item) (bool, error)
 	Name(ctx context.Context, o *store.Object) (string, error)
 	Object(ctx context.Context, objectID string) (*store.Object, error)
 	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
+	Tombstone(ctx context.Context, it *store.Item) error
 	TakeSlot(ctx context.Context, q store.Quota, limit int) (bool, error)
 	VerifiedClaims(ctx context.Context, objectID string) ([]store.Claim, error)
 }
@@ -277,15 +277,15 @@ func (f *Feeds) readable(ctx context.Context, box *contract.Target, caller *cont
 	return nil
 }
 
-// Page is one page of a feed, newest first; Next is the position of the following page (0: none).
+// Page is one page of a feed, newest first; Next is the key of the following page ("": none).
 type Page struct {
 	Items []Item
-	Next  int64
+	Next  string
 }
 
-// Items reads a page of the feed of box: up to limit items below position before (0: from the
+// Items reads a page of the feed of box: up to limit items below the key before ("": from the
 // newest). Hidden items stay in place as tombstones, so pages keep their shape.
-func (f *Feeds) Items(ctx context.Context, box *contract.Target, caller *contract.Principal, before int64, limit int) (*Page, error) {
+func (f *Feeds) Items(ctx context.Context, box *contract.Target, caller *contract.Principal, before string, limit int) (*Page, error) {
 	if err := f.readable(ctx, box, caller); err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func (f *Feeds) Items(ctx context.Context, box *contract.Target, caller *contrac
 // at most a few pages' worth, so a run of hidden items shortens the list rather than lengthening
 // the read.
 func (f *Feeds) Latest(ctx context.Context, boxID string, n int) ([]Item, error) {
-	entries, _, err := f.Store.ItemsPage(ctx, boxID, 0, 2*n+10)
+	entries, _, err := f.Store.ItemsPage(ctx, boxID, "", 2*n+10)
 	if err != nil {
 		return nil, err
 	}
@@ -321,18 +321,14 @@ func (f *Feeds) Latest(ctx context.Context, boxID string, n int) ([]Item, error)
 	return out, nil
 }
 
-// views renders items with their authors' current hashes, hidden ones as tombstones: one point
-// read per item (hidden) and per author.
-func (f *Feeds) views(ctx context.Context, entries []mongox.Entry[store.Item]) ([]Item, error) {
-	ids := make([]string, 0, len(entries))
+// views renders items with their authors' current hashes (one find of the authors by _id),
+// hidden ones as tombstones.
+func (f *Feeds) views(ctx context.Context, entries []store.ListedItem) ([]Item, error) {
 	authors := make([]string, 0, len(entries))
 	for _, e := range entries {
-		ids = append(ids, e.Value.ID)
-		authors = append(authors, e.Value.AuthorID)
-	}
-	hidden, err := f.Store.HiddenAmong(ctx, ids)
-	if err != nil {
-		return nil, err
+		if !e.Hidden && !e.AuthorPrivate {
+			authors = append(authors, e.AuthorID)
+		}
 	}
 	objects, err := f.Store.ObjectsOf(ctx, authors)
 	if err != nil {
@@ -340,8 +336,8 @@ func (f *Feeds) views(ctx context.Context, entries []mongox.Entry[store.Item]) (
 	}
 	out := make([]Item, 0, len(entries))
 	for i := range entries {
-		it := &entries[i].Value
-		if hidden[it.ID] {
+		it := &entries[i].Item
+		if entries[i].Hidden {
 			out = append(out, Item{ID: it.ID, PostedAt: clock.Format(it.PostedAt), Hidden: true})
 			continue
 		}
@@ -381,8 +377,11 @@ func (f *Feeds) Hide(ctx context.Context, box *contract.Target, itemID string) (
 	if err := f.Store.HideItem(ctx, store.Hide{ItemID: itemID, FeedID: box.ObjectID, HiddenAt: clock.Now()}); err != nil {
 		return "", err
 	}
+	if err := f.Store.Tombstone(ctx, it); err != nil {
+		return "", err
+	}
 	if box.Visibility != store.Private && !it.AuthorPrivate {
-		if _, err := f.Store.Count(ctx, store.ListHiddenItems, itemID); err != nil {
+		if err := f.Store.HideRows(ctx, it); err != nil {
 			return "", err
 		}
 		f.Tags.Changed(ctx, contract.NetworkFeed)

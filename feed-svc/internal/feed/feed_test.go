@@ -129,8 +129,8 @@ func TestCursorPagesHoldWhileItemsArrive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first, err := f.Items(ctx, box, nil, 0, 2)
-	if err != nil || first.Next == 0 {
+	first, err := f.Items(ctx, box, nil, "", 2)
+	if err != nil || first.Next == "" {
 		t.Fatalf("first page: %v, %v", first, err)
 	}
 	// Items published concurrently while the reader pages do not shift its pages.
@@ -146,7 +146,7 @@ func TestCursorPagesHoldWhileItemsArrive(t *testing.T) {
 	}
 	wg.Wait()
 	seen := []string{first.Items[0].Title, first.Items[1].Title}
-	for next := first.Next; next != 0; {
+	for next := first.Next; next != ""; {
 		page, err := f.Items(ctx, box, nil, next, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestCursorPagesHoldWhileItemsArrive(t *testing.T) {
 	if fmt.Sprint(seen) != "[old 4 old 3 old 2 old 1 old 0]" {
 		t.Errorf("paging from the first page saw %v, want the five old items once each, newest first", seen)
 	}
-	all, err := f.Items(ctx, box, nil, 0, 200)
+	all, err := f.Items(ctx, box, nil, "", 200)
 	if err != nil || len(all.Items) != 13 {
 		t.Errorf("whole feed: %d items (%v), want 13", len(all.Items), err)
 	}
@@ -194,7 +194,7 @@ func TestHideLeavesATombstoneAndBlockedAuthorsAreRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	page, err := f.Items(ctx, box, nil, 0, 10)
+	page, err := f.Items(ctx, box, nil, "", 10)
 	if err != nil || len(page.Items) != 2 || !page.Items[1].Hidden || page.Items[0].Hidden {
 		t.Fatalf("after hiding: %+v, %v; want mallory's item and a tombstone", page, err)
 	}
@@ -206,7 +206,7 @@ func TestHideLeavesATombstoneAndBlockedAuthorsAreRefused(t *testing.T) {
 		t.Errorf("hiding an unknown item: %v, want 404", err)
 	}
 	private := &contract.Target{ObjectID: "box", Hash: "svc_box", Visibility: "private"}
-	if _, err := f.Items(ctx, private, &contract.Principal{ObjectID: "ada"}, 0, 10); apierr.As(err).Status != 404 {
+	if _, err := f.Items(ctx, private, &contract.Principal{ObjectID: "ada"}, "", 10); apierr.As(err).Status != 404 {
 		t.Errorf("a private box read by another object: %v, want 404", err)
 	}
 	if err := f.readable(ctx, &contract.Target{ObjectID: "nofeed", Visibility: "public"}, nil); !errors.As(err, new(*apierr.Error)) {
@@ -242,7 +242,7 @@ func TestPrivateAuthorIsNamedByNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := f.Items(ctx, f.box, nil, 0, 10)
+	page, err := f.Items(ctx, f.box, nil, "", 10)
 	if err != nil {
 		t.Fatal(err)
 	}

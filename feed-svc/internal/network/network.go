@@ -4,10 +4,8 @@
 package network
 
 import (
-	"cmp"
 	"context"
 	"regexp"
-	"slices"
 	"strconv"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Row kinds of the global feed.
@@ -30,13 +27,11 @@ type Network struct{ Store RowStore }
 // RowStore is what the network reads: the lists of rows and activity, and the objects and items
 // they name.
 type RowStore interface {
-	ActivityPage(ctx context.Context, before int64, limit int) ([]mongox.Entry[store.Activity], int64, error)
-	HiddenAmong(ctx context.Context, ids []string) (map[string]bool, error)
-	IsLatest(ctx context.Context, list, boxID string, seq int64) (bool, error)
-	Item(ctx context.Context, feedID, itemID string) (*store.Item, error)
-	Len(ctx context.Context, list string) (int64, error)
+	ActivityPage(ctx context.Context, before string, limit int) ([]store.Activity, string, error)
+	Counter(ctx context.Context, counter string) (int64, error)
+	Daily(ctx context.Context, objectID string, since time.Time) (map[string]map[string]int64, error)
 	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
-	Rows(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.Row], int64, error)
+	Rows(ctx context.Context, feed string, unique, bodies bool, before string, limit int) ([]store.Row, string, error)
 }
 
 // Row is one row of the global feed: the fields of a feed item, with the row's kind and the
@@ -58,144 +53,82 @@ type Query struct {
 	Unique bool   // one row per box, its newest
 	Bodies bool   // read items' bodies (the JSON feed shows them, feed.txt does not)
 	Limit  int
-	Before int64 // rows below this position of the query's list (0: from the newest)
+	Before string // rows below this key of the query's list ("": from the newest)
 }
 
-// list is the list a query pages through; its name is also the scope of its cursors.
-func (q Query) list() string {
+// feed is the network feed a query pages through.
+func (q Query) feed() string {
 	switch q.Kind {
 	case KindNewSvc:
-		return store.ListGlobalCreated
+		return store.FeedCreated
 	case KindItem:
-		return store.ListGlobalItems
+		return store.FeedItems
 	}
-	return store.ListGlobal
+	return store.FeedAll
 }
 
-// Scope is the scope of the query's cursors: a cursor of one list or mode is refused by another.
-func (q Query) Scope() string {
-	if q.Unique {
-		return q.list() + "|unique"
-	}
-	return q.list()
-}
+// unique reports whether the query reads its feed's boxes' newest rows: every box has one
+// creation row, so kind=new_svc is unique by itself.
+func (q Query) unique() bool { return q.Unique && q.Kind != KindNewSvc }
+
+// Scope is the scope of the query's cursors (its list's range): a cursor of one list or mode is
+// refused by another.
+func (q Query) Scope() string { return store.RowScope(q.feed(), q.unique()) }
 
 // GlobalPage is a page of the global feed; Total counts every row the query selects. Next is
-// the position of the following page (0: none left).
+// the key of the following page ("": none left).
 type GlobalPage struct {
 	Items []Row
 	Total int64
-	Next  int64
+	Next  string
 }
 
-// maxScan bounds the entries one page looks at, in pages' worth, when it leaves some out (hidden
-// items, rows that are not their box's newest): such a page may hold fewer rows than its limit,
-// and its cursor goes on from where it stopped.
-const maxScan = 2
-
-// Global reads a page of the global feed, newest first: it reads the entries of one list, page by
-// page, and looks up only what the rows it keeps name.
+// Global reads a page of the global feed, newest first: one find of its list's range (hidden
+// items are out of the lists, and unique lists hold each box's newest row only), one find of the
+// objects the rows name, and the query's counter.
 func (n *Network) Global(ctx context.Context, q Query) (*GlobalPage, error) {
 	total, err := n.total(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	var kept []mongox.Entry[store.Row]
-	before, scanned := q.Before, 0
-	for len(kept) < q.Limit && scanned < maxScan*q.Limit {
-		entries, next, err := n.Store.Rows(ctx, q.list(), before, q.Limit-len(kept))
-		if err != nil {
-			return nil, err
-		}
-		scanned += len(entries)
-		keep, err := n.visible(ctx, q, entries)
-		if err != nil {
-			return nil, err
-		}
-		kept = append(kept, keep...)
-		if before = next; next == 0 {
-			break
-		}
-	}
-	// Partitions are projected side by side, so a list's order is the order events were projected
-	// in, which may differ from their times by moments: a page shows its rows by time.
-	slices.SortStableFunc(kept, func(a, b mongox.Entry[store.Row]) int {
-		return cmp.Or(b.Value.At.Compare(a.Value.At), cmp.Compare(b.Value.EventID, a.Value.EventID))
-	})
-	rows, err := n.rows(ctx, kept, q.Bodies)
+	entries, next, err := n.Store.Rows(ctx, q.feed(), q.unique(), q.Bodies, q.Before, q.Limit)
 	if err != nil {
 		return nil, err
 	}
-	return &GlobalPage{Items: rows, Total: total, Next: before}, nil
+	rows, err := n.rows(ctx, entries)
+	if err != nil {
+		return nil, err
+	}
+	return &GlobalPage{Items: rows, Total: total, Next: next}, nil
 }
 
-// total is the number of rows a query selects, from the lists' lengths.
+// total is the number of rows a query selects, from the counters the consumer keeps.
 func (n *Network) total(ctx context.Context, q Query) (int64, error) {
+	counter := store.CounterFeed
 	switch {
 	case q.Kind == KindNewSvc || (q.Unique && q.Kind == ""):
-		return n.Store.Len(ctx, store.ListGlobalCreated) // every public box has its creation row
+		counter = store.CounterCreated // every public box has its creation row
 	case q.Unique:
-		return n.Store.Len(ctx, store.ListBoxesWithItems)
+		counter = store.CounterBoxesWithItems
+	case q.Kind == KindItem:
+		counter = store.CounterItems
 	}
-	all, err := n.Store.Len(ctx, q.list())
-	if err != nil {
-		return 0, err
-	}
-	hidden, err := n.Store.Len(ctx, store.ListHiddenItems)
-	if err != nil {
-		return 0, err
-	}
-	return max(0, all-hidden), nil
+	v, err := n.Store.Counter(ctx, counter)
+	return max(0, v), err
 }
 
-// visible keeps the entries the query shows: with unique, their box's newest; and not hidden.
-// Each check is a point read per entry, the cheaper filter first.
-func (n *Network) visible(ctx context.Context, q Query, entries []mongox.Entry[store.Row]) ([]mongox.Entry[store.Row], error) {
-	if q.Unique && q.Kind != KindNewSvc {
-		newest := entries[:0:0]
-		for _, e := range entries {
-			ok, err := n.Store.IsLatest(ctx, q.list(), e.Value.BoxID, e.Seq)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				newest = append(newest, e)
-			}
-		}
-		entries = newest
-	}
-	var items []string
-	for _, e := range entries {
-		if e.Value.ItemID != "" {
-			items = append(items, e.Value.ItemID)
-		}
-	}
-	hidden, err := n.Store.HiddenAmong(ctx, items)
-	if err != nil {
-		return nil, err
-	}
-	var out []mongox.Entry[store.Row]
-	for _, e := range entries {
-		if !hidden[e.Value.ItemID] {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-// rows renders entries with the current hashes of their boxes and authors, and with bodies.
-func (n *Network) rows(ctx context.Context, entries []mongox.Entry[store.Row], bodies bool) ([]Row, error) {
+// rows renders entries with the current hashes of their boxes and authors.
+func (n *Network) rows(ctx context.Context, entries []store.Row) ([]Row, error) {
 	var ids []string
 	for _, e := range entries {
-		ids = append(ids, e.Value.BoxID, e.Value.AuthorID)
+		ids = append(ids, e.BoxID, e.AuthorID)
 	}
 	objects, err := n.Store.ObjectsOf(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	rows := make([]Row, 0, len(entries))
-	for _, e := range entries {
-		r := e.Value
+	for _, r := range entries {
 		box, ok := objects[r.BoxID]
 		if !ok {
 			continue // never: a row is appended after its box
@@ -206,15 +139,7 @@ func (n *Network) rows(ctx context.Context, entries []mongox.Entry[store.Row], b
 				author = &store.Object{ID: r.AuthorID} // a row is appended after its author; its hash is then unknown
 			}
 		}
-		body := ""
-		if bodies && r.Kind != KindNewSvc {
-			it, err := n.Store.Item(ctx, r.BoxID, r.ItemID)
-			if err != nil {
-				return nil, err
-			}
-			body = it.Body
-		}
-		if row, ok := RowOf(r, box, author, body); ok {
+		if row, ok := RowOf(r, box, author, r.Body); ok {
 			rows = append(rows, row)
 		}
 	}
@@ -251,22 +176,21 @@ type Activity struct {
 	At   string `json:"at"`
 }
 
-// ActivityPage is a page of activity, newest first; Next is the position of the following page.
+// ActivityPage is a page of activity, newest first; Next is the key of the following page.
 type ActivityPage struct {
 	Items []Activity
-	Next  int64
+	Next  string
 }
 
-// Activity reads a page of public activity below position before (0: from the newest).
-func (n *Network) Activity(ctx context.Context, before int64, limit int) (*ActivityPage, error) {
+// Activity reads a page of public activity below the key before ("": from the newest).
+func (n *Network) Activity(ctx context.Context, before string, limit int) (*ActivityPage, error) {
 	entries, next, err := n.Store.ActivityPage(ctx, before, limit)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(entries, func(a, b mongox.Entry[store.Activity]) int { return b.Value.At.Compare(a.Value.At) })
 	ids := make([]string, 0, len(entries))
 	for _, e := range entries {
-		ids = append(ids, e.Value.BoxID)
+		ids = append(ids, e.BoxID)
 	}
 	objects, err := n.Store.ObjectsOf(ctx, ids)
 	if err != nil {
@@ -274,8 +198,8 @@ func (n *Network) Activity(ctx context.Context, before int64, limit int) (*Activ
 	}
 	page := &ActivityPage{Items: make([]Activity, 0, len(entries)), Next: next}
 	for _, e := range entries {
-		if o, ok := objects[e.Value.BoxID]; ok {
-			page.Items = append(page.Items, Activity{Type: e.Value.Type, Hash: o.Hash, At: clock.Format(e.Value.At)})
+		if o, ok := objects[e.BoxID]; ok {
+			page.Items = append(page.Items, Activity{Type: e.Type, Hash: o.Hash, At: clock.Format(e.At)})
 		}
 	}
 	return page, nil
@@ -288,23 +212,20 @@ type Stats struct {
 	VerifiedClaimsCount int64 `json:"verified_claims_count"`
 }
 
-// Stats reads the network's counters: the lengths of the lists the consumer keeps, one per
-// count. A claim lapses only after it was verified, so verifications less lapses are the claims
-// verified now.
+// Stats reads the network's counters the consumer keeps, one find each. A claim lapses only after
+// it was verified, so its counter (verifications less lapses) is the claims verified now.
 func (n *Network) Stats(ctx context.Context) (*Stats, error) {
 	var s Stats
-	var verified, lapsed int64
-	for list, dst := range map[string]*int64{
-		store.ListGlobalCreated: &s.IdentifierCount, store.ListMessages: &s.MessageCount,
-		store.ListClaimsVerified: &verified, store.ListClaimsLapsed: &lapsed,
+	for counter, dst := range map[string]*int64{
+		store.CounterCreated: &s.IdentifierCount, store.CounterMessages: &s.MessageCount,
+		store.CounterClaims: &s.VerifiedClaimsCount,
 	} {
-		v, err := n.Store.Len(ctx, list)
+		v, err := n.Store.Counter(ctx, counter)
 		if err != nil {
 			return nil, err
 		}
-		*dst = v
+		*dst = max(0, v)
 	}
-	s.VerifiedClaimsCount = max(0, verified-lapsed)
 	return &s, nil
 }
 
@@ -350,26 +271,23 @@ func ParseRange(raw string) (int, error) {
 	return days, nil
 }
 
-// Analytics reads an object's counts over the last days (today included, UTC): the lengths of
-// the per-day lists the consumer keeps, four point reads or so per day.
+// Analytics reads an object's counts over the last days (today included, UTC): the per-day
+// counters the consumer keeps, in one find of their range.
 func (n *Network) Analytics(ctx context.Context, objectID string, days int) (*Analytics, error) {
 	today := clock.Now().UTC().Truncate(24 * time.Hour)
 	since := today.AddDate(0, 0, -(days - 1))
+	counts, err := n.Store.Daily(ctx, objectID, since)
+	if err != nil {
+		return nil, err
+	}
 	a := &Analytics{Range: strconv.Itoa(days) + "d", Series: make([]Day, days)}
 	for i := range a.Series {
 		day := since.AddDate(0, 0, i)
 		a.Series[i].Date = day.Format(time.DateOnly)
 		c := &a.Series[i].Counts
-		for kind, dst := range map[string]*int{
-			store.CountMessages: &c.Messages, store.CountFeedItems: &c.FeedItems,
-			store.CountContextUpdates: &c.ContextUpdates, store.CountVerifiedClaims: &c.VerifiedClaims,
-		} {
-			v, err := n.Store.Len(ctx, store.AnalyticsList(objectID, kind, day))
-			if err != nil {
-				return nil, err
-			}
-			*dst = int(v)
-		}
+		of := counts[day.Format("20060102")]
+		c.Messages, c.FeedItems = int(of[store.CountMessages]), int(of[store.CountFeedItems])
+		c.ContextUpdates, c.VerifiedClaims = int(of[store.CountContextUpdates]), int(of[store.CountVerifiedClaims])
 		a.Totals.Messages += c.Messages
 		a.Totals.FeedItems += c.FeedItems
 		a.Totals.ContextUpdates += c.ContextUpdates

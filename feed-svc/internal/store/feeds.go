@@ -2,10 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -34,11 +33,16 @@ func (s *Store) Feed(ctx context.Context, objectID string) (*Feed, error) {
 	return &f, nil
 }
 
-// IsFeed reports whether a box is a feed.
+// IsFeed reports whether a box is a feed (a point read, not a count: on FerretDB a count is an
+// aggregation).
 func (s *Store) IsFeed(ctx context.Context, objectID string) (bool, error) {
-	n, err := s.c(Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: objectID}})
-	if err != nil {
+	var f Feed
+	err := mongox.FindOne(ctx, s.c(Feeds), mongox.ByID(objectID), &f)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return false, nil
+	case err != nil:
 		return false, fmt.Errorf("store feeds: %w", err)
 	}
-	return n > 0, nil
+	return true, nil
 }

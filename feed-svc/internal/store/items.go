@@ -41,13 +41,29 @@ func (s *Store) InsertItem(ctx context.Context, it *Item) error {
 	return nil
 }
 
-// ListItem appends an item to its box's list once (by item id); publishing does it before it
-// answers and the consumer of its event again, which repairs a crash between the two writes. It
-// reports whether this call added it.
+// listed is an item as its box's list keeps it: the item, or a tombstone once it is hidden.
+type listed struct {
+	Item   Item `bson:"item"`
+	Hidden bool `bson:"hidden,omitempty"`
+}
+
+func itemKey(feedID, itemID string, posted time.Time) string {
+	return mongox.Key("i", mongox.IDPart(feedID), at(posted), mongox.IDPart(itemID))
+}
+
+// ItemsScope is the scope of a box's feed items.
+func ItemsScope(feedID string) string { return mongox.Scope("i", mongox.IDPart(feedID)) }
+
+// ListItem inserts an item into its box's list once (keyed by its time and id); publishing does
+// it before it answers and the consumer of its event again, which repairs a crash between the
+// two writes. It reports whether this call added it.
 func (s *Store) ListItem(ctx context.Context, it Item) (bool, error) {
 	it.Events = nil
-	_, added, err := appendOnce(ctx, s, BoxItems(it.FeedID), it.ID, it)
-	return added, err
+	added, err := s.insert(ctx, keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: listed{Item: it}})
+	if err != nil {
+		return false, err
+	}
+	return added[0], nil
 }
 
 // Item returns one item of a feed, or mongox.ErrNotFound.
@@ -64,8 +80,22 @@ func (s *Store) Item(ctx context.Context, feedID, itemID string) (*Item, error) 
 	return &it, nil
 }
 
-// ItemsPage reads a page of a box's items, newest first, with positions below before (0: from
-// the newest); next is the position to pass for the following page (0: none left).
-func (s *Store) ItemsPage(ctx context.Context, feedID string, before int64, limit int) ([]mongox.Entry[Item], int64, error) {
-	return page[Item](ctx, s, BoxItems(feedID), before, limit)
+// ListedItem is an entry of a box's list: the item, or only its id and time when it is hidden.
+type ListedItem struct {
+	Item
+	Hidden bool
+}
+
+// ItemsPage reads a page of a box's items, newest first, below before (a key of the list; "":
+// from the newest); next is the key to pass for the following page ("": none left). One find.
+func (s *Store) ItemsPage(ctx context.Context, feedID, before string, limit int) ([]ListedItem, string, error) {
+	docs, next, err := pageOf[listed](ctx, s, ItemsScope(feedID), before, limit, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]ListedItem, len(docs))
+	for i, d := range docs {
+		out[i] = ListedItem{Item: d.V.Item, Hidden: d.V.Hidden}
+	}
+	return out, next, nil
 }

@@ -89,22 +89,35 @@ func (s *Store) Object(ctx context.Context, objectID string) (*Object, error) {
 	return &o, nil
 }
 
-// ObjectsOf returns the objects of the given ids that the projection knows, one point read each:
-// a page names a bounded number of objects.
+// ObjectsOf returns the objects of the given ids that the projection knows, in one find by _id
+// ($in): a page names a bounded number of objects.
 func (s *Store) ObjectsOf(ctx context.Context, ids []string) (map[string]*Object, error) {
 	out := make(map[string]*Object, len(ids))
+	var ask bson.A
+	seen := map[string]bool{}
 	for _, id := range ids {
-		if _, done := out[id]; done || id == "" {
+		if seen[id] || id == "" {
 			continue
 		}
-		o, err := s.Object(ctx, id)
-		switch {
-		case errors.Is(err, mongox.ErrNotFound):
-			continue
-		case err != nil:
-			return nil, err
+		seen[id] = true
+		if s.load != nil {
+			if o, ok := s.load.objects[id]; ok {
+				c := *o
+				out[id] = &c
+				continue
+			}
 		}
-		out[id] = o
+		ask = append(ask, id)
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	found, err := mongox.FindAll[Object](ctx, s.c(Objects), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ask}}}})
+	if err != nil {
+		return nil, fmt.Errorf("store objects: %w", err)
+	}
+	for i := range found {
+		out[found[i].ID] = &found[i]
 	}
 	return out, nil
 }

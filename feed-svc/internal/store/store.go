@@ -2,10 +2,11 @@
 // page-shaped lists every read pages through, and the projections of other services' data that
 // publishing, the lists and the box page need (objects, profile titles, sender blocks, verified claims), one file each.
 //
-// Every read here is a point read by _id (FerretDB pushes down nothing else): a list is a
-// mongox.Log, whose pages are point reads, and a page looks up only the objects it names. Facts are
-// insert-only documents with natural ids, so concurrent writers and redelivered events never lose
-// or double anything; the few documents that change (an object's hash, a title, a block) are
+// Every read here is by _id: a point read, one $in of the ids a page names, or a list's page as
+// one find of an _id range (pages.go: documents keyed by the data they are read in, which MongoDB
+// and the embedded FerretDB serve from the _id index). Counts are counters kept by inserts
+// (counts.go). Facts are insert-only documents with natural ids, so concurrent writers and
+// redelivered events never lose or double anything; the few documents that change (an object's hash, a title, a block) are
 // changed by one partition's consumer only, in event order, and guarded against older events.
 package store
 
@@ -21,12 +22,14 @@ const (
 	Feeds   = "feeds"
 	Items   = "items"
 	Hidden  = "hidden_items"
-	Lists   = "lists"
 	Objects = "network_objects"
 	Titles  = "network_titles"
-	Latest  = "network_latest"
 	Blocks  = "sender_blocks"
 	Claims  = "network_claims"
+	// Pages holds every list a read pages through, keyed by its data (pages.go).
+	Pages = "feed_lists"
+	// Counts holds the network's counters and the objects' analytics (counts.go).
+	Counts = "feed_counts"
 	// Quotas are the publishing places of each feed's lanes, <box>|<lane>|<day>|<n> (quota.go).
 	Quotas = "feed_quotas"
 )
@@ -39,10 +42,10 @@ var Indexes = []mongox.Index{
 	{Collection: Feeds, Keys: bson.D{{Key: "created_at", Value: 1}}},
 	{Collection: Items, Keys: bson.D{{Key: "feed_id", Value: 1}}},
 	{Collection: Hidden, Keys: bson.D{{Key: "feed_id", Value: 1}}},
-	{Collection: Lists, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Pages, Keys: bson.D{{Key: "at", Value: 1}}},
+	{Collection: Counts, Keys: bson.D{{Key: "sum", Value: 1}}},
 	{Collection: Objects, Keys: bson.D{{Key: "created_at", Value: 1}}},
 	{Collection: Titles, Keys: bson.D{{Key: "version", Value: 1}}},
-	{Collection: Latest, Keys: bson.D{{Key: "seq", Value: 1}}},
 	{Collection: Blocks, Keys: bson.D{{Key: "at", Value: 1}}},
 	{Collection: Claims, Keys: bson.D{{Key: "claims.verified_at", Value: 1}}},
 	{Collection: Quotas, Keys: bson.D{{Key: "at", Value: 1}}},
@@ -50,14 +53,11 @@ var Indexes = []mongox.Index{
 
 // Store is the repository.
 type Store struct {
-	db    *mongo.Database
-	lists mongox.Log
-	load  *load // staged writes of a store made by NewLoad, nil otherwise
+	db   *mongo.Database
+	load *load // staged writes of a store made by NewLoad, nil otherwise
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store {
-	return &Store{db: db, lists: mongox.NewLog(db.Collection(Lists))}
-}
+func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }

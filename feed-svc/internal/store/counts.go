@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Counts keeps the network's counters and each object's analytics (collection Counts). FerretDB's
+// updates are read-then-rewrite without isolation, so a count that several consumers write is
+// never an updated number:
+//
+//	c|<counter>|<seq>        a network counter: each change inserts the next seq with the new sum,
+//	                         so a change claims its place with an insert, and the count is the
+//	                         newest document's sum (one find of the counter's range, newest first)
+//	m|<counter>|<key>        that key was counted (an event, an item), inserted before its change
+//	an|<object>|<day>|<kind> an object's analytics of one UTC day: a number updated only by the
+//	                         consumer of the object's partition of the kind's topic, one event at a
+//	                         time, guarded by the event's mark
+//
+// A crash between a mark and its change loses that one count; the redelivered event finds its
+// mark and counts nothing twice.
+
+// Network counters.
+const (
+	// CounterFeed counts the rows the network's feed shows (creations and items, less hidden items).
+	CounterFeed = "feed"
+	// CounterItems counts the items the network's feed shows, less hidden ones.
+	CounterItems = "items"
+	// CounterCreated counts public objects (their creation rows).
+	CounterCreated = "created"
+	// CounterBoxesWithItems counts the public boxes with at least one item in the network's feed.
+	CounterBoxesWithItems = "boxes_item"
+	// CounterMessages counts the messages to public objects.
+	CounterMessages = "messages"
+	// CounterClaims counts public objects' verified claims, less those that lapsed.
+	CounterClaims = "claims"
+	// counterHidden marks the hidden items counted out of CounterFeed and CounterItems.
+	counterHidden = "hidden"
+)
+
+// Analytics kinds, each counted per object and UTC day.
+const (
+	CountMessages       = "messages"
+	CountFeedItems      = "feed_items"
+	CountContextUpdates = "context_updates"
+	CountVerifiedClaims = "verified_claims"
+)
+
+// sum is one change of a network counter: the count after it.
+type sum struct {
+	ID  string `bson:"_id"`
+	Sum int64  `bson:"sum"`
+}
+
+// daily is one object's count of one kind on one UTC day.
+type daily struct {
+	ID string `bson:"_id"`
+	N  int64  `bson:"n"`
+}
+
+// markID is the mark of key in counter (a key of its own parts, such as a dailyID).
+func markID(counter, key string) string {
+	return mongox.Scope("m") + counter + mongox.Sep + mongox.IDPart(key)
+}
+func counterScope(counter string) string { return mongox.Scope("c", counter) }
+func dayPart(day time.Time) string       { return day.UTC().Format("20060102") }
+func dailyID(objectID string, day time.Time, kind string) string {
+	return mongox.Key("an", mongox.IDPart(objectID), dayPart(day), kind)
+}
+
+// Mark records that key was counted in counter and reports whether this call did it.
+func (s *Store) Mark(ctx context.Context, counter, key string) (bool, error) {
+	err := mongox.Insert(ctx, s.c(Counts), bson.D{{Key: "_id", Value: markID(counter, key)}})
+	switch {
+	case errors.Is(err, mongox.ErrTaken):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("store counts: %w", err)
+	}
+	return true, nil
+}
+
+// Add changes a network counter by delta: it inserts the counter's next change with the new sum,
+// and goes again from the newest when another writer took that place.
+func (s *Store) Add(ctx context.Context, counter string, delta int64) error {
+	if s.load != nil {
+		s.load.deltas[counter] += delta
+		return nil
+	}
+	return s.add(ctx, counter, delta)
+}
+
+func (s *Store) add(ctx context.Context, counter string, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	for {
+		last, err := s.lastSum(ctx, counter)
+		if err != nil {
+			return err
+		}
+		seq := int64(0)
+		if last.ID != "" {
+			if seq, err = mongox.ParseSeq(last.ID[len(counterScope(counter)):]); err != nil {
+				return fmt.Errorf("store counter %s: %w", counter, err)
+			}
+		}
+		next := sum{ID: counterScope(counter) + mongox.Seq(seq+1), Sum: last.Sum + delta}
+		err = mongox.Insert(ctx, s.c(Counts), next)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, mongox.ErrTaken) {
+			return fmt.Errorf("store counter %s: %w", counter, err)
+		}
+	}
+}
+
+func (s *Store) lastSum(ctx context.Context, counter string) (sum, error) {
+	got, err := mongox.Find[sum](ctx, s.c(Counts), mongox.Range{Scope: counterScope(counter), Desc: true, Limit: 1})
+	if err != nil {
+		return sum{}, fmt.Errorf("store counter %s: %w", counter, err)
+	}
+	if len(got) == 0 {
+		return sum{}, nil
+	}
+	return got[0], nil
+}
+
+// CountOnce marks key in counter and, when this call marked it, adds delta.
+func (s *Store) CountOnce(ctx context.Context, counter, key string, delta int64) error {
+	if s.load != nil {
+		s.load.stage(countedMark{id: markID(counter, key), counter: counter, delta: delta})
+		return nil
+	}
+	added, err := s.Mark(ctx, counter, key)
+	if err != nil || !added {
+		return err
+	}
+	return s.Add(ctx, counter, delta)
+}
+
+// Counter is a network counter's count (one find).
+func (s *Store) Counter(ctx context.Context, counter string) (int64, error) {
+	last, err := s.lastSum(ctx, counter)
+	return last.Sum, err
+}
+
+// CountDaily counts an event in its object's analytics of one kind and UTC day, once per event.
+func (s *Store) CountDaily(ctx context.Context, objectID, kind string, day time.Time, eventID string) error {
+	id := dailyID(objectID, day, kind)
+	if s.load != nil {
+		s.load.stage(countedMark{id: markID(id, eventID), daily: id})
+		return nil
+	}
+	added, err := s.Mark(ctx, id, eventID)
+	if err != nil || !added {
+		return err
+	}
+	if err := mongox.Upsert(ctx, s.c(Counts), id, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: int64(1)}}}}); err != nil {
+		return fmt.Errorf("store analytics: %w", err)
+	}
+	return nil
+}
+
+// Daily reads an object's analytics from day since on (one find of a range bounded by four kinds a
+// day): day (YYYYMMDD) and kind to count.
+func (s *Store) Daily(ctx context.Context, objectID string, since time.Time) (map[string]map[string]int64, error) {
+	scope := mongox.Scope("an", mongox.IDPart(objectID))
+	r := mongox.Range{Scope: scope, After: scope + dayPart(since.AddDate(0, 0, -1)) + "|~"}
+	docs, err := mongox.Find[daily](ctx, s.c(Counts), r)
+	if err != nil {
+		return nil, fmt.Errorf("store analytics: %w", err)
+	}
+	out := map[string]map[string]int64{}
+	for _, d := range docs {
+		rest := d.ID[len(scope):]
+		if len(rest) < 10 {
+			continue
+		}
+		day, kind := rest[:8], rest[9:]
+		if out[day] == nil {
+			out[day] = map[string]int64{}
+		}
+		out[day][kind] = d.N
+	}
+	return out, nil
+}
+
+// countedMark is a mark a load stages with what it counts once it goes in: delta in counter, or
+// one in the analytics counter daily.
+type countedMark struct {
+	id      string
+	counter string
+	delta   int64
+	daily   string
+}
+
+// stage stages a mark, once.
+func (l *load) stage(m countedMark) {
+	if !l.marked[m.id] {
+		l.marked[m.id] = true
+		l.marks = append(l.marks, m)
+	}
+}
+
+// flushCounts writes a load store's marks and then what those that went in count (a mark that
+// exists already counts nothing, as in CountOnce), and its direct counter changes.
+func (s *Store) flushCounts(ctx context.Context, l *load) error {
+	docs := make([]bson.D, len(l.marks))
+	for i, m := range l.marks {
+		docs[i] = bson.D{{Key: "_id", Value: m.id}}
+	}
+	inserted, err := insertNewBatches(ctx, s.c(Counts), docs)
+	if err != nil {
+		return err
+	}
+	for i, ok := range inserted {
+		switch m := l.marks[i]; {
+		case !ok:
+		case m.daily != "":
+			l.daily[m.daily]++
+		case m.counter == counterHidden:
+			l.deltas[CounterFeed]--
+			l.deltas[CounterItems]--
+		default:
+			l.deltas[m.counter] += m.delta
+		}
+	}
+	if len(l.daily) > 0 {
+		models := make([]mongo.WriteModel, 0, len(l.daily))
+		for id, n := range l.daily {
+			models = append(models, mongo.NewUpdateOneModel().SetFilter(mongox.ByID(id)).SetUpsert(true).
+				SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: n}}}}))
+		}
+		if _, err := s.c(Counts).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+			return fmt.Errorf("store load analytics: %w", err)
+		}
+	}
+	for counter, delta := range l.deltas {
+		if err := s.add(ctx, counter, delta); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// The lists the reads page through are documents keyed by the data they are read in (Pages,
+// mongox.Key): a page is one find of an _id range, newest first, and an append is a blind insert
+// of a key that follows from the event, so a redelivered event inserts nothing new and a bulk
+// preload can never take a key a live consumer wants for another document.
+//
+//	g|<feed>|<time>|<id>   a row of the network's feed (feed all, item or new; id: the item, or the box for its creation)
+//	u|<feed>|<time>|<box>  a box's newest row of the network's feed (feed all or item), for unique=1
+//	n|<feed>|<box>         which u| key is the box's newest, so that a newer row replaces it
+//	a|<time>|<event>       public activity
+//	i|<box>|<time>|<item>  a box's feed items, hidden ones as tombstones
+//
+// Times are mongox.Time of the millisecond (what BSON keeps of a time), so that publishing and the
+// consumer of its event, which read the time from the event's text, key an item alike.
+
+// Network feeds: which rows of the network's feed a list holds.
+const (
+	FeedAll     = "all"  // creations and items
+	FeedItems   = "item" // items only
+	FeedCreated = "new"  // creations only
+)
+
+// Row kinds of the network's feed.
+const (
+	KindNewSvc = "new_svc" // an object was created
+	KindItem   = "item"    // an item was published to a feed
+)
+
+// Row is one row of the network's feed as its lists keep it: what it shows, less what a page
+// looks up (the current hashes of the box and the author).
+type Row struct {
+	Kind       string    `bson:"kind"`
+	EventID    string    `bson:"event_id"`
+	BoxID      string    `bson:"box_id"`
+	ItemID     string    `bson:"item_id,omitempty"`
+	Title      string    `bson:"title"`
+	Body       string    `bson:"body,omitempty"`
+	Tags       []string  `bson:"tags,omitempty"`
+	AuthorID   string    `bson:"author_id,omitempty"`
+	AuthorName string    `bson:"author_name,omitempty"`
+	At         time.Time `bson:"at"`
+}
+
+// rowID is the row's own id in its lists: its item, or its box for a creation.
+func (r *Row) rowID() string {
+	if r.Kind == KindItem {
+		return r.ItemID
+	}
+	return r.BoxID
+}
+
+// Activity is one entry of public activity.
+type Activity struct {
+	Type  string    `bson:"type"`
+	BoxID string    `bson:"box_id"`
+	At    time.Time `bson:"at"`
+}
+
+// keyed is a document of Pages: its data key and its value.
+type keyed[T any] struct {
+	ID string `bson:"_id"`
+	V  T      `bson:",inline"`
+}
+
+// newest is a box's pointer to its newest row's key of a unique list.
+type newest struct {
+	ID  string `bson:"_id"`
+	Key string `bson:"key"`
+}
+
+// at is t as a key part: its millisecond, as BSON keeps it.
+func at(t time.Time) string { return mongox.Time(t.UTC().Truncate(time.Millisecond)) }
+
+func rowKey(feed string, r *Row) string {
+	return mongox.Key("g", feed, at(r.At), mongox.IDPart(r.rowID()))
+}
+func uniqueKey(feed string, r *Row) string {
+	return mongox.Key("u", feed, at(r.At), mongox.IDPart(r.BoxID))
+}
+func newestID(feed, boxID string) string { return mongox.Key("n", feed, mongox.IDPart(boxID)) }
+func activityKey(a *Activity, eventID string) string {
+	return mongox.Key("a", at(a.At), mongox.IDPart(eventID))
+}
+
+// RowScope is the scope of a network feed's list: its rows, or with unique its boxes' newest.
+func RowScope(feed string, unique bool) string {
+	if unique {
+		return mongox.Scope("u", feed)
+	}
+	return mongox.Scope("g", feed)
+}
+
+// ActivityScope is the scope of public activity.
+var ActivityScope = mongox.Scope("a")
+
+// insert inserts docs into Pages (a load store stages them) and reports which went in now.
+func (s *Store) insert(ctx context.Context, docs ...any) ([]bool, error) {
+	if s.load != nil {
+		s.load.pages = append(s.load.pages, docs...)
+		added := make([]bool, len(docs))
+		for i := range added {
+			added[i] = true // a preload's events are new
+		}
+		return added, nil
+	}
+	added, err := mongox.InsertNew(ctx, s.c(Pages), docs)
+	if err != nil {
+		return nil, fmt.Errorf("store lists: %w", err)
+	}
+	return added, nil
+}
+
+// AddRow inserts a row into the lists of the given feeds once (by its item, or its box for a
+// creation) and reports, per feed, whether this call added it.
+func (s *Store) AddRow(ctx context.Context, r Row, feeds ...string) ([]bool, error) {
+	docs := make([]any, len(feeds))
+	for i, f := range feeds {
+		docs[i] = keyed[Row]{ID: rowKey(f, &r), V: r}
+	}
+	return s.insert(ctx, docs...)
+}
+
+// SetNewest makes r its box's newest row of a feed's unique list, unless a newer one is there:
+// the new key is inserted, the pointer moved to it and the old key deleted by _id. One box's rows
+// of one feed are written by one consumer at a time (its items come in order on one partition of
+// the feed topic, and its creation is projected before any item, which waits for the object).
+func (s *Store) SetNewest(ctx context.Context, feed string, r Row) error {
+	key, pid := uniqueKey(feed, &r), newestID(feed, r.BoxID)
+	if s.load != nil {
+		if old, ok := s.load.newest[pid]; !ok || old.ID < key {
+			s.load.newest[pid] = keyed[Row]{ID: key, V: r}
+		}
+		return nil
+	}
+	var cur newest
+	err := mongox.FindOne(ctx, s.c(Pages), mongox.ByID(pid), &cur)
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("store newest rows: %w", err)
+	case cur.Key >= key:
+		return nil // this row or a newer one is the box's newest already
+	}
+	return s.moveNewest(ctx, pid, cur.Key, keyed[Row]{ID: key, V: r})
+}
+
+// moveNewest inserts a box's new newest row, points at it and deletes the one it replaces.
+func (s *Store) moveNewest(ctx context.Context, pid, old string, doc keyed[Row]) error {
+	if err := mongox.InsertOnce(ctx, s.c(Pages), doc); err != nil {
+		return fmt.Errorf("store newest rows: %w", err)
+	}
+	if err := mongox.ReplaceUpsert(ctx, s.c(Pages), pid, newest{ID: pid, Key: doc.ID}); err != nil {
+		return fmt.Errorf("store newest rows: %w", err)
+	}
+	if old != "" && old != doc.ID {
+		if _, err := s.c(Pages).DeleteOne(ctx, mongox.ByID(old)); err != nil {
+			return fmt.Errorf("store newest rows: %w", err)
+		}
+	}
+	return nil
+}
+
+// UnlistItem takes a hidden item's rows out of the network's feed, by _id: its rows and, where it
+// is its box's newest, its unique rows (the box then shows no row there until it publishes
+// again, as before).
+func (s *Store) UnlistItem(ctx context.Context, r Row) error {
+	ids := bson.A{rowKey(FeedAll, &r), rowKey(FeedItems, &r), uniqueKey(FeedAll, &r), uniqueKey(FeedItems, &r)}
+	if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}); err != nil {
+		return fmt.Errorf("store lists: %w", err)
+	}
+	return nil
+}
+
+// pageOf reads one page of a list below before (a key of the list; "": from the newest), newest
+// first, and the key to pass for the following page ("": none left): limit+1 documents, the
+// last of which only says that there is more.
+func pageOf[T any](ctx context.Context, s *Store, scope, before string, limit int, projection any) ([]keyed[T], string, error) {
+	r := mongox.Range{Scope: scope, Before: before, Desc: true, Limit: limit + 1}
+	o := r.Options()
+	if projection != nil {
+		o.SetProjection(projection)
+	}
+	docs, err := mongox.FindAll[keyed[T]](ctx, s.c(Pages), r.Filter(), o)
+	if err != nil {
+		return nil, "", fmt.Errorf("store lists %s: %w", scope, err)
+	}
+	if len(docs) <= limit {
+		return docs, "", nil
+	}
+	docs = docs[:limit]
+	return docs, docs[limit-1].ID, nil
+}
+
+// Rows reads a page of a network feed's list (with unique, its boxes' newest rows), newest first,
+// below before ("" from the newest); without bodies an item's body is not read.
+func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, before string, limit int) ([]Row, string, error) {
+	var projection any
+	if !bodies {
+		projection = bson.D{{Key: "body", Value: 0}}
+	}
+	docs, next, err := pageOf[Row](ctx, s, RowScope(feed, unique), before, limit, projection)
+	if err != nil {
+		return nil, "", err
+	}
+	rows := make([]Row, len(docs))
+	for i := range docs {
+		rows[i] = docs[i].V
+	}
+	return rows, next, nil
+}
+
+// AddActivity adds an entry of public activity once per event.
+func (s *Store) AddActivity(ctx context.Context, eventID string, a Activity) error {
+	_, err := s.insert(ctx, keyed[Activity]{ID: activityKey(&a, eventID), V: a})
+	return err
+}
+
+// ActivityPage reads a page of public activity, newest first, below before ("" from the newest).
+func (s *Store) ActivityPage(ctx context.Context, before string, limit int) ([]Activity, string, error) {
+	docs, next, err := pageOf[Activity](ctx, s, ActivityScope, before, limit, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]Activity, len(docs))
+	for i := range docs {
+		out[i] = docs[i].V
+	}
+	return out, next, nil
+}

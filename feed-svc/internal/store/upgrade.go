@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// Lists is the collection of an earlier release's lists (mongox.Log: entry n of list L is the
+// document "L#<n>" with seq, key, at and the value v), read only to carry them over.
+const Lists = "lists"
+
+// upgraded marks, in Counts, that the earlier release's lists were carried over.
+var upgraded = mongox.Key("upgraded", "lists")
+
+// logEntry is an entry of an earlier release's list.
+type logEntry struct {
+	ID  string    `bson:"_id"`
+	Key string    `bson:"key"`
+	At  time.Time `bson:"at"`
+	V   bson.Raw  `bson:"v"`
+}
+
+// upgradeBatch is how many entries the upgrade writes at once.
+const upgradeBatch = 500
+
+// UpgradeLists carries the lists of an earlier release (collection Lists) over to the keyed
+// lists and counters, once (a marker records it): the network's feeds with their boxes' newest
+// rows, public activity, each box's items (hidden ones as tombstones), the network counters and
+// the objects' analytics, with the marks that keep a redelivered event from counting twice. It
+// reads the old collection once with a cursor and writes in batches; what a consumer of this
+// release wrote meanwhile is left as it is and not counted twice (a counter moves by what this
+// step inserted). It reports how many entries it read.
+func (s *Store) UpgradeLists(ctx context.Context) (int, error) {
+	err := mongox.FindOne(ctx, s.c(Counts), mongox.ByID(upgraded), &bson.D{})
+	if err == nil {
+		return 0, nil
+	}
+	if !errors.Is(err, mongox.ErrNotFound) {
+		return 0, fmt.Errorf("upgrade lists: %w", err)
+	}
+	cur, err := s.c(Lists).Find(ctx, bson.D{}, options.Find().SetBatchSize(upgradeBatch))
+	if err != nil {
+		return 0, fmt.Errorf("upgrade lists: %w", err)
+	}
+	defer cur.Close(ctx)
+	u := &upgrade{s: s, l: newLoad(), hidden: map[string]bool{}}
+	n := 0
+	for cur.Next(ctx) {
+		var e logEntry
+		if err := cur.Decode(&e); err != nil {
+			return n, fmt.Errorf("upgrade lists: %w", err)
+		}
+		list, pos, ok := cutLast(e.ID, "#")
+		if _, perr := strconv.ParseInt(pos, 10, 64); !ok || perr != nil {
+			continue // a head or a key's marker
+		}
+		if err := u.entry(ctx, list, e); err != nil {
+			return n, err
+		}
+		n++
+		if u.staged() >= upgradeBatch {
+			if err := u.flush(ctx); err != nil {
+				return n, err
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return n, fmt.Errorf("upgrade lists: %w", err)
+	}
+	if err := u.flush(ctx); err != nil {
+		return n, err
+	}
+	if err := u.flushNewest(ctx); err != nil {
+		return n, err
+	}
+	for _, r := range u.unlist {
+		if err := s.UnlistItem(ctx, r); err != nil {
+			return n, err
+		}
+	}
+	if err := mongox.InsertOnce(ctx, s.c(Counts), bson.D{{Key: "_id", Value: upgraded}}); err != nil {
+		return n, fmt.Errorf("upgrade lists: %w", err)
+	}
+	return n, nil
+}
+
+func cutLast(s, sep string) (string, string, bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+// upgrade stages one batch of carried-over documents.
+type upgrade struct {
+	s      *Store
+	l      *load
+	rows   []keyed[Row]    // rows whose items' bodies are still to read
+	feeds  []string        // the feed of each of rows
+	marks  []countedMark   // marks that count once inserted
+	hidden map[string]bool // hidden item ids, read once
+	read   bool            // whether hidden is read
+	unlist []Row           // rows of hidden items
+	newest map[string]keyed[Row]
+}
+
+func (u *upgrade) staged() int { return len(u.l.pages) + len(u.rows) + len(u.marks) }
+
+// entry stages what one old entry becomes.
+func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
+	switch {
+	case list == "global" || list == "global:item" || list == "global:new_svc":
+		var r Row
+		if err := bson.Unmarshal(e.V, &r); err != nil {
+			return fmt.Errorf("upgrade lists: %s: %w", e.ID, err)
+		}
+		feed := map[string]string{"global": FeedAll, "global:item": FeedItems, "global:new_svc": FeedCreated}[list]
+		if r.ItemID != "" {
+			hidden, err := u.isHidden(ctx, r.ItemID)
+			if err != nil {
+				return err
+			}
+			if hidden {
+				u.unlist = append(u.unlist, r) // taken out once carried over, as a hide does
+			}
+		}
+		u.rows, u.feeds = append(u.rows, keyed[Row]{ID: rowKey(feed, &r), V: r}), append(u.feeds, feed)
+		if feed != FeedCreated {
+			pid := newestID(feed, r.BoxID)
+			if cur, ok := u.newestRows()[pid]; !ok || cur.ID < uniqueKey(feed, &r) {
+				u.newest[pid] = keyed[Row]{ID: uniqueKey(feed, &r), V: r}
+			}
+		}
+	case list == "activity":
+		var a Activity
+		if err := bson.Unmarshal(e.V, &a); err != nil {
+			return fmt.Errorf("upgrade lists: %s: %w", e.ID, err)
+		}
+		u.l.pages = append(u.l.pages, keyed[Activity]{ID: activityKey(&a, e.Key), V: a})
+	case strings.HasPrefix(list, "items:"):
+		var it Item
+		if err := bson.Unmarshal(e.V, &it); err != nil {
+			return fmt.Errorf("upgrade lists: %s: %w", e.ID, err)
+		}
+		hidden, err := u.isHidden(ctx, it.ID)
+		if err != nil {
+			return err
+		}
+		v := listed{Item: it, Hidden: hidden}
+		if hidden {
+			v.Item = tombstone(&it)
+		}
+		u.l.pages = append(u.l.pages, keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
+	case list == "global:hidden":
+		u.marks = append(u.marks, countedMark{id: markID(counterHidden, e.Key), counter: counterHidden})
+	case list == "boxes:item":
+		u.marks = append(u.marks, countedMark{id: markID(CounterBoxesWithItems, e.Key), counter: CounterBoxesWithItems, delta: 1})
+	case list == "stats:messages":
+		u.marks = append(u.marks, countedMark{id: markID(CounterMessages, e.Key), counter: CounterMessages, delta: 1})
+	case list == "stats:claims_verified":
+		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counter: CounterClaims, delta: 1})
+	case list == "stats:claims_lapsed":
+		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counter: CounterClaims, delta: -1})
+	case strings.HasPrefix(list, "an:"):
+		parts := strings.Split(strings.TrimPrefix(list, "an:"), ":")
+		if len(parts) != 3 {
+			return nil
+		}
+		day, err := time.Parse(time.DateOnly, parts[2])
+		if err != nil {
+			return nil
+		}
+		id := dailyID(parts[0], day, parts[1])
+		u.marks = append(u.marks, countedMark{id: markID(id, e.Key), daily: id})
+	}
+	return nil
+}
+
+func (u *upgrade) newestRows() map[string]keyed[Row] {
+	if u.newest == nil {
+		u.newest = map[string]keyed[Row]{}
+	}
+	return u.newest
+}
+
+// isHidden reads the hidden marks once, all of them (a one-off step, outside serving).
+func (u *upgrade) isHidden(ctx context.Context, itemID string) (bool, error) {
+	if u.read {
+		return u.hidden[itemID], nil
+	}
+	all, err := mongox.FindAll[Hide](ctx, u.s.c(Hidden), bson.D{})
+	if err != nil {
+		return false, fmt.Errorf("upgrade lists: %w", err)
+	}
+	for _, h := range all {
+		u.hidden[h.ItemID] = true
+	}
+	u.read = true
+	return u.hidden[itemID], nil
+}
+
+// flush writes a batch: rows with their items' bodies, the other documents, the marks, and moves
+// the counters by what went in now.
+func (u *upgrade) flush(ctx context.Context) error {
+	s := u.s
+	if len(u.rows) > 0 {
+		var ids bson.A
+		for _, r := range u.rows {
+			if r.V.ItemID != "" {
+				ids = append(ids, r.V.ItemID)
+			}
+		}
+		bodies := map[string]string{}
+		if len(ids) > 0 {
+			its, err := mongox.FindAll[Item](ctx, s.c(Items), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+				options.Find().SetProjection(bson.D{{Key: "body", Value: 1}}))
+			if err != nil {
+				return fmt.Errorf("upgrade lists: %w", err)
+			}
+			for _, it := range its {
+				bodies[it.ID] = it.Body
+			}
+		}
+		docs := make([]any, len(u.rows))
+		for i := range u.rows {
+			u.rows[i].V.Body = bodies[u.rows[i].V.ItemID]
+			docs[i] = u.rows[i]
+		}
+		in, err := insertNewBatches(ctx, s.c(Pages), docs)
+		if err != nil {
+			return err
+		}
+		for i, ok := range in {
+			if !ok {
+				continue
+			}
+			switch u.feeds[i] {
+			case FeedAll:
+				u.l.deltas[CounterFeed]++
+			case FeedItems:
+				u.l.deltas[CounterItems]++
+			case FeedCreated:
+				u.l.deltas[CounterCreated]++
+			}
+		}
+	}
+	if _, err := insertNewBatches(ctx, s.c(Pages), u.l.pages); err != nil {
+		return err
+	}
+	for _, m := range u.marks {
+		u.l.stage(m)
+	}
+	if err := s.flushCounts(ctx, u.l); err != nil {
+		return err
+	}
+	newest := u.newest
+	*u.l = *newLoad()
+	u.rows, u.feeds, u.marks, u.newest = nil, nil, nil, newest
+	return nil
+}
+
+// flushNewest writes the boxes' newest rows as SetNewest would, with their items' bodies, once
+// every entry is read.
+func (u *upgrade) flushNewest(ctx context.Context) error {
+	rows := u.newestRows()
+	var ids bson.A
+	for _, r := range rows {
+		if r.V.ItemID != "" {
+			ids = append(ids, r.V.ItemID)
+		}
+	}
+	for start := 0; start < len(ids); start += upgradeBatch {
+		its, err := mongox.FindAll[Item](ctx, u.s.c(Items), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids[start:min(start+upgradeBatch, len(ids))]}}}},
+			options.Find().SetProjection(bson.D{{Key: "body", Value: 1}}))
+		if err != nil {
+			return fmt.Errorf("upgrade lists: %w", err)
+		}
+		bodies := map[string]string{}
+		for _, it := range its {
+			bodies[it.ID] = it.Body
+		}
+		for pid, r := range rows {
+			if b, ok := bodies[r.V.ItemID]; ok {
+				r.V.Body = b
+				rows[pid] = r
+			}
+		}
+	}
+	u.l.newest = rows
+	return u.s.flushNewest(ctx, u.l)
+}
