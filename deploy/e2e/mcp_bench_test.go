@@ -104,21 +104,7 @@ func BenchmarkMCPLargestAnswers(b *testing.B) {
 	answer := len(body)
 	runtime.GC()
 	idle := rss()
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	var sampler sync.WaitGroup
-	sampler.Go(func() {
-		for {
-			if r := rss(); r > peak.Load() {
-				peak.Store(r)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	})
+	grown := sampleRSS()
 	var served, retry atomic.Int64
 	var clients sync.WaitGroup
 	b.ResetTimer()
@@ -140,9 +126,7 @@ func BenchmarkMCPLargestAnswers(b *testing.B) {
 	}
 	clients.Wait()
 	b.StopTimer()
-	close(stop)
-	sampler.Wait()
-	grew := max(0, peak.Load()-idle)
+	grew := grown()
 	b.ReportMetric(float64(grew>>20), "rss-growth-MiB")
 	fmt.Printf("%s\n16 anonymous clients × %d read_feed calls of %d KiB answers: %d served, %d told to retry; RSS %d MiB before, peak +%d MiB (goal: under +100 MiB)\n",
 		strings.Repeat("-", 60), b.N, answer>>10, served.Load(), retry.Load(), idle>>20, grew>>20)

@@ -188,6 +188,17 @@ func measureRoute(tb testing.TB, env *Env, route scaleRoute, samples, readers in
 	}
 	slices.Sort(took)
 	f := scaleFigure{p50: took[len(took)/2], p99: took[min(len(took)-1, len(took)*99/100)]}
+	grew := sampleRSS()
+	if _, err := concurrentlyWith(readers, samples*readers/4+readers, func(int) error { return get() }); err != nil {
+		tb.Fatal(err)
+	}
+	f.rss = grew()
+	return f
+}
+
+// sampleRSS samples this process's RSS from now on; the function it returns stops sampling and
+// answers the peak's growth over the RSS when sampling began.
+func sampleRSS() (grew func() int64) {
 	idle := rss()
 	var peak atomic.Int64
 	stop := make(chan struct{})
@@ -200,17 +211,15 @@ func measureRoute(tb testing.TB, env *Env, route scaleRoute, samples, readers in
 			select {
 			case <-stop:
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(10 * time.Millisecond):
 			}
 		}
 	})
-	if _, err := concurrentlyWith(readers, samples*readers/4+readers, func(int) error { return get() }); err != nil {
-		tb.Fatal(err)
+	return func() int64 {
+		close(stop)
+		sampler.Wait()
+		return max(0, peak.Load()-idle)
 	}
-	close(stop)
-	sampler.Wait()
-	f.rss = max(0, peak.Load()-idle)
-	return f
 }
 
 // rss is this process's resident set size in bytes (Linux), 0 elsewhere.
