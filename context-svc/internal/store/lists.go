@@ -26,14 +26,11 @@ const (
 )
 
 // entry is one element of an object's range: V is an id or a copy, as the range says.
-type entry[T any] struct {
-	Key   string `bson:"_id"`
-	Value T      `bson:"v"`
-}
+type entry[T any] = mongox.Keyed[T]
 
 // insertEntry puts v into the range under key; an entry already there is the same one.
 func (s *Store) insertEntry(ctx context.Context, key string, v any) error {
-	return mongox.InsertOnce(ctx, s.ranges, bson.D{{Key: "_id", Value: key}, {Key: "v", Value: v}})
+	return mongox.InsertKeyed(ctx, s.ranges, key, v)
 }
 
 // page reads the entries of r, in one find.

@@ -30,14 +30,11 @@ const (
 )
 
 // entry is one element of a range: V is a copy of what the list shows.
-type entry[V any] struct {
-	Key   string `bson:"_id"`
-	Value V      `bson:"v"`
-}
+type entry[V any] = mongox.Keyed[V]
 
 // putEntry inserts v under key; an entry already there is the same one.
 func (s *Store) putEntry(ctx context.Context, key string, v any) error {
-	return mongox.InsertOnce(ctx, s.db.Collection(Ranges), bson.D{{Key: "_id", Value: key}, {Key: "v", Value: v}})
+	return mongox.InsertKeyed(ctx, s.db.Collection(Ranges), key, v)
 }
 
 // pageReaders bounds the reads one page sends at once for the entries it judges (the objects a
