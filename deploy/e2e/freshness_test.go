@@ -35,7 +35,7 @@ func TestFrontDoorRefusesWritesWhileAProjectionIsBehind(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx := context.Background()
 	paused := freshness.NewReporter(rdb)
-	if err := paused.Report(ctx, map[string]time.Duration{"mailbox-svc.lists": 9 * time.Second}, time.Now().Add(time.Minute)); err != nil {
+	if err := paused.Report(ctx, map[string]time.Duration{"graph-svc.messages": 9 * time.Second}, time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	writes := []Request{
@@ -64,7 +64,7 @@ func TestFrontDoorRefusesWritesWhileAProjectionIsBehind(t *testing.T) {
 	env.Do(t, "DELETE", "/api/objects/"+box+"/sender-blocks/"+sender, boxKey, nil).Expect(t, 200)
 
 	// The group caught up: its report is withdrawn, and the writes are taken again.
-	if err := paused.Withdraw(ctx, []string{"mailbox-svc.lists"}); err != nil {
+	if err := paused.Withdraw(ctx, []string{"graph-svc.messages"}); err != nil {
 		t.Fatal(err)
 	}
 	env.Eventually(t, func() bool {
