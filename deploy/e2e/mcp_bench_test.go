@@ -85,7 +85,7 @@ func median(d []time.Duration) time.Duration {
 //	go test ./deploy/e2e -run '^$' -bench MCPLargestAnswers -benchtime 40x
 func BenchmarkMCPLargestAnswers(b *testing.B) {
 	env := Start(b, WithEnv("RATE_PUBLIC_PER_MIN", "1000000"), WithEnv("RATE_PUBLIC_BURST", "1000000"),
-		WithEnv("RATE_OWNER_PER_MIN", "1000000"), WithEnv("RATE_OWNER_BURST", "1000000"), WithEnv("RATE_FEED_POLL_INTERVAL", "1ms"))
+		WithEnv("RATE_OWNER_PER_MIN", "1000000"), WithEnv("RATE_OWNER_BURST", "1000000"), WithEnv("RATE_FEED_POLL_INTERVAL", "0"))
 	hash, key := env.CreateObject(b, nil)
 	item := strings.Repeat("y", 15<<10)
 	const items = 30 // 30 × 15 KiB: just under the 512 KiB bound of one route answer

@@ -31,7 +31,15 @@ type caller struct {
 	principal  *authn.Principal
 
 	mu       sync.Mutex
-	reserved func() // releases what the answer reserved of the process-wide budget
+	held     int64  // what the answer holds of the process-wide budget
+	reserved func() // releases it
+}
+
+// shrink notes that n of what the caller held was given back early.
+func (c *caller) shrink(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held -= n
 }
 
 // release gives back what the request's answer reserved, once it has been sent.
@@ -69,7 +77,7 @@ const MaxResultBytes = 512 << 10
 // sent at once: each reserves answerCopies times its route answer's size until it is written, so
 // that clients asking for the largest answers together cannot grow the gateway by more than about
 // this. A call that finds no room within answerWait answers 503 with Retry-After.
-const AnswerBudgetBytes = 32 << 20
+const AnswerBudgetBytes = 24 << 20
 
 // answerCopies is how many copies of a route answer a tool answer holds at its peak: the recorded
 // body, the text, the structured content and the encoded JSON-RPC response.
@@ -99,6 +107,15 @@ func (h *Handler) toolHandler(t boundTool) mcp.ToolHandler {
 			}
 			return nil, err
 		}
+		// A read may answer up to MaxResultBytes: it holds room for that from before its route
+		// runs (the backend's answer and the proxy's copy count too), and gives back what its
+		// answer does not need once recorded. A write's answer is small and reserved after.
+		var held int64
+		if call.method == http.MethodGet {
+			if held, err = h.reserve(ctx, c, MaxResultBytes); err != nil {
+				return apiErrorResult(c, err), nil
+			}
+		}
 		rec, err := h.serve(ctx, c, call)
 		if err != nil {
 			// Never the arguments: they may hold private guidance.
@@ -109,35 +126,36 @@ func (h *Handler) toolHandler(t boundTool) mcp.ToolHandler {
 			return apiErrorResult(c, httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
 				"the answer is larger than %d bytes: ask for fewer items (a smaller limit)", MaxResultBytes)), nil
 		}
-		if err := h.reserve(ctx, c, rec.body.Len()); err != nil {
+		if need := answerBytes(rec.body.Len()); held > 0 {
+			h.answers.Release(held - need)
+			c.shrink(held - need)
+		} else if _, err := h.reserve(ctx, c, rec.body.Len()); err != nil {
 			return apiErrorResult(c, err), nil
 		}
 		return result(t.route, rec), nil
 	}
 }
 
-// reserve takes room for the answer of size bytes in the process-wide budget, until the request's
-// answer is sent (caller.release).
-func (h *Handler) reserve(ctx context.Context, c *caller, size int) error {
-	n := min(int64(size+1)*answerCopies, AnswerBudgetBytes)
+// answerBytes is what an answer of size bytes holds of the budget.
+func answerBytes(size int) int64 { return min(int64(size+1)*answerCopies, AnswerBudgetBytes) }
+
+// reserve takes room for an answer of size bytes in the process-wide budget, until the request's
+// answer is sent (caller.release), and reports how much it took.
+func (h *Handler) reserve(ctx context.Context, c *caller, size int) (int64, error) {
+	n := answerBytes(size)
 	wait, cancel := context.WithTimeout(ctx, answerWait)
 	defer cancel()
 	if err := h.answers.Acquire(wait, n); err != nil {
 		e := httpx.Unavailable(errors.New("mcp answers are at their memory budget"))
 		e.Message = "too many large answers at once: retry in a second"
 		e.RetryAfter = time.Second
-		return e
+		return 0, e
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	prev := c.reserved
-	c.reserved = func() {
-		h.answers.Release(n)
-		if prev != nil {
-			prev()
-		}
-	}
-	return nil
+	c.held += n
+	c.reserved = func() { h.answers.Release(c.held) }
+	return n, nil
 }
 
 // apiErrorResult is a tool result for an error the tool layer raised itself, in the API's shape.
