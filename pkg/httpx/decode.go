@@ -49,6 +49,9 @@ func DecodeBytes(raw []byte, dst any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return BadRequest(CodeInvalidJSON, "a JSON object body is required")
 	}
+	if holdsNUL(raw) {
+		return BadRequest(CodeInvalidJSON, "a string holds a NUL character (\\u0000), which svc does not store")
+	}
 	if key := caseVariant(raw, reflect.TypeOf(dst)); key != "" {
 		return BadRequest(CodeUnknownField, "unknown field %q: field names are case-sensitive", key)
 	}
@@ -197,4 +200,24 @@ func sanitize(s string) string {
 		s = s[:120]
 	}
 	return s
+}
+
+// holdsNUL reports whether a JSON text escapes a NUL character in a string (an escaped backslash
+// followed by "u0000" is text, not a NUL). No field takes one, and PostgreSQL refuses to store it.
+func holdsNUL(raw []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(raw[i:], []byte(`\u0000`))
+		if j < 0 {
+			return false
+		}
+		j += i
+		backslashes := 0
+		for k := j - 1; k >= 0 && raw[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return true
+		}
+		i = j + 1
+	}
 }

@@ -99,3 +99,27 @@ func TestDecodeRequiredFields(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeRefusesNUL(t *testing.T) {
+	t.Parallel()
+	type target struct {
+		Body *string `json:"body"`
+	}
+	for body, refused := range map[string]bool{
+		`{"body":"a\u0000b"}`:   true,
+		`{"body":"\\\u0000"}`:   true,
+		`{"body":"a\\u0000b"}`:  false, // the text \u0000, not a NUL
+		`{"body":"plain text"}`: false,
+	} {
+		var v target
+		err := DecodeBytes([]byte(body), &v)
+		if got := err != nil; got != refused {
+			t.Errorf("%s: refused %v (%v), want %v", body, got, err, refused)
+		}
+	}
+	for path, refused := range map[string]bool{"/api/claims/\x00": true, "/api/claims/\x7f": true, "/api/claims/\xff": true, "/api/claims/clm_1": false} {
+		if got := CheckPath(path) != nil; got != refused {
+			t.Errorf("path %q: refused %v, want %v", path, got, refused)
+		}
+	}
+}

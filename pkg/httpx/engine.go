@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -94,7 +95,20 @@ func wellFormedQuery(c *gin.Context) {
 		Abort(c, err)
 		return
 	}
+	if err := CheckPath(c.Request.URL.Path); err != nil {
+		Abort(c, err)
+		return
+	}
 	c.Next()
+}
+
+// CheckPath refuses a path (decoded) that is not UTF-8 text or holds a control character: no id
+// holds one, and a NUL reaching a store is an error PostgreSQL answers, not the caller's to read.
+func CheckPath(path string) error {
+	if !utf8.ValidString(path) || strings.IndexFunc(path, unicode.IsControl) >= 0 {
+		return BadRequest(CodeInvalidRequest, "the path must be UTF-8 text without control characters")
+	}
+	return nil
 }
 
 // CheckQuery refuses a query string that does not parse, and names or values that are not UTF-8
