@@ -214,9 +214,24 @@ func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, befo
 	if err != nil {
 		return nil, "", err
 	}
-	rows := make([]Row, len(docs))
-	for i := range docs {
-		rows[i] = docs[i].V
+	rows := make([]Row, 0, len(docs))
+	var stale bson.A
+	seen := map[string]bool{}
+	for _, d := range docs {
+		// A unique list holds one row per box; a row that two writers of one box left behind
+		// (FerretDB rewrites the pointer without a lock) is older than the box's first row on
+		// the page: it is left out and deleted.
+		if unique && seen[d.V.BoxID] {
+			stale = append(stale, d.ID)
+			continue
+		}
+		seen[d.V.BoxID] = true
+		rows = append(rows, d.V)
+	}
+	if len(stale) > 0 {
+		if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: stale}}}}); err != nil {
+			return nil, "", fmt.Errorf("store lists: drop stale newest rows: %w", err)
+		}
 	}
 	return rows, next, nil
 }
