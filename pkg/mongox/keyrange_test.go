@@ -38,39 +38,31 @@ func TestRangePages(t *testing.T) {
 	if _, err := mongox.InsertNew(ctx, coll, docs); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	r := mongox.Range{Scope: scope, Limit: 10}
-	for {
-		page, err := mongox.Find[keyed](ctx, coll, r)
-		if err != nil {
-			t.Fatal(err)
+	// pages reads r page by page, each from the last _id of the one before.
+	pages := func(r mongox.Range) []string {
+		var ids []string
+		for {
+			page, err := mongox.Find[keyed](ctx, coll, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range page {
+				ids = append(ids, d.ID)
+			}
+			if len(page) < r.Limit {
+				return ids
+			}
+			if r.Desc {
+				r.Before = page[len(page)-1].ID
+			} else {
+				r.After = page[len(page)-1].ID
+			}
 		}
-		for _, d := range page {
-			got = append(got, d.ID)
-		}
-		if len(page) < r.Limit {
-			break
-		}
-		r.After = page[len(page)-1].ID
 	}
-	if !slices.Equal(got, want) {
+	if got := pages(mongox.Range{Scope: scope, Limit: 10}); !slices.Equal(got, want) {
 		t.Fatalf("ascending pages:\n got %q\nwant %q", got, want)
 	}
-	got = nil
-	r = mongox.Range{Scope: scope, Desc: true, Limit: 7}
-	for {
-		page, err := mongox.Find[keyed](ctx, coll, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range page {
-			got = append(got, d.ID)
-		}
-		if len(page) < r.Limit {
-			break
-		}
-		r.Before = page[len(page)-1].ID
-	}
+	got := pages(mongox.Range{Scope: scope, Desc: true, Limit: 7})
 	slices.Reverse(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("descending pages:\n got %q\nwant %q", got, want)
