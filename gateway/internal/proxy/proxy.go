@@ -188,7 +188,7 @@ func (g *Gateway) admit(c *gin.Context, r routes.Route) (*authn.Principal, *auth
 		if p, err = g.auth.Authenticate(ctx, header, charge); err != nil {
 			return nil, nil, err
 		}
-		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, ownerBucket(p)); err != nil {
+		if err := g.limiter.Allow(ctx, ratelimit.Limit{Name: "owner", PerMin: g.limits.OwnerPerMin, Burst: g.limits.OwnerBurst}, ratelimit.ObjectKey(p.ObjectID)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -308,6 +308,3 @@ func peekField(c *gin.Context, field string) (string, error) {
 	}
 	return strings.TrimSpace(v), nil
 }
-
-// ownerBucket is the owner limit's bucket of p: its object, shared by all of its keys.
-func ownerBucket(p *authn.Principal) string { return ratelimit.ObjectKey(p.ObjectID) }
