@@ -275,16 +275,18 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "\nevent lag including the drain: p50 %s, p99 %s (%d events)\n", all50.Round(time.Millisecond), all99.Round(time.Millisecond), allN)
 
-	docs, err := s.countDocuments(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "stored documents: %d\n", docs)
 	settled, ok := s.cmds.settle(ctx, o.drainLimit)
 	if ok {
 		fmt.Fprintf(out, "consumers caught up %s after the load\n", settled.Round(time.Second))
 	} else {
 		fmt.Fprintf(out, "consumers NOT caught up %s after the load: the idle window below includes their work\n", settled.Round(time.Second))
+	}
+	// The count reads every collection whole on the embedded store: it runs once the consumers
+	// are quiet, and a store too slow to answer it costs the figure, not the run.
+	if docs, err := s.countDocuments(ctx); err != nil {
+		fmt.Fprintf(out, "stored documents: not counted (%v)\n", err)
+	} else {
+		fmt.Fprintf(out, "stored documents: %d\n", docs)
 	}
 	s.cmds.reset()
 	s.cmds.count(true)
