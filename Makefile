@@ -97,7 +97,9 @@ bench-stack:
 
 ## bench-fresh: ramp the send rate on the all-in-one and print, per rate, the p99 from a send's 201 to
 ## its recipient's mailbox, graph node, webhook delivery and stream event, and the highest rate at
-## which all four stay within 1 s, beside raw insertOne on the same store (docs/benchmarks.md "Freshness benchmark");
+## which all four stay within 1 s, beside raw insertOne on the same store (and their ratio); then an overload
+## burst through the front door (LAG_LIMIT 2 s): its share of 503s, the freshness of what was accepted and
+## any accepted send never seen (docs/benchmarks.md "Freshness benchmark");
 ## BENCH_FRESH_FLAGS passes flags, e.g. "-phase 5s"
 bench-fresh:
 	go run ./deploy/benchstack -fresh $(BENCH_FRESH_FLAGS)

@@ -105,7 +105,8 @@ type pair struct {
 	from, to, toKey, thread, etag string
 }
 
-// do sends a request through the gateway and checks its status; it returns the answer's body.
+// do sends a request through the gateway and checks its status; it returns the answer and its
+// body, also with the error of an unexpected status (a 503's Retry-After is read from it).
 func (s *benchStack) do(ctx context.Context, method, path, key string, body any, headers map[string]string, want int) (*http.Response, []byte, error) {
 	var rd io.Reader
 	if body != nil {
@@ -138,7 +139,7 @@ func (s *benchStack) do(ctx context.Context, method, path, key string, body any,
 		return nil, nil, err
 	}
 	if resp.StatusCode != want {
-		return nil, nil, fmt.Errorf("%s %s: %d, want %d: %.200s", method, path, resp.StatusCode, want, raw)
+		return resp, raw, fmt.Errorf("%s %s: %d, want %d: %.200s", method, path, resp.StatusCode, want, raw)
 	}
 	return resp, raw, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -190,14 +191,24 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			run.mu.Lock()
 			var todo [][2]string
 			for id, th := range run.sampled {
-				if _, ok := run.seen[1][id]; !ok && time.Since(run.acked[id]) < 5*time.Second {
+				if _, ok := run.seen[1][id]; !ok && time.Since(run.acked[id]) < freshDrain {
 					todo = append(todo, [2]string{id, th})
 				}
 			}
 			run.mu.Unlock()
+			// Read in parallel (up to graphReaders at once): one read after another, a backlog of
+			// sampled sends would add the reads' own time to each send's figure.
+			var reads sync.WaitGroup
+			slots := make(chan struct{}, graphReaders)
 			for _, t := range todo {
-				s.checkGraph(watch, run, t[0], t[1], keyOf)
+				slots <- struct{}{}
+				reads.Add(1)
+				go func() {
+					defer func() { <-slots; reads.Done() }()
+					s.checkGraph(watch, run, t[0], t[1], keyOf)
+				}()
 			}
+			reads.Wait()
 			sleepCtx(watch, 50*time.Millisecond)
 		}
 	}()
@@ -205,7 +216,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		len(senders), len(recipients), o.phase)
 	fmt.Fprintf(out, "%8s %9s %14s %14s %14s %14s\n", "rate/s", "achieved", freshPaths[0], freshPaths[1], freshPaths[2], freshPaths[3])
 	best := 0
-	for _, rate := range []int{10, 20, 40, 80, 120, 160, 240, 320, 480, 640} {
+	for _, rate := range []int{5, 10, 20, 40, 80, 120, 160, 240, 320, 480, 640} {
 		st := s.freshStep(ctx, run, senders, hashes, rate, o.phase)
 		fresh := st.achieved >= 0.9*st.offered
 		cells := make([]string, 4)
@@ -222,6 +233,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		}
 		best = rate
 	}
+	b := s.freshBurst(ctx, run, senders, hashes, o.workers, 2*o.phase)
 	stopWatching()
 	raw := s.mongo.Database(s.prefix + "mailbox_svc").Collection("bench_raw_inserts")
 	r := s.phase(ctx, "raw insertOne (same store)", o.phase, o.workers, false, func(ctx context.Context, w, i int) error {
@@ -229,9 +241,160 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			{Key: "to_id", Value: "obj_b"}, {Key: "kind", Value: "note"}, {Key: "body", Value: body}, {Key: "created_at", Value: time.Now()}})
 		return err
 	})
-	fmt.Fprintf(out, "highest rate with every path within %s p99: %d sends/s; raw insertOne on the same store: %.0f/s (%d clients)\n",
-		freshWithin, best, r.rps(), o.workers)
+	fmt.Fprintf(out, "highest rate with every path within %s p99: %d sends/s; raw insertOne on the same store: %.0f/s (%d clients); ratio %s\n",
+		freshWithin, best, r.rps(), o.workers, percent(float64(best), r.rps()))
+	b.print(out, o.workers, 2*o.phase)
 	return nil
+}
+
+// percent is a share with one decimal (the freshness-bounded rate can be well under 1 % of raw
+// inserts), "-" without a base.
+func percent(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f %%", 100*a/b)
+}
+
+// freshDrain is how long after its 201 a send may still show on a path before it counts as
+// lost: the overload burst's backlog takes a while to drain.
+const freshDrain = 30 * time.Second
+
+// burstFigures is the overload burst's result.
+type burstFigures struct {
+	freshStep
+	attempts, accepted, refused, failed int
+	firstFailure                        string
+}
+
+// freshBurst runs workers senders of new-thread messages with no pacing for d, each waiting only
+// the Retry-After of a 503 as a client should, through the front door (LAG_LIMIT); then it waits
+// until every accepted send has shown on every path, or freshDrain has passed, and returns the
+// share of 503s and the freshness of what was accepted.
+func (s *benchStack) freshBurst(ctx context.Context, run *freshRun, senders, recipients []string, workers int, d time.Duration) burstFigures {
+	var b burstFigures
+	var mine []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; time.Now().Before(end) && ctx.Err() == nil; i += workers {
+				from, to := senders[i%len(senders)], recipients[(i/len(senders))%len(recipients)]
+				resp, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": from, "to_hash": to, "kind": "note", "body": "burst"}, nil, 201)
+				at := time.Now()
+				var m struct {
+					ID       string `json:"id"`
+					ThreadID string `json:"thread_id"`
+				}
+				mu.Lock()
+				b.attempts++
+				switch {
+				case err == nil && json.Unmarshal(raw, &m) == nil:
+					b.accepted++
+					mine = append(mine, m.ID)
+				case resp != nil && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "":
+					b.refused++
+				default:
+					b.failed++
+					if b.firstFailure == "" {
+						b.firstFailure = fmt.Sprint(err)
+					}
+				}
+				mu.Unlock()
+				if m.ID != "" {
+					run.mu.Lock()
+					run.acked[m.ID], run.threads[m.ThreadID], run.recipientOf[m.ID] = at, m.ID, to
+					if i%graphSample == 0 {
+						run.sampled[m.ID] = m.ThreadID
+					}
+					run.mu.Unlock()
+				} else if resp != nil && resp.StatusCode == http.StatusServiceUnavailable {
+					secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+					sleepCtx(ctx, time.Duration(max(secs, 1))*time.Second)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.offered, b.achieved = float64(b.attempts)/d.Seconds(), float64(b.accepted)/time.Since(start).Seconds()
+	for deadline := time.Now().Add(freshDrain); time.Now().Before(deadline) && ctx.Err() == nil; sleepCtx(ctx, 200*time.Millisecond) {
+		if run.unseen(mine) == 0 {
+			break
+		}
+	}
+	b.freshStep = run.figures(mine, b.offered, b.achieved)
+	return b
+}
+
+// print writes the overload burst's figures.
+func (b burstFigures) print(out io.Writer, workers int, d time.Duration) {
+	fmt.Fprintf(out, "\noverload burst: %d senders for %s with no pacing (a 503's Retry-After waited), LAG_LIMIT 2s: %d sends, "+
+		"%d accepted (%.0f/s), %d refused with 503 and Retry-After (%s), %d failed otherwise\n",
+		workers, d, b.attempts, b.accepted, b.achieved, b.refused, ratio(float64(b.refused), float64(b.attempts)), b.failed)
+	if b.firstFailure != "" {
+		fmt.Fprintf(out, "  first failure: %s\n", b.firstFailure)
+	}
+	fmt.Fprintf(out, "  accepted sends, p99 from the 201 to:")
+	for i, p := range freshPaths {
+		fmt.Fprintf(out, " %s %s;", p, b.p99[i].Round(time.Millisecond))
+	}
+	fmt.Fprintf(out, "\n  accepted sends not seen %s after their 201 (lost, or later than that):", freshDrain)
+	for i, p := range freshPaths {
+		fmt.Fprintf(out, " %s %d;", p, b.missing[i])
+	}
+	fmt.Fprintln(out)
+}
+
+// unseen counts the paths on which the sends ids have not shown yet.
+func (r *freshRun) unseen(ids []string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for path := range freshPaths {
+		for _, id := range ids {
+			if path == 1 {
+				if _, ok := r.sampled[id]; !ok {
+					continue
+				}
+			}
+			if _, ok := r.seen[path][id]; !ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// figures returns the p99 of each path over the sends ids (a send not seen counts as missing).
+func (r *freshRun) figures(ids []string, offered, achieved float64) freshStep {
+	st := freshStep{offered: offered, achieved: achieved}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for path := range freshPaths {
+		var lat []time.Duration
+		for _, id := range ids {
+			if path == 1 {
+				if _, ok := r.sampled[id]; !ok {
+					continue
+				}
+			}
+			seen, ok := r.seen[path][id]
+			if !ok {
+				st.missing[path]++
+				continue
+			}
+			lat = append(lat, max(0, seen.Sub(r.acked[id])))
+		}
+		if len(lat) > 0 {
+			slices.Sort(lat)
+			st.p99[path] = lat[min(len(lat)-1, int(0.99*float64(len(lat))))]
+		}
+	}
+	return st
 }
 
 // checkGraph reads a sampled message's thread graph and records its node once it shows.
@@ -257,6 +420,9 @@ func (s *benchStack) checkGraph(ctx context.Context, run *freshRun, messageID, t
 		}
 	}
 }
+
+// graphReaders is how many sampled threads' graphs are read at once.
+const graphReaders = 8
 
 // graphSample is one send in graphSample whose thread graph is read until its node shows: reading
 // every send's graph would load graph-svc more than the sends do.
@@ -299,31 +465,9 @@ func (s *benchStack) freshStep(ctx context.Context, run *freshRun, senders, reci
 		}()
 	}
 	wg.Wait()
-	st := freshStep{offered: float64(rate), achieved: float64(len(mine)) / time.Since(start).Seconds()}
+	achieved := float64(len(mine)) / time.Since(start).Seconds()
 	sleepCtx(ctx, 3*time.Second)
-	run.mu.Lock()
-	defer run.mu.Unlock()
-	for path := range freshPaths {
-		var lat []time.Duration
-		for _, id := range mine {
-			if path == 1 {
-				if _, ok := run.sampled[id]; !ok {
-					continue
-				}
-			}
-			seen, ok := run.seen[path][id]
-			if !ok {
-				st.missing[path]++
-				continue
-			}
-			lat = append(lat, max(0, seen.Sub(run.acked[id])))
-		}
-		if len(lat) > 0 {
-			slices.Sort(lat)
-			st.p99[path] = lat[min(len(lat)-1, int(0.99*float64(len(lat))))]
-		}
-	}
-	return st
+	return run.figures(mine, float64(rate), achieved)
 }
 
 // sleepCtx waits d or until ctx ends.

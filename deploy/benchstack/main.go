@@ -105,6 +105,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		defer rcv.srv.Close()
 		// webhook-svc delivers to the local receiver: loopback, under its own CA.
 		env["OUTBOUND_ALLOW_PRIVATE"], env["OUTBOUND_CA_FILE"] = "true", rcv.caFile
+		// The front door as deployed: writes are refused while a projection is more than 2 s
+		// behind, which the overload burst measures (its share of 503s).
+		env["LAG_LIMIT"] = "2s"
 	}
 	s, err := startStack(ctx, be, cmds, env)
 	if err != nil {

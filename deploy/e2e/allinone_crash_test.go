@@ -225,12 +225,18 @@ func crashSetup(t *testing.T, e *Env, rcv *receiver) (string, [][3]string) {
 }
 
 // verifyAcked waits until every acknowledged message is in its thread, has its graph node, is
-// counted by the feed and reached the receiver, and returns how long that took and the number
-// of duplicate deliveries (deduped by webhook-id).
+// counted by the feed and reached the receiver, and returns how long the deliveries took and the
+// number of duplicate deliveries (deduped by webhook-id). It fails after a minute.
 func verifyAcked(t *testing.T, e *Env, rcv *receiver, acked []sent) (time.Duration, int) {
 	t.Helper()
+	return verifyAckedWithin(t, e, rcv, acked, time.Minute)
+}
+
+// verifyAckedWithin is verifyAcked failing after within.
+func verifyAckedWithin(t *testing.T, e *Env, rcv *receiver, acked []sent, within time.Duration) (time.Duration, int) {
+	t.Helper()
 	start := time.Now()
-	deadline := start.Add(60 * time.Second)
+	deadline := start.Add(within)
 	var missing []string
 	for {
 		delivered := map[string]bool{}

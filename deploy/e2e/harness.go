@@ -49,6 +49,7 @@ type options struct {
 	env      map[string]string
 	replicas map[string]int
 	monitor  *event.CommandMonitor
+	broker   func(topicPrefix string) []string
 }
 
 // Option configures Start.
@@ -63,6 +64,13 @@ func WithReplicas(service string, n int) Option { return func(o *options) { o.re
 // WithCommandMonitor lets mon see every store command of every service.
 func WithCommandMonitor(mon *event.CommandMonitor) Option {
 	return func(o *options) { o.monitor = mon }
+}
+
+// WithBroker runs the suite on a broker of the test's own instead of the test binary's shared
+// one (a test that stops its broker): start is given the suite's topic prefix, creates the
+// topics under it, and returns the broker's addresses.
+func WithBroker(start func(topicPrefix string) []string) Option {
+	return func(o *options) { o.broker = start }
 }
 
 // generous limits keep tests that are not about rate limits from meeting them.
@@ -102,6 +110,9 @@ func Start(t testing.TB, opts ...Option) *Env {
 	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx := context.Background()
 	gatewayKey, serviceKey := authn.GenerateSeed(), authn.GenerateSeed()
+	if o.broker != nil {
+		be.Brokers = o.broker(be.Name + ".")
+	}
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL,
 		DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".", GatewayJWTKey: gatewayKey, ServiceJWTKey: serviceKey,

@@ -69,6 +69,10 @@ type KafkaOptions struct {
 	IDFile string
 	// Log receives the cluster's warnings and errors (a repair of its log among them).
 	Log *slog.Logger
+	// Addr is the address the broker listens on (default: 127.0.0.1 on a free port). A cluster
+	// stopped and started again on the same DataDir and Addr is the same broker to the clients
+	// that knew it, as a restarted broker is (a test of a broker outage stops and restarts one).
+	Addr string
 }
 
 // runningMarker is the file that exists in a persistent cluster's data directory while it runs:
@@ -86,12 +90,16 @@ func StartKafka(opts KafkaOptions) (*Kafka, error) {
 		opts.Log = slog.New(slog.NewTextHandler(discard{}, nil))
 	}
 	logger := &kfakeLogger{log: opts.Log}
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
 	kopts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.DefaultNumPartitions(opts.Partitions),
 		kfake.GroupMinSessionTimeout(100 * time.Millisecond),
 		kfake.WithLogger(logger),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, addr) }),
 	}
 	k := &Kafka{}
 	if opts.DataDir == "" {
