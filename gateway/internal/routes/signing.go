@@ -6,6 +6,9 @@ var Signing = []Route{
 	{Method: "GET", Path: "/api/objects/{hash}/jwks.json", Service: "identity-svc", Auth: Public, Cacheable: true,
 		Summary: "The object's public signing keys (RFC 7517 JWK Set), newest first; rotated keys stay, marked rotated",
 		Tag:     "signing", Response: "JWKS", ContentType: "application/jwk-set+json"},
+	{Method: "GET", Path: "/api/objects/{hash}/did.json", Service: "identity-svc", Auth: Public, Cacheable: true,
+		Summary: "The object's did:web document (did:web:<host>:api:objects:<hash>): its keys as in jwks.json (the active one authenticates and asserts; rotated ones stay as verification methods), its other hashes' DIDs and box page as alsoKnownAs, and its card, MCP, llm.txt, JWKS and mailbox as services",
+		Tag:     "signing", Response: "DIDDocument", ContentType: "application/did+ld+json"},
 	{Method: "POST", Path: "/api/objects/{hash}/signing-keys", Service: "identity-svc", Auth: OwnerKey,
 		Summary: "Make a new active signing key: the owner's Ed25519 public key (jwk), or without jwk one that svc holds; the previous key is marked rotated",
 		Tag:     "signing", Request: "RegisterSigningKey", Status: 201, Response: "SigningKey", Errors: []int{409}},
@@ -18,6 +21,15 @@ var SigningSchemas = map[string]Schema{
 		"status": Enum("active", "rotated"), "held_by": Enum("svc", "owner"), "created_at": DateTime(), "rotated_at": DateTime(),
 	}, "kty", "crv", "x", "kid", "alg", "use", "status", "held_by", "created_at"),
 	"JWKS": Obj(map[string]Schema{"keys": Arr(Ref("JWK"))}, "keys"),
+	"DIDDocument": Obj(map[string]Schema{
+		"@context": Arr(Str()), "id": Str(), "alsoKnownAs": Arr(Str()),
+		"verificationMethod": Arr(Obj(map[string]Schema{
+			"id": Str(), "type": Enum("JsonWebKey2020"), "controller": Str(),
+			"publicKeyJwk": Obj(map[string]Schema{"kty": Enum("OKP"), "crv": Enum("Ed25519"), "x": Str(), "kid": Str(), "alg": Enum("EdDSA")}, "kty", "crv", "x", "kid", "alg"),
+		}, "id", "type", "controller", "publicKeyJwk")),
+		"authentication": Arr(Str()), "assertionMethod": Arr(Str()),
+		"service": Arr(Obj(map[string]Schema{"id": Str(), "type": Str(), "serviceEndpoint": Str()}, "id", "type", "serviceEndpoint")),
+	}, "@context", "id", "verificationMethod", "authentication", "assertionMethod"),
 	"RegisterSigningKey": Schema{"type": "object", "additionalProperties": false, "properties": map[string]any{
 		"jwk": Schema{"type": "object", "description": "the owner's public key: {\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"…\"}; omit it to have svc make and hold a new key"},
 	}},

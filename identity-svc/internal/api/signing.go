@@ -9,6 +9,7 @@ import (
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/signing"
 )
 
 // jwks serves an object's public signing keys (RFC 7517), the trust root of its signatures.
@@ -23,6 +24,17 @@ func (h *handlers) jwks(c *gin.Context) error {
 	}
 	c.Header("Content-Type", "application/jwk-set+json")
 	c.JSON(http.StatusOK, set)
+	return nil
+}
+
+// did serves the object's did:web document (public objects only).
+func (h *handlers) did(c *gin.Context) error {
+	doc, err := h.objects.DID(c.Request.Context(), c.Param("hash"))
+	if err != nil {
+		return err
+	}
+	c.Header("Content-Type", signing.DIDContentType)
+	c.JSON(http.StatusOK, doc)
 	return nil
 }
 

@@ -51,6 +51,8 @@ type Service struct {
 	ETags *httpx.ETags
 	// Sealer seals the private halves of the signing keys svc holds.
 	Sealer *Sealer
+	// BaseURL is the public URL svc answers at, without a final "/": objects' DIDs are made of it.
+	BaseURL string
 }
 
 // NewObject is what a creation asks for.
