@@ -79,6 +79,9 @@ func (h *handlers) internalSigningKeys(c *gin.Context) error {
 
 type signRequest struct {
 	Payload []byte `json:"payload" required:"true"`
+	// BindHost adds typ and jku to the protected header (documents served from the object's
+	// URLs, such as its agent card).
+	BindHost bool `json:"bind_host"`
 }
 
 // internalSign signs a payload with the object's active key, for the sends and agent cards svc
@@ -88,7 +91,7 @@ func (h *handlers) internalSign(c *gin.Context) error {
 	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
-	out, err := h.objects.Sign(c.Request.Context(), c.Param("id"), req.Payload)
+	out, err := h.objects.Sign(c.Request.Context(), c.Param("id"), req.Payload, req.BindHost)
 	if err != nil {
 		return err
 	}

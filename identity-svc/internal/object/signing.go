@@ -70,9 +70,11 @@ type Signed struct {
 }
 
 // Sign signs payload with the object's active key on its owner's behalf: a detached compact JWS
-// whose protected header carries alg EdDSA and the kid. 409 OWNER_HELD_KEY when the owner holds
-// the active key.
-func (s *Service) Sign(ctx context.Context, objectID string, payload []byte) (*Signed, error) {
+// whose protected header carries alg EdDSA and the kid. With bindHost the header also carries
+// typ JOSE and jku, the object's jwks.json under BaseURL: a verifier that finds the document it
+// fetched served from another host than jku names knows it for a copy. 409 OWNER_HELD_KEY when
+// the owner holds the active key.
+func (s *Service) Sign(ctx context.Context, objectID string, payload []byte, bindHost bool) (*Signed, error) {
 	obj, err := s.ByID(ctx, objectID)
 	if err != nil {
 		return nil, err
@@ -89,8 +91,12 @@ func (s *Service) Sign(ctx context.Context, objectID string, payload []byte) (*S
 	if err != nil {
 		return nil, err
 	}
+	var opts *jose.SignerOptions
+	if bindHost {
+		opts = (&jose.SignerOptions{}).WithType("JOSE").WithHeader("jku", s.BaseURL+objectPath(obj.Hash)+"/jwks.json")
+	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA,
-		Key: jose.JSONWebKey{Key: ed25519.NewKeyFromSeed(seed), KeyID: active.KID}}, nil)
+		Key: jose.JSONWebKey{Key: ed25519.NewKeyFromSeed(seed), KeyID: active.KID}}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("signer: %w", err)
 	}
