@@ -3,7 +3,10 @@ package e2e
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/json"
 	"fmt"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -141,4 +144,117 @@ func TestObjectsAreDIDWebDIDs(t *testing.T) {
 	env.Do(t, "GET", "/api/objects/"+private+"/did.json", "", nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "GET", "/api/objects/"+private+"/did.json", privateKey, nil).ExpectError(t, 404, "NOT_FOUND")
 	env.Do(t, "GET", "/api/objects/svc_nosuchobject/did.json", "", nil).ExpectError(t, 404, "NOT_FOUND")
+}
+
+// TestWebFingerFindsAnObject: WebFinger (RFC 7033) answers acct:<hash>@<host>, acct:<username>@<host>
+// for a custom hash, the object's DID and its box page with one JRD whose links lead to the box
+// page, the DID document, the card, the keys and llm.txt; rel filters the links; any origin may
+// read it; a missing resource is 400, and an unknown, private or other host's resource 404.
+func TestWebFingerFindsAnObject(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	hash, key := env.CreateObject(t, nil)
+	username := fmt.Sprintf("finger%d", time.Now().UnixNano()%1_000_000_000)
+	env.Do(t, "POST", "/api/objects/claim-custom-hash", key, map[string]any{"username": username, "payment_reference": issueVoucher()}).Expect(t, 200)
+	custom := "svc_" + username
+	host := strings.TrimPrefix(env.URL, "http://")
+	finger := func(resource string, rels ...string) *Response {
+		q := url.Values{"resource": {resource}}
+		for _, r := range rels {
+			q.Add("rel", r)
+		}
+		return env.Do(t, "GET", "/.well-known/webfinger?"+q.Encode(), "", nil)
+	}
+	did := Str(t, env.Do(t, "GET", "/api/objects/"+custom+"/did.json", "", nil).Expect(t, 200).JSON(t), "id")
+	for _, resource := range []string{"acct:" + custom + "@" + host, "acct:" + username + "@" + host, did, env.URL + "/" + custom} {
+		r := finger(resource).Expect(t, 200)
+		if ct := r.Header.Get("Content-Type"); ct != "application/jrd+json" || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Fatalf("%s: Content-Type %q, Access-Control-Allow-Origin %q", resource, ct, r.Header.Get("Access-Control-Allow-Origin"))
+		}
+		var jrd struct {
+			Subject string   `json:"subject"`
+			Aliases []string `json:"aliases"`
+			Links   []struct {
+				Rel, Type, Href string
+			} `json:"links"`
+		}
+		r.Decode(t, &jrd)
+		if jrd.Subject != resource || !slices.Contains(jrd.Aliases, did) {
+			t.Errorf("%s: subject %q, aliases %v", resource, jrd.Subject, jrd.Aliases)
+		}
+		hrefs := map[string]string{}
+		for _, l := range jrd.Links {
+			if l.Rel == "" || l.Href == "" {
+				t.Errorf("%s: a link without rel or href: %+v", resource, l)
+			}
+			hrefs[l.Type] = l.Href
+		}
+		for typ, suffix := range map[string]string{"text/html": "/" + custom, "application/did+ld+json": "/did.json",
+			"application/json": "/agent-card.json", "application/jwk-set+json": "/jwks.json", "text/markdown": "/llm.txt"} {
+			if !strings.HasSuffix(hrefs[typ], suffix) {
+				t.Errorf("%s: the %s link is %q", resource, typ, hrefs[typ])
+			}
+		}
+		// Every link leads somewhere that answers.
+		for _, href := range hrefs {
+			env.Do(t, "GET", strings.TrimPrefix(href, env.URL), "", nil).Expect(t, 200)
+		}
+	}
+	// The previous hash is found too, under its own subject.
+	finger("acct:"+hash+"@"+host).Expect(t, 200)
+	var only struct {
+		Links []map[string]any `json:"links"`
+	}
+	finger("acct:"+custom+"@"+host, "http://webfinger.net/rel/profile-page").Expect(t, 200).Decode(t, &only)
+	if len(only.Links) != 1 || only.Links[0]["rel"] != "http://webfinger.net/rel/profile-page" {
+		t.Errorf("rel=profile-page kept %v", only.Links)
+	}
+
+	env.Do(t, "GET", "/.well-known/webfinger", "", nil).ExpectError(t, 400, "MISSING_FIELD")
+	finger("acct:"+custom+"@elsewhere.example").ExpectError(t, 404, "NOT_FOUND")
+	finger("acct:svc_nosuchobject@"+host).ExpectError(t, 404, "NOT_FOUND")
+	finger("mailto:someone@"+host).ExpectError(t, 404, "NOT_FOUND")
+	private, _ := env.CreateObject(t, map[string]any{"visibility": "private"})
+	finger("acct:"+private+"@"+host).ExpectError(t, 404, "NOT_FOUND")
+}
+
+// TestMCPServerCardMatchesServerJSON: the server card at /.well-known/mcp/server-card.json says
+// what the repository's server.json tells the MCP Registry, with the remote at this deployment's
+// /mcp, which answers an MCP initialize.
+func TestMCPServerCardMatchesServerJSON(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	raw, err := os.ReadFile("../../server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var published, served map[string]any
+	if err := json.Unmarshal(raw, &published); err != nil {
+		t.Fatal(err)
+	}
+	env.Do(t, "GET", "/.well-known/mcp/server-card.json", "", nil).Expect(t, 200).Decode(t, &served)
+	for _, field := range []string{"name", "title", "description", "version"} {
+		if served[field] != published[field] {
+			t.Errorf("%s: the card says %v, server.json %v", field, served[field], published[field])
+		}
+	}
+	if s, _ := served["$schema"].(string); !strings.HasPrefix(s, "https://static.modelcontextprotocol.io/schemas/") {
+		t.Errorf("$schema %q", s)
+	}
+	remote := served["remotes"].([]any)[0].(map[string]any)
+	want := published["remotes"].([]any)[0].(map[string]any)
+	if remote["type"] != want["type"] || remote["url"] != env.URL+"/mcp" {
+		t.Errorf("remote %v, want %v at %s/mcp", remote, want["type"], env.URL)
+	}
+	if got, want := fmt.Sprint(remote["headers"]), fmt.Sprint(want["headers"]); got != want {
+		t.Errorf("headers %s, server.json %s", got, want)
+	}
+	init := env.send(t, Request{Method: "POST", Path: strings.TrimPrefix(remote["url"].(string), env.URL),
+		Headers: map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"},
+		Body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+			"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "card-check", "version": "1"}}}})
+	init.Expect(t, 200)
+	if !strings.Contains(string(init.Body), `"serverInfo"`) {
+		t.Errorf("the card's remote did not answer initialize: %s", init.Body)
+	}
 }

@@ -9,6 +9,13 @@ var Signing = []Route{
 	{Method: "GET", Path: "/api/objects/{hash}/did.json", Service: "identity-svc", Auth: Public, Cacheable: true,
 		Summary: "The object's did:web document (did:web:<host>:api:objects:<hash>): its keys as in jwks.json (the active one authenticates and asserts; rotated ones stay as verification methods), its other hashes' DIDs and box page as alsoKnownAs, and its card, MCP, llm.txt, JWKS and mailbox as services",
 		Tag:     "signing", Response: "DIDDocument", ContentType: "application/did+ld+json"},
+	{Method: "GET", Path: "/.well-known/webfinger", Service: "identity-svc", Auth: Public,
+		Summary: "WebFinger (RFC 7033) for a public object: its box page, DID document, agent card, signing keys and llm.txt",
+		Tag:     "signing", Response: "JRD", ContentType: "application/jrd+json",
+		Query: []Param{
+			{Name: "resource", Required: true, Schema: Str(), Description: "acct:<hash or custom hash username>@<host>, the object's DID, or its box page or object URL"},
+			{Name: "rel", Schema: Str(), Description: "keep only the links of this relation (repeatable)"},
+		}},
 	{Method: "POST", Path: "/api/objects/{hash}/signing-keys", Service: "identity-svc", Auth: OwnerKey,
 		Summary: "Make a new active signing key: the owner's Ed25519 public key (jwk), or without jwk one that svc holds; the previous key is marked rotated",
 		Tag:     "signing", Request: "RegisterSigningKey", Status: 201, Response: "SigningKey", Errors: []int{409}},
@@ -21,6 +28,10 @@ var SigningSchemas = map[string]Schema{
 		"status": Enum("active", "rotated"), "held_by": Enum("svc", "owner"), "created_at": DateTime(), "rotated_at": DateTime(),
 	}, "kty", "crv", "x", "kid", "alg", "use", "status", "held_by", "created_at"),
 	"JWKS": Obj(map[string]Schema{"keys": Arr(Ref("JWK"))}, "keys"),
+	"JRD": Obj(map[string]Schema{
+		"subject": Str(), "aliases": Arr(Str()),
+		"links": Arr(Obj(map[string]Schema{"rel": Str(), "type": Str(), "href": Str(), "titles": Schema{"type": "object"}}, "rel", "href")),
+	}, "subject", "aliases", "links"),
 	"DIDDocument": Obj(map[string]Schema{
 		"@context": Arr(Str()), "id": Str(), "alsoKnownAs": Arr(Str()),
 		"verificationMethod": Arr(Obj(map[string]Schema{

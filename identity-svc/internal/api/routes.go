@@ -21,6 +21,7 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 	api.POST("/api/objects/:hash/rotate-key", httpx.Handle(h.rotateKey))
 	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
 	api.GET("/api/directory", httpx.Handle(h.directory))
+	api.GET("/.well-known/webfinger", httpx.Handle(h.webfinger))
 	api.GET("/api/whoami", httpx.Handle(h.whoami))
 	api.GET("/api/objects/:hash/jwks.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
 	api.POST("/api/objects/:hash/signing-keys", httpx.Handle(h.registerSigningKey))
