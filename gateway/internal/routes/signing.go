@@ -9,6 +9,9 @@ var Signing = []Route{
 	{Method: "GET", Path: "/api/objects/{hash}/did.json", Service: "identity-svc", Auth: Public, Cacheable: true,
 		Summary: "The object's did:web document (did:web:<host>:api:objects:<hash>): its keys as in jwks.json (the active one authenticates and asserts; rotated ones stay as verification methods), its other hashes' DIDs and box page as alsoKnownAs, and its card, MCP, llm.txt, JWKS and mailbox as services",
 		Tag:     "signing", Response: "DIDDocument", ContentType: "application/did+ld+json"},
+	{Method: "GET", Path: "/api/objects/{hash}/http-message-signatures-directory", Service: "identity-svc", Auth: Public,
+		Summary: "The object's HTTP message signatures directory (Web Bot Auth): the key its signed requests verify with, the answer signed by that key when svc holds it",
+		Tag:     "signing", Response: "KeyDirectory", ContentType: "application/http-message-signatures-directory+json"},
 	{Method: "GET", Path: "/.well-known/webfinger", Service: "identity-svc", Auth: Public,
 		Summary: "WebFinger (RFC 7033) for a public object: its box page, DID document, agent card, signing keys and llm.txt",
 		Tag:     "signing", Response: "JRD", ContentType: "application/jrd+json",
@@ -28,6 +31,9 @@ var SigningSchemas = map[string]Schema{
 		"status": Enum("active", "rotated"), "held_by": Enum("svc", "owner"), "created_at": DateTime(), "rotated_at": DateTime(),
 	}, "kty", "crv", "x", "kid", "alg", "use", "status", "held_by", "created_at"),
 	"JWKS": Obj(map[string]Schema{"keys": Arr(Ref("JWK"))}, "keys"),
+	"KeyDirectory": Obj(map[string]Schema{"keys": Arr(Obj(map[string]Schema{
+		"kty": Enum("OKP"), "crv": Enum("Ed25519"), "x": Str(), "kid": Str(), "alg": Enum("EdDSA"),
+	}, "kty", "crv", "x", "kid", "alg"))}, "keys"),
 	"JRD": Obj(map[string]Schema{
 		"subject": Str(), "aliases": Arr(Str()),
 		"links": Arr(Obj(map[string]Schema{"rel": Str(), "type": Str(), "href": Str(), "titles": Schema{"type": "object"}}, "rel", "href")),

@@ -25,6 +25,7 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 	api.GET("/api/whoami", httpx.Handle(h.whoami))
 	api.GET("/api/objects/:hash/jwks.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
 	api.POST("/api/objects/:hash/signing-keys", httpx.Handle(h.registerSigningKey))
+	api.GET("/api/objects/:hash/http-message-signatures-directory", httpx.Handle(h.keyDirectory))
 	api.GET("/api/objects/:hash/did.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.did))
 
 	api.POST("/api/objects/:hash/keys", httpx.Handle(h.createKey))

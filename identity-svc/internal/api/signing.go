@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/signing"
 )
@@ -96,5 +97,20 @@ func (h *handlers) internalSign(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+// keyDirectory serves the object's HTTP message signatures directory, its answer signed when svc
+// holds the key.
+func (h *handlers) keyDirectory(c *gin.Context) error {
+	dir, header, err := h.objects.KeyDirectory(c.Request.Context(), c.Param("hash"))
+	if err != nil {
+		return err
+	}
+	for k, v := range header {
+		c.Header(k, v[0])
+	}
+	c.Header("Content-Type", httpsig.DirectoryContentType)
+	c.JSON(http.StatusOK, dir)
 	return nil
 }
