@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -13,6 +15,9 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/svcdev/svc/pkg/client"
+	"github.com/svcdev/svc/pkg/httpsig"
 )
 
 // didDoc is the part of a DID document the tests read, decoded as a resolver would.
@@ -256,5 +261,104 @@ func TestMCPServerCardMatchesServerJSON(t *testing.T) {
 	init.Expect(t, 200)
 	if !strings.Contains(string(init.Body), `"serverInfo"`) {
 		t.Errorf("the card's remote did not answer initialize: %s", init.Body)
+	}
+}
+
+// TestSignedRequestsVerifyTheSender: a send signed with HTTP Message Signatures (Web Bot Auth
+// profile) by the sender's own key, with no API key, is stored sender_verified; a copy of the
+// request, a changed body, another sender's from_hash, a signature made for another authority and
+// an expired one are refused. The key directory its Signature-Agent names lists the active key.
+func TestSignedRequestsVerifyTheSender(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	alice, aliceKey := env.CreateObject(t, nil)
+	bob, _ := env.CreateObject(t, nil)
+	carol, _ := env.CreateObject(t, nil)
+	key, err := client.New(env.URL, aliceKey).NewSigningKey(context.Background(), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := key.RequestSigner(env.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type sent struct {
+		status int
+		body   map[string]any
+	}
+	do := func(h http.Header, body []byte) sent {
+		t.Helper()
+		req, _ := http.NewRequest("POST", env.URL+"/api/messages", bytes.NewReader(body))
+		req.Header = h.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return sent{res.StatusCode, out}
+	}
+	signed := func(s httpsig.Signer, body []byte, now time.Time, url string) http.Header {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+		if err := s.Sign(req, body, now, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		return req.Header
+	}
+	code := func(s sent) any {
+		if e, ok := s.body["error"].(map[string]any); ok {
+			return e["code"]
+		}
+		return nil
+	}
+	body := []byte(`{"from_hash":"` + alice + `","to_hash":"` + bob + `","kind":"note","body":"signed by request"}`)
+	h := signed(signer, body, time.Now(), env.URL+"/api/messages")
+	first := do(h, body)
+	if first.status != 201 || first.body["sender_verified"] != true || first.body["kid"] != key.KID || first.body["signature"] != nil {
+		t.Fatalf("a signed request: %d %v", first.status, first.body)
+	}
+	if again := do(h, body); again.status != 409 || code(again) != "SIGNATURE_REPLAYED" {
+		t.Errorf("the same request again: %d %v", again.status, again.body)
+	}
+	changed := []byte(strings.Replace(string(body), "signed by request", "changed on the way", 1))
+	if r := do(signed(signer, body, time.Now(), env.URL+"/api/messages"), changed); r.status != 400 || code(r) != "INVALID_SIGNATURE" {
+		t.Errorf("a changed body: %d %v", r.status, r.body)
+	}
+	asCarol := []byte(strings.Replace(string(body), alice, carol, 1))
+	if r := do(signed(signer, asCarol, time.Now(), env.URL+"/api/messages"), asCarol); r.status != 400 || code(r) != "INVALID_SIGNATURE" {
+		t.Errorf("alice's signature on carol's from_hash: %d %v", r.status, r.body)
+	}
+	if r := do(signed(signer, body, time.Now(), "https://elsewhere.example/api/messages"), body); r.status != 400 || code(r) != "INVALID_SIGNATURE" {
+		t.Errorf("a signature made for another authority: %d %v", r.status, r.body)
+	}
+	if r := do(signed(signer, body, time.Now().Add(-3*time.Minute), env.URL+"/api/messages"), body); r.status != 400 || code(r) != "SIGNATURE_EXPIRED" {
+		t.Errorf("an expired signature: %d %v", r.status, r.body)
+	}
+	thread := env.Do(t, "GET", "/api/threads/"+first.body["thread_id"].(string), aliceKey, nil).Expect(t, 200).JSON(t)
+	if msgs := thread["messages"].([]any); len(msgs) != 1 || msgs[0].(map[string]any)["sender_verified"] != true {
+		t.Errorf("the thread holds %v", msgs)
+	}
+
+	dir := env.Do(t, "GET", strings.TrimPrefix(client.DirectoryURL(env.URL, alice), env.URL), "", nil).Expect(t, 200)
+	if ct := dir.Header.Get("Content-Type"); ct != httpsig.DirectoryContentType {
+		t.Errorf("directory Content-Type %q", ct)
+	}
+	var d struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	dir.Decode(t, &d)
+	if len(d.Keys) != 1 || d.Keys[0]["kid"] != key.KID {
+		t.Errorf("alice's directory lists %v, want her active key %s", d.Keys, key.KID)
+	}
+	if dir.Header.Get("Signature") != "" {
+		t.Error("a directory whose owner holds the key is signed by svc")
+	}
+	// bob's key is held by svc: his directory's answer is signed, for svc's authority.
+	bobDir := env.Do(t, "GET", strings.TrimPrefix(client.DirectoryURL(env.URL, bob), env.URL), "", nil).Expect(t, 200)
+	if in := bobDir.Header.Get("Signature-Input"); !strings.Contains(in, `("@authority";req)`) || !strings.Contains(in, `tag="http-message-signatures-directory"`) {
+		t.Errorf("bob's directory Signature-Input %q", in)
 	}
 }
