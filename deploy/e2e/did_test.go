@@ -362,3 +362,47 @@ func TestSignedRequestsVerifyTheSender(t *testing.T) {
 		t.Errorf("bob's directory Signature-Input %q", in)
 	}
 }
+
+// TestOutboundRequestsAreSignedBySvc: a webhook delivery carries svc's own HTTP message signature
+// (Web Bot Auth profile), whose Signature-Agent is svc's key directory; the delivery verifies with
+// the key that directory lists, for the receiver's authority and the delivered body, and the
+// directory's answer is signed for svc's host.
+func TestOutboundRequestsAreSignedBySvc(t *testing.T) {
+	t.Parallel()
+	rcv := newReceiver(t)
+	env := webhookEnv(t, rcv)
+	hash, key := env.CreateObject(t, nil)
+	sender, _ := env.CreateObject(t, nil)
+	env.Do(t, "POST", "/api/objects/"+hash+"/webhooks", key, map[string]any{"callback_url": rcv.URL("/hook")}).Expect(t, 201)
+	sendMessage(t, env, sender, hash, "", "signed delivery")
+	got := rcv.waitFor(t, env, 1)[0]
+
+	dirRes := env.Do(t, "GET", "/.well-known/http-message-signatures-directory", "", nil).Expect(t, 200)
+	if in := dirRes.Header.Get("Signature-Input"); !strings.Contains(in, `tag="http-message-signatures-directory"`) || dirRes.Header.Get("Signature") == "" {
+		t.Errorf("the directory's answer is not signed: Signature-Input %q", in)
+	}
+	var dir struct {
+		Keys []jose.JSONWebKey `json:"keys"`
+	}
+	dirRes.Decode(t, &dir)
+	if len(dir.Keys) != 1 {
+		t.Fatalf("svc's directory lists %d keys", len(dir.Keys))
+	}
+	u, _ := url.Parse(rcv.URL(got.Path))
+	req := &http.Request{Method: "POST", URL: u, Host: u.Host, Header: got.Header}
+	v, err := httpsig.Verify(req, got.Body, time.Now(), func(keyID, agent string) (ed25519.PublicKey, error) {
+		if agent != env.URL+"/.well-known/http-message-signatures-directory" || keyID != dir.Keys[0].KeyID {
+			return nil, fmt.Errorf("keyid %s of %s is not the directory's %s", keyID, agent, dir.Keys[0].KeyID)
+		}
+		return dir.Keys[0].Key.(ed25519.PublicKey), nil
+	})
+	if err != nil {
+		t.Fatalf("the delivery's signature: %v (headers %v)", err, got.Header)
+	}
+	if _, err := httpsig.Verify(req, append(got.Body, ' '), time.Now(), func(string, string) (ed25519.PublicKey, error) {
+		return dir.Keys[0].Key.(ed25519.PublicKey), nil
+	}); err == nil {
+		t.Error("the delivery's signature verifies over another body")
+	}
+	t.Logf("delivery signed by %s, valid until %s", v.KeyID, v.Expires)
+}

@@ -84,7 +84,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
 		ETags:   etags,
 		Sealer:  sealer,
-		BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
+		BaseURL: strings.TrimRight(cfg.BaseURL, "/"), RequestSigner: b.RequestSigner(),
 	}
 	api.Register(b.API, objects)
 	claims := &consumers.Claims{Objects: objects}

@@ -146,6 +146,7 @@ var NoTool = map[string]string{
 	"GET /api/objects/{hash}/did.json":                                                    "a DID document is for DID resolvers, not for a model",
 	"GET /.well-known/mcp/server-card.json":                                               "the server card is read before connecting, not through the connection",
 	"GET /api/objects/{hash}/http-message-signatures-directory":                           "a key directory is for HTTP signature verifiers, not for a model",
+	"GET /.well-known/http-message-signatures-directory":                                  "a key directory is for HTTP signature verifiers, not for a model",
 	"GET /.well-known/webfinger":                                                          "WebFinger is for discovery clients; get_object serves models",
 	"POST /api/objects/{hash}/a2a/message:send":                                           "the A2A binding is for A2A clients; send_message serves models",
 	"GET /api/objects/{hash}/a2a/tasks/{id}":                                              "the A2A binding is for A2A clients; read_thread serves models",

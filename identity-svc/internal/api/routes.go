@@ -22,6 +22,7 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
 	api.GET("/api/directory", httpx.Handle(h.directory))
 	api.GET("/.well-known/webfinger", httpx.Handle(h.webfinger))
+	api.GET("/.well-known/http-message-signatures-directory", httpx.Handle(h.serviceKeyDirectory))
 	api.GET("/api/whoami", httpx.Handle(h.whoami))
 	api.GET("/api/objects/:hash/jwks.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
 	api.POST("/api/objects/:hash/signing-keys", httpx.Handle(h.registerSigningKey))

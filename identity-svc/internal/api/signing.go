@@ -114,3 +114,17 @@ func (h *handlers) keyDirectory(c *gin.Context) error {
 	c.JSON(http.StatusOK, dir)
 	return nil
 }
+
+// serviceKeyDirectory serves the key of svc's own signed requests, its answer signed.
+func (h *handlers) serviceKeyDirectory(c *gin.Context) error {
+	dir, header, err := h.objects.ServiceKeyDirectory()
+	if err != nil {
+		return err
+	}
+	for k, v := range header {
+		c.Header(k, v[0])
+	}
+	c.Header("Content-Type", httpsig.DirectoryContentType)
+	c.JSON(http.StatusOK, dir)
+	return nil
+}

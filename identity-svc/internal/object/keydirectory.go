@@ -2,10 +2,13 @@ package object
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/signing"
 )
@@ -45,6 +48,27 @@ func (s *Service) KeyDirectory(ctx context.Context, hash string) (*KeyDirectory,
 		return nil, nil, err
 	}
 	if err := httpsig.SignDirectory(h, base.Host, priv, kid, time.Now(), directoryTTL); err != nil {
+		return nil, nil, err
+	}
+	return dir, h, nil
+}
+
+// ServiceKeyDirectory is svc's own key directory: the key its outbound requests (webhook
+// deliveries, claim checks, ingest and sync fetches) are signed with, the answer signed by it
+// for svc's host.
+func (s *Service) ServiceKeyDirectory() (*KeyDirectory, http.Header, error) {
+	if s.RequestSigner == nil {
+		return nil, nil, apierr.NotFound("key directory")
+	}
+	k := s.RequestSigner
+	dir := &KeyDirectory{Keys: []signing.PublicJWK{{Kty: "OKP", Crv: "Ed25519",
+		X: base64.RawURLEncoding.EncodeToString(k.Key.Public().(ed25519.PublicKey)), KID: k.KeyID, Alg: signing.Alg}}}
+	base, err := url.Parse(s.BaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := http.Header{}
+	if err := httpsig.SignDirectory(h, base.Host, k.Key, k.KeyID, time.Now(), directoryTTL); err != nil {
 		return nil, nil, err
 	}
 	return dir, h, nil
