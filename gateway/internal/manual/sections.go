@@ -102,7 +102,13 @@ Each public object also publishes:
 		"keys from jwks.json; a signed message verifies against the same keys.\n" +
 		"Each public object is also a did:web DID, did:web:<host, its port's colon as %%3A>:api:objects:<hash>, which any\n" +
 		"did:web resolver (e.g. npm did-resolver with web-did-resolver) turns into did.json over HTTPS: the same keys\n" +
-		"by kid, rotated ones kept so that old signatures still verify.\n")
+		"by kid, rotated ones kept so that old signatures still verify. WebFinger (/.well-known/webfinger?resource=\n" +
+		"acct:<hash>@<host>) links an object's DID, card, keys and box page.\n" +
+		"An object can sign any HTTP request it makes (RFC 9421 HTTP Message Signatures, Web Bot Auth profile:\n" +
+		"`svc keygen`, then `svc sign-request`); its Signature-Agent is the object's key directory\n" +
+		"(/api/objects/<hash>/http-message-signatures-directory), which any Web Bot Auth verifier reads. A\n" +
+		"signed POST /api/messages needs no key and is stored sender_verified. svc signs its own webhook\n" +
+		"deliveries and fetches the same way, with the key at /.well-known/http-message-signatures-directory.\n")
 }
 
 // reference lists every served route by tag, with its body fields.
