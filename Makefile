@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js lint run bench build fmt-check bench-embedded bench-range bench-stack bench-fresh test-sse-js bench-scale
+.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js test-did-js test-web-bot-auth lint run bench build fmt-check bench-embedded bench-range bench-stack bench-fresh test-sse-js bench-scale
 
 include deploy/deploy.mk
 include deploy/mcp.mk
@@ -52,6 +52,19 @@ test-sse-js:
 ## against its jwks.json and a message sent through the card lands in the box's mailbox (needs node).
 test-a2a-js:
 	deploy/a2ajs/run.sh
+
+## test-did-js: the DIF's did:web resolver (npm did-resolver and web-did-resolver) with jose, pinned
+## and installed from npm into a temporary directory, against the all-in-one behind a TLS front on
+## loopback: objects' DIDs resolve to their jwks.json keys, before and after a rotation (needs node,
+## openssl).
+test-did-js:
+	deploy/didjs/run.sh
+
+## test-web-bot-auth: Cloudflare's web-bot-auth verifier, pinned and installed from npm into a
+## temporary directory, checks requests signed by `svc sign-request` as an object of the all-in-one
+## (needs node).
+test-web-bot-auth:
+	deploy/webbotauth/run.sh
 
 ## test-system: pkg's tests and the end-to-end suite on FerretDB over a real PostgreSQL and a real
 ## redis-server, which .ci/with-system-backends starts in a temporary directory (Debian: apt-get

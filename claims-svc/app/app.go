@@ -65,7 +65,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	pages, err := outbound.New(outbound.FromConfig(cfg.Outbound))
+	signer, err := service.RequestSignerOf(cfg.Service)
+	if err != nil {
+		return nil, err
+	}
+	opts := outbound.FromConfig(cfg.Outbound)
+	opts.Signer = signer
+	pages, err := outbound.New(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/service"
@@ -54,11 +55,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := service.RequireIdentityURL(cfg.Service); err != nil {
 		return nil, err
 	}
-	fetcher, err := outbound.New(outboundOptions(cfg.Outbound, sourceTimeout, sourceBytes))
+	signer, err := service.RequestSignerOf(cfg.Service)
 	if err != nil {
 		return nil, err
 	}
-	gitClient, err := outbound.New(outboundOptions(cfg.Outbound, gitTimeout, gitBytes))
+	fetcher, err := outbound.New(outboundOptions(cfg.Outbound, sourceTimeout, sourceBytes, signer))
+	if err != nil {
+		return nil, err
+	}
+	gitClient, err := outbound.New(outboundOptions(cfg.Outbound, gitTimeout, gitBytes, signer))
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +121,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return &App{Base: b}, nil
 }
 
-func outboundOptions(c config.Outbound, timeout time.Duration, maxBytes int64) outbound.Options {
+func outboundOptions(c config.Outbound, timeout time.Duration, maxBytes int64, signer *httpsig.Signer) outbound.Options {
 	o := outbound.FromConfig(c)
-	o.Timeout, o.MaxBytes = timeout, maxBytes
+	o.Timeout, o.MaxBytes, o.Signer = timeout, maxBytes, signer
 	return o
 }

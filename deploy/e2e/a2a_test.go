@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -173,3 +177,83 @@ const (
 	errNoSignature = cardError("the card has no signature")
 	errUnknownKID  = cardError("the card's kid is not in the object's jwks.json")
 )
+
+// checkCardHost is the host binding check a verifier makes of a card it fetched from cardURL:
+// the protected header names typ JOSE and a jku on the card's own host; the card's interface and
+// the object's did:web DID are on that host too; and the card verifies with the keys jku serves.
+func checkCardHost(t *testing.T, env *Env, cardURL string, raw []byte) error {
+	t.Helper()
+	var card struct {
+		SupportedInterfaces []struct {
+			URL string `json:"url"`
+		} `json:"supportedInterfaces"`
+		Signatures []struct {
+			Protected string `json:"protected"`
+		} `json:"signatures"`
+	}
+	if err := json.Unmarshal(raw, &card); err != nil || len(card.Signatures) == 0 || len(card.SupportedInterfaces) == 0 {
+		return cardError("not a signed card with an interface")
+	}
+	header, err := base64.RawURLEncoding.DecodeString(card.Signatures[0].Protected)
+	if err != nil {
+		return err
+	}
+	var h struct{ Typ, Jku string }
+	if err := json.Unmarshal(header, &h); err != nil {
+		return err
+	}
+	if h.Typ != "JOSE" {
+		return cardError("typ is " + h.Typ)
+	}
+	host := func(s string) string {
+		u, err := url.Parse(s)
+		if err != nil {
+			return ""
+		}
+		return u.Host
+	}
+	served := host(cardURL)
+	if host(h.Jku) != served || host(card.SupportedInterfaces[0].URL) != served {
+		return cardError("the card served from " + served + " names jku " + h.Jku + " and interface " + card.SupportedInterfaces[0].URL)
+	}
+	// The object's DID (its did.json beside jku) names the same host.
+	did := env.Do(t, "GET", strings.TrimPrefix(strings.TrimSuffix(h.Jku, "/jwks.json")+"/did.json", env.URL), "", nil).Expect(t, 200).JSON(t)
+	if !strings.HasPrefix(Str(t, did, "id"), "did:web:"+strings.Replace(served, ":", "%3A", 1)+":") {
+		return cardError("the DID " + Str(t, did, "id") + " is not on " + served)
+	}
+	var set jose.JSONWebKeySet
+	env.Do(t, "GET", strings.TrimPrefix(h.Jku, env.URL), "", nil).Expect(t, 200).Decode(t, &set)
+	return verifyCard(raw, set)
+}
+
+// TestAgentCardIsBoundToItsHost: the card's signature names typ JOSE and its object's jwks.json
+// as jku, so a verifier ties it to the host it came from; the same bytes served from another host
+// fail that check, although their signature itself still verifies.
+func TestAgentCardIsBoundToItsHost(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	bob, _ := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Bob\n\nA card bound to its host."})
+	path := "/api/objects/" + bob + "/agent-card.json"
+	raw := env.Do(t, "GET", path, "", nil).Expect(t, 200).Body
+	if err := checkCardHost(t, env, env.URL+path, raw); err != nil {
+		t.Fatalf("the card served by svc fails the host check: %v", err)
+	}
+	copied := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(raw)
+	}))
+	defer copied.Close()
+	res, err := http.Get(copied.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	set, _ := jwksOf(t, env, bob)
+	if err := verifyCard(copy, set); err != nil {
+		t.Fatalf("the copy's signature: %v (the bytes are the same)", err)
+	}
+	if err := checkCardHost(t, env, copied.URL+path, copy); err == nil {
+		t.Fatal("a copy of the card served from another host passes the host check")
+	}
+}

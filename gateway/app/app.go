@@ -19,6 +19,7 @@ import (
 
 	"github.com/svcdev/svc/gateway/internal/auth"
 	"github.com/svcdev/svc/gateway/internal/manual"
+	"github.com/svcdev/svc/gateway/internal/mcpserver"
 	"github.com/svcdev/svc/gateway/internal/openapi"
 	"github.com/svcdev/svc/gateway/internal/proxy"
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
@@ -120,7 +121,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	})
 	local := map[string]gin.HandlerFunc{
-		"GET /api/webhook-events": func(c *gin.Context) { c.JSON(http.StatusOK, catalog) },
+		"GET /api/webhook-events":   func(c *gin.Context) { c.JSON(http.StatusOK, catalog) },
+		"GET " + mcpserver.CardPath: func(c *gin.Context) { c.JSON(http.StatusOK, mcpserver.Card(cfg.BaseURL, mcpVersion)) },
 	}
 	var served []routes.Route
 	for _, r := range routes.All() {

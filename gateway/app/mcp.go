@@ -13,12 +13,15 @@ import (
 	"github.com/svcdev/svc/gateway/internal/routes"
 )
 
+// mcpVersion is the MCP server's version, as server.json and the server card name it.
+const mcpVersion = "1.0.0"
+
 // mountMCP serves the MCP server at /mcp over the engine e: its tools call the routes through e,
 // the same way a REST client does.
 func mountMCP(e *gin.Engine, cfg Config, served []routes.Route, a *auth.Authenticator, l *ratelimit.Limiter, keySecret []byte, log *slog.Logger) error {
 	m, err := mcpserver.New(mcpserver.Options{
 		Routes: served, Engine: e, Auth: a, Limiter: l, Limits: cfg.Limits, Authorize: proxy.Authorize,
-		BaseURL: cfg.BaseURL, Version: "1.0.0", Log: log, KeySecret: keySecret,
+		BaseURL: cfg.BaseURL, Version: mcpVersion, Log: log, KeySecret: keySecret,
 	})
 	if err != nil {
 		return err

@@ -71,8 +71,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		limits.NodeBytes <= 0 || limits.NodeBytes > graph.MaxBody {
 		return nil, errors.New("configuration: GRAPH_MAX_* quotas must be positive, GRAPH_MAX_NODE_BYTES at most 65536")
 	}
+	signer, err := service.RequestSignerOf(cfg.Service)
+	if err != nil {
+		return nil, err
+	}
 	opts := outbound.FromConfig(cfg.Outbound)
-	opts.MaxBytes = cfg.FetchMaxBytes
+	opts.MaxBytes, opts.Signer = cfg.FetchMaxBytes, signer
 	pages, err := outbound.New(opts)
 	if err != nil {
 		return nil, err

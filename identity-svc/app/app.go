@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/svcdev/svc/identity-svc/internal/api"
@@ -81,8 +82,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	st.CacheObjects(etags.Tokens(), cfg.CachedObjects)
 	objects := &object.Service{
 		Store: st, Outbox: b.Outbox, Redis: b.Redis, Payments: payment.NewVouchers(cfg.PaymentVoucherSecret), Log: b.Log,
-		ETags:  etags,
-		Sealer: sealer,
+		ETags:   etags,
+		Sealer:  sealer,
+		BaseURL: strings.TrimRight(cfg.BaseURL, "/"), RequestSigner: b.RequestSigner(),
 	}
 	api.Register(b.API, objects)
 	claims := &consumers.Claims{Objects: objects}

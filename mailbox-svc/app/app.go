@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/api"
@@ -70,7 +71,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	admissions := mailbox.NewAdmissionCache(versions.New(b.Redis, b.Log, "svc:mailbox-admission:", tokenTTL), cfg.CachedAdmissions)
 	sender := &mailbox.Sender{Store: st, Names: names, Outbox: b.Outbox,
 		IdempotencyTTL: cfg.IdempotencyTTL, Blocked: blocked, Admissions: admissions, Log: b.Log,
-		Signing: b.Identity(), SignatureSkew: cfg.SignatureSkew,
+		Signing: b.Identity(), SignatureSkew: cfg.SignatureSkew, BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
 		Rules:      rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")),
 		RulesGuard: controls.NewGuard[contract.Admission](ctl, Name, controls.Rules, cfg.CachedRuleAnswers)}
 	api.Register(b.API, &api.Handler{

@@ -226,8 +226,22 @@ var ErrOwnerHeldKey = errors.New("the owner holds the active signing key")
 
 // Sign has identity-svc sign payload with the object's active key, on its owner's behalf.
 func (c *Client) Sign(ctx context.Context, objectID string, payload []byte) (*Signature, error) {
+	return c.sign(ctx, objectID, payload, false)
+}
+
+// SignBound signs as Sign does, with the protected header bound to the object's host: typ JOSE
+// and jku, the object's jwks.json, for a document served from the object's own URLs.
+func (c *Client) SignBound(ctx context.Context, objectID string, payload []byte) (*Signature, error) {
+	return c.sign(ctx, objectID, payload, true)
+}
+
+func (c *Client) sign(ctx context.Context, objectID string, payload []byte, bindHost bool) (*Signature, error) {
 	var out Signature
-	err := c.call(ctx, http.MethodPost, "/internal/v1/objects/"+url.PathEscape(objectID)+"/sign", map[string][]byte{"payload": payload}, &out)
+	in := struct {
+		Payload  []byte `json:"payload"`
+		BindHost bool   `json:"bind_host,omitempty"`
+	}{payload, bindHost}
+	err := c.call(ctx, http.MethodPost, "/internal/v1/objects/"+url.PathEscape(objectID)+"/sign", in, &out)
 	var status *rpc.StatusError
 	if errors.As(err, &status) && status.Status == http.StatusConflict {
 		return nil, ErrOwnerHeldKey

@@ -5,6 +5,7 @@
 package outbound
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -24,6 +25,7 @@ import (
 	"code.dny.dev/ssrf"
 
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/httpsig"
 )
 
 // ErrRefused is wrapped by every error that refuses an address or a URL.
@@ -73,7 +75,13 @@ type Options struct {
 	UserAgent string
 	// Ports are the ports that may be dialled (DefaultPorts when empty).
 	Ports []int
+	// Signer, when set, signs every request (each redirect too) with HTTP Message Signatures in
+	// the Web Bot Auth profile, so that the receiver can tell that svc sent it.
+	Signer *httpsig.Signer
 }
+
+// signatureTTL is how long the signature of an outbound request is valid.
+const signatureTTL = time.Minute
 
 // DefaultPorts are the ports of http and https: a URL naming another port is refused, so that
 // a fetch cannot probe or speak to other services (SMTP, Redis, …) of a public host.
@@ -252,6 +260,12 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		req.Header.Set("User-Agent", g.opts.UserAgent)
 	}
+	if g.opts.Signer != nil {
+		var err error
+		if req, err = g.sign(req); err != nil {
+			return nil, err
+		}
+	}
 	resp, err := g.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -394,4 +408,30 @@ func privateOrLoopback(ip netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// sign returns a copy of req signed with the guard's signer, its body read to digest it.
+func (g *guard) sign(req *http.Request) (*http.Request, error) {
+	req = req.Clone(req.Context())
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		rc := req.Body
+		if req.GetBody != nil {
+			var err error
+			if rc, err = req.GetBody(); err != nil {
+				return nil, fmt.Errorf("outbound: sign: %w", err)
+			}
+		}
+		var err error
+		body, err = io.ReadAll(rc)
+		_ = rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("outbound: sign: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if err := g.opts.Signer.Sign(req, body, time.Now(), signatureTTL); err != nil {
+		return nil, fmt.Errorf("outbound: sign: %w", err)
+	}
+	return req, nil
 }

@@ -2,16 +2,23 @@ package outbound_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/pem"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/outbound"
 )
 
@@ -243,5 +250,52 @@ func TestDialRefusesOtherPorts(t *testing.T) {
 	var refused *outbound.RefusedError
 	if !errors.As(err, &refused) || refused.Reason != "port" {
 		t.Fatalf("a fetch on port 8443 = %v, want refused for its port", err)
+	}
+}
+
+// TestRequestsAreSigned: with a Signer, every request, a redirect's next hop included, carries a
+// web-bot-auth signature that verifies for its own authority, path and body.
+func TestRequestsAreSigned(t *testing.T) {
+	t.Parallel()
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer := &httpsig.Signer{Key: priv, KeyID: "svc", Agent: "https://svc.example/.well-known/http-message-signatures-directory"}
+	var verified []string
+	var mu sync.Mutex
+	mux := http.NewServeMux()
+	check := func(w http.ResponseWriter, r *http.Request) bool {
+		body, _ := io.ReadAll(r.Body)
+		_, err := httpsig.Verify(r, body, time.Now(), func(string, string) (ed25519.PublicKey, error) { return pub, nil })
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return false
+		}
+		mu.Lock()
+		verified = append(verified, r.Method+" "+r.URL.Path+" "+string(body))
+		mu.Unlock()
+		return true
+	}
+	mux.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) {
+		if check(w, r) {
+			http.Redirect(w, r, "/ok", http.StatusFound)
+		}
+	})
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		if check(w, r) {
+			_, _ = w.Write([]byte("fine"))
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c, _ := outbound.New(outbound.Options{AllowPrivate: true, Signer: signer})
+	if got, err := c.Get(context.Background(), srv.URL+"/hop"); err != nil || string(got.Body) != "fine" {
+		t.Fatalf("signed GET through a redirect: %v %v", got, err)
+	}
+	res, err := c.HTTPClient().Post(srv.URL+"/ok", "application/json", strings.NewReader(`{"event":"x"}`))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("signed POST: %v %v", res, err)
+	}
+	res.Body.Close()
+	if want := []string{"GET /hop ", "GET /ok ", `POST /ok {"event":"x"}`}; !slices.Equal(verified, want) {
+		t.Errorf("verified %q, want %q", verified, want)
 	}
 }

@@ -6,6 +6,7 @@ package service
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,10 +26,12 @@ import (
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/server"
+	"github.com/svcdev/svc/pkg/signing"
 )
 
 // Base is the shared part of a service.
@@ -157,6 +160,36 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	b.API = b.Engine.Group("/", authn.Require(verifier, name))
 	mountDeadLetters(b.API, events.NewDeadLetters(b.DB, b.DB.Collection(processedEvents), b.handlers))
 	return b, nil
+}
+
+// DirectoryPath is where svc publishes the key of its own signed requests (Web Bot Auth).
+const DirectoryPath = "/.well-known/http-message-signatures-directory"
+
+// RequestSigner is the signer of svc's own outbound requests (webhook deliveries, claim checks,
+// ingest and sync fetches): one Ed25519 key every service derives from the key they share
+// (SERVICE_JWT_KEY), published at DirectoryPath under BASE_URL.
+func (b *Base) RequestSigner() *httpsig.Signer {
+	return RequestSigner(b.Key, b.Config.BaseURL)
+}
+
+// RequestSignerOf is the signer RequestSigner returns, read from the configuration, for the
+// clients a service builds before it connects.
+func RequestSignerOf(cfg config.Service) (*httpsig.Signer, error) {
+	key, err := authn.ParseSigningKey(cfg.ServiceKey)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: SERVICE_JWT_KEY: %w", err)
+	}
+	return RequestSigner(key, cfg.BaseURL), nil
+}
+
+// RequestSigner is Base.RequestSigner for the services' key and the public base URL.
+func RequestSigner(key *authn.SigningKey, baseURL string) *httpsig.Signer {
+	priv := ed25519.NewKeyFromSeed(key.Derive("svc web bot auth")[:ed25519.SeedSize])
+	kid, err := signing.Thumbprint(priv.Public().(ed25519.PublicKey))
+	if err != nil {
+		panic(err) // an Ed25519 public key always has a thumbprint
+	}
+	return &httpsig.Signer{Key: priv, KeyID: kid, Agent: strings.TrimRight(baseURL, "/") + DirectoryPath}
 }
 
 // internalAuth reads the services' signing key and the gateway's public key.

@@ -76,8 +76,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.Lease <= cfg.Timeout {
 		return nil, fmt.Errorf("configuration: WEBHOOK_CLAIM_LEASE (%s) must exceed WEBHOOK_TIMEOUT (%s)", cfg.Lease, cfg.Timeout)
 	}
+	signer, err := service.RequestSignerOf(cfg.Service)
+	if err != nil {
+		return nil, err
+	}
 	opts := outbound.FromConfig(cfg.Outbound)
 	opts.Timeout, opts.MaxRedirects, opts.HTTPSOnly, opts.MaxBytes = cfg.Timeout, -1, true, 64<<10
+	opts.Signer = signer
 	out, err := outbound.New(opts)
 	if err != nil {
 		return nil, err

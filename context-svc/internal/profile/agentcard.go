@@ -160,10 +160,11 @@ func firstParagraph(md string) string {
 // CardSigner signs on an object's behalf with its active key (identity-svc, which holds the
 // keys); *identity.Client satisfies it.
 type CardSigner interface {
-	Sign(ctx context.Context, objectID string, payload []byte) (*identity.Signature, error)
+	SignBound(ctx context.Context, objectID string, payload []byte) (*identity.Signature, error)
 }
 
-// SignedCard returns the card signed with the object's key (A2A §8.4). A card whose owner holds
+// SignedCard returns the card signed with the object's key (A2A §8.4), the protected header
+// bound to the object's host (typ JOSE, jku its jwks.json: docs/api.md says how to check). A card whose owner holds
 // the active key, or that identity-svc could not sign, is served unsigned: a client then finds
 // no signature to trust, rather than no card.
 func (s *Service) SignedCard(ctx context.Context, objectID string, card AgentCard) AgentCard {
@@ -175,7 +176,7 @@ func (s *Service) SignedCard(ctx context.Context, objectID string, card AgentCar
 		s.Log.ErrorContext(ctx, "agent card: canonical json", "error", err)
 		return card
 	}
-	sig, err := s.Signer.Sign(ctx, objectID, payload)
+	sig, err := s.Signer.SignBound(ctx, objectID, payload)
 	if err == nil {
 		err = card.Sign(sig.JWS)
 	}

@@ -7,6 +7,8 @@
 //	svc mailbox svc_…            (SVC_KEY: that object's key)
 //	svc read thr_…               (SVC_KEY: a participant's key)
 //	svc watch [-every 5s] svc_…  (prints each new message once, until Ctrl-C)
+//	svc keygen [-out file] svc_…  (SVC_KEY: the owner key; registers a key whose private half stays in file)
+//	svc sign-request [-key file] [-X POST] [-d body] [-ttl 1m] URL  (prints the signature headers)
 package main
 
 import (
@@ -43,7 +45,7 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-const usage = "usage: svc create|send|mailbox|read|watch …  (SVC_URL, SVC_KEY; see the package doc)"
+const usage = "usage: svc create|send|mailbox|read|watch|keygen|sign-request …  (SVC_URL, SVC_KEY; see the package doc)"
 
 // run executes one command; its answers are printed as JSON, one value per line.
 func run(ctx context.Context, args []string, baseURL, key string, out io.Writer) error {
@@ -107,6 +109,10 @@ func run(ctx context.Context, args []string, baseURL, key string, out io.Writer)
 			return err
 		}
 		return enc.Encode(box)
+	case "keygen":
+		return keygen(ctx, c, fs, args[1:], enc)
+	case "sign-request":
+		return signRequest(c, fs, args[1:], out)
 	case "watch":
 		every := fs.Duration("every", 5*time.Second, "how often to look")
 		if err := parse(fs, args[1:], 1); err != nil {

@@ -80,6 +80,7 @@ type boxData struct {
 	LLMTxt      string
 	AgentCard   string
 	JWKS        string
+	DID         string
 	FeedURL     string
 	SinceView   *timeView
 	ItemViews   []itemView
@@ -120,6 +121,7 @@ func (r *Renderer) Render(b Box) ([]byte, error) {
 		LLMTxt:      r.base + path + "/llm.txt",
 		AgentCard:   r.base + path + "/agent-card.json",
 		JWKS:        r.base + path + "/jwks.json",
+		DID:         r.base + path + "/did.json",
 		FeedURL:     r.base + "/api/feeds/" + url.PathEscape(b.Hash) + "/items",
 	}
 	now := r.now()

@@ -77,7 +77,7 @@ func (m *writer) limits(l ratelimit.Config) {
 }
 
 // machineRoutes are the per-object machine documents.
-var machineRoutes = []string{"GET /api/objects/{hash}/llm.txt", "GET /api/objects/{hash}/agent-card.json", "GET /api/objects/{hash}/jwks.json"}
+var machineRoutes = []string{"GET /api/objects/{hash}/llm.txt", "GET /api/objects/{hash}/agent-card.json", "GET /api/objects/{hash}/jwks.json", "GET /api/objects/{hash}/did.json"}
 
 // machines writes the machine interfaces: the OpenAPI document, MCP, and each object's documents.
 func (m *writer) machines() {
@@ -99,7 +99,16 @@ Each public object also publishes:
 		}
 	}
 	m.printf("\nThe agent card is an A2A card (name, description, how to message the object), signed with the object's\n" +
-		"keys from jwks.json; a signed message verifies against the same keys.\n")
+		"keys from jwks.json; a signed message verifies against the same keys.\n" +
+		"Each public object is also a did:web DID, did:web:<host, its port's colon as %%3A>:api:objects:<hash>, which any\n" +
+		"did:web resolver (e.g. npm did-resolver with web-did-resolver) turns into did.json over HTTPS: the same keys\n" +
+		"by kid, rotated ones kept so that old signatures still verify. WebFinger (/.well-known/webfinger?resource=\n" +
+		"acct:<hash>@<host>) links an object's DID, card, keys and box page.\n" +
+		"An object can sign any HTTP request it makes (RFC 9421 HTTP Message Signatures, Web Bot Auth profile:\n" +
+		"`svc keygen`, then `svc sign-request`); its Signature-Agent is the object's key directory\n" +
+		"(/api/objects/<hash>/http-message-signatures-directory), which any Web Bot Auth verifier reads. A\n" +
+		"signed POST /api/messages needs no key and is stored sender_verified. svc signs its own webhook\n" +
+		"deliveries and fetches the same way, with the key at /.well-known/http-message-signatures-directory.\n")
 }
 
 // reference lists every served route by tag, with its body fields.

@@ -1,9 +1,12 @@
 package routes
 
-// Events are the routes of the event catalog and the event streams' documentation: the catalog
-// is answered by the gateway itself, from the schemas below, which are also the OpenAPI
+// Events are the routes the gateway answers itself: the MCP server card, and the event catalog,
+// answered from the schemas below, which are also the OpenAPI
 // document's webhooks.
 var Events = []Route{
+	{Method: "GET", Path: "/.well-known/mcp/server-card.json", Service: Gateway, Auth: Public,
+		Summary: "The MCP server card (SEP-2127): the MCP server's name, version and remote (/mcp, streamable HTTP), as server.json names them",
+		Tag:     "events", Response: "MCPServerCard"},
 	{Method: "GET", Path: "/api/webhook-events", Service: Gateway, Auth: Public,
 		Summary: "List the event types with a description, the JSON Schema (2020-12) of their payload and an example", Tag: "events",
 		Response: "WebhookEventCatalog"},
@@ -125,6 +128,13 @@ func Catalog() map[string]any {
 // OpenAPI document's webhooks refer to them).
 var EventSchemas = func() map[string]Schema {
 	out := map[string]Schema{
+		"MCPServerCard": Obj(map[string]Schema{
+			"$schema": Str(), "name": Str(), "title": Str(), "description": Str(), "version": Str(), "websiteUrl": Str(),
+			"remotes": Arr(Obj(map[string]Schema{
+				"type": Enum("streamable-http"), "url": Str(),
+				"headers": Arr(Obj(map[string]Schema{"name": Str(), "description": Str(), "isRequired": Bool(), "isSecret": Bool()}, "name", "isSecret")),
+			}, "type", "url")),
+		}, "$schema", "name", "version", "remotes"),
 		"WebhookEventCatalog": Obj(map[string]Schema{
 			"events": Arr(Obj(map[string]Schema{
 				"type": webhookEvent, "description": Str(), "schema": Schema{"type": "object"}, "example": Schema{"type": "object"},

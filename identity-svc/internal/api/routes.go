@@ -21,9 +21,13 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 	api.POST("/api/objects/:hash/rotate-key", httpx.Handle(h.rotateKey))
 	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
 	api.GET("/api/directory", httpx.Handle(h.directory))
+	api.GET("/.well-known/webfinger", httpx.Handle(h.webfinger))
+	api.GET("/.well-known/http-message-signatures-directory", httpx.Handle(h.serviceKeyDirectory))
 	api.GET("/api/whoami", httpx.Handle(h.whoami))
 	api.GET("/api/objects/:hash/jwks.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
 	api.POST("/api/objects/:hash/signing-keys", httpx.Handle(h.registerSigningKey))
+	api.GET("/api/objects/:hash/http-message-signatures-directory", httpx.Handle(h.keyDirectory))
+	api.GET("/api/objects/:hash/did.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.did))
 
 	api.POST("/api/objects/:hash/keys", httpx.Handle(h.createKey))
 	api.GET("/api/objects/:hash/keys", httpx.Handle(h.listKeys))

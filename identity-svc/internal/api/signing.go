@@ -8,7 +8,9 @@ import (
 
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/signing"
 )
 
 // jwks serves an object's public signing keys (RFC 7517), the trust root of its signatures.
@@ -23,6 +25,17 @@ func (h *handlers) jwks(c *gin.Context) error {
 	}
 	c.Header("Content-Type", "application/jwk-set+json")
 	c.JSON(http.StatusOK, set)
+	return nil
+}
+
+// did serves the object's did:web document (public objects only).
+func (h *handlers) did(c *gin.Context) error {
+	doc, err := h.objects.DID(c.Request.Context(), c.Param("hash"))
+	if err != nil {
+		return err
+	}
+	c.Header("Content-Type", signing.DIDContentType)
+	c.JSON(http.StatusOK, doc)
 	return nil
 }
 
@@ -67,6 +80,9 @@ func (h *handlers) internalSigningKeys(c *gin.Context) error {
 
 type signRequest struct {
 	Payload []byte `json:"payload" required:"true"`
+	// BindHost adds typ and jku to the protected header (documents served from the object's
+	// URLs, such as its agent card).
+	BindHost bool `json:"bind_host"`
 }
 
 // internalSign signs a payload with the object's active key, for the sends and agent cards svc
@@ -76,10 +92,39 @@ func (h *handlers) internalSign(c *gin.Context) error {
 	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
-	out, err := h.objects.Sign(c.Request.Context(), c.Param("id"), req.Payload)
+	out, err := h.objects.Sign(c.Request.Context(), c.Param("id"), req.Payload, req.BindHost)
 	if err != nil {
 		return err
 	}
 	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+// keyDirectory serves the object's HTTP message signatures directory, its answer signed when svc
+// holds the key.
+func (h *handlers) keyDirectory(c *gin.Context) error {
+	dir, header, err := h.objects.KeyDirectory(c.Request.Context(), c.Param("hash"))
+	if err != nil {
+		return err
+	}
+	for k, v := range header {
+		c.Header(k, v[0])
+	}
+	c.Header("Content-Type", httpsig.DirectoryContentType)
+	c.JSON(http.StatusOK, dir)
+	return nil
+}
+
+// serviceKeyDirectory serves the key of svc's own signed requests, its answer signed.
+func (h *handlers) serviceKeyDirectory(c *gin.Context) error {
+	dir, header, err := h.objects.ServiceKeyDirectory()
+	if err != nil {
+		return err
+	}
+	for k, v := range header {
+		c.Header(k, v[0])
+	}
+	c.Header("Content-Type", httpsig.DirectoryContentType)
+	c.JSON(http.StatusOK, dir)
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
@@ -51,6 +52,11 @@ type Service struct {
 	ETags *httpx.ETags
 	// Sealer seals the private halves of the signing keys svc holds.
 	Sealer *Sealer
+	// BaseURL is the public URL svc answers at, without a final "/": objects' DIDs are made of it.
+	BaseURL string
+	// RequestSigner signs svc's own outbound requests; its key is published by
+	// ServiceKeyDirectory.
+	RequestSigner *httpsig.Signer
 }
 
 // NewObject is what a creation asks for.

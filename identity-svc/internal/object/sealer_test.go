@@ -86,7 +86,7 @@ func writeLegacy(t *testing.T, s *Service, secret, objectID string, n int) {
 func signsAndVerifies(t *testing.T, s *Service, objectID string) error {
 	t.Helper()
 	ctx := context.Background()
-	signed, err := s.Sign(ctx, objectID, []byte("payload"))
+	signed, err := s.Sign(ctx, objectID, []byte("payload"), false)
 	if err != nil {
 		return err
 	}

@@ -70,9 +70,11 @@ type Signed struct {
 }
 
 // Sign signs payload with the object's active key on its owner's behalf: a detached compact JWS
-// whose protected header carries alg EdDSA and the kid. 409 OWNER_HELD_KEY when the owner holds
-// the active key.
-func (s *Service) Sign(ctx context.Context, objectID string, payload []byte) (*Signed, error) {
+// whose protected header carries alg EdDSA and the kid. With bindHost the header also carries
+// typ JOSE and jku, the object's jwks.json under BaseURL: a verifier that finds the document it
+// fetched served from another host than jku names knows it for a copy. 409 OWNER_HELD_KEY when
+// the owner holds the active key.
+func (s *Service) Sign(ctx context.Context, objectID string, payload []byte, bindHost bool) (*Signed, error) {
 	obj, err := s.ByID(ctx, objectID)
 	if err != nil {
 		return nil, err
@@ -80,17 +82,16 @@ func (s *Service) Sign(ctx context.Context, objectID string, payload []byte) (*S
 	if obj, err = s.withKey(ctx, obj); err != nil {
 		return nil, err
 	}
-	n := len(obj.SigningKeys)
-	active := obj.SigningKeys[n-1]
-	if active.Sealed == nil {
-		return nil, httpx.Conflict(CodeOwnerHeldKey, "the owner holds this object's active signing key; svc cannot sign for it")
-	}
-	seed, _, err := s.Sealer.open(active.Sealed, store.SigningKeyFactID(obj.ID, n))
+	priv, kid, err := s.activeKey(obj)
 	if err != nil {
 		return nil, err
 	}
+	var opts *jose.SignerOptions
+	if bindHost {
+		opts = (&jose.SignerOptions{}).WithType("JOSE").WithHeader("jku", s.BaseURL+objectPath(obj.Hash)+"/jwks.json")
+	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA,
-		Key: jose.JSONWebKey{Key: ed25519.NewKeyFromSeed(seed), KeyID: active.KID}}, nil)
+		Key: jose.JSONWebKey{Key: priv, KeyID: kid}}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("signer: %w", err)
 	}
@@ -102,7 +103,22 @@ func (s *Service) Sign(ctx context.Context, objectID string, payload []byte) (*S
 	if err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
 	}
-	return &Signed{JWS: compact, KID: active.KID}, nil
+	return &Signed{JWS: compact, KID: kid}, nil
+}
+
+// activeKey opens the private half of obj's active key, which svc must hold: 409
+// OWNER_HELD_KEY when the owner holds it.
+func (s *Service) activeKey(obj *store.Object) (ed25519.PrivateKey, string, error) {
+	n := len(obj.SigningKeys)
+	active := obj.SigningKeys[n-1]
+	if active.Sealed == nil {
+		return nil, "", httpx.Conflict(CodeOwnerHeldKey, "the owner holds this object's active signing key; svc cannot sign for it")
+	}
+	seed, _, err := s.Sealer.open(active.Sealed, store.SigningKeyFactID(obj.ID, n))
+	if err != nil {
+		return nil, "", err
+	}
+	return ed25519.NewKeyFromSeed(seed), active.KID, nil
 }
 
 // withKey returns obj with at least one signing key: an object made before keys existed, or

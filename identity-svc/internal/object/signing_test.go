@@ -38,7 +38,7 @@ func TestSignVerifiesUnderTheObjectsKeySet(t *testing.T) {
 	ctx := context.Background()
 	c, _ := create(t, s, NewObject{})
 	payload := []byte(`{"a":1}`)
-	signed, err := s.Sign(ctx, c.Object.ID, payload)
+	signed, err := s.Sign(ctx, c.Object.ID, payload, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestRegisterOwnerKeyRotatesAndStopsSvcSigning(t *testing.T) {
 		t.Fatalf("jwks after rotation: %+v", jwks)
 	}
 	var he *httpx.Error
-	if _, err := s.Sign(ctx, c.Object.ID, []byte("x")); !errors.As(err, &he) || he.Code != CodeOwnerHeldKey {
+	if _, err := s.Sign(ctx, c.Object.ID, []byte("x"), false); !errors.As(err, &he) || he.Code != CodeOwnerHeldKey {
 		t.Fatalf("sign with an owner-held key: %v, want %s", err, CodeOwnerHeldKey)
 	}
 	if _, err := s.RegisterSigningKey(ctx, Caller{ObjectID: c.Object.ID}, jwk); !errors.As(err, &he) || he.Status != 409 {
@@ -99,7 +99,7 @@ func TestRegisterOwnerKeyRotatesAndStopsSvcSigning(t *testing.T) {
 	if _, err := s.RegisterSigningKey(ctx, Caller{ObjectID: c.Object.ID}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Sign(ctx, c.Object.ID, []byte("x")); err != nil {
+	if _, err := s.Sign(ctx, c.Object.ID, []byte("x"), false); err != nil {
 		t.Fatalf("sign after a new svc key: %v", err)
 	}
 }

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -9,6 +12,7 @@ import (
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -50,6 +54,9 @@ func signed(sig *store.Signature) signedFields {
 		return signedFields{}
 	}
 	kid := sig.KID
+	if sig.Via == store.ViaHTTPSignature {
+		return signedFields{SenderVerified: true, KID: &kid} // the request was signed, not the message
+	}
 	return signedFields{SenderVerified: true, KID: &kid,
 		Signature: &signatureFields{JWS: sig.JWS, SignedAt: sig.SignedAt, Nonce: sig.Nonce, ThreadID: sig.ThreadID}}
 }
@@ -93,6 +100,10 @@ type messageResponse struct {
 }
 
 func (h *Handler) sendMessage(c *gin.Context) error {
+	signedRequest, err := requestSignature(c)
+	if err != nil {
+		return err
+	}
 	var req sendRequest
 	if err := httpx.Decode(c, &req); err != nil {
 		return err
@@ -100,6 +111,9 @@ func (h *Handler) sendMessage(c *gin.Context) error {
 	d, err := req.draft(c)
 	if err != nil {
 		return err
+	}
+	if d.Signature == nil {
+		d.HTTPSignature = signedRequest
 	}
 	key, err := idempotencyKey(c)
 	if err != nil {
@@ -131,4 +145,25 @@ func idempotencyKey(c *gin.Context) (string, error) {
 			"%s must be 1 to %d visible ASCII characters", HeaderIdempotencyKey, mailbox.MaxIdempotencyKey)
 	}
 	return key[0], nil
+}
+
+// requestSignature is the send request as its HTTP message signature needs it (the request and
+// its body, read here and put back for decoding), or nil when it carries none.
+func requestSignature(c *gin.Context) (*mailbox.SignedRequest, error) {
+	if c.GetHeader(httpsig.HeaderSignatureInput) == "" {
+		return nil, nil
+	}
+	if c.Request.ContentLength > httpx.MaxBodyBytes {
+		return nil, httpx.TooLarge(httpx.MaxBodyBytes)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, httpx.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, httpx.TooLarge(httpx.MaxBodyBytes)
+		}
+		return nil, httpx.BadRequest(httpx.CodeInvalidJSON, "could not read the request body")
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	return &mailbox.SignedRequest{Request: c.Request, Body: body}, nil
 }

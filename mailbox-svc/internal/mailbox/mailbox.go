@@ -57,6 +57,9 @@ type Draft struct {
 	Notice bool
 	// Signature is the sender's own signature of the message, nil for none.
 	Signature *DraftSignature
+	// HTTPSignature is the send's request when it carries an HTTP message signature (and no
+	// Signature): the sender's signature of the request, nil for none.
+	HTTPSignature *SignedRequest
 	// Caller is the request's principal, nil for an anonymous send: a send with the sender's own
 	// key is signed by svc on its behalf.
 	Caller *authn.Principal

@@ -57,6 +57,9 @@ type Sender struct {
 	Signing Signing
 	// SignatureSkew bounds how far a signature's signed_at may be from now (DefaultSkew if 0).
 	SignatureSkew time.Duration
+	// BaseURL is the public URL svc answers at: the authority a signed request must be signed
+	// for, and the home of senders' key directories.
+	BaseURL string
 	Log           *slog.Logger
 	// places queues this process's replies to one thread (see writeReply).
 	places placeLocks
@@ -110,10 +113,13 @@ func (s *Sender) Send(ctx context.Context, requestID string, d Draft, key string
 
 // verifyDraft verifies the sender's own signature of d, if it carries one.
 func (s *Sender) verifyDraft(ctx context.Context, d Draft, from *identity.Object) (*store.Signature, error) {
-	if d.Signature == nil {
-		return nil, nil
+	switch {
+	case d.Signature != nil:
+		return s.verify(ctx, d, from)
+	case d.HTTPSignature != nil:
+		return s.verifyRequest(ctx, d, from)
 	}
-	return s.verify(ctx, d, from)
+	return nil, nil
 }
 
 // sent is the answer to the send d made by w. It shows a public object's current hash, and a

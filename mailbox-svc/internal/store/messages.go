@@ -44,7 +44,13 @@ type Signature struct {
 	SignedAt string  `bson:"signed_at"`
 	Nonce    string  `bson:"nonce"`
 	ThreadID *string `bson:"thread_id"` // as signed: null for a send that opened its thread
+	// Via is ViaHTTPSignature for a send whose request was signed (RFC 9421) rather than its
+	// message: it has no JWS, and its nonce is the request signature's.
+	Via string `bson:"via,omitempty"`
 }
+
+// ViaHTTPSignature marks a message verified by its request's HTTP message signature.
+const ViaHTTPSignature = "http-message-signature"
 
 // MessageRef points from a message's id to its place, for the reads that name a message by id
 // (an A2A task) and for a resumed send, which must learn whether its message got in.
