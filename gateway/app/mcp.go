@@ -3,6 +3,7 @@ package app
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -18,7 +19,7 @@ import (
 func mountMCP(e *gin.Engine, cfg Config, served []routes.Route, a *auth.Authenticator, l *ratelimit.Limiter, keySecret []byte, log *slog.Logger) error {
 	m, err := mcpserver.New(mcpserver.Options{
 		Routes: served, Engine: e, Auth: a, Limiter: l, Limits: cfg.Limits, Authorize: proxy.Authorize,
-		BaseURL: cfg.BaseURL, Version: "1.0.0", Log: log, KeySecret: keySecret,
+		BaseURL: cfg.BaseURL, AuthorizationServer: strings.TrimRight(cfg.BaseURL, "/"), Version: "1.0.0", Log: log, KeySecret: keySecret,
 	})
 	if err != nil {
 		return err
@@ -29,7 +30,9 @@ func mountMCP(e *gin.Engine, cfg Config, served []routes.Route, a *auth.Authenti
 		e.Handle(method, mcpserver.Path, m.Serve)
 	}
 	metadata := gin.WrapH(m.Metadata())
-	e.GET(mcpserver.MetadataPath, metadata)
-	e.OPTIONS(mcpserver.MetadataPath, metadata)
+	for _, path := range []string{mcpserver.MetadataPath, mcpserver.MetadataRootPath} {
+		e.GET(path, metadata)
+		e.OPTIONS(path, metadata)
+	}
 	return nil
 }

@@ -1,0 +1,35 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/identity-svc/internal/object"
+	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/httpx"
+)
+
+// createGrantKey makes the sub-key of an OAuth grant the gateway's consent step approved (the
+// gateway checked the key the owner proved ownership with). It is the sub-key use case of POST
+// /api/objects/{hash}/keys, so that a grant is listed, limited and revoked as any sub-key; only
+// the key's digest is answered: the key itself is never handed to anyone, the gateway's access
+// tokens name the digest instead.
+func (h *handlers) createGrantKey(c *gin.Context) error {
+	var req contract.GrantKeyRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	o, err := h.objects.ByID(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	caller := object.Caller{ObjectID: o.ID, KeyID: req.ApprovedBy, Hash: o.Hash}
+	k, _, err := h.objects.CreateKey(ctx, httpx.RequestID(c), caller, object.NewKey{Label: req.Label, Scopes: req.Scopes})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, contract.GrantKey{KeyID: k.KeyID, Digest: k.Digest, Scopes: k.Scopes})
+	return nil
+}
