@@ -92,9 +92,12 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("oauth: Issuer, Engine, Auth, Identity, Redis, Limiter, Fetch, Log and a 32-byte SigningSeed are required")
 	}
 	issuer := strings.TrimRight(opts.Issuer, "/")
-	return &Server{opts: opts, issuer: issuer, resource: issuer + "/mcp", key: ed25519.NewKeyFromSeed(opts.SigningSeed),
+	return &Server{opts: opts, issuer: issuer, resource: issuer + "/mcp", key: newKey(opts.SigningSeed),
 		clients: newClients(opts.Fetch)}, nil
 }
+
+// newKey is the access tokens' key of a seed.
+func newKey(seed []byte) ed25519.PrivateKey { return ed25519.NewKeyFromSeed(seed) }
 
 // Issuer is the issuer identifier (RFC 8414), which the protected resource's metadata names.
 func (s *Server) Issuer() string { return s.issuer }
