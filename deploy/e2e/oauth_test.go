@@ -159,6 +159,26 @@ func mcpCall(t *testing.T, env *Env, token, tool string, args map[string]any) *R
 		"Accept": "application/json, text/event-stream", "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"}})
 }
 
+// mcpStatusAt posts a whoami tools/call to the /mcp of the gateway replica at gw and returns the
+// status and WWW-Authenticate.
+func mcpStatusAt(t *testing.T, gw, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", gw+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	res, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	return res.StatusCode, res.Header.Get("WWW-Authenticate")
+}
+
 // TestOAuthDiscovery reads the metadata a client starts from.
 func TestOAuthDiscovery(t *testing.T) {
 	t.Parallel()
@@ -189,11 +209,12 @@ func TestOAuthDiscovery(t *testing.T) {
 
 // TestOAuthCodeFlow runs a grant from the consent page to its revocation: the grant is a sub-key
 // listed with the client's name, its token calls tools through the routes, refresh tokens
-// rotate, and deleting the sub-key refuses the next call.
+// rotate, and deleting the sub-key refuses the next call on each of two gateway replicas.
 func TestOAuthCodeFlow(t *testing.T) {
 	t.Parallel()
 	app := newOAuthApp(t, "Agent Desk")
-	env := startOAuth(t, app)
+	env := startOAuth(t, app, WithReplicas("gateway", 2))
+	gateways := env.Stack.GatewayURLs
 	hash, key := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Oauth Box"})
 	peer, _ := env.CreateObject(t, nil)
 
@@ -246,11 +267,19 @@ func TestOAuthCodeFlow(t *testing.T) {
 		}
 		mcpCall(t, env, rotated["access_token"].(string), "whoami", nil).Expect(t, 200)
 
+		// Each replica holds the grant in its in-process cache; the first call after the
+		// revocation's answer is refused on both.
+		for _, gw := range gateways {
+			if st, _ := mcpStatusAt(t, gw, access); st != 200 {
+				t.Fatalf("the grant's token on %s: %d, want 200", gw, st)
+			}
+		}
 		env.Do(t, "DELETE", "/api/objects/"+hash+"/keys/"+grantKey["id"].(string), key, nil).Expect(t, 200)
-		for _, tok := range []string{access, rotated["access_token"].(string)} {
-			resp := mcpCall(t, env, tok, "whoami", nil)
-			if resp.Status != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
-				t.Errorf("a revoked grant's token: %d %q, want 401 invalid_token", resp.Status, resp.Header.Get("WWW-Authenticate"))
+		for _, gw := range gateways {
+			for _, tok := range []string{access, rotated["access_token"].(string)} {
+				if st, challenge := mcpStatusAt(t, gw, tok); st != 401 || !strings.Contains(challenge, `error="invalid_token"`) {
+					t.Errorf("a revoked grant's token on %s: %d %q, want 401 invalid_token", gw, st, challenge)
+				}
 			}
 		}
 		if st, refused := tokenCall(t, env, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rotated["refresh_token"].(string)}, "client_id": {app.id}}); st != 400 || refused["error"] != "invalid_grant" {
