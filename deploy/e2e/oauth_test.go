@@ -24,6 +24,13 @@ type oauthApp struct {
 
 func newOAuthApp(t *testing.T, name string) *oauthApp {
 	t.Helper()
+	return newOAuthAppRedirecting(t, name, "")
+}
+
+// newOAuthAppRedirecting is newOAuthApp with the redirect URI redirect ("": a path of the
+// document's own server).
+func newOAuthAppRedirecting(t *testing.T, name, redirect string) *oauthApp {
+	t.Helper()
 	a := &oauthApp{name: name}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /client.json", func(w http.ResponseWriter, _ *http.Request) {
@@ -34,6 +41,9 @@ func newOAuthApp(t *testing.T, name string) *oauthApp {
 	a.srv = httptest.NewTLSServer(mux)
 	t.Cleanup(a.srv.Close)
 	a.id, a.redirect = a.srv.URL+"/client.json", a.srv.URL+"/callback"
+	if redirect != "" {
+		a.redirect = redirect
+	}
 	return a
 }
 
@@ -43,8 +53,8 @@ func startOAuth(t *testing.T, app *oauthApp, opts ...Option) *Env {
 	return Start(t, append([]Option{WithEnv(allowPrivate, "true"), WithEnv("OUTBOUND_CA_FILE", caFileOf(t, app.srv))}, opts...)...)
 }
 
-// browser does not follow redirects: the flow reads the Location the server answers.
-var browser = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+// noRedirects does not follow redirects: the flow reads the Location the server answers.
+var noRedirects = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 type page struct {
 	status   int
@@ -75,7 +85,7 @@ func visit(t *testing.T, method, target string, form url.Values) *page {
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	res, err := browser.Do(req)
+	res, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, target, err)
 	}
@@ -171,7 +181,7 @@ func mcpStatusAt(t *testing.T, gw, token string) (int, string) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	res, err := browser.Do(req)
+	res, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
