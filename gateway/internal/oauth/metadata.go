@@ -8,7 +8,8 @@ import (
 
 // metadata serves the authorization server's metadata (RFC 8414). Only what is implemented is
 // advertised: the code flow with S256 (plain PKCE is refused), public clients named by a Client
-// ID Metadata Document, refresh tokens, and the iss parameter of RFC 9207. Access tokens are
+// ID Metadata Document, refresh tokens, the iss parameter of RFC 9207, and client_credentials for
+// an object authenticated by private_key_jwt with its own Ed25519 key. Access tokens are
 // verified by the gateway alone, so no key set is published.
 func (s *Server) metadata(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=300")

@@ -22,7 +22,9 @@ import (
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/outbound"
+	"github.com/svcdev/svc/pkg/signing"
 )
 
 // Paths of the authorization server, under the issuer.
@@ -42,10 +44,13 @@ type Authenticator interface {
 	ByDigest(ctx context.Context, digest string, charge auth.Charge) (*authn.Principal, error)
 }
 
-// Identity is what the server needs of identity-svc: the object shown on the consent page, and
-// the sub-key a grant is.
+// Identity is what the server needs of identity-svc: the object shown on the consent page, the
+// object and signing keys a headless client's assertion names, and the sub-key a grant is.
 type Identity interface {
 	Object(ctx context.Context, objectID string) (*contract.Object, error)
+	Resolve(ctx context.Context, hash string) (*identity.Object, error)
+	SigningKeys(ctx context.Context, objectID string) (signing.KeySet, error)
+	FreshSigningKeys(ctx context.Context, objectID string) (signing.KeySet, error)
 	CreateGrantKey(ctx context.Context, objectID string, req contract.GrantKeyRequest) (*contract.GrantKey, error)
 }
 
@@ -91,6 +96,7 @@ func New(opts Options) (*Server, error) {
 		opts.Fetch == nil || opts.Log == nil || len(opts.SigningSeed) != ed25519.SeedSize || opts.Issuer == "" {
 		return nil, errors.New("oauth: Issuer, Engine, Auth, Identity, Redis, Limiter, Fetch, Log and a 32-byte SigningSeed are required")
 	}
+	registerAlgorithms()
 	issuer := strings.TrimRight(opts.Issuer, "/")
 	return &Server{opts: opts, issuer: issuer, resource: issuer + "/mcp", key: newKey(opts.SigningSeed),
 		clients: newClients(opts.Fetch)}, nil

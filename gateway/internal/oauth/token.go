@@ -47,7 +47,8 @@ func (s *Server) token(c *gin.Context) {
 			return
 		}
 	}
-	if form.Get("client_id") == "" {
+	// A headless client is named by its assertion's iss; every other client by client_id.
+	if form.Get("client_id") == "" && form.Get("grant_type") != "client_credentials" {
 		tokenError(c, http.StatusUnauthorized, "invalid_client", "client_id is required")
 		return
 	}
@@ -60,8 +61,10 @@ func (s *Server) token(c *gin.Context) {
 		s.redeemCode(c)
 	case "refresh_token":
 		s.refresh(c)
+	case "client_credentials":
+		s.clientCredentials(c)
 	default:
-		tokenError(c, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+		tokenError(c, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code, refresh_token or client_credentials")
 	}
 }
 
