@@ -49,7 +49,8 @@ test-sse-js:
 
 ## test-oauth-js: the npm oauth4webapi client (pinned in deploy/oauthjs; needs node >= 20, npm and
 ## openssl) connects to the all-in-one's /mcp through OAuth: code + PKCE with a Client ID Metadata
-## Document served on loopback, the consent page, iss validated, then tools/call send_message
+## Document served on loopback, the consent page, iss validated, then tools/call send_message; and
+## client_credentials with private_key_jwt signed by the box's own Ed25519 key
 test-oauth-js:
 	deploy/oauthjs/run.sh
 

@@ -4,7 +4,8 @@
 // https on loopback, with the certificate of CIMD_CERT/CIMD_KEY, which the all-in-one trusts),
 // walks the consent page with the owner key as a person would, validates the response's iss, and
 // calls tools/call send_message through /mcp with the access token; then it rotates the refresh
-// token, and a revoked grant's token is refused.
+// token, a revoked grant's token is refused, and a headless client (the box itself) gets a token
+// by client_credentials with private_key_jwt signed by the box's own Ed25519 key.
 import { readFileSync } from "node:fs";
 import { createServer } from "node:https";
 import * as oauth from "oauth4webapi";
@@ -35,7 +36,8 @@ clientId = `https://127.0.0.1:${cimd.address().port}/oauth/client.json`;
 const redirectUri = "http://127.0.0.1:1/callback"; // never visited: the script reads the redirect
 try {
   await run();
-  console.log("oauth4webapi: code + PKCE with a CIMD client, iss validated, send_message through /mcp, refresh rotated, revoked grant refused");
+  console.log("oauth4webapi: code + PKCE with a CIMD client, iss validated, send_message through /mcp, refresh rotated, " +
+    "revoked grant refused, client_credentials with private_key_jwt by the box's own key");
 } finally {
   cimd.close();
 }
@@ -108,4 +110,18 @@ async function run() {
   await call("DELETE", `/api/objects/${alice.hash}/keys/${grant.id}`, undefined, alice.api_key);
   const refused = await mcp(refreshed.access_token, "whoami", {});
   if (refused.status !== 401) throw new Error(`a revoked grant's token: ${refused.status} ${refused.body}`);
+
+  // A headless agent: client_credentials with private_key_jwt signed by an Ed25519 key the
+  // owner registered as the box's signing key; the client id is the box's hash.
+  const { publicKey, privateKey } = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+  const { x } = await crypto.subtle.exportKey("jwk", publicKey);
+  const { kid } = await call("POST", `/api/objects/${alice.hash}/signing-keys`, { jwk: { kty: "OKP", crv: "Ed25519", x } }, alice.api_key);
+  const machine = { client_id: alice.hash };
+  const headless = await oauth.processClientCredentialsResponse(as, machine,
+    await oauth.clientCredentialsGrantRequest(as, machine, oauth.PrivateKeyJwt({ key: privateKey, kid }),
+      { scope: "read write", resource: resource.href }, insecure));
+  const who = await mcp(headless.access_token, "whoami", {});
+  if (who.status !== 200 || JSON.parse(who.body).result.structuredContent.hash !== alice.hash) {
+    throw new Error(`whoami with the headless token: ${who.status} ${who.body}`);
+  }
 }
