@@ -356,6 +356,23 @@ func TestOAuthRefusals(t *testing.T) {
 	if p.status != 403 || !strings.Contains(p.body, "write") {
 		t.Errorf("a read sub-key approving read write: %d, want 403 naming write", p.status)
 	}
+	// A sub-key that holds the scopes may approve, but not once it is revoked before Allow.
+	both := env.Do(t, "POST", "/api/objects/"+hash+"/keys", key, map[string]any{"label": "both", "scopes": []string{"read", "write"}}).Expect(t, 201).JSON(t)
+	first = visit(t, "GET", authorizeURL(env, app, "read write", verifier, app.redirect), nil)
+	form := url.Values{"request": {first.field(t, "request")}, "csrf": {first.field(t, "csrf")}}
+	identify := url.Values{"action": {"identify"}, "key": {Str(t, both, "key")}}
+	for k, v := range form {
+		identify[k] = v
+	}
+	if p := visit(t, "POST", env.URL+"/oauth/authorize", identify); p.status != 200 || !strings.Contains(p.body, hash) {
+		t.Fatalf("a read write sub-key approving read write: %d", p.status)
+	}
+	env.Do(t, "DELETE", "/api/objects/"+hash+"/keys/"+Str(t, both, "id"), key, nil).Expect(t, 200)
+	form.Set("action", "allow")
+	if p := visit(t, "POST", env.URL+"/oauth/authorize", form); p.status != 400 || p.location != nil {
+		t.Errorf("allow after the approving key's revocation: %d %v, want 400 and no code", p.status, p.location)
+	}
+
 	// A tampered token is refused.
 	if r := mcpCall(t, env, read[:len(read)-4]+"AAAA", "whoami", nil); r.Status != 401 {
 		t.Errorf("a tampered token: %d, want 401", r.Status)

@@ -37,7 +37,7 @@ func neededScopes(r routes.Route) []string {
 // stepUp refuses, as HTTP 403 with an insufficient_scope challenge naming the scope (the MCP
 // authorization spec's step-up), a tool call an OAuth grant lacks the scope for, so that its
 // client can ask the owner for more. An API key's refusal stays the route's own tool error.
-// It reports whether it answered.
+// A non-nil error means it answered.
 func (h *Handler) stepUp(c *gin.Context, t boundTool, p *authn.Principal) error {
 	if h.allowed(t.route, p) || t.route.Auth == routes.OwnerKey {
 		return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -142,6 +143,15 @@ func (s *Server) consent(c *gin.Context) {
 			s.errorPage(c, http.StatusBadRequest, "This authorization request was already answered.")
 			return
 		}
+		// The key that proved ownership may have been revoked since: it must still hold.
+		if _, err := s.opts.Auth.ByDigest(ctx, req.ApprovedDigest, s.charge(c)); err != nil {
+			if httpx.AsError(err).Status == http.StatusUnauthorized {
+				s.errorPage(c, http.StatusBadRequest, "The key you pasted was revoked meanwhile: start again from the app.")
+				return
+			}
+			httpx.Abort(c, err)
+			return
+		}
 		s.approve(c, cl, &req)
 	default:
 		s.errorPage(c, http.StatusBadRequest, "Unknown action.")
@@ -162,7 +172,7 @@ func (s *Server) identify(c *gin.Context, id string, cl *Client, req *request) {
 			return
 		}
 		view.Problem = "That key is not valid."
-		s.render(c, http.StatusUnauthorized, view)
+		s.render(c, http.StatusBadRequest, view)
 		return
 	}
 	if missing := missingScopes(p, req.Scopes); len(missing) > 0 {
@@ -170,7 +180,7 @@ func (s *Server) identify(c *gin.Context, id string, cl *Client, req *request) {
 		s.render(c, http.StatusForbidden, view)
 		return
 	}
-	req.ObjectID, req.ApprovedBy = p.ObjectID, p.KeyID
+	req.ObjectID, req.ApprovedBy, req.ApprovedDigest = p.ObjectID, p.KeyID, apikey.Digest(key)
 	if err := put(ctx, s.opts.Redis, requestKey(id), req, RequestTTL); err != nil {
 		httpx.Abort(c, httpx.Unavailable(err))
 		return
@@ -223,12 +233,20 @@ func (s *Server) approve(c *gin.Context, cl *Client, req *request) {
 	s.redirect(c, status, req.RedirectURI, url.Values{"code": {code}, "state": {req.State}})
 }
 
-// label is the grant's sub-key label: the client's name and where its document lives.
+// maxLabel is identity-svc's bound on a key label (in characters).
+const maxLabel = 200
+
+// label is the grant's sub-key label: the client's name and where its document lives, cut to
+// what a label holds.
 func label(cl *Client) string {
-	if cl.Name == "" {
-		return cl.Origin()
+	l := cl.Origin()
+	if cl.Name != "" {
+		l = cl.Name + " (" + l + ")"
 	}
-	return cl.Name + " (" + cl.Origin() + ")"
+	if r := []rune(l); len(r) > maxLabel {
+		l = string(r[:maxLabel])
+	}
+	return l
 }
 
 // redirect sends the browser to the client's redirect URI with params added to its query, and

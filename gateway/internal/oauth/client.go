@@ -116,8 +116,9 @@ func (c *clients) get(ctx context.Context, id string) (*Client, error) {
 		return nil, clientErrorf("the client's metadata document lists no redirect_uris")
 	case cl.AuthMethod != "" && cl.AuthMethod != "none":
 		return nil, clientErrorf("token_endpoint_auth_method %q is not supported: use none (PKCE)", cl.AuthMethod)
-	case len(cl.Name) > 100:
-		cl.Name = cl.Name[:100]
+	}
+	if r := []rune(cl.Name); len(r) > 100 {
+		cl.Name = string(r[:100])
 	}
 	c.cache.Add(id, &cl)
 	return &cl, nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/svcdev/svc/pkg/outbound"
 )
@@ -148,5 +149,16 @@ func TestClientDocuments(t *testing.T) {
 	}
 	if _, err := newClients(guarded).get(ctx, base+"/good"); err == nil {
 		t.Error("a document on loopback was fetched without OUTBOUND_ALLOW_PRIVATE")
+	}
+}
+
+func TestLabel(t *testing.T) {
+	t.Parallel()
+	if got := label(&Client{ID: "https://app.example/c", Name: "Desk"}); got != "Desk (https://app.example)" {
+		t.Errorf("label = %q", got)
+	}
+	long := label(&Client{ID: "https://app.example/c", Name: strings.Repeat("é", 300)})
+	if n := len([]rune(long)); n != maxLabel || !utf8.ValidString(long) {
+		t.Errorf("a long label has %d characters (valid UTF-8: %v), want %d", n, utf8.ValidString(long), maxLabel)
 	}
 }

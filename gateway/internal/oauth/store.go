@@ -30,9 +30,11 @@ type request struct {
 	Challenge   string   `json:"challenge"`
 	Scopes      []string `json:"scopes"`
 	CSRF        string   `json:"csrf"`
-	// Set once the owner proved ownership with a key: the object and the key that approves.
-	ObjectID   string `json:"object_id,omitempty"`
-	ApprovedBy string `json:"approved_by,omitempty"`
+	// Set once the owner proved ownership with a key: the object, and the id and digest (never
+	// the key) of the key that approves, checked again when the owner allows.
+	ObjectID       string `json:"object_id,omitempty"`
+	ApprovedBy     string `json:"approved_by,omitempty"`
+	ApprovedDigest string `json:"approved_digest,omitempty"`
 }
 
 // grant is what an authorization code or a refresh token stands for: the grant's sub-key (by

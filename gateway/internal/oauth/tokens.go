@@ -12,8 +12,9 @@ import (
 // against its sub-key on every request.
 const AccessTTL = time.Hour
 
-// accessClaims are an access token's claims: the grant's sub-key by id and digest (the digest
-// is what the key's principal is found and revoked by; the key itself exists nowhere).
+// accessClaims are an access token's claims: the grant's sub-key by id (also the subject) and
+// digest. The digest is what the key's principal is found and revoked by; it is no credential,
+// since the key it is the digest of was never kept by anyone.
 type accessClaims struct {
 	jwt.RegisteredClaims
 	ClientID  string `json:"client_id"`
@@ -26,7 +27,7 @@ type accessClaims struct {
 func (s *Server) mint(g *grant, now time.Time) (string, error) {
 	claims := accessClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: s.issuer, Subject: g.ObjectID, Audience: jwt.ClaimStrings{s.resource},
+			Issuer: s.issuer, Subject: g.KeyID, Audience: jwt.ClaimStrings{s.resource},
 			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(AccessTTL)), ID: randomToken()[:22],
 		},
 		ClientID: g.ClientID, Scope: strings.Join(g.Scopes, " "), KeyID: g.KeyID, KeyDigest: g.Digest,
