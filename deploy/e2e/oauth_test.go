@@ -204,6 +204,11 @@ func TestOAuthDiscovery(t *testing.T) {
 		as["client_id_metadata_document_supported"] != true || as["authorization_response_iss_parameter_supported"] != true {
 		t.Errorf("authorization server metadata = %v", as)
 	}
+	pre := env.send(t, Request{Method: "OPTIONS", Path: "/oauth/token", Headers: map[string]string{"Origin": "https://app.example",
+		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}})
+	if pre.Status != 204 || pre.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("a preflight of the token endpoint: %d %v, want 204 for any origin", pre.Status, pre.Header)
+	}
 	if m, _ := as["code_challenge_methods_supported"].([]any); len(m) != 1 || m[0] != "S256" {
 		t.Errorf("code_challenge_methods_supported = %v, want S256 only", as["code_challenge_methods_supported"])
 	}

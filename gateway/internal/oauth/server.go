@@ -111,12 +111,28 @@ func (s *Server) Issuer() string { return s.issuer }
 // Resource is the one resource tokens are issued for: the MCP endpoint.
 func (s *Server) Resource() string { return s.resource }
 
-// Mount serves the server's endpoints on e.
+// Mount serves the server's endpoints on e. The metadata and the token endpoint answer any
+// origin (CORS), so that clients running in a browser can use them: neither reads a cookie,
+// and a token request proves itself by its code, refresh token or assertion.
 func (s *Server) Mount(e *gin.Engine) {
-	e.GET(MetadataPath, s.metadata)
+	e.GET(MetadataPath, anyOrigin, s.metadata)
+	e.OPTIONS(MetadataPath, anyOrigin)
 	e.GET(AuthorizePath, s.authorize)
 	e.POST(AuthorizePath, s.consent)
-	e.POST(TokenPath, s.token)
+	e.POST(TokenPath, anyOrigin, s.token)
+	e.OPTIONS(TokenPath, anyOrigin)
+}
+
+// anyOrigin allows cross-origin reads of the answer, and answers a preflight.
+func anyOrigin(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	if c.Request.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, MCP-Protocol-Version")
+		h.Set("Access-Control-Max-Age", "86400")
+		c.AbortWithStatus(http.StatusNoContent)
+	}
 }
 
 // limitIP applies the public per-IP limit to the server's endpoints.
