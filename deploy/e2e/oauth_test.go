@@ -277,9 +277,6 @@ func TestOAuthCodeFlow(t *testing.T) {
 			t.Fatalf("refresh: %d %v, want a new pair", st, rotated)
 		}
 		issued = append(issued, rotated["access_token"].(string), rotated["refresh_token"].(string))
-		if st, reused := tokenCall(t, env, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {out["refresh_token"].(string)}, "client_id": {app.id}}); st != 400 || reused["error"] != "invalid_grant" {
-			t.Errorf("a rotated-away refresh token: %d %v, want 400 invalid_grant", st, reused)
-		}
 		mcpCall(t, env, rotated["access_token"].(string), "whoami", nil).Expect(t, 200)
 
 		// Each replica holds the grant in its in-process cache; the first call after the
@@ -381,5 +378,26 @@ func TestOAuthRefusals(t *testing.T) {
 	// A tampered token is refused.
 	if r := mcpCall(t, env, read[:len(read)-4]+"AAAA", "whoami", nil); r.Status != 401 {
 		t.Errorf("a tampered token: %d, want 401", r.Status)
+	}
+	// A refresh token used twice was stolen: its reuse ends the grant, for the thief and the
+	// client alike.
+	refresh := func(tok string) (int, map[string]any) {
+		return tokenCall(t, env, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok}, "client_id": {app.id}})
+	}
+	st, rotated := refresh(out["refresh_token"].(string))
+	if st != 200 {
+		t.Fatalf("refresh: %d %v", st, rotated)
+	}
+	if st, reused := refresh(out["refresh_token"].(string)); st != 400 || reused["error"] != "invalid_grant" {
+		t.Errorf("a rotated-away refresh token: %d %v, want 400 invalid_grant", st, reused)
+	}
+	if r := mcpCall(t, env, rotated["access_token"].(string), "whoami", nil); r.Status != 401 {
+		t.Errorf("the newest token after a refresh token's reuse: %d, want 401", r.Status)
+	}
+	if st, after := refresh(rotated["refresh_token"].(string)); st != 400 || after["error"] != "invalid_grant" {
+		t.Errorf("the newest refresh token after a reuse: %d %v, want 400 invalid_grant", st, after)
+	}
+	if !strings.Contains(env.Logs(), "oauth refresh token reused: grant revoked") {
+		t.Error("the reuse was not logged")
 	}
 }

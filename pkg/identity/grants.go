@@ -17,3 +17,8 @@ func (c *Client) CreateGrantKey(ctx context.Context, objectID string, req contra
 	}
 	return &out, nil
 }
+
+// RevokeGrantKey has identity-svc revoke the sub-key of an OAuth grant of objectID.
+func (c *Client) RevokeGrantKey(ctx context.Context, objectID, keyID string) error {
+	return c.call(ctx, http.MethodDelete, "/internal/v1/objects/"+url.PathEscape(objectID)+"/grant-keys/"+url.PathEscape(keyID), nil, nil)
+}

@@ -52,6 +52,7 @@ type Identity interface {
 	SigningKeys(ctx context.Context, objectID string) (signing.KeySet, error)
 	FreshSigningKeys(ctx context.Context, objectID string) (signing.KeySet, error)
 	CreateGrantKey(ctx context.Context, objectID string, req contract.GrantKeyRequest) (*contract.GrantKey, error)
+	RevokeGrantKey(ctx context.Context, objectID, keyID string) error
 }
 
 // Limiter applies a rate limit (the gateway's ratelimit package).

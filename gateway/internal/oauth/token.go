@@ -98,8 +98,17 @@ func (s *Server) refresh(c *gin.Context) {
 	ctx := c.Request.Context()
 	form := c.Request.PostForm
 	var g grant
-	if err := take(ctx, s.opts.Redis, hashed("refresh", form.Get("refresh_token")), &g); err != nil {
+	presented := form.Get("refresh_token")
+	if err := take(ctx, s.opts.Redis, hashed("refresh", presented), &g); err != nil {
+		if errors.Is(err, errGone) {
+			s.reused(c, presented)
+		}
 		s.grantError(c, err, "the refresh token is unknown, used or expired")
+		return
+	}
+	// Remembered as used for as long as it could have lived: presented again, it ends the grant.
+	if err := put(ctx, s.opts.Redis, hashed("used", presented), g, RefreshTTL); err != nil {
+		httpx.Abort(c, httpx.Unavailable(err))
 		return
 	}
 	if form.Get("client_id") != g.ClientID {
@@ -158,4 +167,20 @@ func (s *Server) issue(c *gin.Context, g *grant) {
 	}
 	c.JSON(http.StatusOK, gin.H{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()),
 		"refresh_token": refresh, "scope": strings.Join(g.Scopes, " ")})
+}
+
+// reused ends the grant of a refresh token that was already rotated away: two parties hold it,
+// so one of them stole it (OAuth 2.1 §4.3.1). The grant's sub-key is revoked, which refuses
+// every token of the grant, the thief's and the client's, until the owner approves again.
+func (s *Server) reused(c *gin.Context, presented string) {
+	ctx := c.Request.Context()
+	var g grant
+	if err := take(ctx, s.opts.Redis, hashed("used", presented), &g); err != nil {
+		return
+	}
+	if err := s.opts.Identity.RevokeGrantKey(ctx, g.ObjectID, g.KeyID); err != nil {
+		s.opts.Log.ErrorContext(ctx, "oauth grant not revoked after its refresh token was reused", "key_id", g.KeyID, "error", err)
+		return
+	}
+	s.opts.Log.WarnContext(ctx, "oauth refresh token reused: grant revoked", "key_id", g.KeyID, "client_id", g.ClientID)
 }

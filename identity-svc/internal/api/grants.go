@@ -33,3 +33,20 @@ func (h *handlers) createGrantKey(c *gin.Context) error {
 	c.JSON(http.StatusCreated, contract.GrantKey{KeyID: k.KeyID, Digest: k.Digest, Scopes: k.Scopes})
 	return nil
 }
+
+// revokeGrantKey revokes the sub-key of an OAuth grant whose refresh token was used twice (a
+// sign that it was stolen), by the sub-key use case of DELETE /api/objects/{hash}/keys/{keyId}:
+// the grant's tokens are refused from the answer on, on every gateway replica.
+func (h *handlers) revokeGrantKey(c *gin.Context) error {
+	ctx := c.Request.Context()
+	o, err := h.objects.ByID(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	keyID := c.Param("keyId")
+	if err := h.objects.RevokeKey(ctx, httpx.RequestID(c), object.Caller{ObjectID: o.ID, Hash: o.Hash}, keyID); err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"ok": true, "revoked": keyID})
+	return nil
+}
