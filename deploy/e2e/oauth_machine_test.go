@@ -3,7 +3,6 @@ package e2e
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/base64"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,21 +10,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 )
-
-// machineKey registers an Ed25519 signing key the owner holds and returns it with its kid.
-func machineKey(t *testing.T, env *Env, hash, key string) (ed25519.PrivateKey, string) {
-	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwk := map[string]any{"kty": "OKP", "crv": "Ed25519", "x": base64.RawURLEncoding.EncodeToString(pub)}
-	reg := env.Do(t, "POST", "/api/objects/"+hash+"/signing-keys", key, map[string]any{"jwk": jwk}).Expect(t, 201).JSON(t)
-	if reg["held_by"] != "owner" {
-		t.Fatalf("registered key = %v, want held by the owner", reg)
-	}
-	return priv, Str(t, reg, "kid")
-}
 
 // assertion is a private_key_jwt client assertion of the object hash, signed by priv.
 func assertion(t *testing.T, env *Env, hash, kid string, priv ed25519.PrivateKey, edit func(*jwt.RegisteredClaims)) string {
@@ -61,7 +45,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 	env := Start(t)
 	hash, key := env.CreateObject(t, nil)
 	peer, _ := env.CreateObject(t, nil)
-	priv, kid := machineKey(t, env, hash, key)
+	priv, kid := registerOwnerKey(t, env, hash, key)
 
 	first := assertion(t, env, hash, kid, priv, nil)
 	st, out := clientCredentials(t, env, hash, first, "read write")
