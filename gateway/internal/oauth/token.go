@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,11 +135,7 @@ func (s *Server) refresh(c *gin.Context) {
 func missing(have, want []string) []string {
 	var out []string
 	for _, w := range want {
-		found := false
-		for _, h := range have {
-			found = found || h == w
-		}
-		if !found {
+		if !slices.Contains(have, w) {
 			out = append(out, w)
 		}
 	}
