@@ -17,6 +17,7 @@ import (
 
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/signing"
 )
@@ -196,12 +197,13 @@ func (s *Server) machineGrant(c *gin.Context, client *machineClient, scopes []st
 	key := "svc:oauth:client:" + client.ObjectID + ":" + client.KID + ":" + strings.Join(sorted, "+")
 	var g grant
 	if err := get(ctx, s.opts.Redis, key, &g); err == nil {
-		_, err := s.opts.Auth.ByDigest(ctx, g.Digest, s.charge(c))
+		// identity-svc itself, which records the grant's use (see grantActive).
+		_, err := s.opts.Identity.LookupKey(ctx, g.Digest)
 		if err == nil {
 			return &g, nil
 		}
-		if httpx.AsError(err).Status != http.StatusUnauthorized {
-			return nil, err
+		if !errors.Is(err, identity.ErrNotFound) && !errors.Is(err, identity.ErrRevoked) {
+			return nil, httpx.Unavailable(err)
 		}
 	} else if !errors.Is(err, errGone) {
 		return nil, httpx.Unavailable(err)

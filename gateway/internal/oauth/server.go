@@ -53,6 +53,8 @@ type Identity interface {
 	FreshSigningKeys(ctx context.Context, objectID string) (signing.KeySet, error)
 	CreateGrantKey(ctx context.Context, objectID string, req contract.GrantKeyRequest) (*contract.GrantKey, error)
 	RevokeGrantKey(ctx context.Context, objectID, keyID string) error
+	// LookupKey verifies a key digest at identity-svc itself, which records the key's use.
+	LookupKey(ctx context.Context, digest string) (*authn.Principal, error)
 }
 
 // Limiter applies a rate limit (the gateway's ratelimit package).
