@@ -2,7 +2,7 @@
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 GO_TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js test-did-js test-web-bot-auth lint run bench build fmt-check bench-embedded bench-range bench-stack bench-fresh test-sse-js bench-scale
+.PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js test-did-js test-web-bot-auth lint run bench build fmt-check bench-embedded bench-range bench-stack bench-fresh test-sse-js test-oauth-js bench-scale
 
 include deploy/deploy.mk
 include deploy/mcp.mk
@@ -46,6 +46,13 @@ test-browser:
 ## (pinned in deploy/ssejs; needs node >= 18 and npm)
 test-sse-js:
 	deploy/ssejs/run.sh
+
+## test-oauth-js: the npm oauth4webapi client (pinned in deploy/oauthjs; needs node >= 20, npm and
+## openssl) connects to the all-in-one's /mcp through OAuth: code + PKCE with a Client ID Metadata
+## Document served on loopback, the consent page, iss validated, then tools/call send_message; and
+## client_credentials with private_key_jwt signed by the box's own Ed25519 key
+test-oauth-js:
+	deploy/oauthjs/run.sh
 
 ## test-a2a-js: the official A2A JavaScript SDK (@a2a-js/sdk) and jose, pinned and installed from npm
 ## into a temporary directory, against the all-in-one on a free port: a box's signed card verifies

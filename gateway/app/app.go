@@ -57,6 +57,11 @@ type Config struct {
 	// LagGroups, when set, are the only groups ("<service>.<group>") that count.
 	LagLimit  time.Duration `env:"LAG_LIMIT, default=2s"`
 	LagGroups []string      `env:"LAG_GROUPS"`
+	// Outbound guards the fetches of OAuth clients' metadata documents.
+	Outbound config.Outbound
+	// OAuthAutoConsentKey approves every OAuth authorization request with this key, without the
+	// consent page: for conformance runs only, never set in production.
+	OAuthAutoConsentKey string `env:"OAUTH_TEST_AUTO_CONSENT_KEY"`
 }
 
 func (c Config) upstreams() map[string]string {
@@ -141,6 +146,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	llms := []byte(manual.Write(cfg.BaseURL, served, cfg.Limits))
 	e.GET("/llms.txt", func(c *gin.Context) { c.Data(http.StatusOK, "text/plain; charset=utf-8", llms) })
 	if err := mountMCP(e, cfg, served, authenticator, limiter, key.Derive("mcp idempotency keys"), log); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	if err := mountOAuth(e, cfg, authenticator, idClient, rdb, limiter, key.Derive("oauth access tokens"), log); err != nil {
 		_ = rdb.Close()
 		return nil, err
 	}

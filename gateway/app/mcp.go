@@ -3,6 +3,7 @@ package app
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,7 +22,7 @@ const mcpVersion = "1.0.0"
 func mountMCP(e *gin.Engine, cfg Config, served []routes.Route, a *auth.Authenticator, l *ratelimit.Limiter, keySecret []byte, log *slog.Logger) error {
 	m, err := mcpserver.New(mcpserver.Options{
 		Routes: served, Engine: e, Auth: a, Limiter: l, Limits: cfg.Limits, Authorize: proxy.Authorize,
-		BaseURL: cfg.BaseURL, Version: mcpVersion, Log: log, KeySecret: keySecret,
+		BaseURL: cfg.BaseURL, AuthorizationServer: strings.TrimRight(cfg.BaseURL, "/"), Version: mcpVersion, Log: log, KeySecret: keySecret,
 	})
 	if err != nil {
 		return err
@@ -32,7 +33,9 @@ func mountMCP(e *gin.Engine, cfg Config, served []routes.Route, a *auth.Authenti
 		e.Handle(method, mcpserver.Path, m.Serve)
 	}
 	metadata := gin.WrapH(m.Metadata())
-	e.GET(mcpserver.MetadataPath, metadata)
-	e.OPTIONS(mcpserver.MetadataPath, metadata)
+	for _, path := range []string{mcpserver.MetadataPath, mcpserver.MetadataRootPath} {
+		e.GET(path, metadata)
+		e.OPTIONS(path, metadata)
+	}
 	return nil
 }

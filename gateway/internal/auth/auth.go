@@ -61,6 +61,8 @@ type Authenticator struct {
 	// replica last saw, and a higher one forgets every cached principal (see fresh).
 	counter RevocationCounter
 	counted atomic.Int64
+	// tokens, when set, verifies OAuth access tokens (see AcceptTokens).
+	tokens AccessTokens
 }
 
 // New returns an authenticator over verifier.
@@ -108,10 +110,19 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, charge 
 	case key == "":
 		return nil, httpx.Unauthorized("the Authorization header must read Bearer <api_key>")
 	}
+	if a.tokens != nil && IsAccessToken(key) {
+		return a.authenticateToken(ctx, key, charge)
+	}
 	if !apikey.Valid(key) {
 		return nil, refuse(ctx, charge, "the API key is malformed")
 	}
-	digest := apikey.Digest(key)
+	return a.ByDigest(ctx, apikey.Digest(key), charge)
+}
+
+// ByDigest returns the principal of a key digest: the path every key takes once its checksum
+// held, and the one an OAuth access token takes with the digest of its grant's sub-key, so that
+// both are answered from the same caches and refused by the same revocations.
+func (a *Authenticator) ByDigest(ctx context.Context, digest string, charge Charge) (*authn.Principal, error) {
 	a.fresh(ctx)
 	if p, ok := a.local.Get(digest); ok {
 		return p, nil

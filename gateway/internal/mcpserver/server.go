@@ -58,10 +58,14 @@ type Options struct {
 	// Authorize is the gateway's scope check of a route for a principal (nil target): tools/list
 	// shows the tools whose route it admits.
 	Authorize func(routes.Route, *authn.Principal, *authn.Target) error
-	// BaseURL's scheme is the scheme of the resource URL the metadata names.
+	// BaseURL's scheme is the scheme of the resource URL the metadata names; BaseURL + Path is
+	// the resource OAuth access tokens must be issued for (RFC 8707).
 	BaseURL string
-	Version string
-	Log     *slog.Logger
+	// AuthorizationServer is the issuer of the OAuth authorization server the metadata names
+	// ("" names none).
+	AuthorizationServer string
+	Version             string
+	Log                 *slog.Logger
 	// KeySecret keys the Idempotency-Keys derived from a call's content (the same on every
 	// replica), so that no one else can compute another caller's key.
 	KeySecret []byte
@@ -195,6 +199,9 @@ func (h *Handler) Serve(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
+	// An OAuth access token is taken here, and by the routes the tools call, only when it was
+	// issued for this resource.
+	ctx = keyauth.WithResource(ctx, strings.TrimRight(h.opts.BaseURL, "/")+Path)
 	header := c.GetHeader("Authorization")
 	var p *authn.Principal
 	if header != "" {
@@ -209,6 +216,11 @@ func (h *Handler) Serve(c *gin.Context) {
 	} else if t, ok := h.tools[msg.toolName()]; ok && msg.Method == "tools/call" && t.route.Auth != routes.Public {
 		h.unauthorized(c, httpx.Unauthorized("the tool "+t.Name+" needs an API key: Authorization: Bearer <api_key>"), false)
 		return
+	}
+	if t, ok := h.tools[msg.toolName()]; ok && msg.Method == "tools/call" && p != nil && keyauth.IsAccessToken(bearerOf(header)) {
+		if err := h.stepUp(c, t, p); err != nil {
+			return
+		}
 	}
 	// A tool call pays its route's limits when the route runs; every other message pays what a
 	// REST request of the same caller pays.
@@ -240,7 +252,7 @@ func (h *Handler) limit(ctx context.Context, ip string, p *authn.Principal) erro
 // own status.
 func (h *Handler) unauthorized(c *gin.Context, err error, presented bool) {
 	if httpx.AsError(err).Status == http.StatusUnauthorized {
-		v := fmt.Sprintf("Bearer resource_metadata=%q", h.resourceURL(c.Request, MetadataPath))
+		v := fmt.Sprintf("Bearer resource_metadata=%q, scope=%q", h.resourceURL(c.Request, MetadataPath), allScopes)
 		if presented {
 			v += `, error="invalid_token"`
 		}
@@ -259,13 +271,17 @@ func (h *Handler) resourceURL(r *http.Request, path string) string {
 	return scheme + "://" + r.Host + path
 }
 
-// Metadata serves the protected-resource metadata (RFC 9728) of /mcp: the key is a bearer token
-// sent in the Authorization header; svc has no OAuth authorization server, keys are created
-// with an object (see resource_documentation).
+// Metadata serves the protected-resource metadata (RFC 9728) of /mcp: the bearer token is an
+// API key or an access token of the gateway's authorization server, which it names.
 func (h *Handler) Metadata() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var servers []string
+		if h.opts.AuthorizationServer != "" {
+			servers = []string{h.opts.AuthorizationServer}
+		}
 		auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 			Resource:               h.resourceURL(r, Path),
+			AuthorizationServers:   servers,
 			BearerMethodsSupported: []string{"header"},
 			ScopesSupported:        []string{authn.ScopeRead, authn.ScopeWrite, authn.ScopeMailbox},
 			ResourceName:           "svc",

@@ -44,6 +44,8 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 	in.POST("/objects/:id/profile", httpx.Handle(h.updateProfile))
 	in.GET("/objects/:id/signing-keys", httpx.Handle(h.internalSigningKeys))
 	in.POST("/objects/:id/sign", httpx.Handle(h.internalSign))
+	in.POST("/objects/:id/grant-keys", httpx.Handle(h.createGrantKey))
+	in.DELETE("/objects/:id/grant-keys/:keyId", httpx.Handle(h.revokeGrantKey))
 }
 
 // owner admits a principal that owns the route's object; with ownerKey, only its owner key (key
