@@ -82,7 +82,7 @@ func (h *Handler) homePage(c *gin.Context) error {
 func entries(rows []network.Row) []page.Entry {
 	out := make([]page.Entry, 0, len(rows))
 	for _, r := range rows {
-		e := page.Entry{Hash: r.Hash, Title: r.Title, Body: r.Body, Tags: r.Tags, At: r.PostedAt}
+		e := page.Entry{Hash: r.Hash, BoxTitle: r.BoxTitle, Title: r.Title, Body: r.Body, Tags: r.Tags, At: r.PostedAt}
 		switch {
 		case r.Who == nil:
 		case r.Kind == network.KindNewSvc:

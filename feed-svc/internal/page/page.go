@@ -135,12 +135,14 @@ func (r *Renderer) Render(b Box) ([]byte, error) {
 
 // Entry is one row of the home page's lists: a box (Author empty) or a published item.
 type Entry struct {
-	Hash   string
-	Title  string
-	Body   string
-	Author string
-	Tags   []string
-	At     string // ISO 8601
+	Hash string
+	// BoxTitle is the box's title, which an item's row names its box by ("": its hash).
+	BoxTitle string
+	Title    string
+	Body     string
+	Author   string
+	Tags     []string
+	At       string // ISO 8601
 }
 
 // Home is what the home page shows: a page of the newest public boxes and a page of the
