@@ -35,9 +35,10 @@ func StartDurableRedis(path, prefix string) (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &aof{prefix: prefix, scripts: map[string]string{}}
-	// The replay's EVALs leave their scripts in the server's cache, where EVALSHA finds them.
-	if err := replayAOF(r, path, a.note); err != nil {
+	a := &aof{prefix: prefix, scripts: map[string]string{}, loaded: map[string]bool{}}
+	// The replay's SCRIPT LOADs leave their scripts in the server's cache, where EVALSHA finds
+	// them.
+	if err := replayAOF(r, path, func(body string) { a.note(body) }); err != nil {
 		r.Stop()
 		return nil, err
 	}
@@ -58,30 +59,31 @@ type aof struct {
 	f       *os.File
 	prefix  string
 	scripts map[string]string // sha1 → body of every script this server has seen
+	loaded  map[string]bool   // sha1 of the scripts the file loads (SCRIPT LOAD) before their first use
 }
 
 // hook runs before every command, on the connection's goroutine: it notes script bodies and
-// appends a script that writes a kept key to the file before it runs (as EVAL with its body, so
-// that the file needs no script cache). A command the file cannot take is refused, so that
-// nothing acknowledged is missing from the file.
+// appends a script that writes a kept key to the file before it runs, as EVALSHA after the
+// file's first SCRIPT LOAD of that script (so that the file holds each body once and needs no
+// cache from before). A command the file cannot take is refused, so that nothing acknowledged is
+// missing from the file.
 func (a *aof) hook(c *server.Peer, cmd string, args ...string) bool {
-	var body string
+	var sha string
 	var rest []string
 	switch {
 	case cmd == "SCRIPT" && len(args) == 2 && strings.EqualFold(args[0], "LOAD"):
 		a.note(args[1])
 		return false
 	case cmd == "EVAL" && len(args) >= 2:
-		body, rest = args[0], args[1:]
-		a.note(body)
+		sha, rest = a.note(args[0]), args[1:]
 	case cmd == "EVALSHA" && len(args) >= 2:
+		sha, rest = strings.ToLower(args[0]), args[1:]
 		a.mu.Lock()
-		b, ok := a.scripts[strings.ToLower(args[0])]
+		_, ok := a.scripts[sha]
 		a.mu.Unlock()
 		if !ok {
 			return false // the server does not know it either: NOSCRIPT, nothing written
 		}
-		body, rest = b, args[1:]
 	default:
 		return false
 	}
@@ -96,22 +98,30 @@ func (a *aof) hook(c *server.Peer, cmd string, args ...string) bool {
 	if !kept {
 		return false
 	}
-	line := encodeCommand(append([]string{"EVAL", body}, rest...))
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	var line []byte
+	if !a.loaded[sha] {
+		line = encodeCommand([]string{"SCRIPT", "LOAD", a.scripts[sha]})
+	}
+	line = append(line, encodeCommand(append([]string{"EVALSHA", sha}, rest...))...)
 	// One write per command: a process killed after it leaves the whole command in the file.
 	if _, err := a.f.Write(line); err != nil {
 		c.WriteError("ERR append-only file: " + err.Error())
 		return true
 	}
+	a.loaded[sha] = true
 	return false
 }
 
-func (a *aof) note(body string) {
+// note keeps a script's body by its sha1, which it returns.
+func (a *aof) note(body string) string {
 	sum := sha1.Sum([]byte(body))
+	sha := hex.EncodeToString(sum[:])
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.scripts[hex.EncodeToString(sum[:])] = body
+	a.scripts[sha] = body
+	return sha
 }
 
 // encodeCommand writes a command as Redis's protocol does (an array of bulk strings), which
@@ -186,8 +196,8 @@ func replayAOF(r *Redis, path string, script func(body string)) error {
 		for i, a := range args {
 			cmd[i] = a
 		}
-		if strings.EqualFold(args[0], "EVAL") && len(args) > 1 {
-			script(args[1])
+		if len(args) == 3 && strings.EqualFold(args[0], "SCRIPT") && strings.EqualFold(args[1], "LOAD") {
+			script(args[2])
 		}
 		// A command the server refuses (a Redis error reply) was refused when it first ran too,
 		// and changes nothing now either; anything else stops the start.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -45,6 +46,10 @@ func TestDurableRedisKeepsScriptedKeys(t *testing.T) {
 	want, err := rdb.XRange(ctx, "svc:stream:{a}", "-", "+").Result()
 	if err != nil || len(want) != 3 {
 		t.Fatalf("stream before the restart: %v, %v", want, err)
+	}
+	// The file holds the script's body once, then calls it by its hash.
+	if raw, err := os.ReadFile(path); err != nil || strings.Count(string(raw), "SCRIPT\r\n") != 1 || strings.Count(string(raw), "EVALSHA\r\n") != 4 {
+		t.Fatalf("the file holds %q (%v), want one SCRIPT LOAD and the four calls", raw, err)
 	}
 	rdb.Close()
 	r.Stop()
