@@ -49,11 +49,10 @@ func readmeWalk(t *testing.T) string {
 }
 
 // TestReadmeWalk runs every shell block of the README's first walk as it is written, in order,
-// in one bash from the repository's root, with curl and `go run`, against a fresh suite: a
-// newcomer's commands must work verbatim. The last block's `svc watch` runs until stopped: the
+// in one bash from the repository's root, with curl and `go run`, against a fresh all-in-one:
+// a newcomer's commands must work verbatim. The last block's `svc watch` runs until stopped: the
 // test sends Ada a message and expects watch to print it, with its thread_id.
 func TestReadmeWalk(t *testing.T) {
-	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "sed", "grep", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed to run the README's walk: %v", tool, err)
@@ -65,7 +64,10 @@ func TestReadmeWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	env := Start(t)
+	// A fresh all-in-one, as the walk's reader runs it (its own binary and data directory).
+	addr := freeAddr(t)
+	startAllinone(t, buildAllinone(t), t.TempDir(), addr, "", &syncBuffer{})
+	env := crashEnv(t, addr, &syncBuffer{})
 	out := &syncBuffer{}
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", walk)
 	cmd.Dir = root
