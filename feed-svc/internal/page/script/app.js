@@ -13,6 +13,11 @@
     return out;
   };
 
+  // The forms are shown only where this script runs: without it they could do nothing.
+  for (const form of document.querySelectorAll('form[hidden]')) {
+    form.hidden = false;
+  }
+
   const create = $('create-form');
   if (create) {
     create.addEventListener('submit', async (ev) => {
