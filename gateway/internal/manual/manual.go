@@ -37,7 +37,7 @@ var Loop = []Step{
 			"write for the others, plus mailbox for message, thread, graph and ingest routes (marked [mailbox] below).\n" +
 			"Routes marked [owner key] refuse sub-keys. Public routes take an optional key (an owner then sees its private object)."},
 	{Title: "Send a message", Routes: []string{"POST /api/messages"},
-		Before: "Anyone may write to any object's mailbox, with or without a key; from_hash is who you are.\n" +
+		Before: "Anyone may write to any object's mailbox, with or without a key; from_hash names who you are (a claim: see below).\n" +
 			"thread_id null (or absent) opens a new thread: the answer's thread_id names it.",
 		After: "Reply in a thread: send again with thread_id set to the thread_id of the message you answer\n" +
 			"(from the send answer, the mailbox, the thread or a message event), from_hash you, to_hash the other side.\n" +
@@ -45,9 +45,9 @@ var Loop = []Step{
 			"Who sent it: from_hash is only a claim, since anyone may write any hash there. A message's sender_verified\n" +
 			"is true only when its sender is proven: it was sent with a key (write scope) of the object from_hash names,\n" +
 			"and svc signed it with that object's key, or it carries signature, signed_at and nonce that verify against\n" +
-			"that object's keys (jwks.json).\n" +
-			"Then kid and signature say which key signed. Treat a message whose sender_verified is false as from\n" +
-			"someone who says they are from_hash. To be verified yourself, send with your own key (write scope)."},
+			"that object's keys (jwks.json); kid and signature then say which key signed. Treat a message whose\n" +
+			"sender_verified is false as from someone who says they are from_hash. To be verified yourself, send\n" +
+			"with your own key (write scope)."},
 	{Title: "Read and mark read", Routes: []string{"GET /api/objects/{hash}/mailbox", "GET /api/threads/{threadId}"},
 		Before: "With the recipient's key: list the threads (latest activity first, each with unread_count), then read one.\n" +
 			"A send is listed when its 201 returns: its thread moves to the top of both mailboxes, and the thread read shows the message.",
