@@ -112,7 +112,10 @@ func realMain(ctx context.Context) error {
 		brokerEnv["OUTBOX_REPUBLISH"] = strconv.FormatBool(k.Recovery.LostEvents())
 	}
 	if cfg.RedisURL == "" {
-		r, err := embedded.StartRedis()
+		// The event streams' buffer (feed-svc's svc:stream:… keys) outlives a restart, stopped
+		// or killed, as a client resuming with Last-Event-ID expects; the rest of what svc keeps
+		// in Redis (caches, rate limits) starts afresh.
+		r, err := embedded.StartDurableRedis(filepath.Join(cfg.DataDir, "redis", "streams.aof"), streamKeyPrefix)
 		if err != nil {
 			return err
 		}
@@ -186,6 +189,10 @@ func startKafka(cfg Config, log *slog.Logger) (*embedded.Kafka, error) {
 // signingKeysSecretFile is the file in the data directory that keeps the generated
 // SIGNING_KEYS_SECRET.
 const signingKeysSecretFile = "signing-keys-secret"
+
+// streamKeyPrefix starts the Redis keys of feed-svc's event streams (docs/architecture.md, "Event
+// streams"): the keys the embedded Redis keeps across restarts.
+const streamKeyPrefix = "svc:stream:"
 
 // signingKeysSecret is SIGNING_KEYS_SECRET as given, or the one kept in the data directory
 // (generated on its first start). The signing keys svc holds are sealed with it: a data

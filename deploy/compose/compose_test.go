@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -194,6 +195,28 @@ func TestEnvironment(t *testing.T) {
 			if got := s.env(suite.URLEnv(other)); got != want {
 				t.Errorf("%s: %s=%q, want %q", name, suite.URLEnv(other), got, want)
 			}
+		}
+	}
+}
+
+// TestHeaderExportsRequiredVariables: every variable the file requires from the caller's
+// environment (${NAME:?…}) is exported by the commands at the top of the file, so that running
+// them as written starts the suite.
+func TestHeaderExportsRequiredVariables(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	header, _, _ := strings.Cut(text, "\nname:")
+	required := regexp.MustCompile(`\$\{([A-Z0-9_]+):\?`).FindAllStringSubmatch(text, -1)
+	if len(required) == 0 {
+		t.Fatal("compose.yaml requires no variable: the test no longer reads it right")
+	}
+	for _, m := range required {
+		if !strings.Contains(header, "#   export "+m[1]+"=") {
+			t.Errorf("compose.yaml requires %s, which the commands at its top do not export", m[1])
 		}
 	}
 }

@@ -142,7 +142,7 @@ func TestPagesInChromium(t *testing.T) {
 			if view.mobile {
 				emulate = chromedp.EmulateViewport(view.width, view.height, chromedp.EmulateScale(2), chromedp.EmulateMobile)
 			}
-			var overflow bool
+			var overflow, wrapped bool
 			var shot []byte
 			var feedTop, feedBottomOfScreen float64
 			err := chromedp.Run(ctx, emulate,
@@ -151,6 +151,12 @@ func TestPagesInChromium(t *testing.T) {
 				chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth ||
 					[...document.querySelectorAll('body *')].some(e => !e.closest('pre') &&
 						(e.getBoundingClientRect().right > window.innerWidth + 1 || e.scrollWidth > e.clientWidth + 1))`, &overflow),
+				// A command block keeps each of its lines on one line (it scrolls sideways): a
+				// wrapped line of a shell command is a different command when copied by eye.
+				chromedp.Evaluate(`[...document.querySelectorAll('pre')].some(p => {
+					const r = document.createRange(); r.selectNodeContents(p);
+					const lines = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size;
+					return lines > p.textContent.replace(/\n$/, '').split('\n').length; })`, &wrapped),
 				chromedp.Evaluate(`(document.querySelector('#feed, #network') || document.body).getBoundingClientRect().top`, &feedTop),
 				chromedp.Evaluate(`window.innerHeight`, &feedBottomOfScreen),
 				chromedp.FullScreenshot(&shot, 100),
@@ -169,6 +175,9 @@ func TestPagesInChromium(t *testing.T) {
 			}
 			if overflow {
 				t.Errorf("%s: something sticks out of the page at %dpx", what, view.width)
+			}
+			if wrapped {
+				t.Errorf("%s: a command block wraps a line at %dpx", what, view.width)
 			}
 			// On a phone a box's feed starts within the first two screens (right after who it is).
 			if pg.name == "box" && feedTop > 2*feedBottomOfScreen {
@@ -193,8 +202,9 @@ func TestPagesInChromium(t *testing.T) {
 
 	// One way to message, with the exact time on hover of every relative time, and link previews.
 	html := string(env.Do(t, "GET", "/"+box, "", nil).Expect(t, 200).Body)
-	if n := strings.Count(html, "/api/messages"); n != 1 {
-		t.Errorf("the box page shows /api/messages %d times, want one way to message", n)
+	shown, _, _ := strings.Cut(html, "<script>") // the form's script calls the route it shows
+	if n := strings.Count(shown, "/api/messages"); n != 1 {
+		t.Errorf("the box page shows /api/messages %d times, want one request beside its form", n)
 	}
 	if strings.Contains(html, "How to message this object") {
 		t.Error("the box page repeats llm.txt's messaging section")

@@ -7,7 +7,8 @@ import (
 )
 
 // TestPagesShowBadgesAndNetwork: a box page shows its verified claims and custom hash as badges
-// once it has them, and the home page lists the newest public boxes and the network's feed, never a private box.
+// once it has them, and the home page lists the newest public boxes and the network's feed (each
+// item's box named by its title), never a private box.
 func TestPagesShowBadgesAndNetwork(t *testing.T) {
 	t.Parallel()
 	d, p := startDNS(t), startPages(t)
@@ -41,6 +42,8 @@ func TestPagesShowBadgesAndNetwork(t *testing.T) {
 			t.Fatal("the home page lists a private box")
 		}
 		return strings.HasPrefix(home.Header.Get("Content-Type"), "text/html") &&
-			strings.Contains(html, `href="`+env.URL+`/svc_grace">Grace Hopper</a>`) && strings.Contains(html, "Found a moth in the relay")
+			strings.Contains(html, `href="`+env.URL+`/svc_grace">Grace Hopper</a>`) && strings.Contains(html, "Found a moth in the relay") &&
+			// the feed's row names its box by title, not by hash
+			strings.Contains(html, `in <a href="`+env.URL+`/svc_grace">Grace Hopper</a>`)
 	}, "the home page's lists")
 }

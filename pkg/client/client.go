@@ -26,6 +26,7 @@ var Routes = []Route{
 	{"POST", "/api/messages"},
 	{"GET", "/api/objects/{hash}/mailbox"},
 	{"GET", "/api/threads/{threadId}"},
+	{"GET", "/api/objects/{hash}/events"},
 }
 
 // Client calls one svc deployment, with an API key or without (public routes).
@@ -158,9 +159,60 @@ func (c *Client) Thread(ctx context.Context, threadID, cursor string) (*Thread, 
 	return &out, c.call(ctx, "GET", path, nil, nil, &out)
 }
 
+// followWait is how long one long poll of Follow waits for an event: under the HTTP client's
+// 30-second timeout.
+const followWait = "25s"
+
+// Follow calls fn with each message that arrives in hash's mailbox from now on, with its
+// thread_id, until ctx ends or fn returns an error. It long-polls the object's event stream
+// (GET /api/objects/{hash}/events?types=message&wait=…), so it marks nothing read: the mailbox
+// still counts the messages unread. The key must be one of hash's, with the read scope.
+func (c *Client) Follow(ctx context.Context, hash string, fn func(Message) error) error {
+	after := ""
+	for {
+		q := url.Values{"types": {"message"}, "wait": {followWait}}
+		if after != "" {
+			q.Set("after", after)
+		}
+		var page struct {
+			Events []struct {
+				Type string `json:"type"`
+				Data struct {
+					MessageID string `json:"message_id"`
+					Message
+				} `json:"data"`
+			} `json:"events"`
+			NextAfter *string `json:"next_after"`
+		}
+		if err := c.call(ctx, "GET", "/api/objects/"+url.PathEscape(hash)+"/events?"+q.Encode(), nil, nil, &page); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		for _, e := range page.Events {
+			if e.Type != "message" {
+				continue
+			}
+			m := e.Data.Message
+			m.ID = e.Data.MessageID
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		if page.NextAfter != nil {
+			after = *page.NextAfter
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
 // Watch calls fn with each message to hash that it has not shown yet, found in the threads of
 // hash's mailbox that have unread messages, every interval, until ctx ends or fn returns an
-// error. Reading a thread marks its messages read, so the next look passes it by.
+// error. Reading a thread marks its messages read, so the next look passes it by; Follow marks
+// nothing.
 func (c *Client) Watch(ctx context.Context, hash string, interval time.Duration, fn func(Message) error) error {
 	const remembered = 100_000 // ids of messages shown, forgotten all at once past this many
 	seen := map[string]bool{}
@@ -188,6 +240,7 @@ func (c *Client) Watch(ctx context.Context, hash string, interval time.Duration,
 						clear(seen)
 					}
 					seen[m.ID] = true
+					m.ThreadID = s.ID // a thread's messages do not repeat its id
 					if err := fn(m); err != nil {
 						return err
 					}

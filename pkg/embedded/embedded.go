@@ -136,6 +136,8 @@ type Redis struct {
 	srv  *miniredis.Miniredis
 	stop chan struct{}
 	done chan struct{}
+	// closeAOF closes the append-only file of StartDurableRedis, nil without one.
+	closeAOF func() error
 }
 
 // StartRedis starts miniredis on a free loopback port. miniredis keeps time frozen unless told:
@@ -170,6 +172,9 @@ func (r *Redis) Stop() {
 	close(r.stop)
 	<-r.done
 	r.srv.Close()
+	if r.closeAOF != nil {
+		_ = r.closeAOF()
+	}
 }
 
 func freePort() (int, error) {

@@ -6,9 +6,12 @@
 //	svc send -from svc_… -to svc_… [-kind note] [-thread thr_…] [-idempotency-key k] 'the body'
 //	svc mailbox svc_…            (SVC_KEY: that object's key)
 //	svc read thr_…               (SVC_KEY: a participant's key)
-//	svc watch [-every 5s] svc_…  (prints each new message once, until Ctrl-C)
+//	svc watch [-mark-read] [-every 5s] svc_…  (SVC_KEY: that object's key; prints each message
+//	                             that arrives, with its thread_id, until Ctrl-C)
 //	svc keygen [-out file] svc_…  (SVC_KEY: the owner key; registers a key whose private half stays in file)
 //	svc sign-request [-key file] [-X POST] [-d body] [-ttl 1m] URL  (prints the signature headers)
+//
+// Every command takes -h, which lists its flags.
 package main
 
 import (
@@ -47,8 +50,16 @@ func (e usageError) Error() string { return string(e) }
 
 const usage = "usage: svc create|send|mailbox|read|watch|keygen|sign-request …  (SVC_URL, SVC_KEY; see the package doc)"
 
-// run executes one command; its answers are printed as JSON, one value per line.
+// run executes one command; its answers are printed as JSON, one value per line. -h prints the
+// command's usage and flags instead, and is no error.
 func run(ctx context.Context, args []string, baseURL, key string, out io.Writer) error {
+	if err := command(ctx, args, baseURL, key, out); !errors.Is(err, errHelp) {
+		return err
+	}
+	return nil
+}
+
+func command(ctx context.Context, args []string, baseURL, key string, out io.Writer) error {
 	if len(args) == 0 {
 		return usageError(usage)
 	}
@@ -59,6 +70,18 @@ func run(ctx context.Context, args []string, baseURL, key string, out io.Writer)
 	enc := json.NewEncoder(out)
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	synopsis := map[string]string{
+		"create":  "create [-profile md] [-private]",
+		"send":    "send -from svc_… -to svc_… [-kind note] [-thread thr_…] [-idempotency-key k] 'the body'",
+		"mailbox": "mailbox svc_…",
+		"read":    "read thr_…",
+		"watch":   "watch [-mark-read] [-every 5s] svc_…",
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(out, "usage: svc %s\n", synopsis[args[0]])
+		fs.SetOutput(out)
+		fs.PrintDefaults()
+	}
 	switch args[0] {
 	case "create":
 		profile := fs.String("profile", "", "the first llm.txt (markdown)")
@@ -114,18 +137,29 @@ func run(ctx context.Context, args []string, baseURL, key string, out io.Writer)
 	case "sign-request":
 		return signRequest(c, fs, args[1:], out)
 	case "watch":
-		every := fs.Duration("every", 5*time.Second, "how often to look")
+		markRead := fs.Bool("mark-read", false, "read the threads of new messages, which marks them read (by default nothing is marked read)")
+		every := fs.Duration("every", 5*time.Second, "with -mark-read: how often to look at the mailbox")
 		if err := parse(fs, args[1:], 1); err != nil {
 			return err
 		}
-		return c.Watch(ctx, fs.Arg(0), *every, func(m client.Message) error { return enc.Encode(m) })
+		show := func(m client.Message) error { return enc.Encode(m) }
+		if *markRead {
+			return c.Watch(ctx, fs.Arg(0), *every, show)
+		}
+		return c.Follow(ctx, fs.Arg(0), show)
 	}
 	return usageError(usage)
 }
 
-// parse reads a command's flags and checks it got exactly args positional arguments.
+// errHelp is what parse returns once it has printed a command's flags, asked for with -h.
+var errHelp = errors.New("help printed")
+
+// parse reads a command's flags and checks it got exactly args positional arguments; -h prints
+// the command's usage and flags.
 func parse(fs *flag.FlagSet, args []string, positional int) error {
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return errHelp // Parse has printed the usage
+	} else if err != nil {
 		return usageError(fmt.Sprintf("%s: %v", fs.Name(), err))
 	}
 	if fs.NArg() != positional {

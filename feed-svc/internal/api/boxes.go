@@ -51,7 +51,7 @@ func (h *Handler) boxPage(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	html(c, status, body)
+	h.html(c, status, body)
 	return nil
 }
 
@@ -75,14 +75,14 @@ func (h *Handler) homePage(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	html(c, http.StatusOK, body)
+	h.html(c, http.StatusOK, body)
 	return nil
 }
 
 func entries(rows []network.Row) []page.Entry {
 	out := make([]page.Entry, 0, len(rows))
 	for _, r := range rows {
-		e := page.Entry{Hash: r.Hash, Title: r.Title, Body: r.Body, Tags: r.Tags, At: r.PostedAt}
+		e := page.Entry{Hash: r.Hash, BoxTitle: r.BoxTitle, Title: r.Title, Body: r.Body, Tags: r.Tags, At: r.PostedAt}
 		switch {
 		case r.Who == nil:
 		case r.Kind == network.KindNewSvc:
@@ -95,9 +95,11 @@ func entries(rows []network.Row) []page.Entry {
 	return out
 }
 
-// html answers a page: no script may run and nothing is loaded from elsewhere.
-func html(c *gin.Context, status int, body []byte) {
-	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+// html answers a page: no script may run but the pages' own (admitted by its hash), it may call
+// only the API of its own origin, and nothing is loaded from elsewhere.
+func (h *Handler) html(c *gin.Context, status int, body []byte) {
+	c.Header("Content-Security-Policy", "default-src 'none'; script-src "+h.Pages.ScriptSource()+"; connect-src 'self'; "+
+		"style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	c.Header("X-Content-Type-Options", "nosniff")
 	c.Data(status, "text/html; charset=utf-8", body)
 }

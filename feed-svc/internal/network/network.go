@@ -45,6 +45,9 @@ type Row struct {
 	Who      *feed.Who `json:"who"`
 	Tags     []string  `json:"tags"`
 	PostedAt string    `json:"posted_at"`
+	// BoxTitle is the box's profile title at its creation, for pages that name boxes by title
+	// (the API names them by hash).
+	BoxTitle string `json:"-"`
 }
 
 // Query selects rows of the global feed.
@@ -153,7 +156,7 @@ func RowOf(r store.Row, box, author *store.Object, body string) (Row, bool) {
 	if box.Private() || author.Private() {
 		return Row{}, false
 	}
-	row := Row{ID: r.EventID, Kind: r.Kind, Hash: box.Hash, Title: r.Title, Tags: r.Tags, PostedAt: clock.Format(r.At)}
+	row := Row{ID: r.EventID, Kind: r.Kind, Hash: box.Hash, Title: r.Title, Tags: r.Tags, PostedAt: clock.Format(r.At), BoxTitle: box.Title}
 	if row.Tags == nil {
 		row.Tags = []string{}
 	}

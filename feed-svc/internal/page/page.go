@@ -1,13 +1,15 @@
 // Package page renders the public pages: the home page (what svc is, the newest public boxes and
 // the network's feed) and each box page (an object's profile, markdown rendered by goldmark then
 // sanitised by bluemonday so that nothing in a profile can run, its badges, its latest feed
-// items and how to message it). The pages are self-contained: plain CSS, no scripts, no remote
-// resources.
+// items and how to message it). The pages are self-contained: plain CSS, one script of their own
+// (admitted by its hash; it makes the forms call the public API), no remote resources.
 package page
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"net/url"
@@ -25,6 +27,11 @@ import (
 //go:embed templates/*.html
 var files embed.FS
 
+// script is the pages' one script, written into every page as it is, so that its hash admits it.
+//
+//go:embed script/app.js
+var script string
+
 // Renderer renders the pages.
 type Renderer struct {
 	md     goldmark.Markdown
@@ -34,9 +41,19 @@ type Renderer struct {
 	now    func() time.Time
 }
 
+// ScriptSource is the Content-Security-Policy source that admits the pages' script and no other:
+// its SHA-256 hash.
+func (r *Renderer) ScriptSource() string {
+	sum := sha256.Sum256([]byte(script))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
 // New returns a renderer; baseURL is the public address of the API, for links.
 func New(baseURL string) (*Renderer, error) {
-	tmpl, err := template.New("").Funcs(template.FuncMap{"proof": proofName}).ParseFS(files, "templates/*.html")
+	// The script goes in as a value of type template.JS, which html/template writes byte for
+	// byte (template text in a script would lose its comments), so that its hash admits it.
+	funcs := template.FuncMap{"proof": proofName, "script": func() template.JS { return template.JS(script) }} //nolint:gosec // our own file
+	tmpl, err := template.New("").Funcs(funcs).ParseFS(files, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("page templates: %w", err)
 	}
@@ -137,12 +154,14 @@ func (r *Renderer) Render(b Box) ([]byte, error) {
 
 // Entry is one row of the home page's lists: a box (Author empty) or a published item.
 type Entry struct {
-	Hash   string
-	Title  string
-	Body   string
-	Author string
-	Tags   []string
-	At     string // ISO 8601
+	Hash string
+	// BoxTitle is the box's title, which an item's row names its box by ("": its hash).
+	BoxTitle string
+	Title    string
+	Body     string
+	Author   string
+	Tags     []string
+	At       string // ISO 8601
 }
 
 // Home is what the home page shows: a page of the newest public boxes and a page of the

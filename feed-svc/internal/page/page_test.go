@@ -1,6 +1,8 @@
 package page
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +60,33 @@ func TestRenderHome(t *testing.T) {
 		`<meta property="og:url" content="https://svc.example/">`, "Nothing published yet."} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the home page lacks %q", want)
+		}
+	}
+}
+
+// Every page carries the pages' script byte for byte, the one ScriptSource's hash admits, and no
+// other script.
+func TestPagesCarryTheAdmittedScript(t *testing.T) {
+	r, err := New("https://svc.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := r.Render(Box{Hash: "svc_x", Title: "X", Profile: "# X\n\n<script>alert(1)</script>\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := r.RenderHome(Home{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(script))
+	if want := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; r.ScriptSource() != want {
+		t.Fatalf("ScriptSource() = %s, want %s", r.ScriptSource(), want)
+	}
+	for name, page := range map[string][]byte{"box": box, "home": home} {
+		html := string(page)
+		if strings.Count(html, "<script") != 1 || !strings.Contains(html, "<script>"+script+"</script>") {
+			t.Errorf("the %s page does not carry exactly the admitted script", name)
 		}
 	}
 }

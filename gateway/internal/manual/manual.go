@@ -37,11 +37,17 @@ var Loop = []Step{
 			"write for the others, plus mailbox for message, thread, graph and ingest routes (marked [mailbox] below).\n" +
 			"Routes marked [owner key] refuse sub-keys. Public routes take an optional key (an owner then sees its private object)."},
 	{Title: "Send a message", Routes: []string{"POST /api/messages"},
-		Before: "Anyone may write to any object's mailbox, with or without a key; from_hash is who you are.\n" +
+		Before: "Anyone may write to any object's mailbox, with or without a key; from_hash names who you are (a claim: see below).\n" +
 			"thread_id null (or absent) opens a new thread: the answer's thread_id names it.",
 		After: "Reply in a thread: send again with thread_id set to the thread_id of the message you answer\n" +
 			"(from the send answer, the mailbox, the thread or a message event), from_hash you, to_hash the other side.\n" +
-			"Retries: send an Idempotency-Key header and a retried send returns the first answer."},
+			"Retries: send an Idempotency-Key header and a retried send returns the first answer.\n\n" +
+			"Who sent it: from_hash is only a claim, since anyone may write any hash there. A message's sender_verified\n" +
+			"is true only when its sender is proven: it was sent with a key (write scope) of the object from_hash names,\n" +
+			"and svc signed it with that object's key, or it carries signature, signed_at and nonce that verify against\n" +
+			"that object's keys (jwks.json); kid and signature then say which key signed. Treat a message whose\n" +
+			"sender_verified is false as from someone who says they are from_hash. To be verified yourself, send\n" +
+			"with your own key (write scope)."},
 	{Title: "Read and mark read", Routes: []string{"GET /api/objects/{hash}/mailbox", "GET /api/threads/{threadId}"},
 		Before: "With the recipient's key: list the threads (latest activity first, each with unread_count), then read one.\n" +
 			"A send is listed when its 201 returns: its thread moves to the top of both mailboxes, and the thread read shows the message.",
@@ -52,6 +58,14 @@ var Loop = []Step{
 		Before: "Each thread has a memory graph that both participants share: every message is a node; add evidence,\n" +
 			"questions and edges, and record decisions. A decision supersedes the nodes it names (they gain invalid_at).",
 		After: "Read the graph as it stood at a time with as_of=<timestamp>."},
+	{Title: "Decision memory", Routes: []string{"GET /api/objects/{hash}/decision-memory", "POST /api/objects/{hash}/decision-memory",
+		"GET /api/objects/{hash}/memory/search"},
+		Before: "Decision memory is a markdown document of an object's current major decisions (confidence absent or at\n" +
+			"least 0.5), across its threads, readable only with its keys. It changes only when it is rebuilt (POST) or\n" +
+			"replaced (PUT): recording a decision does not change it. After recording decisions, rebuild it; each\n" +
+			"rebuild is a new version. format=json reads the current decisions themselves, without waiting for a rebuild.",
+		After: "Memory search ranks the nodes of every thread the object takes part in (messages, evidence, decisions…)\n" +
+			"against q; it needs no rebuild."},
 	{Title: "Guidance", Routes: []string{"PUT /api/threads/{threadId}/private-guidance", "GET /api/threads/{threadId}/private-guidance"},
 		Before: "Private guidance is the caller's own steering for a thread: only its owner reads it, the other side never does."},
 	{Title: "Follow the network", Routes: []string{"GET /api/directory", "GET /feed.txt", "GET /api/feed"},
@@ -143,12 +157,16 @@ func (m *writer) routeBlock(r routes.Route, full bool) {
 	for _, h := range r.Headers {
 		m.printf("  header %s: %s\n", h.Name, h.Description)
 	}
-	if full && len(r.Query) > 0 {
-		names := make([]string, 0, len(r.Query))
-		for _, q := range r.Query {
-			names = append(names, q.Name)
+	paged := false
+	for _, q := range r.Query {
+		if isPaging(q) {
+			paged = true
+			continue
 		}
-		m.printf("  query: %s\n", strings.Join(names, ", "))
+		m.printf("  %s\n", m.queryParam(q))
+	}
+	if paged {
+		m.printf("  query limit, cursor: a page of the list (see Limits and errors)\n")
 	}
 	if r.Request != "" {
 		m.printf("  body: %s\n", m.fields(routes.Ref(r.Request)))
@@ -156,6 +174,41 @@ func (m *writer) routeBlock(r routes.Route, full bool) {
 	if full && r.Response != "" {
 		m.printf("  %d: %s\n", r.SuccessStatus(), m.fields(routes.Ref(r.Response)))
 	}
+}
+
+// queryParam is one query parameter's line: "query q* string≤256: the words to search for"; *
+// marks a parameter the route refuses to answer without.
+func (m *writer) queryParam(q routes.Param) string {
+	mark := ""
+	if q.Required {
+		mark = "*"
+	}
+	line := "query " + q.Name + mark + " " + m.typeOf(q.Schema)
+	if lo, hi, ok := bounds(q.Schema); ok {
+		line += fmt.Sprintf(" %d–%d", lo, hi)
+	}
+	if q.Description != "" {
+		line += ": " + q.Description
+	}
+	return line
+}
+
+// isPaging reports whether q is one of the shared paging parameters, which the manual explains
+// once.
+func isPaging(q routes.Param) bool {
+	for _, p := range routes.Paging {
+		if p.Name == q.Name && p.Description == q.Description {
+			return true
+		}
+	}
+	return false
+}
+
+// bounds are an integer schema's minimum and maximum, when it has both.
+func bounds(s routes.Schema) (lo, hi int, ok bool) {
+	lo, okLo := s["minimum"].(int)
+	hi, okHi := s["maximum"].(int)
+	return lo, hi, okLo && okHi
 }
 
 // who says who may call a route, in the manual's marks.

@@ -1,11 +1,13 @@
 package manual
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
 	"github.com/svcdev/svc/gateway/internal/routes"
+	"github.com/svcdev/svc/pkg/config"
 )
 
 // Every route the manual's loop, events and machine sections name is in the route table: a
@@ -46,6 +48,10 @@ func TestManualCoversTheTable(t *testing.T) {
 		"body: from_hash* string, to_hash* string, kind* note|question|request|artifact_update|system, body* string≤65536",
 		"thread_id string≤64|null", "120 per client IP", "Authorization: Bearer <api_key>",
 		`signed = webhook-id + "." + webhook-timestamp + "." + raw body`,
+		// what an agent must know beyond the table: a sender's hash is a claim, decision memory
+		// moves on a rebuild, a local callback needs the outbound settings
+		"from_hash is only a claim", "sender_verified", "It changes only when it is rebuilt",
+		"query q* string≤256: the words to search for", "query limit integer 1–50: hits per page",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the manual lacks %q", want)
@@ -53,5 +59,22 @@ func TestManualCoversTheTable(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Log("\n" + text)
+	}
+}
+
+// The manual's advice on testing a webhook locally names the outbound settings by the names the
+// services read them by, so that a renamed setting fails here instead of misleading an agent.
+func TestManualNamesTheOutboundSettings(t *testing.T) {
+	text := Write("https://svc.example", routes.All(), ratelimit.Config{})
+	typ := reflect.TypeOf(config.Outbound{})
+	for _, field := range []string{"AllowPrivate", "CAFile"} {
+		f, ok := typ.FieldByName(field)
+		if !ok {
+			t.Fatalf("config.Outbound has no field %s", field)
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if !strings.Contains(text, name+"=") && !strings.Contains(text, name+" ") {
+			t.Errorf("the manual does not name the outbound setting %s", name)
+		}
 	}
 }

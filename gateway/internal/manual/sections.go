@@ -44,6 +44,18 @@ webhook-timestamp is within 5 minutes of your clock; otherwise answer 401. Answe
 a 401 is retried once; a network error, 429 (Retry-After is honoured) or 5xx is retried with backoff
 for about a day, then the delivery is marked failed; 410 disables the webhook; redirects are not
 followed.
+
+### Test a webhook locally
+
+svc delivers only to https addresses on the public internet. A callback_url on loopback or a
+private network (https://localhost:8443/hook, https://192.168.1.5/hook) is accepted when the webhook
+is created, but the outbound guard refuses every delivery to it: each attempt fails, and reading the
+webhook shows the error. To receive deliveries on your own machine, either expose the receiver at a
+public https address (a tunnel), or run svc yourself with outbound calls to private addresses
+allowed: OUTBOUND_ALLOW_PRIVATE=true for each service (SVC_OUTBOUND_ALLOW_PRIVATE=true for the
+all-in-one; any port is then allowed), and OUTBOUND_CA_FILE (SVC_OUTBOUND_CA_FILE) naming the CA of a
+self-signed receiver certificate; never in production (see docs/operations.md). Or follow the events
+with GET /api/objects/{hash}/events, which needs no callback at all.
 `)
 }
 

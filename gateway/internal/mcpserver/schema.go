@@ -28,12 +28,36 @@ func argName(param string) string {
 // that reads that header.
 const idempotencyArg = "idempotency_key"
 
-// selfFields are body fields that default to the caller's own hash.
+// selfFields are body fields that default to the caller's own hash. A caller without a key has no
+// own hash: for it they stay required (see anonymous).
 var selfFields = map[string]bool{"from_hash": true}
 
-// inputSchema is the tool's JSON Schema: the route's path parameters, query parameters and body
-// fields as one flat object, required where the route requires them and the tool has no default.
+// inputSchema is the tool's JSON Schema for a caller with a key: the route's path parameters,
+// query parameters and body fields as one flat object, required where the route requires them
+// and the tool has no default.
 func inputSchema(t Tool, r routes.Route, named map[string]routes.Schema) (routes.Schema, error) {
+	return flatSchema(t, r, named, true)
+}
+
+// anonymousInputSchema is the tool's JSON Schema for a caller without a key, or nil when it is
+// the same as inputSchema's: the fields that default to the caller's own hash have no default
+// then, so that they are as required as the route makes them.
+func anonymousInputSchema(t Tool, r routes.Route, named map[string]routes.Schema) (routes.Schema, error) {
+	if r.Request == "" {
+		return nil, nil
+	}
+	props, _ := named[r.Request]["properties"].(map[string]any)
+	for name := range selfFields {
+		if _, ok := props[name]; ok {
+			return flatSchema(t, r, named, false)
+		}
+	}
+	return nil, nil
+}
+
+// flatSchema builds the input schema; keyed says whether the caller has a key (an own hash that
+// selfFields default to).
+func flatSchema(t Tool, r routes.Route, named map[string]routes.Schema, keyed bool) (routes.Schema, error) {
 	props := map[string]any{}
 	var required []string
 	add := func(name string, s any, req bool) error {
@@ -79,10 +103,14 @@ func inputSchema(t Tool, r routes.Route, named map[string]routes.Schema) (routes
 			if hasDefault {
 				s["default"] = t.Defaults[name]
 			}
-			if selfFields[name] {
+			self := selfFields[name] && keyed
+			switch {
+			case self:
 				s["description"] = "your object's hash unless given"
+			case selfFields[name]:
+				s["description"] = "who you are (an object hash, svc_...): required without a key, since there is no own hash to default to; a claim only, unless the message is signed (see sender_verified)"
 			}
-			req := slices.Contains(bodyRequired, name) && !hasDefault && !selfFields[name]
+			req := slices.Contains(bodyRequired, name) && !hasDefault && !self
 			if err := add(name, s, req); err != nil {
 				return nil, err
 			}

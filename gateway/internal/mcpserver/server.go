@@ -87,6 +87,9 @@ type boundTool struct {
 	Tool
 	route      routes.Route
 	bodyFields map[string]bool
+	// anonymous is the tool as tools/list shows it to a caller without a key, when that differs
+	// (a field that defaults to the caller's own hash is required then); nil when it does not.
+	anonymous *mcp.Tool
 }
 
 // New builds the server over the gateway's engine.
@@ -153,7 +156,17 @@ func describe(t Tool, r routes.Route, named map[string]routes.Schema) (*mcp.Tool
 	tool := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out,
 		Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.ReadOnly, DestructiveHint: &destructive,
 			IdempotentHint: t.Idempotent, OpenWorldHint: &openWorld}}
-	return tool, boundTool{Tool: t, route: r, bodyFields: fields}, nil
+	bt := boundTool{Tool: t, route: r, bodyFields: fields}
+	anon, err := anonymousInputSchema(t, r, named)
+	if err != nil {
+		return nil, boundTool{}, err
+	}
+	if anon != nil {
+		a := *tool
+		a.InputSchema = anon
+		bt.anonymous = &a
+	}
+	return tool, bt, nil
 }
 
 // filterList leaves in tools/list the tools whose route the caller's key may call.
@@ -168,9 +181,14 @@ func (h *Handler) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		out := *list
 		out.Tools = nil
 		for _, t := range list.Tools {
-			if bt, ok := h.tools[t.Name]; ok && c != nil && h.allowed(bt.route, c.principal) {
-				out.Tools = append(out.Tools, t)
+			bt, ok := h.tools[t.Name]
+			if !ok || c == nil || !h.allowed(bt.route, c.principal) {
+				continue
 			}
+			if c.principal == nil && bt.anonymous != nil {
+				t = bt.anonymous
+			}
+			out.Tools = append(out.Tools, t)
 		}
 		if out.Tools == nil {
 			out.Tools = []*mcp.Tool{}

@@ -125,6 +125,7 @@ func TestInputSchemaShape(t *testing.T) {
 		{"update_profile", []string{"body"}, []string{"hash"}},
 		{"add_evidence", []string{"thread_id", "body"}, []string{"type", "visibility"}},
 		{"read_webhook", []string{"subscription_id"}, []string{"hash"}},
+		{"search_memory", []string{"q"}, []string{"hash", "types", "peer", "since", "until", "as_of", "valid_at", "include_superseded", "limit", "cursor"}},
 	} {
 		i := slices.IndexFunc(Tools, func(x Tool) bool { return x.Name == c.tool })
 		s, err := inputSchema(Tools[i], table[Tools[i].Route], named)
@@ -207,6 +208,36 @@ func TestDecisionMemoryOutputSchema(t *testing.T) {
 		}
 		if err := schema.Validate(inst); (err == nil) != tc.valid {
 			t.Errorf("%s: valid %v, want %v (%v)", tc.name, err == nil, tc.valid, err)
+		}
+	}
+}
+
+// TestAnonymousInputSchema: without a key there is no own hash to default from_hash to, so the
+// schema a caller without a key is shown requires it, as the route does; tools without such a
+// field have one schema for every caller.
+func TestAnonymousInputSchema(t *testing.T) {
+	t.Parallel()
+	named := routes.Schemas()
+	table := map[string]routes.Route{}
+	for _, r := range routes.All() {
+		table[r.Method+" "+r.Path] = r
+	}
+	for _, tool := range Tools {
+		anon, err := anonymousInputSchema(tool, table[tool.Route], named)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.Name != "send_message" {
+			if anon != nil {
+				t.Errorf("%s: a schema of its own for callers without a key, want none", tool.Name)
+			}
+			continue
+		}
+		req, _ := anon["required"].([]string)
+		for _, name := range []string{"from_hash", "to_hash", "kind", "body"} {
+			if !slices.Contains(req, name) {
+				t.Errorf("send_message without a key: %s should be required (required: %v)", name, req)
+			}
 		}
 	}
 }

@@ -43,7 +43,7 @@ var Graph = []Route{
 	{Method: "GET", Path: "/api/objects/{hash}/memory/search", Service: "graph-svc", Auth: Owner, Mailbox: true,
 		Summary: "Search the object's relationship memory: the nodes of every thread it takes part in, ranked by BM25 over stemmed terms (never the other side's owner_only nodes, never guidance)",
 		Tag:     "graph", Response: "MemorySearch", Query: []Param{
-			{Name: "q", Schema: Schema{"type": "string", "minLength": 1, "maxLength": 256}, Description: "the words to search for (required; up to 8 distinct stemmed terms)"},
+			{Name: "q", Schema: Schema{"type": "string", "minLength": 1, "maxLength": 256}, Required: true, Description: "the words to search for (up to 8 distinct stemmed terms)"},
 			{Name: "types", Schema: Str(), Description: "comma-separated node types to keep"},
 			{Name: "peer", Schema: Str(), Description: "the hash of the other participant whose threads to keep"},
 			{Name: "since", Schema: DateTime(), Description: "system time: nodes created at or after"},
