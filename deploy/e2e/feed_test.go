@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -126,7 +128,17 @@ func TestBoxPage(t *testing.T) {
 			t.Errorf("the box page lacks %q", want)
 		}
 	}
-	for _, never := range []string{"<script", "onerror", "onclick", "javascript:", "Update number 1 &lt;", "Update number 0 ", "Hidden update"} {
+	// The pages' own script is the one script on the page, admitted by its hash alone.
+	if n := strings.Count(html, "<script"); n != 1 {
+		t.Errorf("the box page holds %d scripts, want only the pages' own", n)
+	} else {
+		start := strings.Index(html, "<script>") + len("<script>")
+		sum := sha256.Sum256([]byte(html[start : start+strings.Index(html[start:], "</script>")]))
+		if csp := page.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") {
+			t.Errorf("the page's script is not the one its Content-Security-Policy admits: %q", csp)
+		}
+	}
+	for _, never := range []string{"onerror", "onclick", "javascript:", "Update number 1 &lt;", "Update number 0 ", "Hidden update"} {
 		if strings.Contains(html, never) {
 			t.Errorf("the box page holds %q", never)
 		}

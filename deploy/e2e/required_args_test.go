@@ -69,6 +69,8 @@ func (f *requiredFixture) value(name string) any {
 		return "A title"
 	case "q":
 		return "engines"
+	case "resource": // WebFinger's
+		return "acct:" + f.own + "@" + strings.TrimPrefix(f.env.URL, "http://")
 	case "type":
 		return "evidence"
 	case "status":
