@@ -20,6 +20,7 @@ import (
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
@@ -152,7 +153,7 @@ func (s *Service) Create(ctx context.Context, objectID, hash, proofType, claimed
 		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "object_hash must be an object hash such as svc_abc123")
 	}
 	obj, err := s.Identity.Resolve(ctx, hash)
-	if errors.Is(err, identity.ErrNotFound) || err == nil && obj.ObjectID != objectID && obj.Visibility == "private" {
+	if errors.Is(err, identity.ErrNotFound) || err == nil && !contract.Visible(obj.Visibility, obj.ObjectID, objectID) {
 		return nil, apierr.NotFound("object")
 	}
 	if err != nil {

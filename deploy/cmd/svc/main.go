@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/pkg/client"
+	"github.com/svcdev/svc/pkg/contract"
 )
 
 func main() {
@@ -64,9 +65,9 @@ func run(ctx context.Context, args []string, baseURL, key string, out io.Writer)
 		if err := parse(fs, args[1:], 0); err != nil {
 			return err
 		}
-		o := client.NewObject{InitialLLMTxt: *profile, Visibility: "public"}
+		o := client.NewObject{InitialLLMTxt: *profile, Visibility: string(contract.Public)}
 		if *private {
-			o.Visibility = "private"
+			o.Visibility = string(contract.Private)
 		}
 		obj, err := c.CreateObject(ctx, o)
 		if err != nil {

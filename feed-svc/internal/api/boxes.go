@@ -111,7 +111,7 @@ func (h *Handler) box(c *gin.Context) (*page.Box, error) {
 	case err != nil:
 		return nil, httpx.Unavailable(err)
 	}
-	if p := authn.PrincipalFrom(c); obj.Visibility == "private" && (p == nil || p.ObjectID != obj.ObjectID) {
+	if !contract.Visible(obj.Visibility, obj.ObjectID, authn.PrincipalFrom(c).Viewer()) {
 		return nil, ErrNoBox
 	}
 	md, err := h.Boxes.Profiles.ComposedProfile(ctx, obj.ObjectID, obj.Hash)

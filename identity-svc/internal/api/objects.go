@@ -9,31 +9,32 @@ import (
 	"github.com/svcdev/svc/identity-svc/internal/object"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
 type createObjectRequest struct {
-	InitialLLMTxt *string         `json:"initial_llm_txt"`
-	Rules         json.RawMessage `json:"rules"`
-	Visibility    *string         `json:"visibility"`
+	InitialLLMTxt *string              `json:"initial_llm_txt"`
+	Rules         json.RawMessage      `json:"rules"`
+	Visibility    *contract.Visibility `json:"visibility"`
 }
 
 type createObjectResponse struct {
-	Hash          string `json:"hash"`
-	APIKey        string `json:"api_key"`
-	MailboxStatus string `json:"mailbox_status"`
-	Visibility    string `json:"visibility"`
-	Version       int    `json:"version"`
-	CreatedAt     string `json:"created_at"`
+	Hash          string              `json:"hash"`
+	APIKey        string              `json:"api_key"`
+	MailboxStatus string              `json:"mailbox_status"`
+	Visibility    contract.Visibility `json:"visibility"`
+	Version       int                 `json:"version"`
+	CreatedAt     string              `json:"created_at"`
 }
 
 type objectResponse struct {
-	Hash          string `json:"hash"`
-	MailboxStatus string `json:"mailbox_status"`
-	Visibility    string `json:"visibility"`
-	Version       int    `json:"version"`
-	CreatedAt     string `json:"created_at"`
-	UpdatedAt     string `json:"updated_at"`
+	Hash          string              `json:"hash"`
+	MailboxStatus string              `json:"mailbox_status"`
+	Visibility    contract.Visibility `json:"visibility"`
+	Version       int                 `json:"version"`
+	CreatedAt     string              `json:"created_at"`
+	UpdatedAt     string              `json:"updated_at"`
 }
 
 func (h *handlers) createObject(c *gin.Context) error {
@@ -56,11 +57,7 @@ func (h *handlers) createObject(c *gin.Context) error {
 }
 
 func (h *handlers) getObject(c *gin.Context) error {
-	var viewer string
-	if p := authn.PrincipalFrom(c); p != nil {
-		viewer = p.ObjectID
-	}
-	o, err := h.objects.Read(c.Request.Context(), c.Param("hash"), viewer)
+	o, err := h.objects.Read(c.Request.Context(), c.Param("hash"), authn.PrincipalFrom(c).Viewer())
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcdev/svc/identity-svc/internal/object"
 	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -47,8 +48,8 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 func owner(c *gin.Context, ownerKey bool) (object.Caller, error) {
 	p, t, err := authn.Owner(c)
 	if err != nil {
-		// Another object's key: a private object's existence is its owner's to know (docs/api.md).
-		if t := authn.TargetFrom(c); authn.PrincipalFrom(c) != nil && t != nil && t.Visibility == object.Private {
+		// Another object's key: it learns of the object only as contract.Visible says.
+		if p, t := authn.PrincipalFrom(c), authn.TargetFrom(c); p != nil && t != nil && !contract.Visible(t.Visibility, t.ObjectID, p.Viewer()) {
 			return object.Caller{}, httpx.NotFound("object")
 		}
 		return object.Caller{}, err

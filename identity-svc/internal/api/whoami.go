@@ -6,17 +6,18 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
 type whoamiResponse struct {
-	Hash          string   `json:"hash"`
-	KeyID         string   `json:"key_id"`
-	OwnerKey      bool     `json:"owner_key"`
-	Scopes        []string `json:"scopes"`
-	MailboxStatus string   `json:"mailbox_status"`
-	Visibility    string   `json:"visibility"`
-	Version       int      `json:"version"`
+	Hash          string              `json:"hash"`
+	KeyID         string              `json:"key_id"`
+	OwnerKey      bool                `json:"owner_key"`
+	Scopes        []string            `json:"scopes"`
+	MailboxStatus string              `json:"mailbox_status"`
+	Visibility    contract.Visibility `json:"visibility"`
+	Version       int                 `json:"version"`
 }
 
 // whoami answers who the presented key is. The object is read by id rather than taken from the

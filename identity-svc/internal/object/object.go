@@ -26,12 +26,10 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// Mailbox statuses and visibilities of the spec.
+// Mailbox statuses of the spec.
 const (
 	StatusUnclaimed = store.StatusUnclaimed
 	StatusClaimed   = store.StatusClaimed
-	Public          = "public"
-	Private         = identity.Private
 )
 
 // Outbox stages the events of a write before it and relays them once it succeeded.
@@ -57,7 +55,7 @@ type Service struct {
 type NewObject struct {
 	InitialLLMTxt string
 	Rules         json.RawMessage
-	Visibility    *string // nil is public
+	Visibility    *contract.Visibility // nil is public
 }
 
 // Created is a new object with its owner key, shown once.
@@ -71,11 +69,11 @@ type Created struct {
 // anyone but the relay, and an object whose key could not be stored is removed again without an
 // event ever naming it.
 func (s *Service) Create(ctx context.Context, requestID string, in NewObject) (*Created, error) {
-	visibility := Public
+	visibility := contract.Public
 	if in.Visibility != nil {
 		visibility = *in.Visibility
 	}
-	if visibility != Public && visibility != Private {
+	if !visibility.Valid() {
 		return nil, httpx.BadRequest(httpx.CodeInvalidVisibility, "visibility must be public or private")
 	}
 	if len(in.InitialLLMTxt) > httpx.MaxTextBytes {
@@ -164,14 +162,14 @@ func (s *Service) ByHash(ctx context.Context, hash string) (*store.Object, error
 	return obj, notFound(err, "object")
 }
 
-// Read returns the object a hash names as viewer (an object id, or "" for an anonymous caller)
-// may see it: a private object is not found for anyone but itself.
+// Read returns the object a hash names as viewer (contract.Principal.Viewer: an object id, or ""
+// for an anonymous caller) may see it: one it may not learn of (contract.Visible) is not found.
 func (s *Service) Read(ctx context.Context, hash, viewer string) (*store.Object, error) {
 	obj, err := s.ByHash(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
-	if obj.Visibility == Private && obj.ID != viewer {
+	if !contract.Visible(obj.Visibility, obj.ID, viewer) {
 		return nil, httpx.NotFound("object")
 	}
 	return obj, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
@@ -123,12 +124,9 @@ func sent(d Draft, w *send, replayed bool) *Sent {
 	return &Sent{Message: w.message, FromHash: shownHash(w.from, d.FromHash), ToHash: shownHash(w.to, d.ToHash), Replayed: replayed}
 }
 
-// visibilityPrivate is the visibility of an object hidden from everyone but its owner.
-const visibilityPrivate = "private"
-
 // shownHash is how an answer names o to a caller who named it by used.
 func shownHash(o *identity.Object, used string) string {
-	if o.Visibility == visibilityPrivate {
+	if !contract.Visible(o.Visibility, o.ObjectID, "") {
 		return used
 	}
 	return o.Hash
