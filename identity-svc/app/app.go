@@ -84,7 +84,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		ETags:  etags,
 		Sealer: sealer,
 	}
-	api.Register(b.API, objects)
+	api.Register(b.API, objects, etags)
 	claims := &consumers.Claims{Objects: objects}
 	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
 	b.Consume("profiles", []string{events.TopicContext}, (&consumers.Profiles{Objects: objects}).Handle)

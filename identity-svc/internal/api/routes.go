@@ -14,16 +14,17 @@ import (
 
 type handlers struct{ objects *object.Service }
 
-// Register mounts the routes on api (a group that already requires an internal token).
-func Register(api *gin.RouterGroup, objects *object.Service) {
+// Register mounts the routes on api (a group that already requires an internal token); etags
+// answers the public object reads' revalidations, and are the validators objects replaces.
+func Register(api *gin.RouterGroup, objects *object.Service, etags *httpx.ETags) {
 	h := &handlers{objects: objects}
 	api.POST("/api/objects", httpx.Handle(h.createObject))
-	api.GET("/api/objects/:hash", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.getObject))
+	api.GET("/api/objects/:hash", etags.Cacheable(authn.PublicTargetID), httpx.Handle(h.getObject))
 	api.POST("/api/objects/:hash/rotate-key", httpx.Handle(h.rotateKey))
 	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
 	api.GET("/api/directory", httpx.Handle(h.directory))
 	api.GET("/api/whoami", httpx.Handle(h.whoami))
-	api.GET("/api/objects/:hash/jwks.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
+	api.GET("/api/objects/:hash/jwks.json", etags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
 	api.POST("/api/objects/:hash/signing-keys", httpx.Handle(h.registerSigningKey))
 
 	api.POST("/api/objects/:hash/keys", httpx.Handle(h.createKey))

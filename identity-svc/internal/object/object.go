@@ -16,12 +16,11 @@ import (
 
 	"github.com/svcdev/svc/identity-svc/internal/payment"
 	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -38,6 +37,12 @@ type Outbox interface {
 	Confirm(evs ...events.Pending)
 }
 
+// Validators are the validators of public object reads (httpx.ETags): a write that changes what
+// a read shows replaces the object's one after its store write and before it answers.
+type Validators interface {
+	Changed(ctx context.Context, objectID string)
+}
+
 // Service runs the use cases.
 type Service struct {
 	Store    Store
@@ -46,7 +51,7 @@ type Service struct {
 	Payments payment.Verifier
 	Log      *slog.Logger
 	// ETags validates public object reads; writes that change what they show replace it.
-	ETags *httpx.ETags
+	ETags Validators
 	// Sealer seals the private halves of the signing keys svc holds.
 	Sealer *Sealer
 }
@@ -74,11 +79,11 @@ func (s *Service) Create(ctx context.Context, requestID string, in NewObject) (*
 		visibility = *in.Visibility
 	}
 	if !visibility.Valid() {
-		return nil, httpx.BadRequest(httpx.CodeInvalidVisibility, "visibility must be public or private")
+		return nil, apierr.BadRequest(apierr.CodeInvalidVisibility, "visibility must be public or private")
 	}
-	if len(in.InitialLLMTxt) > httpx.MaxTextBytes {
-		return nil, httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
-			"initial_llm_txt is larger than %d bytes", httpx.MaxTextBytes)
+	if len(in.InitialLLMTxt) > apierr.MaxTextBytes {
+		return nil, apierr.Errorf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge,
+			"initial_llm_txt is larger than %d bytes", apierr.MaxTextBytes)
 	}
 	rules, err := contract.DecodeRules(in.Rules)
 	if err != nil {
@@ -136,7 +141,7 @@ func newOwnerKey(objectID string, now time.Time) (string, *store.Key) {
 	key, digest := apikey.Generate(apikey.OwnerPrefix)
 	return key, &store.Key{
 		Digest: digest, KeyID: apikey.NewID("key"), ObjectID: objectID, Owner: true, Label: "owner",
-		Scopes: []string{authn.ScopeRead, authn.ScopeWrite, authn.ScopeMailbox}, Prefix: apikey.DisplayPrefix(key), CreatedAt: now,
+		Scopes: []string{contract.ScopeRead, contract.ScopeWrite, contract.ScopeMailbox}, Prefix: apikey.DisplayPrefix(key), CreatedAt: now,
 	}
 }
 
@@ -153,7 +158,7 @@ func (s *Service) reserveNewHash(ctx context.Context, objectID string) (string, 
 			return "", err
 		}
 	}
-	return "", httpx.Conflict(httpx.CodeConflict, "could not allocate a hash, retry")
+	return "", apierr.Conflict(apierr.CodeConflict, "could not allocate a hash, retry")
 }
 
 // ByHash returns the object a current or previous hash names.
@@ -170,7 +175,7 @@ func (s *Service) Read(ctx context.Context, hash, viewer string) (*store.Object,
 		return nil, err
 	}
 	if !contract.Visible(obj.Visibility, obj.ID, viewer) {
-		return nil, httpx.NotFound("object")
+		return nil, apierr.NotFound("object")
 	}
 	return obj, nil
 }
@@ -184,7 +189,7 @@ func (s *Service) ByID(ctx context.Context, id string) (*store.Object, error) {
 // notFound maps the store's not-found to the public answer naming what was missing.
 func notFound(err error, what string) error {
 	if errors.Is(err, mongox.ErrNotFound) {
-		return httpx.NotFound(what)
+		return apierr.NotFound(what)
 	}
 	return err
 }

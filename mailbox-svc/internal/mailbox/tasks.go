@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -39,9 +39,9 @@ type TaskView struct {
 // of a box it may not learn of (contract.Visible) is the unknown object's 404: its participants
 // learned of the box by sending to it, anyone else learns nothing.
 func (t *Tasks) Task(ctx context.Context, viewerID string, box *contract.Target, id string) (*TaskView, error) {
-	notFound := httpx.NotFound("task")
+	notFound := apierr.NotFound("task")
 	if !contract.Visible(box.Visibility, box.ObjectID, viewerID) {
-		notFound = httpx.NotFound("object")
+		notFound = apierr.NotFound("object")
 	}
 	m, err := t.Store.Message(ctx, id)
 	if errors.Is(err, mongox.ErrNotFound) {
