@@ -14,27 +14,27 @@ import (
 )
 
 type createObjectRequest struct {
-	InitialLLMTxt *string              `json:"initial_llm_txt"`
-	Rules         json.RawMessage      `json:"rules"`
-	Visibility    *contract.Visibility `json:"visibility"`
+	InitialLLMTxt *string         `json:"initial_llm_txt"`
+	Rules         json.RawMessage `json:"rules"`
+	Visibility    *string         `json:"visibility"`
 }
 
 type createObjectResponse struct {
-	Hash          string              `json:"hash"`
-	APIKey        string              `json:"api_key"`
-	MailboxStatus string              `json:"mailbox_status"`
-	Visibility    contract.Visibility `json:"visibility"`
-	Version       int                 `json:"version"`
-	CreatedAt     string              `json:"created_at"`
+	Hash          string `json:"hash"`
+	APIKey        string `json:"api_key"`
+	MailboxStatus string `json:"mailbox_status"`
+	Visibility    string `json:"visibility"`
+	Version       int    `json:"version"`
+	CreatedAt     string `json:"created_at"`
 }
 
 type objectResponse struct {
-	Hash          string              `json:"hash"`
-	MailboxStatus string              `json:"mailbox_status"`
-	Visibility    contract.Visibility `json:"visibility"`
-	Version       int                 `json:"version"`
-	CreatedAt     string              `json:"created_at"`
-	UpdatedAt     string              `json:"updated_at"`
+	Hash          string `json:"hash"`
+	MailboxStatus string `json:"mailbox_status"`
+	Visibility    string `json:"visibility"`
+	Version       int    `json:"version"`
+	CreatedAt     string `json:"created_at"`
+	UpdatedAt     string `json:"updated_at"`
 }
 
 func (h *handlers) createObject(c *gin.Context) error {
@@ -43,14 +43,14 @@ func (h *handlers) createObject(c *gin.Context) error {
 		return err
 	}
 	created, err := h.objects.Create(c.Request.Context(), httpx.RequestID(c), object.NewObject{
-		InitialLLMTxt: deref(req.InitialLLMTxt), Rules: req.Rules, Visibility: req.Visibility,
+		InitialLLMTxt: deref(req.InitialLLMTxt), Rules: req.Rules, Visibility: (*contract.Visibility)(req.Visibility),
 	})
 	if err != nil {
 		return err
 	}
 	o := created.Object
 	c.JSON(http.StatusCreated, createObjectResponse{
-		Hash: o.Hash, APIKey: created.APIKey, MailboxStatus: o.MailboxStatus, Visibility: o.Visibility,
+		Hash: o.Hash, APIKey: created.APIKey, MailboxStatus: o.MailboxStatus, Visibility: string(o.Visibility),
 		Version: o.Version, CreatedAt: clock.Format(o.CreatedAt),
 	})
 	return nil
@@ -62,7 +62,7 @@ func (h *handlers) getObject(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, objectResponse{
-		Hash: o.Hash, MailboxStatus: o.MailboxStatus, Visibility: o.Visibility, Version: o.Version,
+		Hash: o.Hash, MailboxStatus: o.MailboxStatus, Visibility: string(o.Visibility), Version: o.Version,
 		CreatedAt: clock.Format(o.CreatedAt), UpdatedAt: clock.Format(o.UpdatedAt),
 	})
 	return nil

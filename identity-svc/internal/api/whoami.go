@@ -6,18 +6,17 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/pkg/authn"
-	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
 type whoamiResponse struct {
-	Hash          string              `json:"hash"`
-	KeyID         string              `json:"key_id"`
-	OwnerKey      bool                `json:"owner_key"`
-	Scopes        []string            `json:"scopes"`
-	MailboxStatus string              `json:"mailbox_status"`
-	Visibility    contract.Visibility `json:"visibility"`
-	Version       int                 `json:"version"`
+	Hash          string   `json:"hash"`
+	KeyID         string   `json:"key_id"`
+	OwnerKey      bool     `json:"owner_key"`
+	Scopes        []string `json:"scopes"`
+	MailboxStatus string   `json:"mailbox_status"`
+	Visibility    string   `json:"visibility"`
+	Version       int      `json:"version"`
 }
 
 // whoami answers who the presented key is. The object is read by id rather than taken from the
@@ -39,6 +38,6 @@ func (h *handlers) whoami(c *gin.Context) error {
 		scopes = []string{}
 	}
 	c.JSON(http.StatusOK, whoamiResponse{Hash: o.Hash, KeyID: p.KeyID, OwnerKey: p.Owner, Scopes: scopes,
-		MailboxStatus: o.MailboxStatus, Visibility: o.Visibility, Version: o.Version})
+		MailboxStatus: o.MailboxStatus, Visibility: string(o.Visibility), Version: o.Version})
 	return nil
 }

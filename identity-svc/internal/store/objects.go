@@ -13,19 +13,20 @@ import (
 
 // Object is the stored object.
 type Object struct {
-	ID            string              `bson:"_id"`
-	Hash          string              `bson:"hash"`
-	Hashes        []string            `bson:"hashes"`
-	Username      string              `bson:"username,omitempty"`
-	Visibility    contract.Visibility `bson:"visibility"`
-	MailboxStatus string              `bson:"mailbox_status"`
-	Version       int                 `bson:"version"`
-	Title         string              `bson:"title"`
-	InitialLLMTxt string              `bson:"initial_llm_txt"`
-	Rules         *contract.Rules     `bson:"rules"`
-	SocialHandles []SocialHandle      `bson:"social_handles,omitempty"`
-	CreatedAt     time.Time           `bson:"created_at"`
-	UpdatedAt     time.Time           `bson:"updated_at"`
+	ID            string          `bson:"_id"`
+	Hash          string          `bson:"hash"`
+	Hashes        []string        `bson:"hashes"`
+	Username      string          `bson:"username,omitempty"`
+	MailboxStatus string          `bson:"mailbox_status"`
+	Version       int             `bson:"version"`
+	Title         string          `bson:"title"`
+	InitialLLMTxt string          `bson:"initial_llm_txt"`
+	Rules         *contract.Rules `bson:"rules"`
+	SocialHandles []SocialHandle  `bson:"social_handles,omitempty"`
+	CreatedAt     time.Time       `bson:"created_at"`
+	UpdatedAt     time.Time       `bson:"updated_at"`
+	// Visibility is set at creation and never changes; contract.Visible decides who sees it.
+	Visibility contract.Visibility `bson:"visibility"`
 	// Listed says the object was written by a release that lists public objects in the directory
 	// as it creates them; the backfill lists those written before (backfill.go).
 	Listed bool `bson:"listed,omitempty"`
