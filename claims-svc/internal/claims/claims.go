@@ -255,7 +255,7 @@ func (s *Service) Verify(ctx context.Context, requestID, objectID, claimID strin
 		return nil, err
 	}
 	out := &Verification{ID: c.ID, Status: "failed", ClaimStatus: Pending, CheckedAt: clock.FormatPtr(&check.At),
-		Reason: optional(check.Reason), Evidence: optional(check.Evidence)}
+		Reason: contract.Optional(check.Reason), Evidence: contract.Optional(check.Evidence)}
 	if check.Outcome == store.Match {
 		out.Status = Verified
 	}
@@ -462,7 +462,7 @@ func view(c *store.Claim, st *store.State, ch *store.Check, now time.Time) *View
 	}
 	if ch != nil {
 		v.LastCheckedAt = clock.FormatPtr(&ch.At)
-		v.LastCheck = &CheckView{Outcome: ch.Outcome, Reason: optional(ch.Reason), Evidence: optional(ch.Evidence), CheckedAt: clock.Format(ch.At)}
+		v.LastCheck = &CheckView{Outcome: ch.Outcome, Reason: contract.Optional(ch.Reason), Evidence: contract.Optional(ch.Evidence), CheckedAt: clock.Format(ch.At)}
 	}
 	return v
 }
@@ -479,13 +479,6 @@ func checkOrNil(ch store.Check, ok bool) *store.Check {
 		return nil
 	}
 	return &ch
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // newToken returns 160 random bits in lower-case base32.
