@@ -343,20 +343,11 @@ var sharedTransport = &http.Transport{
 
 // Serve serves on ln until ctx ends, then shuts down gracefully.
 func (b *Base) Serve(ctx context.Context, ln net.Listener) error {
-	b.Log.Info("serving", "addr", ln.Addr().String())
-	err := server.Serve(ctx, ln, b.Engine, b.Config.ShutdownTimeout, b.Log, b.loops...)
-	b.Log.Info("stopped")
-	return err
+	return server.Serve(ctx, ln, b.Engine, b.Config.ShutdownTimeout, b.Log, b.loops...)
 }
 
 // Run listens on the configured address and serves.
-func (b *Base) Run(ctx context.Context) error {
-	ln, err := server.Listen(b.Config.Addr)
-	if err != nil {
-		return err
-	}
-	return b.Serve(ctx, ln)
-}
+func (b *Base) Run(ctx context.Context) error { return server.Run(ctx, b.Config.Addr, b.Serve) }
 
 // Close flushes the producer and closes the connections. It runs after Serve, whose loops (the
 // relay among them) have stopped, so that the relay's last batch is flushed.
