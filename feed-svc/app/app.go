@@ -102,8 +102,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	api.Register(b.API, &api.Handler{
 		Feeds:   feeds,
 		Network: &network.Network{Store: st},
-		Boxes: &api.Boxes{Resolver: ident,
-			Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))},
+		Boxes: &page.Boxes{Resolver: ident, Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")),
+			Store: st, Items: feeds},
 		Pages:        pages,
 		Tags:         tags,
 		PollInterval: cfg.PollInterval,
