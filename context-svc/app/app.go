@@ -99,7 +99,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// Every projection write is keyed by what it records (a block list, a decision, a version):
 	// redeliveries change nothing, so no dedupe record is read or written per event, which
 	// matters since every message of the network passes through here on its way to the blocks.
-	b.ConsumeIdempotent("projections", consumers.Topics, projections.Handle)
+	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics, Idempotent: true, Handle: projections.Handle})
 	publish := func(ctx context.Context, evs []events.Pending) error { return b.Producer.Publish(ctx, evs...) }
 	b.Once("admission backfill", func(ctx context.Context) error {
 		n, err := st.BackfillAdmissions(ctx, publish)

@@ -102,8 +102,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	api.Register(b.API, &api.Handler{
 		Feeds:   feeds,
 		Network: &network.Network{Store: st},
-		Boxes: &api.Boxes{Resolver: ident,
-			Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc"))},
+		Boxes: &page.Boxes{Resolver: ident, Profiles: rpc.NewContextClient(cfg.ContextURL, b.Client("context-svc")),
+			Store: st, Items: feeds},
 		Pages:        pages,
 		Tags:         tags,
 		PollInterval: cfg.PollInterval,
@@ -111,10 +111,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	// Every projection write is keyed by the event (list appends) or guarded by its order: no
 	// dedupe record is needed.
-	b.ConsumeBatches("network", consumers.Topics, (&consumers.Network{Store: st, Tags: tags, Controls: ctl, Service: Name}).Handle)
+	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics,
+		Batch: (&consumers.Network{Store: st, Tags: tags, Controls: ctl, Service: Name}).Handle})
 	// The streams follow the pipeline in a group of their own: every public event to its
 	// object's log, every feed row to the feed's log (appends are once per event id).
-	b.ConsumeBatches("streams", stream.Topics, (&stream.Appender{Log: logs, Objects: st}).Handle)
+	b.Consume(service.Consumer{Group: consumers.StreamsGroup, Topics: stream.Topics, Batch: (&stream.Appender{Log: logs, Objects: st}).Handle})
 	// Today's publishing counts of an earlier release (its quota lists) become places, so that no
 	// lane gets its cap twice on the day of the upgrade; redone at each start, it inserts nothing
 	// new.

@@ -36,7 +36,7 @@ func preloadEvents(t *testing.T) []events.Event {
 			vis = "private"
 		}
 		out = append(out, ev(events.TopicIdentity, events.ObjectCreated, o,
-			contract.ObjectCreatedData{Object: contract.Object{ObjectID: o, Hash: "svc_" + o, Visibility: vis, Title: "Box " + o}}))
+			contract.ObjectCreatedData{Object: contract.Object{ObjectID: o, Hash: "svc_" + o, Visibility: contract.Visibility(vis), Title: "Box " + o}}))
 	}
 	author := "svc_a"
 	for i := range 30 {

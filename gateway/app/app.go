@@ -162,30 +162,17 @@ var catalog = routes.Catalog()
 // GinPath is routes.GinPath, for the tests that mount routes as the gateway does.
 func GinPath(p string) string { return routes.GinPath(p) }
 
-// Serve serves on ln until ctx ends.
+// Serve serves on ln until ctx ends; beside it, the replica applies the key revocations that
+// are announced (auth.Listen) until its drain is over.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
-	a.log.Info("serving", "addr", ln.Addr().String())
-	listenCtx, stopListening := context.WithCancel(ctx)
-	listened := make(chan struct{})
-	go func() {
-		defer close(listened)
-		a.auth.Listen(listenCtx, a.redis, a.log)
-	}()
-	err := server.Serve(ctx, ln, a.engine, a.cfg.ShutdownTimeout, a.log)
-	stopListening()
-	<-listened
-	a.log.Info("stopped")
-	return err
+	return server.Serve(ctx, ln, a.engine, a.cfg.ShutdownTimeout, a.log, func(ctx context.Context) error {
+		a.auth.Listen(ctx, a.redis, a.log)
+		return nil
+	})
 }
 
 // Run listens on the configured address and serves.
-func (a *App) Run(ctx context.Context) error {
-	ln, err := server.Listen(a.cfg.Addr)
-	if err != nil {
-		return err
-	}
-	return a.Serve(ctx, ln)
-}
+func (a *App) Run(ctx context.Context) error { return server.Run(ctx, a.cfg.Addr, a.Serve) }
 
 // Close releases the connections.
 func (a *App) Close() { _ = a.redis.Close() }

@@ -108,8 +108,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	b.Once("memory index upgrade", func(ctx context.Context) error { return st.UpgradeMemory(ctx, graph.MaxIndexedStems) })
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
-	b.ConsumeBatches(consumers.Group, consumers.Topics, (&consumers.Messages{Graph: svc, Controls: ctl, Service: Name}).Handle)
-	b.Consume(consumers.HashGroup, consumers.HashTopics, (&consumers.Hashes{Graph: svc}).Handle)
+	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics,
+		Batch: (&consumers.Messages{Graph: svc, Controls: ctl, Service: Name}).Handle})
+	b.Consume(service.Consumer{Group: consumers.HashGroup, Topics: consumers.HashTopics, Handle: (&consumers.Hashes{Graph: svc}).Handle})
 	b.Every(cfg.PullScan, "re-pulling sources", func(ctx context.Context) error { return svc.RepullDue(ctx) })
 	return &App{Base: b}, nil
 }

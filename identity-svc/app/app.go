@@ -14,7 +14,6 @@ import (
 	"github.com/svcdev/svc/identity-svc/internal/payment"
 	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/config"
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/service"
 )
@@ -86,10 +85,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Sealer:  sealer,
 		BaseURL: strings.TrimRight(cfg.BaseURL, "/"), RequestSigner: b.RequestSigner(),
 	}
-	api.Register(b.API, objects)
+	api.Register(b.API, objects, etags)
 	claims := &consumers.Claims{Objects: objects}
-	b.Consume("claims", []string{events.TopicClaims}, claims.Handle)
-	b.Consume("profiles", []string{events.TopicContext}, (&consumers.Profiles{Objects: objects}).Handle)
+	b.Consume(service.Consumer{Group: consumers.ClaimsGroup, Topics: consumers.ClaimsTopics, Handle: claims.Handle})
+	b.Consume(service.Consumer{Group: consumers.ProfilesGroup, Topics: consumers.ProfilesTopics, Handle: (&consumers.Profiles{Objects: objects}).Handle})
 	// Until it has run, objects, keys, associations and claim facts an earlier release stored are
 	// missing from their lists.
 	b.Once("ranges upgrade", func(ctx context.Context) error {

@@ -16,7 +16,6 @@ import (
 	"github.com/svcdev/svc/pkg/config"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/controls"
-	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/rpc"
 	"github.com/svcdev/svc/pkg/service"
 	"github.com/svcdev/svc/pkg/versions"
@@ -80,10 +79,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Blocks:  &mailbox.Blocks{Store: st, Names: names, Outbox: b.Outbox, Cache: blocked, Controls: ctl},
 		Tasks:   &mailbox.Tasks{Store: st, Names: names},
 	})
-	b.Consume("hashes", []string{events.TopicIdentity}, (&consumers.Hashes{Store: st}).Handle)
+	b.Consume(service.Consumer{Group: consumers.HashesGroup, Topics: consumers.HashesTopics, Handle: (&consumers.Hashes{Store: st}).Handle})
 	// Idempotent by its writes (an insert, and an update conditioned on the version): no dedupe
 	// record per event.
-	b.ConsumeIdempotent("admissions", consumers.AdmissionTopics, (&consumers.Admissions{Store: st, Cache: admissions, Controls: ctl, Service: Name}).Handle)
+	b.Consume(service.Consumer{Group: consumers.AdmissionsGroup, Topics: consumers.AdmissionTopics, Idempotent: true,
+		Handle: (&consumers.Admissions{Store: st, Cache: admissions, Controls: ctl, Service: Name}).Handle})
 	// Threads, messages and mailboxes stored by a release before data-keyed lists are carried
 	// over once, beside serving (a request that meets such a thread carries it over first).
 	b.Once("layout upgrade", func(ctx context.Context) error {
@@ -93,7 +93,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 		return err
 	})
-	b.Consume("webhook-notices", []string{events.TopicWebhook}, (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle)
+	b.Consume(service.Consumer{Group: consumers.WebhookNoticesGroup, Topics: consumers.WebhookNoticesTopics,
+		Handle: (&consumers.WebhookNotices{Sender: sender, Hashes: st}).Handle})
 	// Every replica sweeps expired idempotency keys (FerretDB has no TTL indexes); deleting twice
 	// is harmless.
 	b.Every(cfg.SweepInterval, "sweeping idempotency keys", func(ctx context.Context) error {

@@ -304,7 +304,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // PublicTargetID returns the object id of the route's target when the object is public, else "":
 // the key under which a public read may be cached and revalidated.
 func PublicTargetID(c *gin.Context) string {
-	if t := TargetFrom(c); t != nil && t.Visibility == "public" {
+	if t := TargetFrom(c); t != nil && t.Visibility == contract.Public {
 		return t.ObjectID
 	}
 	return ""

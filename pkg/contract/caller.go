@@ -27,7 +27,7 @@ func (p *Principal) HasScope(s string) bool {
 
 // Target is the object named by the route's {hash}, resolved by the gateway.
 type Target struct {
-	ObjectID   string `json:"oid"`
-	Hash       string `json:"hash"`
-	Visibility string `json:"vis"`
+	ObjectID   string     `json:"oid"`
+	Hash       string     `json:"hash"`
+	Visibility Visibility `json:"vis"`
 }

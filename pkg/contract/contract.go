@@ -136,16 +136,16 @@ func DecodeRules(raw json.RawMessage) (*Rules, error) {
 
 // Object is identity-svc's internal view of an object, for the other services.
 type Object struct {
-	ObjectID      string `json:"object_id"`
-	Hash          string `json:"hash"`
-	Visibility    string `json:"visibility"`
-	MailboxStatus string `json:"mailbox_status"`
-	Version       int    `json:"version"`
-	Title         string `json:"title"`
-	InitialLLMTxt string `json:"initial_llm_txt"`
-	Rules         *Rules `json:"rules"`
-	CreatedAt     string `json:"created_at"`
-	UpdatedAt     string `json:"updated_at"`
+	ObjectID      string     `json:"object_id"`
+	Hash          string     `json:"hash"`
+	Visibility    Visibility `json:"visibility"`
+	MailboxStatus string     `json:"mailbox_status"`
+	Version       int        `json:"version"`
+	Title         string     `json:"title"`
+	InitialLLMTxt string     `json:"initial_llm_txt"`
+	Rules         *Rules     `json:"rules"`
+	CreatedAt     string     `json:"created_at"`
+	UpdatedAt     string     `json:"updated_at"`
 }
 
 // ProfileUpdate is what context-svc tells identity-svc after a context write, so that object

@@ -91,16 +91,12 @@ func Remember(ctx context.Context, rdb *redis.Client, digest string, p *contract
 	return rdb.SetNX(ctx, KeyCacheKey(digest), raw, KeyTTL).Err()
 }
 
-// Private is the visibility of an object whose existence only its owner may learn: non-owners
-// get 404 for it everywhere but message ingress.
-const Private = "private"
-
 // Object is a resolved object.
 type Object struct {
-	ObjectID      string `json:"object_id"`
-	Hash          string `json:"hash"`
-	Visibility    string `json:"visibility"`
-	MailboxStatus string `json:"mailbox_status"`
+	ObjectID      string              `json:"object_id"`
+	Hash          string              `json:"hash"`
+	Visibility    contract.Visibility `json:"visibility"`
+	MailboxStatus string              `json:"mailbox_status"`
 	// Admission is what the rules the object was created with say of admission, which identity-svc
 	// keeps unchanged: mailbox-svc applies it to a send that arrives before any event told it the
 	// object's rules (read-your-writes right after creation). Later rules come by events only.

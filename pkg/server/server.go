@@ -85,6 +85,8 @@ func MountProbes(e *gin.Engine, reg *prometheus.Registry, checks map[string]Chec
 // the outbox relay still publishes the events of the requests that finished during the drain.
 // The caller closes the producer after Serve returns, flushing what the relay handed it last.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, drain time.Duration, log *slog.Logger, loops ...func(context.Context) error) error {
+	log.Info("serving", "addr", ln.Addr().String())
+	defer log.Info("stopped")
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -115,6 +117,15 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, drain time.Dura
 		g.Go(func() error { return loop(loopCtx) })
 	}
 	return g.Wait()
+}
+
+// Run listens on addr and serves there with serve (a binary's Serve): the Run of every binary.
+func Run(ctx context.Context, addr string, serve func(context.Context, net.Listener) error) error {
+	ln, err := Listen(addr)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, ln)
 }
 
 // Listen opens a TCP listener on addr.

@@ -284,24 +284,40 @@ func (b *Base) Every(interval time.Duration, what string, fn func(context.Contex
 	})
 }
 
-// Consume registers a consumer-group runner for topics, deduping through the service's own
-// processed_events collection and parking what cannot be handled in its dead letters.
-func (b *Base) Consume(group string, topics []string, h events.Handler) {
-	b.consume(group, topics, h, nil, b.DB.Collection(processedEvents))
+// Consumer is one consumer group of a service: the topics it reads and the one handler that
+// takes their events. Set exactly one of Handle and Batch.
+type Consumer struct {
+	// Group names the group within the service (declared once, in its consumers package); the
+	// group id is "<service>.<group>".
+	Group  string
+	Topics []string
+	// Handle takes one event at a time. Unless Idempotent, each event is deduped through the
+	// service's own processed_events collection.
+	Handle events.Handler
+	// Idempotent says that Handle is idempotent by its own writes (each an insert keyed by the
+	// event), so no dedupe record is read or written: two store commands less per event.
+	Idempotent bool
+	// Batch takes the events a partition has ready in one call (see events.BatchHandler):
+	// idempotent by its own writes, it writes a batch's documents in one command. A replayed
+	// dead letter is handled as a batch of one.
+	Batch events.BatchHandler
 }
 
-// ConsumeIdempotent registers a consumer whose handler is idempotent by its own writes (each an
-// insert keyed by the event), so no dedupe record is read or written: two store commands less
-// per event on the hot path.
-func (b *Base) ConsumeIdempotent(group string, topics []string, h events.Handler) {
-	b.consume(group, topics, h, nil, nil)
-}
-
-// ConsumeBatches registers a consumer whose handler takes the events a partition has ready in one
-// call (see events.BatchHandler): idempotent by its own writes, it writes a batch's documents in
-// one command. A replayed dead letter is handled as a batch of one.
-func (b *Base) ConsumeBatches(group string, topics []string, h events.BatchHandler) {
-	b.consume(group, topics, func(ctx context.Context, ev events.Event) error { return h(ctx, []events.Event{ev}) }, h, nil)
+// Consume registers the runner of a consumer group, which parks what cannot be handled in the
+// service's dead letters. It panics on a Consumer without exactly one handler: a wiring mistake
+// that no start should get past.
+func (b *Base) Consume(c Consumer) {
+	switch {
+	case (c.Handle == nil) == (c.Batch == nil):
+		panic("service: consumer " + c.Group + " needs exactly one of Handle and Batch")
+	case c.Batch != nil:
+		batch := c.Batch
+		b.consume(c.Group, c.Topics, func(ctx context.Context, ev events.Event) error { return batch(ctx, []events.Event{ev}) }, batch, nil)
+	case c.Idempotent:
+		b.consume(c.Group, c.Topics, c.Handle, nil, nil)
+	default:
+		b.consume(c.Group, c.Topics, c.Handle, nil, b.DB.Collection(processedEvents))
+	}
 }
 
 func (b *Base) consume(group string, topics []string, h events.Handler, batch events.BatchHandler, processed *mongo.Collection) {
@@ -360,20 +376,11 @@ var sharedTransport = &http.Transport{
 
 // Serve serves on ln until ctx ends, then shuts down gracefully.
 func (b *Base) Serve(ctx context.Context, ln net.Listener) error {
-	b.Log.Info("serving", "addr", ln.Addr().String())
-	err := server.Serve(ctx, ln, b.Engine, b.Config.ShutdownTimeout, b.Log, b.loops...)
-	b.Log.Info("stopped")
-	return err
+	return server.Serve(ctx, ln, b.Engine, b.Config.ShutdownTimeout, b.Log, b.loops...)
 }
 
 // Run listens on the configured address and serves.
-func (b *Base) Run(ctx context.Context) error {
-	ln, err := server.Listen(b.Config.Addr)
-	if err != nil {
-		return err
-	}
-	return b.Serve(ctx, ln)
-}
+func (b *Base) Run(ctx context.Context) error { return server.Run(ctx, b.Config.Addr, b.Serve) }
 
 // Close flushes the producer and closes the connections. It runs after Serve, whose loops (the
 // relay among them) have stopped, so that the relay's last batch is flushed.

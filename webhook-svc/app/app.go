@@ -105,7 +105,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	api.Register(b.API, &api.Handler{Subscriptions: uses})
 	// A delivery's id is derived from the event and the subscription, so a redelivered event
 	// inserts nothing new: no dedupe record is needed.
-	b.ConsumeBatches(consumers.Group, consumers.Topics, (&webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()}).Handle)
+	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics,
+		Batch: (&webhook.Fanout{Store: st, Subscribers: subs, Sender: sender, Objects: b.Identity()}).Handle})
 	b.Go(sender.Run)
 	// Until it has run, subscriptions stored by an earlier release are neither listed nor
 	// delivered to.

@@ -20,6 +20,7 @@ import (
 	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
@@ -152,7 +153,7 @@ func (s *Service) Create(ctx context.Context, objectID, hash, proofType, claimed
 		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "object_hash must be an object hash such as svc_abc123")
 	}
 	obj, err := s.Identity.Resolve(ctx, hash)
-	if errors.Is(err, identity.ErrNotFound) || err == nil && obj.ObjectID != objectID && obj.Visibility == "private" {
+	if errors.Is(err, identity.ErrNotFound) || err == nil && !contract.Visible(obj.Visibility, obj.ObjectID, objectID) {
 		return nil, apierr.NotFound("object")
 	}
 	if err != nil {
@@ -254,7 +255,7 @@ func (s *Service) Verify(ctx context.Context, requestID, objectID, claimID strin
 		return nil, err
 	}
 	out := &Verification{ID: c.ID, Status: "failed", ClaimStatus: Pending, CheckedAt: clock.FormatPtr(&check.At),
-		Reason: optional(check.Reason), Evidence: optional(check.Evidence)}
+		Reason: contract.Optional(check.Reason), Evidence: contract.Optional(check.Evidence)}
 	if check.Outcome == store.Match {
 		out.Status = Verified
 	}
@@ -461,7 +462,7 @@ func view(c *store.Claim, st *store.State, ch *store.Check, now time.Time) *View
 	}
 	if ch != nil {
 		v.LastCheckedAt = clock.FormatPtr(&ch.At)
-		v.LastCheck = &CheckView{Outcome: ch.Outcome, Reason: optional(ch.Reason), Evidence: optional(ch.Evidence), CheckedAt: clock.Format(ch.At)}
+		v.LastCheck = &CheckView{Outcome: ch.Outcome, Reason: contract.Optional(ch.Reason), Evidence: contract.Optional(ch.Evidence), CheckedAt: clock.Format(ch.At)}
 	}
 	return v
 }
@@ -478,13 +479,6 @@ func checkOrNil(ch store.Check, ok bool) *store.Check {
 		return nil
 	}
 	return &ch
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // newToken returns 160 random bits in lower-case base32.

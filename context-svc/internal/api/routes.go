@@ -12,6 +12,7 @@ import (
 	"github.com/svcdev/svc/context-svc/internal/profile"
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -95,21 +96,20 @@ func target(c *gin.Context) (*authn.Target, error) {
 // callerOwns reports whether a public route's caller presented a key of the object that may
 // read it (the owner key, or a sub-key with the read scope).
 func callerOwns(c *gin.Context, t *authn.Target) bool {
-	p := authn.PrincipalFrom(c)
-	return p != nil && p.ObjectID == t.ObjectID && p.HasScope(authn.ScopeRead)
+	return t.ObjectID != "" && authn.PrincipalFrom(c).Viewer() == t.ObjectID
 }
 
-// readable returns the target of a public profile read, refusing a private object to anyone but
-// its owner with a 404 that does not reveal it.
+// readable returns the target of a public profile read, refusing an object the caller may not
+// learn of (contract.Visible) with a 404 that does not reveal it.
 func readable(c *gin.Context) (*authn.Target, error) {
 	t, err := target(c)
 	if err != nil {
 		return nil, err
 	}
-	if t.Visibility == "private" {
-		if !callerOwns(c, t) {
-			return nil, httpx.NotFound("object")
-		}
+	if !contract.Visible(t.Visibility, t.ObjectID, authn.PrincipalFrom(c).Viewer()) {
+		return nil, httpx.NotFound("object")
+	}
+	if t.Visibility == contract.Private {
 		c.Header("Cache-Control", "private, no-store")
 	}
 	return t, nil

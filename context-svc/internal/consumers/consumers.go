@@ -15,6 +15,9 @@ import (
 	"github.com/svcdev/svc/pkg/events"
 )
 
+// Group is the consumer group of context-svc's projections.
+const Group = "projections"
+
 // Topics are the topics context-svc consumes.
 var Topics = []string{events.TopicIdentity, events.TopicGraph, events.TopicMailbox}
 

@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/svcdev/svc/context-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // Limits of context links.
@@ -34,20 +34,20 @@ func (req *NewLink) validate() (title, note string, err error) {
 	}
 	switch {
 	case title == "":
-		return "", "", httpx.MissingField("title")
+		return "", "", apierr.MissingField("title")
 	case len(title) > MaxLinkTitle:
-		return "", "", httpx.BadRequest(httpx.CodeInvalidRequest, "title is longer than %d characters", MaxLinkTitle)
+		return "", "", apierr.BadRequest(apierr.CodeInvalidRequest, "title is longer than %d characters", MaxLinkTitle)
 	case len(note) > MaxLinkNote:
-		return "", "", httpx.BadRequest(httpx.CodeInvalidRequest, "note is longer than %d characters", MaxLinkNote)
+		return "", "", apierr.BadRequest(apierr.CodeInvalidRequest, "note is longer than %d characters", MaxLinkNote)
 	case len(req.SourceIDs) == 0:
-		return "", "", httpx.MissingField("source_ids")
+		return "", "", apierr.MissingField("source_ids")
 	case len(req.SourceIDs) > MaxLinkSources:
-		return "", "", httpx.BadRequest(httpx.CodeInvalidRequest, "source_ids has more than %d entries", MaxLinkSources)
+		return "", "", apierr.BadRequest(apierr.CodeInvalidRequest, "source_ids has more than %d entries", MaxLinkSources)
 	}
 	seen := map[string]bool{}
 	for _, id := range req.SourceIDs {
 		if seen[id] {
-			return "", "", httpx.BadRequest(httpx.CodeInvalidRequest, "source %s is listed twice", id)
+			return "", "", apierr.BadRequest(apierr.CodeInvalidRequest, "source %s is listed twice", id)
 		}
 		seen[id] = true
 	}
@@ -65,7 +65,7 @@ func (s *Service) CreateLink(ctx context.Context, t Target, req *NewLink) (*stor
 		return nil, err
 	}
 	if len(known) != len(req.SourceIDs) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "source_ids name a source this object does not have")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "source_ids name a source this object does not have")
 	}
 	l := &store.Link{ID: apikey.NewID("lnk"), ObjectID: t.ObjectID, Title: title, Note: note, SourceIDs: req.SourceIDs, CreatedAt: clock.Now()}
 	if err := s.Store.InsertLink(ctx, l); err != nil {
@@ -84,7 +84,7 @@ func (s *Service) Links(ctx context.Context, q store.LinkPage) ([]store.Link, st
 // it composes the sources it names whether or not they are in the public profile.
 func (s *Service) PublicLink(ctx context.Context, id string) (*store.Link, string, error) {
 	if !strings.HasPrefix(id, "lnk_") {
-		return nil, "", httpx.NotFound("context link")
+		return nil, "", apierr.NotFound("context link")
 	}
 	l, err := s.Store.Link(ctx, id)
 	if err != nil {

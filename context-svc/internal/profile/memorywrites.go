@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/context-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -104,10 +104,10 @@ func (s *Service) writeMemory(ctx context.Context, t Target, change, body string
 	m, err := s.Store.WriteMemory(ctx, t.ObjectID, store.Memory{Change: change, Body: body, CreatedAt: clock.Now()}, ifMatch)
 	switch {
 	case errors.Is(err, store.ErrStaleMemory):
-		return nil, httpx.Errorf(http.StatusPreconditionFailed, CodePreconditionFailed,
+		return nil, apierr.Errorf(http.StatusPreconditionFailed, CodePreconditionFailed,
 			"decision memory is no longer at version %d: read it again, then write", *ifMatch)
 	case errors.Is(err, store.ErrContention):
-		return nil, httpx.Conflict(httpx.CodeConflict, "too many concurrent writes to decision memory, retry")
+		return nil, apierr.Conflict(apierr.CodeConflict, "too many concurrent writes to decision memory, retry")
 	}
 	return m, err
 }

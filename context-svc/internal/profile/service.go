@@ -14,7 +14,6 @@ import (
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/outbound"
@@ -144,9 +143,9 @@ func (s *Service) Profile(ctx context.Context, objectID string) (*store.Profile,
 	obj, err := s.Identity.Object(ctx, objectID)
 	switch {
 	case errors.Is(err, identity.ErrNotFound):
-		return nil, httpx.NotFound("object")
+		return nil, apierr.NotFound("object")
 	case err != nil:
-		return nil, httpx.Unavailable(err)
+		return nil, apierr.Unavailable(err)
 	}
 	return s.Store.Materialise(ctx, *obj)
 }
@@ -175,7 +174,7 @@ func (s *Service) write(ctx context.Context, t Target, change string, apply func
 		p, evs, err = s.Store.Write(ctx, t.ObjectID, edit)
 	}
 	if errors.Is(err, store.ErrContention) {
-		return nil, httpx.Conflict(httpx.CodeConflict, "too many concurrent writes to this context, retry")
+		return nil, apierr.Conflict(apierr.CodeConflict, "too many concurrent writes to this context, retry")
 	}
 	if err != nil {
 		return nil, err
@@ -241,7 +240,7 @@ func (s *Service) reportVersion(ctx context.Context, p *store.Profile) error {
 // notFound maps the store's not-found to the public answer naming what.
 func notFound(err error, what string) error {
 	if errors.Is(err, mongox.ErrNotFound) {
-		return httpx.NotFound(what)
+		return apierr.NotFound(what)
 	}
 	return err
 }

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/context-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/outbound"
 )
 
@@ -41,34 +41,34 @@ type NewSource struct {
 }
 
 // TextTooLarge is the 413 of a text field over the 256 KiB limit.
-func TextTooLarge(field string) *httpx.Error {
-	return httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge, "%s is larger than %d bytes", field, httpx.MaxTextBytes)
+func TextTooLarge(field string) *apierr.Error {
+	return apierr.Errorf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge, "%s is larger than %d bytes", field, apierr.MaxTextBytes)
 }
 
 // source validates a create request into a source (without ids and times).
 func (s *Service) source(req *NewSource) (*store.Source, error) {
 	kind := *req.Kind
 	if kind == "" {
-		return nil, httpx.MissingField("kind")
+		return nil, apierr.MissingField("kind")
 	}
 	if !ValidKind(kind) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidKind, "kind must be one of %s", strings.Join(Kinds, ", "))
+		return nil, apierr.BadRequest(apierr.CodeInvalidKind, "kind must be one of %s", strings.Join(Kinds, ", "))
 	}
 	title := ""
 	if req.Title != nil {
 		title = strings.TrimSpace(*req.Title)
 	}
 	if len(title) > MaxSourceTitle {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "title is longer than %d characters", MaxSourceTitle)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "title is longer than %d characters", MaxSourceTitle)
 	}
 	src := &store.Source{Kind: kind, Title: title}
 	if kind == KindText {
 		switch {
 		case req.URL != nil:
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "a text source takes text, not url")
+			return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "a text source takes text, not url")
 		case req.Text == nil || strings.TrimSpace(*req.Text) == "":
-			return nil, httpx.MissingField("text")
-		case len(*req.Text) > httpx.MaxTextBytes:
+			return nil, apierr.MissingField("text")
+		case len(*req.Text) > apierr.MaxTextBytes:
 			return nil, TextTooLarge("text")
 		}
 		src.Text = *req.Text
@@ -79,15 +79,15 @@ func (s *Service) source(req *NewSource) (*store.Source, error) {
 	}
 	switch {
 	case req.Text != nil:
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "a %s source takes url, not text", kind)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "a %s source takes url, not text", kind)
 	case req.URL == nil || *req.URL == "":
-		return nil, httpx.MissingField("url")
+		return nil, apierr.MissingField("url")
 	case len(*req.URL) > MaxSourceURL:
-		return nil, httpx.BadRequest(httpx.CodeInvalidURL, "url is longer than %d characters", MaxSourceURL)
+		return nil, apierr.BadRequest(apierr.CodeInvalidURL, "url is longer than %d characters", MaxSourceURL)
 	}
 	u, err := s.Fetcher.CheckURL(*req.URL)
 	if err != nil {
-		return nil, httpx.BadRequest(httpx.CodeInvalidURL, "url must be an absolute http or https URL of a public host")
+		return nil, apierr.BadRequest(apierr.CodeInvalidURL, "url must be an absolute http or https URL of a public host")
 	}
 	src.URL = u.String()
 	if src.Title == "" {
@@ -109,7 +109,7 @@ func (s *Service) CreateSource(ctx context.Context, t Target, req *NewSource) (*
 	ev := sourceChanged(t, src, included, "created")
 	err = s.Store.InsertSource(ctx, src, MaxSources, s.Outbox, ev)
 	if errors.Is(err, store.ErrSourceLimit) {
-		return nil, false, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object has at most %d sources", MaxSources))
+		return nil, false, apierr.Conflict(apierr.CodeConflict, fmt.Sprintf("an object has at most %d sources", MaxSources))
 	}
 	if err != nil {
 		return nil, false, err
@@ -150,7 +150,7 @@ func (s *Service) Sources(ctx context.Context, q store.SourcePage) ([]store.Sour
 // leaves an included id that names nothing, which composing skips.
 func (s *Service) DeleteSource(ctx context.Context, t Target, id string) (*store.Profile, error) {
 	if !strings.HasPrefix(id, "src_") {
-		return nil, httpx.NotFound("source")
+		return nil, apierr.NotFound("source")
 	}
 	if _, err := s.Profile(ctx, t.ObjectID); err != nil {
 		return nil, err

@@ -9,8 +9,8 @@ import (
 
 	"github.com/svcdev/svc/context-svc/internal/gitsync"
 	"github.com/svcdev/svc/context-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/outbound"
 )
@@ -31,7 +31,7 @@ type SyncSettings struct {
 // ConfigureSync validates and stores the repository that llm.txt is pulled from.
 func (s *Service) ConfigureSync(ctx context.Context, t Target, req *SyncSettings) (*store.SyncConfig, error) {
 	if *req.RepoURL == "" {
-		return nil, httpx.MissingField("repo_url")
+		return nil, apierr.MissingField("repo_url")
 	}
 	remote := gitsync.Remote{URL: *req.RepoURL, Branch: DefaultBranch, Path: DefaultFilePath}
 	if req.Branch != nil {
@@ -61,7 +61,7 @@ func (s *Service) PullSync(ctx context.Context, t Target) (*store.Profile, strin
 	}
 	cfg, err := s.Store.Sync(ctx, t.ObjectID)
 	if errors.Is(err, mongox.ErrNotFound) {
-		return nil, "", httpx.Conflict(httpx.CodeConflict, "no repository is configured: PUT the sync configuration first")
+		return nil, "", apierr.Conflict(apierr.CodeConflict, "no repository is configured: PUT the sync configuration first")
 	}
 	if err != nil {
 		return nil, "", err
@@ -72,7 +72,7 @@ func (s *Service) PullSync(ctx context.Context, t Target) (*store.Profile, strin
 		return nil, "", syncError(err)
 	}
 	if !utf8.Valid(res.Content) {
-		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "the file is not UTF-8 text")
+		return nil, "", apierr.BadRequest(apierr.CodeInvalidRequest, "the file is not UTF-8 text")
 	}
 	content := string(res.Content)
 	if content != p.LLMTxt {
@@ -94,27 +94,27 @@ func (s *Service) PullSync(ctx context.Context, t Target) (*store.Profile, strin
 func syncError(err error) error {
 	switch {
 	case errors.Is(err, gitsync.ErrRemote):
-		return httpx.BadRequest(httpx.CodeInvalidURL, "repo_url must be an https URL of a public git repository, without credentials")
+		return apierr.BadRequest(apierr.CodeInvalidURL, "repo_url must be an https URL of a public git repository, without credentials")
 	case errors.Is(err, outbound.ErrRefused):
-		return httpx.BadRequest(httpx.CodeInvalidURL, "the repository's address is not allowed")
+		return apierr.BadRequest(apierr.CodeInvalidURL, "the repository's address is not allowed")
 	case errors.Is(err, gitsync.ErrInput):
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "%s", strings.TrimPrefix(err.Error(), gitsync.ErrInput.Error()+": "))
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "%s", strings.TrimPrefix(err.Error(), gitsync.ErrInput.Error()+": "))
 	case errors.Is(err, gitsync.ErrNotFound):
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository, the branch or the file was not found")
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "the repository, the branch or the file was not found")
 	case errors.Is(err, gitsync.ErrPrivate):
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository needs credentials: only public repositories can be synced")
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "the repository needs credentials: only public repositories can be synced")
 	case errors.Is(err, gitsync.ErrRepoTooLarge):
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository is too large to sync: fetch a branch of a smaller repository")
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "the repository is too large to sync: fetch a branch of a smaller repository")
 	case errors.Is(err, outbound.ErrBusy):
 		var busy *outbound.BusyError
 		errors.As(err, &busy)
-		e := httpx.Errorf(http.StatusServiceUnavailable, httpx.CodeUnavailable, "this service is pulling as many repositories as it may at once: retry later")
+		e := apierr.Errorf(http.StatusServiceUnavailable, apierr.CodeUnavailable, "this service is pulling as many repositories as it may at once: retry later")
 		e.RetryAfter = busy.RetryAfter
 		return e
 	case errors.Is(err, gitsync.ErrTooLarge):
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "the file is larger than %d bytes", httpx.MaxTextBytes)
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "the file is larger than %d bytes", apierr.MaxTextBytes)
 	}
 	// The remote failed: unreachable, not a git server, an untrusted certificate. The remote is
 	// the caller's input, not a backing service of ours.
-	return httpx.BadRequest(httpx.CodeInvalidRequest, "the repository could not be fetched from repo_url")
+	return apierr.BadRequest(apierr.CodeInvalidRequest, "the repository could not be fetched from repo_url")
 }

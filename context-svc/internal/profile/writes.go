@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/svcdev/svc/context-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // ProfileSection is the id of the section that stands for the owner's markdown.
@@ -67,7 +67,7 @@ func (s *Service) PutContext(ctx context.Context, t Target, ch ContextChange) (*
 		return nil, err
 	}
 	if len(known) != len(wanted) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "sections name a source this object does not have")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "sections name a source this object does not have")
 	}
 	knownIDs := make([]string, len(known))
 	for i, src := range known {
@@ -97,26 +97,26 @@ func (s *Service) PutContext(ctx context.Context, t Target, ch ContextChange) (*
 // out.
 func sectionChanges(in []SectionChange) ([]string, map[string]bool, error) {
 	if len(in) > MaxSources+1 {
-		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "sections has more than %d entries", MaxSources+1)
+		return nil, nil, apierr.BadRequest(apierr.CodeInvalidRequest, "sections has more than %d entries", MaxSources+1)
 	}
 	var named []string
 	wanted := map[string]bool{}
 	for i, sc := range in {
 		switch {
 		case sc.ID == nil || *sc.ID == "":
-			return nil, nil, httpx.MissingField("sections[" + strconv.Itoa(i) + "].id")
+			return nil, nil, apierr.MissingField("sections[" + strconv.Itoa(i) + "].id")
 		case sc.Included == nil:
-			return nil, nil, httpx.MissingField("sections[" + strconv.Itoa(i) + "].included")
+			return nil, nil, apierr.MissingField("sections[" + strconv.Itoa(i) + "].included")
 		case *sc.ID == ProfileSection:
 			if !*sc.Included {
-				return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "the profile section is always included")
+				return nil, nil, apierr.BadRequest(apierr.CodeInvalidRequest, "the profile section is always included")
 			}
 			continue
 		case !strings.HasPrefix(*sc.ID, "src_"):
-			return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "sections[%d].id is not a section id", i)
+			return nil, nil, apierr.BadRequest(apierr.CodeInvalidRequest, "sections[%d].id is not a section id", i)
 		}
 		if _, dup := wanted[*sc.ID]; dup {
-			return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "section %s is listed twice", *sc.ID)
+			return nil, nil, apierr.BadRequest(apierr.CodeInvalidRequest, "section %s is listed twice", *sc.ID)
 		}
 		named = append(named, *sc.ID)
 		wanted[*sc.ID] = *sc.Included

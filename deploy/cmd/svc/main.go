@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/pkg/client"
+	"github.com/svcdev/svc/pkg/contract"
 )
 
 func main() {
@@ -89,9 +90,9 @@ func command(ctx context.Context, args []string, baseURL, key string, out io.Wri
 		if err := parse(fs, args[1:], 0); err != nil {
 			return err
 		}
-		o := client.NewObject{InitialLLMTxt: *profile, Visibility: "public"}
+		o := client.NewObject{InitialLLMTxt: *profile, Visibility: string(contract.Public)}
 		if *private {
-			o.Visibility = "private"
+			o.Visibility = string(contract.Private)
 		}
 		obj, err := c.CreateObject(ctx, o)
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 type Handler struct {
 	Feeds   *feed.Feeds
 	Network *network.Network
-	Boxes   *Boxes
+	Boxes   *page.Boxes
 	Pages   *page.Renderer
 	Streams *stream.Server
 	// Tags are the feeds' validators, which every feed write replaces.

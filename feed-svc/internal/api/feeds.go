@@ -10,6 +10,7 @@ import (
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -82,10 +83,10 @@ func (h *Handler) items(c *gin.Context) error {
 		return err
 	}
 	p := authn.PrincipalFrom(c)
-	if t.Visibility == store.Private && (p == nil || p.ObjectID != t.ObjectID) {
+	if !contract.Visible(t.Visibility, t.ObjectID, p.Viewer()) {
 		return httpx.NotFound("object") // before the validator: a private box's is its owner's only
 	}
-	return h.polled(c, httpx.BoxFeed(t.ObjectID), "application/json; charset=utf-8", t.Visibility == store.Private, func() ([]byte, error) {
+	return h.polled(c, httpx.BoxFeed(t.ObjectID), "application/json; charset=utf-8", t.Visibility == contract.Private, func() ([]byte, error) {
 		page, err := h.Feeds.Items(c.Request.Context(), t, p, before, limit)
 		if err != nil {
 			return nil, err

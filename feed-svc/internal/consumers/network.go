@@ -17,6 +17,13 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
+// The consumer groups of feed-svc: the network projection, and the event streams' logs
+// (stream.Appender, which reads stream.Topics).
+const (
+	Group        = "network"
+	StreamsGroup = "streams"
+)
+
 // Topics are the topics the network projection reads.
 var Topics = []string{events.TopicIdentity, events.TopicContext, events.TopicMailbox, events.TopicClaims, events.TopicFeed}
 

@@ -144,7 +144,8 @@ func (f *Feeds) Publish(ctx context.Context, box *contract.Target, author *contr
 	if err != nil {
 		return nil, err
 	}
-	if err := f.readable(ctx, box, author); err != nil {
+	// A publisher acts with its key's write scope, which the gateway checked: it needs no read.
+	if err := f.readable(ctx, box, author.ObjectID); err != nil {
 		return nil, err
 	}
 	blocked, err := f.blocked(ctx, box.ObjectID, author.ObjectID)
@@ -261,10 +262,10 @@ func validate(d Draft) ([]string, error) {
 	return tags, nil
 }
 
-// readable refuses a private box to anyone but its owner with the 404 of an unknown object,
-// and a box that is not a feed with 404.
-func (f *Feeds) readable(ctx context.Context, box *contract.Target, caller *contract.Principal) error {
-	if box.Visibility == "private" && (caller == nil || caller.ObjectID != box.ObjectID) {
+// readable refuses a box viewer may not learn of (contract.Visible) with the 404 of an unknown
+// object, and a box that is not a feed with 404.
+func (f *Feeds) readable(ctx context.Context, box *contract.Target, viewer string) error {
+	if !contract.Visible(box.Visibility, box.ObjectID, viewer) {
 		return apierr.NotFound("object")
 	}
 	ok, err := f.Store.IsFeed(ctx, box.ObjectID)
@@ -286,7 +287,7 @@ type Page struct {
 // Items reads a page of the feed of box: up to limit items below the key before ("": from the
 // newest). Hidden items stay in place as tombstones, so pages keep their shape.
 func (f *Feeds) Items(ctx context.Context, box *contract.Target, caller *contract.Principal, before string, limit int) (*Page, error) {
-	if err := f.readable(ctx, box, caller); err != nil {
+	if err := f.readable(ctx, box, caller.Viewer()); err != nil {
 		return nil, err
 	}
 	entries, next, err := f.Store.ItemsPage(ctx, box.ObjectID, before, limit)
@@ -380,7 +381,7 @@ func (f *Feeds) Hide(ctx context.Context, box *contract.Target, itemID string) (
 	if err := f.Store.Tombstone(ctx, it); err != nil {
 		return "", err
 	}
-	if box.Visibility != store.Private && !it.AuthorPrivate {
+	if contract.Visible(box.Visibility, box.ObjectID, "") && !it.AuthorPrivate {
 		if err := f.Store.HideRows(ctx, it); err != nil {
 			return "", err
 		}

@@ -90,7 +90,7 @@ func (f *fixture) feed(t *testing.T, topic, typ, objectID, hash string, data any
 func (f *fixture) created(t *testing.T, id, visibility, title string) {
 	t.Helper()
 	f.feed(t, events.TopicIdentity, events.ObjectCreated, id, "svc_"+id,
-		contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: visibility, Title: title}})
+		contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: contract.Visibility(visibility), Title: title}})
 }
 
 func TestValidate(t *testing.T) {
@@ -209,7 +209,7 @@ func TestHideLeavesATombstoneAndBlockedAuthorsAreRefused(t *testing.T) {
 	if _, err := f.Items(ctx, private, &contract.Principal{ObjectID: "ada"}, "", 10); apierr.As(err).Status != 404 {
 		t.Errorf("a private box read by another object: %v, want 404", err)
 	}
-	if err := f.readable(ctx, &contract.Target{ObjectID: "nofeed", Visibility: "public"}, nil); !errors.As(err, new(*apierr.Error)) {
+	if err := f.readable(ctx, &contract.Target{ObjectID: "nofeed", Visibility: contract.Public}, ""); !errors.As(err, new(*apierr.Error)) {
 		t.Errorf("a box that is not a feed: %v, want 404", err)
 	}
 }

@@ -45,7 +45,7 @@ func TestGlobalFeedPagesFromItsLists(t *testing.T) {
 	}
 	for _, o := range []struct{ id, vis string }{{"a", "public"}, {"b", "public"}, {"p", "private"}} {
 		handle(events.TopicIdentity, events.ObjectCreated, o.id,
-			contract.ObjectCreatedData{Object: contract.Object{ObjectID: o.id, Hash: "svc_" + o.id, Visibility: o.vis, Title: "T" + o.id}})
+			contract.ObjectCreatedData{Object: contract.Object{ObjectID: o.id, Hash: "svc_" + o.id, Visibility: contract.Visibility(o.vis), Title: "T" + o.id}})
 	}
 	author := "svc_b"
 	item := func(box, id, authorID string, authorHash *string) {

@@ -8,27 +8,25 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 )
-
-// Private is the visibility of an object that appears in no public read.
-const Private = "private"
 
 // Object is an object of the network as identity-svc's events describe it: its visibility (set
 // at creation, never changed), its title at creation and its current hash. Only identity-svc's
 // topic writes it, and one object's events come in order on one partition.
 type Object struct {
-	ID         string    `bson:"_id"`
-	Hash       string    `bson:"hash"`
-	Visibility string    `bson:"visibility"`
-	Title      string    `bson:"title"`
-	CreatedAt  time.Time `bson:"created_at"`
+	ID         string              `bson:"_id"`
+	Hash       string              `bson:"hash"`
+	Visibility contract.Visibility `bson:"visibility"`
+	Title      string              `bson:"title"`
+	CreatedAt  time.Time           `bson:"created_at"`
 	// HashAt is when the current hash was taken, so that a replayed older change never wins.
 	HashAt time.Time `bson:"hash_at"`
 }
 
 // Private reports whether the object appears in no public read.
-func (o *Object) Private() bool { return o.Visibility == Private }
+func (o *Object) Private() bool { return !contract.Visible(o.Visibility, o.ID, "") }
 
 // Title is an object's profile title as context-svc's events last reported it.
 type Title struct {

@@ -42,7 +42,7 @@ func TestAppenderFollowsTheProjection(t *testing.T) {
 
 	created := func(id, vis string) events.Event {
 		return published(t, events.TopicIdentity, events.ObjectCreated, id, "svc_"+id,
-			contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: vis, Title: "Title " + id}})
+			contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: contract.Visibility(vis), Title: "Title " + id}})
 	}
 	adaHash := "svc_ada"
 	item := func(id string, d contract.FeedItemPublishedData) events.Event {

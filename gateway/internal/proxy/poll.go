@@ -10,8 +10,8 @@ import (
 
 	"github.com/svcdev/svc/gateway/internal/routes"
 	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
-	"github.com/svcdev/svc/pkg/identity"
 )
 
 // pollKeyCtx carries the poll claim of a feed read to the upstream's answer.
@@ -75,7 +75,7 @@ func (g *Gateway) notModifiedFeed(c *gin.Context, feed string, t *authn.Target) 
 		return false
 	}
 	scope := "public"
-	if t != nil && t.Visibility == identity.Private {
+	if t != nil && t.Visibility == contract.Private {
 		scope = "private"
 	}
 	c.Header("ETag", etag)

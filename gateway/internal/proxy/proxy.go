@@ -24,6 +24,7 @@ import (
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
 	"github.com/svcdev/svc/gateway/internal/routes"
 	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 )
@@ -155,7 +156,7 @@ func (g *Gateway) Handler(r routes.Route) gin.HandlerFunc {
 			g.serveStream(c, r, p)
 			return
 		}
-		if r.Cacheable && anonymous && t != nil && t.Visibility == "public" && g.ETags != nil &&
+		if r.Cacheable && anonymous && t != nil && t.Visibility == contract.Public && g.ETags != nil &&
 			g.ETags.NotModified(c, t.ObjectID) {
 			return
 		}
@@ -220,7 +221,7 @@ func Authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
 		return nil
 	}
 	if t != nil && t.ObjectID != p.ObjectID && r.Auth != routes.AnyKey {
-		return notOwner(t)
+		return notOwner(t, p)
 	}
 	if r.Auth == routes.OwnerKey && !p.Owner {
 		return httpx.Forbidden(httpx.CodeInsufficientScope, "this route needs the owner key, not a sub-key")
@@ -234,10 +235,10 @@ func Authorize(r routes.Route, p *authn.Principal, t *authn.Target) error {
 	return nil
 }
 
-// notOwner refuses a key on another object's owner route: 404 for a private object, whose
-// existence only its owner may learn, 403 for a public one.
-func notOwner(t *authn.Target) error {
-	if t.Visibility == identity.Private {
+// notOwner refuses a key on another object's owner route: 404 for an object p may not learn of
+// (contract.Visible), 403 for one it may.
+func notOwner(t *authn.Target, p *authn.Principal) error {
+	if !contract.Visible(t.Visibility, t.ObjectID, p.Viewer()) {
 		return httpx.NotFound("object")
 	}
 	return httpx.Forbidden(httpx.CodeForbidden, "this key does not own the object")

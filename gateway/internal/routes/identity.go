@@ -1,5 +1,7 @@
 package routes
 
+import "github.com/svcdev/svc/pkg/contract"
+
 // Identity are identity-svc's routes.
 var Identity = []Route{
 	{Method: "POST", Path: "/api/objects", Service: "identity-svc", Auth: Public, Ingress: true, Backpressure: true,
@@ -35,19 +37,23 @@ var Identity = []Route{
 		Summary: "Remove a related object", Tag: "associations", Response: "DeletedAssociation"},
 }
 
-var keyScopes = Arr(Enum("read", "write", "mailbox"))
+var (
+	keyScopes = Arr(Enum("read", "write", "mailbox"))
+	// objectVisibility is the spec's "Object visibility", from its one declaration.
+	objectVisibility = Enum(string(contract.Public), string(contract.Private))
+)
 
 // IdentitySchemas are the shapes of identity-svc's routes.
 var IdentitySchemas = map[string]Schema{
 	"CreateObject": Schema{"type": "object", "additionalProperties": false, "properties": map[string]any{
-		"initial_llm_txt": StrMax(256 << 10), "rules": Ref("Rules"), "visibility": Enum("public", "private"),
+		"initial_llm_txt": StrMax(256 << 10), "rules": Ref("Rules"), "visibility": objectVisibility,
 	}},
 	"CreatedObject": Obj(map[string]Schema{
 		"hash": Str(), "api_key": Schema{"type": "string", "pattern": "^svc_sk_"}, "mailbox_status": Enum("unclaimed", "claimed"),
-		"visibility": Enum("public", "private"), "version": Int(), "created_at": DateTime(),
+		"visibility": objectVisibility, "version": Int(), "created_at": DateTime(),
 	}, "hash", "api_key", "mailbox_status", "created_at"),
 	"Object": Obj(map[string]Schema{
-		"hash": Str(), "mailbox_status": Enum("unclaimed", "claimed"), "visibility": Enum("public", "private"),
+		"hash": Str(), "mailbox_status": Enum("unclaimed", "claimed"), "visibility": objectVisibility,
 		"version": Int(), "created_at": DateTime(), "updated_at": DateTime(),
 	}, "hash", "mailbox_status", "version", "created_at", "updated_at"),
 	"RotatedKey": Obj(map[string]Schema{
@@ -83,7 +89,7 @@ var IdentitySchemas = map[string]Schema{
 	}, "keys", "next_cursor"),
 	"Whoami": Obj(map[string]Schema{
 		"hash": Str(), "key_id": Str(), "owner_key": Bool(), "scopes": keyScopes,
-		"mailbox_status": Enum("unclaimed", "claimed"), "visibility": Enum("public", "private"), "version": Int(),
+		"mailbox_status": Enum("unclaimed", "claimed"), "visibility": objectVisibility, "version": Int(),
 	}, "hash", "key_id", "owner_key", "scopes", "mailbox_status", "visibility", "version"),
 	"RevokedKey": Obj(map[string]Schema{"ok": Bool(), "revoked": Str()}, "ok", "revoked"),
 	"CreateAssociation": Schema{"type": "object", "additionalProperties": false, "required": []string{"peer_hash"},

@@ -355,17 +355,17 @@ func hit(cd candidate, inv *store.Invalidation, hashOf func(string) (string, err
 	if err != nil {
 		return MemoryHit{}, err
 	}
-	h := MemoryHit{NodeID: e.NodeID, ThreadID: e.ThreadID, AuthorHash: author, Type: e.Type, Title: optional(e.Title),
+	h := MemoryHit{NodeID: e.NodeID, ThreadID: e.ThreadID, AuthorHash: author, Type: e.Type, Title: contract.Optional(e.Title),
 		Excerpt: e.Excerpt, CreatedAt: clock.Format(e.CreatedAt), ValidFrom: clock.FormatPtr(e.ValidFrom),
 		ValidUntil: clock.FormatPtr(e.ValidUntil),
-		Provenance: Prov{MessageID: optional(e.MessageID), SourceID: optional(e.SourceID)},
+		Provenance: Prov{MessageID: contract.Optional(e.MessageID), SourceID: contract.Optional(e.SourceID)},
 		Score:      math.Round(cd.score*1e4) / 1e4}
 	if e.PeerID != "" {
 		peer, err := hashOf(e.PeerID)
 		if err != nil {
 			return MemoryHit{}, err
 		}
-		h.PeerHash = optional(peer)
+		h.PeerHash = contract.Optional(peer)
 	}
 	if inv != nil {
 		h.SupersededAt, h.SupersededBy = clock.FormatPtr(&inv.InvalidAt), &inv.By

@@ -281,9 +281,9 @@ func ParseTime(field, raw string) (*time.Time, error) {
 
 func nodeView(n *store.Node, inv *store.Invalidation) NodeView {
 	v := NodeView{
-		ID: n.ID, ThreadID: n.ThreadID, Type: n.Type, Title: optional(n.Title), Body: n.Body, Visibility: n.Visibility,
-		AuthorHash: n.AuthorHash, Confidence: n.Confidence, Supersedes: n.Supersedes, MessageID: optional(n.MessageID),
-		SourceID: optional(n.SourceID), CreatedAt: clock.Format(n.CreatedAt),
+		ID: n.ID, ThreadID: n.ThreadID, Type: n.Type, Title: contract.Optional(n.Title), Body: n.Body, Visibility: n.Visibility,
+		AuthorHash: n.AuthorHash, Confidence: n.Confidence, Supersedes: n.Supersedes, MessageID: contract.Optional(n.MessageID),
+		SourceID: contract.Optional(n.SourceID), CreatedAt: clock.Format(n.CreatedAt),
 		ValidFrom: clock.FormatPtr(n.ValidFrom), ValidUntil: clock.FormatPtr(n.ValidUntil),
 	}
 	if v.Supersedes == nil {
@@ -297,12 +297,5 @@ func nodeView(n *store.Node, inv *store.Invalidation) NodeView {
 
 func edgeView(e *store.Edge) EdgeView {
 	return EdgeView{ID: e.ID, ThreadID: e.ThreadID, From: e.From, To: e.To, Type: e.Type, AuthorHash: e.AuthorHash,
-		MessageID: optional(e.MessageID), SourceID: optional(e.SourceID), CreatedAt: clock.Format(e.CreatedAt)}
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
+		MessageID: contract.Optional(e.MessageID), SourceID: contract.Optional(e.SourceID), CreatedAt: clock.Format(e.CreatedAt)}
 }

@@ -142,10 +142,10 @@ func (s *Service) sourceViews(ctx context.Context, c *contract.Principal, srcs [
 			v.Status, v.LastPulledAt = sum.Latest.Status, clock.FormatPtr(&sum.Latest.At)
 		}
 		if sum.LatestOK != nil {
-			v.NodeID = optional(sum.LatestOK.NodeID)
+			v.NodeID = contract.Optional(sum.LatestOK.NodeID)
 		}
 		if sum.LatestError != nil {
-			v.LastError, v.LastErrorAt = optional(sum.LatestError.Error), clock.FormatPtr(&sum.LatestError.At)
+			v.LastError, v.LastErrorAt = contract.Optional(sum.LatestError.Error), clock.FormatPtr(&sum.LatestError.At)
 		}
 		out = append(out, v)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/svcdev/svc/identity-svc/internal/object"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -42,30 +43,26 @@ func (h *handlers) createObject(c *gin.Context) error {
 		return err
 	}
 	created, err := h.objects.Create(c.Request.Context(), httpx.RequestID(c), object.NewObject{
-		InitialLLMTxt: deref(req.InitialLLMTxt), Rules: req.Rules, Visibility: req.Visibility,
+		InitialLLMTxt: deref(req.InitialLLMTxt), Rules: req.Rules, Visibility: (*contract.Visibility)(req.Visibility),
 	})
 	if err != nil {
 		return err
 	}
 	o := created.Object
 	c.JSON(http.StatusCreated, createObjectResponse{
-		Hash: o.Hash, APIKey: created.APIKey, MailboxStatus: o.MailboxStatus, Visibility: o.Visibility,
+		Hash: o.Hash, APIKey: created.APIKey, MailboxStatus: o.MailboxStatus, Visibility: string(o.Visibility),
 		Version: o.Version, CreatedAt: clock.Format(o.CreatedAt),
 	})
 	return nil
 }
 
 func (h *handlers) getObject(c *gin.Context) error {
-	var viewer string
-	if p := authn.PrincipalFrom(c); p != nil {
-		viewer = p.ObjectID
-	}
-	o, err := h.objects.Read(c.Request.Context(), c.Param("hash"), viewer)
+	o, err := h.objects.Read(c.Request.Context(), c.Param("hash"), authn.PrincipalFrom(c).Viewer())
 	if err != nil {
 		return err
 	}
 	c.JSON(http.StatusOK, objectResponse{
-		Hash: o.Hash, MailboxStatus: o.MailboxStatus, Visibility: o.Visibility, Version: o.Version,
+		Hash: o.Hash, MailboxStatus: o.MailboxStatus, Visibility: string(o.Visibility), Version: o.Version,
 		CreatedAt: clock.Format(o.CreatedAt), UpdatedAt: clock.Format(o.UpdatedAt),
 	})
 	return nil

@@ -8,26 +8,28 @@ import (
 
 	"github.com/svcdev/svc/identity-svc/internal/object"
 	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
 type handlers struct{ objects *object.Service }
 
-// Register mounts the routes on api (a group that already requires an internal token).
-func Register(api *gin.RouterGroup, objects *object.Service) {
+// Register mounts the routes on api (a group that already requires an internal token); etags
+// answers the public object reads' revalidations, and are the validators objects replaces.
+func Register(api *gin.RouterGroup, objects *object.Service, etags *httpx.ETags) {
 	h := &handlers{objects: objects}
 	api.POST("/api/objects", httpx.Handle(h.createObject))
-	api.GET("/api/objects/:hash", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.getObject))
+	api.GET("/api/objects/:hash", etags.Cacheable(authn.PublicTargetID), httpx.Handle(h.getObject))
 	api.POST("/api/objects/:hash/rotate-key", httpx.Handle(h.rotateKey))
 	api.POST("/api/objects/claim-custom-hash", httpx.Handle(h.claimCustomHash))
 	api.GET("/api/directory", httpx.Handle(h.directory))
 	api.GET("/.well-known/webfinger", httpx.Handle(h.webfinger))
 	api.GET("/.well-known/http-message-signatures-directory", httpx.Handle(h.serviceKeyDirectory))
 	api.GET("/api/whoami", httpx.Handle(h.whoami))
-	api.GET("/api/objects/:hash/jwks.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
+	api.GET("/api/objects/:hash/jwks.json", etags.Cacheable(authn.PublicTargetID), httpx.Handle(h.jwks))
 	api.POST("/api/objects/:hash/signing-keys", httpx.Handle(h.registerSigningKey))
 	api.GET("/api/objects/:hash/http-message-signatures-directory", httpx.Handle(h.keyDirectory))
-	api.GET("/api/objects/:hash/did.json", objects.ETags.Cacheable(authn.PublicTargetID), httpx.Handle(h.did))
+	api.GET("/api/objects/:hash/did.json", etags.Cacheable(authn.PublicTargetID), httpx.Handle(h.did))
 
 	api.POST("/api/objects/:hash/keys", httpx.Handle(h.createKey))
 	api.GET("/api/objects/:hash/keys", httpx.Handle(h.listKeys))
@@ -53,8 +55,8 @@ func Register(api *gin.RouterGroup, objects *object.Service) {
 func owner(c *gin.Context, ownerKey bool) (object.Caller, error) {
 	p, t, err := authn.Owner(c)
 	if err != nil {
-		// Another object's key: a private object's existence is its owner's to know (docs/api.md).
-		if t := authn.TargetFrom(c); authn.PrincipalFrom(c) != nil && t != nil && t.Visibility == object.Private {
+		// Another object's key: it learns of the object only as contract.Visible says.
+		if p, t := authn.PrincipalFrom(c), authn.TargetFrom(c); p != nil && t != nil && !contract.Visible(t.Visibility, t.ObjectID, p.Viewer()) {
 			return object.Caller{}, httpx.NotFound("object")
 		}
 		return object.Caller{}, err

@@ -15,11 +15,7 @@ import (
 
 // jwks serves an object's public signing keys (RFC 7517), the trust root of its signatures.
 func (h *handlers) jwks(c *gin.Context) error {
-	var viewer string
-	if p := authn.PrincipalFrom(c); p != nil {
-		viewer = p.ObjectID
-	}
-	set, err := h.objects.JWKS(c.Request.Context(), c.Param("hash"), viewer)
+	set, err := h.objects.JWKS(c.Request.Context(), c.Param("hash"), authn.PrincipalFrom(c).Viewer())
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,6 @@ func (h *handlers) whoami(c *gin.Context) error {
 		scopes = []string{}
 	}
 	c.JSON(http.StatusOK, whoamiResponse{Hash: o.Hash, KeyID: p.KeyID, OwnerKey: p.Owner, Scopes: scopes,
-		MailboxStatus: o.MailboxStatus, Visibility: o.Visibility, Version: o.Version})
+		MailboxStatus: o.MailboxStatus, Visibility: string(o.Visibility), Version: o.Version})
 	return nil
 }

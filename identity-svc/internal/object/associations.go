@@ -4,10 +4,10 @@ import (
 	"context"
 
 	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // NewAssociation is what an association creation asks for.
@@ -20,13 +20,13 @@ type NewAssociation struct {
 // Associate records that the caller's object relates to a peer object.
 func (s *Service) Associate(ctx context.Context, requestID string, c Caller, in NewAssociation) (*store.Association, error) {
 	if in.PeerHash == "" {
-		return nil, httpx.MissingField("peer_hash")
+		return nil, apierr.MissingField("peer_hash")
 	}
 	if len(in.Role) > MaxLabel || len(in.Label) > MaxLabel {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "role and label are at most %d characters", MaxLabel)
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "role and label are at most %d characters", MaxLabel)
 	}
 	if !apikey.ValidHash(in.PeerHash) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "peer_hash is not an object hash")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "peer_hash is not an object hash")
 	}
 	peer, err := s.Read(ctx, in.PeerHash, c.ObjectID)
 	if err != nil {

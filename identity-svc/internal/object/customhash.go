@@ -7,9 +7,9 @@ import (
 	"slices"
 
 	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 )
 
@@ -40,7 +40,7 @@ var FreeHashNetworks = []string{"github", "x", "linkedin", "reddit"}
 // and claim.lapsed events), so no call to claims-svc is needed.
 func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID string, in HashClaim) (*ClaimedHash, error) {
 	if !apikey.ValidUsername(in.Username) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidUsername,
+		return nil, apierr.BadRequest(apierr.CodeInvalidUsername,
 			"username must match ^[a-z0-9_]{3,32}$ and may not start with sk_")
 	}
 	obj, err := s.Store.Object(ctx, objectID)
@@ -49,12 +49,12 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 	}
 	newHash := apikey.HashPrefix + in.Username
 	if obj.Hash == newHash {
-		return nil, httpx.Conflict(httpx.CodeHashTaken, "this object already has that hash")
+		return nil, apierr.Conflict(apierr.CodeHashTaken, "this object already has that hash")
 	}
 	free := false
 	if in.PaymentReference == "" {
 		if free = freeHandle(obj, in.Username); !free {
-			return nil, httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired,
+			return nil, apierr.New(http.StatusPaymentRequired, apierr.CodePaymentRequired,
 				"a custom hash costs 100 USD: send a payment_reference, or verify a matching github, x, linkedin or reddit claim first")
 		}
 	}
@@ -68,7 +68,7 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 	}
 	if err := s.Store.ClaimHash(ctx, newHash, obj.ID); err != nil {
 		if errors.Is(err, store.ErrTaken) {
-			err = httpx.Conflict(httpx.CodeHashTaken, "that username is taken")
+			err = apierr.Conflict(apierr.CodeHashTaken, "that username is taken")
 		}
 		return nil, s.undo(ctx, err, s.releaseVoucher(ctx, voucherID, obj.ID))
 	}
@@ -77,7 +77,7 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 	ev := hashChanged(obj.ID, newHash, obj.Hash, in.Username, requestID)
 	if err := s.Store.ChangeHash(ctx, obj, newHash, in.Username, clock.Now(), s.Outbox, ev); err != nil {
 		if errors.Is(err, store.ErrTaken) {
-			err = httpx.Conflict(httpx.CodeConflict, "the object's hash changed meanwhile, retry")
+			err = apierr.Conflict(apierr.CodeConflict, "the object's hash changed meanwhile, retry")
 		}
 		return nil, s.undo(ctx, err,
 			func() error { return s.Store.ReleaseHash(ctx, newHash, obj.ID) },
@@ -117,11 +117,11 @@ func (s *Service) releaseVoucher(ctx context.Context, voucherID, objectID string
 func (s *Service) redeem(ctx context.Context, ref, objectID string) (string, error) {
 	id, err := s.Payments.Verify(ref)
 	if err != nil {
-		return "", httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired, "the payment reference could not be verified")
+		return "", apierr.New(http.StatusPaymentRequired, apierr.CodePaymentRequired, "the payment reference could not be verified")
 	}
 	err = s.Store.UseVoucher(ctx, id, objectID, clock.Now())
 	if errors.Is(err, store.ErrTaken) {
-		return "", httpx.New(http.StatusPaymentRequired, httpx.CodePaymentRequired, "the payment reference was already used")
+		return "", apierr.New(http.StatusPaymentRequired, apierr.CodePaymentRequired, "the payment reference was already used")
 	}
 	return id, err
 }

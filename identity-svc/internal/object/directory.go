@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/svcdev/svc/identity-svc/internal/store"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
 )
 
 // maxQuery bounds the directory search text.
@@ -27,7 +27,7 @@ type DirectoryQuery struct {
 func (s *Service) Directory(ctx context.Context, in DirectoryQuery) ([]store.Object, string, error) {
 	q := store.DirectoryQuery{Limit: in.Limit, Before: in.Before, Match: strings.TrimSpace(in.Q)}
 	if len(q.Match) > maxQuery {
-		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "q is longer than %d characters", maxQuery)
+		return nil, "", apierr.BadRequest(apierr.CodeInvalidRequest, "q is longer than %d characters", maxQuery)
 	}
 	switch in.Status {
 	case "":
@@ -36,7 +36,7 @@ func (s *Service) Directory(ctx context.Context, in DirectoryQuery) ([]store.Obj
 	case "unclaimed":
 		q.Status = StatusUnclaimed
 	default:
-		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "status must be verified or unclaimed")
+		return nil, "", apierr.BadRequest(apierr.CodeInvalidRequest, "status must be verified or unclaimed")
 	}
 	return s.Store.Directory(ctx, q)
 }

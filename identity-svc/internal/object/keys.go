@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 )
 
@@ -44,7 +43,7 @@ func (s *Service) Rotate(ctx context.Context, requestID string, c Caller) (*Rota
 	ev := keyEvent(events.KeyRotated, c.ObjectID, c.Hash, requestID, contract.KeyEventData{KeyID: c.KeyID, NewKeyID: next.KeyID})
 	old, err := s.Store.Rotate(ctx, c.ObjectID, c.KeyID, next, now, s.Outbox, ev)
 	if errors.Is(err, store.ErrTaken) {
-		err = s.undo(ctx, httpx.Conflict(httpx.CodeConflict, "the key was rotated or revoked meanwhile"),
+		err = s.undo(ctx, apierr.Conflict(apierr.CodeConflict, "the key was rotated or revoked meanwhile"),
 			func() error { return s.Store.DeleteKey(ctx, next.Digest) })
 	}
 	if err != nil {
@@ -87,7 +86,7 @@ const MaxSubKeys = 50
 // CreateKey makes a sub-key; the returned key is shown once.
 func (s *Service) CreateKey(ctx context.Context, requestID string, c Caller, in NewKey) (*store.Key, string, error) {
 	if len(in.Label) > MaxLabel {
-		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "label is longer than %d characters", MaxLabel)
+		return nil, "", apierr.BadRequest(apierr.CodeInvalidRequest, "label is longer than %d characters", MaxLabel)
 	}
 	scopes, err := normalizeScopes(in.Scopes)
 	if err != nil {
@@ -102,7 +101,7 @@ func (s *Service) CreateKey(ctx context.Context, requestID string, c Caller, in 
 	// multiply with them.
 	switch err := s.Store.TakeKeySlot(ctx, c.ObjectID, digest, MaxSubKeys); {
 	case errors.Is(err, store.ErrNoKeySlot):
-		return nil, "", httpx.QuotaExceeded("active sub-keys per object (revoke one first)", MaxSubKeys)
+		return nil, "", apierr.QuotaExceeded("active sub-keys per object (revoke one first)", MaxSubKeys)
 	case err != nil:
 		return nil, "", err
 	}
@@ -122,7 +121,7 @@ func (s *Service) CreateKey(ctx context.Context, requestID string, c Caller, in 
 // remember caches the principal of a key just made, so that gateways answer its first uses from
 // Redis without a lookup (see identity.Remember). A failure only costs that lookup later.
 func (s *Service) remember(ctx context.Context, hash string, k *store.Key) {
-	p := &authn.Principal{ObjectID: k.ObjectID, Hash: hash, KeyID: k.KeyID, Owner: k.Owner, Scopes: k.Scopes}
+	p := &contract.Principal{ObjectID: k.ObjectID, Hash: hash, KeyID: k.KeyID, Owner: k.Owner, Scopes: k.Scopes}
 	if err := identity.Remember(ctx, s.Redis, k.Digest, p); err != nil {
 		s.Log.WarnContext(ctx, "new key not cached for gateways", "key_id", k.KeyID, "error", err)
 	}
@@ -131,15 +130,15 @@ func (s *Service) remember(ctx context.Context, hash string, k *store.Key) {
 // normalizeScopes accepts a non-empty set of read, write and mailbox (default read and write).
 func normalizeScopes(in []string) ([]string, error) {
 	if in == nil {
-		return []string{authn.ScopeRead, authn.ScopeWrite}, nil
+		return []string{contract.ScopeRead, contract.ScopeWrite}, nil
 	}
 	if len(in) == 0 {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "scopes must name at least one of read, write, mailbox")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "scopes must name at least one of read, write, mailbox")
 	}
 	var out []string
 	for _, s := range in {
-		if s != authn.ScopeRead && s != authn.ScopeWrite && s != authn.ScopeMailbox {
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "unknown scope %q: use read, write, mailbox", s)
+		if s != contract.ScopeRead && s != contract.ScopeWrite && s != contract.ScopeMailbox {
+			return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "unknown scope %q: use read, write, mailbox", s)
 		}
 		if !slices.Contains(out, s) {
 			out = append(out, s)
@@ -165,7 +164,7 @@ func (s *Service) RevokeKey(ctx context.Context, requestID string, c Caller, key
 		return notFound(err, "key")
 	}
 	if err := identity.Revoke(ctx, s.Redis, k.Digest); err != nil {
-		return httpx.Unavailable(err)
+		return apierr.Unavailable(err)
 	}
 	s.Outbox.Confirm(ev)
 	if err := s.Store.FreeKeySlot(ctx, c.ObjectID, k.Digest, MaxSubKeys); err != nil {
@@ -176,7 +175,7 @@ func (s *Service) RevokeKey(ctx context.Context, requestID string, c Caller, key
 }
 
 // VerifyKey returns the principal of an active key digest, for the gateway's cache misses.
-func (s *Service) VerifyKey(ctx context.Context, digest string) (*authn.Principal, error) {
+func (s *Service) VerifyKey(ctx context.Context, digest string) (*contract.Principal, error) {
 	k, err := s.Store.KeyByDigest(ctx, digest)
 	if err != nil {
 		return nil, notFound(err, "key")
@@ -189,5 +188,5 @@ func (s *Service) VerifyKey(ctx context.Context, digest string) (*authn.Principa
 		// Last use is informative; a verification does not fail because it could not be noted.
 		s.Log.WarnContext(ctx, "key usage not recorded", "error", err)
 	}
-	return &authn.Principal{ObjectID: obj.ID, Hash: obj.Hash, KeyID: k.KeyID, Owner: k.Owner, Scopes: k.Scopes}, nil
+	return &contract.Principal{ObjectID: obj.ID, Hash: obj.Hash, KeyID: k.KeyID, Owner: k.Owner, Scopes: k.Scopes}, nil
 }

@@ -16,29 +16,32 @@ import (
 
 	"github.com/svcdev/svc/identity-svc/internal/payment"
 	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpsig"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
-// Mailbox statuses and visibilities of the spec.
+// Mailbox statuses of the spec.
 const (
 	StatusUnclaimed = store.StatusUnclaimed
 	StatusClaimed   = store.StatusClaimed
-	Public          = "public"
-	Private         = identity.Private
 )
 
 // Outbox stages the events of a write before it and relays them once it succeeded.
 type Outbox interface {
 	events.Stager
 	Confirm(evs ...events.Pending)
+}
+
+// Validators are the validators of public object reads (httpx.ETags): a write that changes what
+// a read shows replaces the object's one after its store write and before it answers.
+type Validators interface {
+	Changed(ctx context.Context, objectID string)
 }
 
 // Service runs the use cases.
@@ -49,7 +52,7 @@ type Service struct {
 	Payments payment.Verifier
 	Log      *slog.Logger
 	// ETags validates public object reads; writes that change what they show replace it.
-	ETags *httpx.ETags
+	ETags Validators
 	// Sealer seals the private halves of the signing keys svc holds.
 	Sealer *Sealer
 	// BaseURL is the public URL svc answers at, without a final "/": objects' DIDs are made of it.
@@ -63,7 +66,7 @@ type Service struct {
 type NewObject struct {
 	InitialLLMTxt string
 	Rules         json.RawMessage
-	Visibility    *string // nil is public
+	Visibility    *contract.Visibility // nil is public
 }
 
 // Created is a new object with its owner key, shown once.
@@ -77,16 +80,16 @@ type Created struct {
 // anyone but the relay, and an object whose key could not be stored is removed again without an
 // event ever naming it.
 func (s *Service) Create(ctx context.Context, requestID string, in NewObject) (*Created, error) {
-	visibility := Public
+	visibility := contract.Public
 	if in.Visibility != nil {
 		visibility = *in.Visibility
 	}
-	if visibility != Public && visibility != Private {
-		return nil, httpx.BadRequest(httpx.CodeInvalidVisibility, "visibility must be public or private")
+	if !visibility.Valid() {
+		return nil, apierr.BadRequest(apierr.CodeInvalidVisibility, "visibility must be public or private")
 	}
-	if len(in.InitialLLMTxt) > httpx.MaxTextBytes {
-		return nil, httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
-			"initial_llm_txt is larger than %d bytes", httpx.MaxTextBytes)
+	if len(in.InitialLLMTxt) > apierr.MaxTextBytes {
+		return nil, apierr.Errorf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge,
+			"initial_llm_txt is larger than %d bytes", apierr.MaxTextBytes)
 	}
 	rules, err := contract.DecodeRules(in.Rules)
 	if err != nil {
@@ -144,7 +147,7 @@ func newOwnerKey(objectID string, now time.Time) (string, *store.Key) {
 	key, digest := apikey.Generate(apikey.OwnerPrefix)
 	return key, &store.Key{
 		Digest: digest, KeyID: apikey.NewID("key"), ObjectID: objectID, Owner: true, Label: "owner",
-		Scopes: []string{authn.ScopeRead, authn.ScopeWrite, authn.ScopeMailbox}, Prefix: apikey.DisplayPrefix(key), CreatedAt: now,
+		Scopes: []string{contract.ScopeRead, contract.ScopeWrite, contract.ScopeMailbox}, Prefix: apikey.DisplayPrefix(key), CreatedAt: now,
 	}
 }
 
@@ -161,7 +164,7 @@ func (s *Service) reserveNewHash(ctx context.Context, objectID string) (string, 
 			return "", err
 		}
 	}
-	return "", httpx.Conflict(httpx.CodeConflict, "could not allocate a hash, retry")
+	return "", apierr.Conflict(apierr.CodeConflict, "could not allocate a hash, retry")
 }
 
 // ByHash returns the object a current or previous hash names.
@@ -170,15 +173,15 @@ func (s *Service) ByHash(ctx context.Context, hash string) (*store.Object, error
 	return obj, notFound(err, "object")
 }
 
-// Read returns the object a hash names as viewer (an object id, or "" for an anonymous caller)
-// may see it: a private object is not found for anyone but itself.
+// Read returns the object a hash names as viewer (contract.Principal.Viewer: an object id, or ""
+// for an anonymous caller) may see it: one it may not learn of (contract.Visible) is not found.
 func (s *Service) Read(ctx context.Context, hash, viewer string) (*store.Object, error) {
 	obj, err := s.ByHash(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
-	if obj.Visibility == Private && obj.ID != viewer {
-		return nil, httpx.NotFound("object")
+	if !contract.Visible(obj.Visibility, obj.ID, viewer) {
+		return nil, apierr.NotFound("object")
 	}
 	return obj, nil
 }
@@ -192,7 +195,7 @@ func (s *Service) ByID(ctx context.Context, id string) (*store.Object, error) {
 // notFound maps the store's not-found to the public answer naming what was missing.
 func notFound(err error, what string) error {
 	if errors.Is(err, mongox.ErrNotFound) {
-		return httpx.NotFound(what)
+		return apierr.NotFound(what)
 	}
 	return err
 }

@@ -49,7 +49,7 @@ func TestCreateStoresObjectKeyAndEvent(t *testing.T) {
 	t.Parallel()
 	s, relay := newService(t)
 	ctx := context.Background()
-	c, caller := create(t, s, NewObject{InitialLLMTxt: "# Ada\nhello", Visibility: ptr(Private)})
+	c, caller := create(t, s, NewObject{InitialLLMTxt: "# Ada\nhello", Visibility: ptr(contract.Private)})
 	if !apikey.IsOwnerKey(c.APIKey) || !apikey.ValidHash(c.Object.Hash) {
 		t.Fatalf("created key %q hash %q", c.APIKey, c.Object.Hash)
 	}
@@ -57,7 +57,7 @@ func TestCreateStoresObjectKeyAndEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != caller.ObjectID || got.Visibility != Private || got.MailboxStatus != StatusUnclaimed || got.Version != 1 || got.Title != "Ada" {
+	if got.ID != caller.ObjectID || got.Visibility != contract.Private || got.MailboxStatus != StatusUnclaimed || got.Version != 1 || got.Title != "Ada" {
 		t.Fatalf("stored object %+v", got)
 	}
 	if !slices.Equal(relay.types(), []string{events.ObjectCreated}) {
@@ -73,8 +73,8 @@ func TestCreateRefusesBadInput(t *testing.T) {
 		status int
 		code   string
 	}{
-		"visibility":       {NewObject{Visibility: ptr("secret")}, 400, httpx.CodeInvalidVisibility},
-		"empty visibility": {NewObject{Visibility: ptr("")}, 400, httpx.CodeInvalidVisibility},
+		"visibility":       {NewObject{Visibility: ptr(contract.Visibility("secret"))}, 400, httpx.CodeInvalidVisibility},
+		"empty visibility": {NewObject{Visibility: ptr(contract.Visibility(""))}, 400, httpx.CodeInvalidVisibility},
 		"too large":        {NewObject{InitialLLMTxt: strings.Repeat("a", httpx.MaxTextBytes+1)}, http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge},
 		"rules":            {NewObject{Rules: json.RawMessage(`"nope"`)}, 400, ""},
 	} {
@@ -291,7 +291,7 @@ func TestDirectory(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
 	create(t, s, NewObject{InitialLLMTxt: "# Visible one"})
-	create(t, s, NewObject{InitialLLMTxt: "# Hidden one", Visibility: ptr(Private)})
+	create(t, s, NewObject{InitialLLMTxt: "# Hidden one", Visibility: ptr(contract.Private)})
 	_, claimed := create(t, s, NewObject{InitialLLMTxt: "# Claimed one"})
 	if err := s.RecordClaim(ctx, claimed.ObjectID, VerifiedClaim{ClaimID: "clm_d"}); err != nil {
 		t.Fatal(err)
@@ -329,7 +329,7 @@ func TestPrivateObjectIsReadOnlyByItsOwner(t *testing.T) {
 	t.Parallel()
 	s, _ := newService(t)
 	ctx := context.Background()
-	c, owner := create(t, s, NewObject{Visibility: ptr(Private)})
+	c, owner := create(t, s, NewObject{Visibility: ptr(contract.Private)})
 	_, other := create(t, s, NewObject{})
 	for _, viewer := range []string{"", other.ObjectID} {
 		_, err := s.Read(ctx, c.Object.Hash, viewer)

@@ -33,9 +33,9 @@ func Preload(ctx context.Context, st *store.Store, in []PreloadObject) ([]Preloa
 	for i, p := range in {
 		id := apikey.NewID("obj")
 		hash := apikey.NewHash()
-		visibility := Public
+		visibility := contract.Public
 		if p.Private {
-			visibility = Private
+			visibility = contract.Private
 		}
 		key, ownerKey := newOwnerKey(id, now)
 		items[i] = store.Preloaded{

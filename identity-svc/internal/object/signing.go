@@ -13,8 +13,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/svcdev/svc/identity-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/signing"
 )
@@ -112,7 +112,7 @@ func (s *Service) activeKey(obj *store.Object) (ed25519.PrivateKey, string, erro
 	n := len(obj.SigningKeys)
 	active := obj.SigningKeys[n-1]
 	if active.Sealed == nil {
-		return nil, "", httpx.Conflict(CodeOwnerHeldKey, "the owner holds this object's active signing key; svc cannot sign for it")
+		return nil, "", apierr.Conflict(CodeOwnerHeldKey, "the owner holds this object's active signing key; svc cannot sign for it")
 	}
 	seed, _, err := s.Sealer.open(active.Sealed, store.SigningKeyFactID(obj.ID, n))
 	if err != nil {
@@ -160,7 +160,7 @@ func (s *Service) RegisterSigningKey(ctx context.Context, c Caller, ownerJWK jso
 	}
 	n := len(obj.SigningKeys) + 1
 	if n > MaxSigningKeys {
-		return nil, httpx.Conflict(httpx.CodeConflict, fmt.Sprintf("an object keeps at most %d signing keys", MaxSigningKeys))
+		return nil, apierr.Conflict(apierr.CodeConflict, fmt.Sprintf("an object keeps at most %d signing keys", MaxSigningKeys))
 	}
 	var key store.SigningKey
 	if len(ownerJWK) == 0 || string(ownerJWK) == "null" {
@@ -170,10 +170,10 @@ func (s *Service) RegisterSigningKey(ctx context.Context, c Caller, ownerJWK jso
 	} else {
 		pub, kid, err := signing.ParseOwnerJWK(ownerJWK)
 		if err != nil {
-			return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "jwk: %s", err)
+			return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "jwk: %s", err)
 		}
 		if keySet(obj).Find(kid) != nil {
-			return nil, httpx.Conflict(httpx.CodeConflict, "this key is already one of the object's signing keys")
+			return nil, apierr.Conflict(apierr.CodeConflict, "this key is already one of the object's signing keys")
 		}
 		key = store.SigningKey{KID: kid, Public: pub}
 	}
@@ -183,7 +183,7 @@ func (s *Service) RegisterSigningKey(ctx context.Context, c Caller, ownerJWK jso
 	set := keySet(obj)
 	k := set.Find(key.KID)
 	if k == nil { // another rotation took number n: the caller's key is not the object's
-		return nil, httpx.Conflict(httpx.CodeConflict, "another signing key was registered at the same time; retry")
+		return nil, apierr.Conflict(apierr.CodeConflict, "another signing key was registered at the same time; retry")
 	}
 	return k, nil
 }
@@ -191,7 +191,7 @@ func (s *Service) RegisterSigningKey(ctx context.Context, c Caller, ownerJWK jso
 // newHeldKey makes key number n of an object, held (sealed) by svc.
 func (s *Service) newHeldKey(objectID string, n int) (store.SigningKey, error) {
 	if s.Sealer == nil {
-		return store.SigningKey{}, httpx.Errorf(http.StatusServiceUnavailable, httpx.CodeUnavailable, "signing keys are not configured")
+		return store.SigningKey{}, apierr.Errorf(http.StatusServiceUnavailable, apierr.CodeUnavailable, "signing keys are not configured")
 	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/signing"
 )
@@ -125,7 +126,7 @@ func TestRegisterRefusesPrivateAndForeignKeys(t *testing.T) {
 func TestJWKSOfAPrivateObjectIsNotFoundForOthers(t *testing.T) {
 	t.Parallel()
 	s, _ := newService(t)
-	private := "private"
+	private := contract.Private
 	c, _ := create(t, s, NewObject{Visibility: &private})
 	var he *httpx.Error
 	if _, err := s.JWKS(context.Background(), c.Object.Hash, ""); !errors.As(err, &he) || he.Status != 404 {

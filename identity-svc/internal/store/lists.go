@@ -123,9 +123,6 @@ func byIDs(ids []string) bson.D {
 	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
 }
 
-// visibilityPublic is the visibility of the objects the directory lists.
-const visibilityPublic = "public"
-
 // Page asks for a page of a list: up to Limit entries below the id Before ("": the newest).
 type Page struct {
 	Before string

@@ -11,12 +11,13 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/svcdev/svc/pkg/apikey"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // publicObject makes a public object document titled title, created at.
 func publicObject(id, title string, at time.Time) *Object {
-	return &Object{ID: id, Hash: "svc_" + id, Hashes: []string{"svc_" + id}, Visibility: visibilityPublic,
+	return &Object{ID: id, Hash: "svc_" + id, Hashes: []string{"svc_" + id}, Visibility: contract.Public,
 		MailboxStatus: StatusUnclaimed, Version: 1, Title: title, CreatedAt: at, UpdatedAt: at}
 }
 

@@ -17,7 +17,6 @@ type Object struct {
 	Hash          string          `bson:"hash"`
 	Hashes        []string        `bson:"hashes"`
 	Username      string          `bson:"username,omitempty"`
-	Visibility    string          `bson:"visibility"`
 	MailboxStatus string          `bson:"mailbox_status"`
 	Version       int             `bson:"version"`
 	Title         string          `bson:"title"`
@@ -26,6 +25,8 @@ type Object struct {
 	SocialHandles []SocialHandle  `bson:"social_handles,omitempty"`
 	CreatedAt     time.Time       `bson:"created_at"`
 	UpdatedAt     time.Time       `bson:"updated_at"`
+	// Visibility is set at creation and never changes; contract.Visible decides who sees it.
+	Visibility contract.Visibility `bson:"visibility"`
 	// Listed says the object was written by a release that lists public objects in the directory
 	// as it creates them; the backfill lists those written before (backfill.go).
 	Listed bool `bson:"listed,omitempty"`
@@ -57,7 +58,7 @@ type SocialHandle struct {
 // Visibility is set at creation and never changes, so the directory is append-only.
 func (s *Store) InsertObject(ctx context.Context, o *Object) error {
 	o.Listed = true
-	if o.Visibility == visibilityPublic {
+	if o.Visibility == contract.Public {
 		if err := s.putEntry(ctx, directoryKey(o.ID), directoryEntry{ObjectID: o.ID}); err != nil {
 			return fmt.Errorf("list in the directory: %w", err)
 		}
@@ -142,7 +143,7 @@ func directoryKey(objectID string) string { return mongox.Key(directoryPart, mon
 func (s *Store) Directory(ctx context.Context, q DirectoryQuery) ([]Object, string, error) {
 	match := strings.ToLower(q.Match)
 	matches := func(o *Object) bool {
-		return o.Visibility == visibilityPublic && (q.Status == "" || o.MailboxStatus == q.Status) &&
+		return o.Visibility == contract.Public && (q.Status == "" || o.MailboxStatus == q.Status) &&
 			(match == "" || strings.Contains(strings.ToLower(o.Hash), match) || strings.Contains(strings.ToLower(o.Title), match))
 	}
 	return readPage(ctx, s, []string{directoryPart}, Page{Before: q.Before, Limit: q.Limit}, func(e directoryEntry) string { return e.ObjectID },

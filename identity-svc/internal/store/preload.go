@@ -8,6 +8,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/svcdev/svc/pkg/contract"
 )
 
 // Preloaded is an object as creation stores it (its hash record, document and owner key) and,
@@ -34,7 +36,7 @@ func (s *Store) Preload(ctx context.Context, items []Preloaded) error {
 		it.OwnerKey.Listed = true
 		keyIDs = append(keyIDs, keyIDDoc{ID: it.OwnerKey.KeyID, Digest: it.OwnerKey.Digest})
 		keys = append(keys, it.OwnerKey)
-		if it.Object.Visibility == visibilityPublic {
+		if it.Object.Visibility == contract.Public {
 			listed = append(listed, entry[directoryEntry]{Key: directoryKey(it.Object.ID), Value: directoryEntry{ObjectID: it.Object.ID}})
 		}
 	}

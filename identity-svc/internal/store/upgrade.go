@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -53,7 +54,7 @@ func (s *Store) Upgrade(ctx context.Context) (int, error) {
 		sort   string
 		list   func(context.Context, bson.Raw) error
 	}{
-		{"directory", Objects, bson.D{{Key: "visibility", Value: visibilityPublic}}, "_id", s.backfillObject},
+		{"directory", Objects, bson.D{{Key: "visibility", Value: contract.Public}}, "_id", s.backfillObject},
 		{"keys", Keys, bson.D{{Key: "owner", Value: false}}, "key_id", s.backfillKey},
 		{"key ids", Keys, bson.D{unlisted}, "_id", s.backfillKeyID},
 		{"associations", Associations, bson.D{}, "_id", s.backfillAssociation},

@@ -168,7 +168,7 @@ func (h *Handler) a2aTask(c *gin.Context) error {
 	if t == nil {
 		return httpx.NotFound("object")
 	}
-	task, err := h.Tasks.Task(c.Request.Context(), p.ObjectID, t.ObjectID, c.Param("id"))
+	task, err := h.Tasks.Task(c.Request.Context(), p.ObjectID, t, c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/mailbox"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // SystemSender sends a message through the mailbox's one send path.
@@ -46,7 +46,7 @@ func (n *WebhookNotices) Handle(ctx context.Context, ev events.Event) error {
 		hash = h
 	}
 	_, err = n.Sender.Send(ctx, ev.RequestID, mailbox.Draft{FromHash: hash, ToHash: hash, Kind: "system", Body: d.Message, Notice: true}, ev.ID)
-	var he *httpx.Error
+	var he *apierr.Error
 	if errors.As(err, &he) && he.Status < 500 {
 		return events.Permanent(fmt.Errorf("system message of %s: %w", ev.Type, err)) // the holder is gone or refuses
 	}

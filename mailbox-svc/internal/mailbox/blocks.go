@@ -9,7 +9,6 @@ import (
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // BlockStore is what sender blocks read and write.
@@ -60,14 +59,14 @@ func (b *Blocks) nextVersion(ctx context.Context, owner Owner) (int64, error) {
 // sender's hash as an answer shows it (see shownHash). Blocking a blocked sender again changes nothing and answers the same.
 func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, senderHash string) (string, error) {
 	if !apikey.ValidHash(senderHash) {
-		return "", httpx.BadRequest(httpx.CodeInvalidRequest, "blocked_hash is not an object hash")
+		return "", apierr.BadRequest(apierr.CodeInvalidRequest, "blocked_hash is not an object hash")
 	}
 	sender, err := b.Names.Resolve(ctx, senderHash, "object")
 	if err != nil {
 		return "", err
 	}
 	if sender.ObjectID == owner.ObjectID {
-		return "", httpx.BadRequest(httpx.CodeInvalidRequest, "an object cannot block itself")
+		return "", apierr.BadRequest(apierr.CodeInvalidRequest, "an object cannot block itself")
 	}
 	if err := b.Store.RememberHash(ctx, sender.ObjectID, sender.Hash); err != nil {
 		return "", err
@@ -110,7 +109,7 @@ func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, sende
 // failure after it loses nothing.
 func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, senderHash string) (string, error) {
 	if !apikey.ValidHash(senderHash) {
-		return "", httpx.NotFound("sender block")
+		return "", apierr.NotFound("sender block")
 	}
 	sender, err := b.Names.Resolve(ctx, senderHash, "sender block")
 	if err != nil {

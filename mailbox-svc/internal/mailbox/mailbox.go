@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
-	"github.com/svcdev/svc/pkg/authn"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/contract"
 )
 
 // Limits of a message.
@@ -62,7 +62,7 @@ type Draft struct {
 	HTTPSignature *SignedRequest
 	// Caller is the request's principal, nil for an anonymous send: a send with the sender's own
 	// key is signed by svc on its behalf.
-	Caller *authn.Principal
+	Caller *contract.Principal
 	// Client tells anonymous callers apart (the gateway's digest of the client address): an
 	// Idempotency-Key's record answers only the caller that made it.
 	Client string
@@ -83,21 +83,21 @@ func (d Draft) idempotencyCaller() string {
 func (d Draft) Validate() error {
 	for _, f := range []struct{ name, value string }{{"from_hash", d.FromHash}, {"to_hash", d.ToHash}} {
 		if !apikey.ValidHash(f.value) {
-			return httpx.BadRequest(httpx.CodeInvalidRequest, "%s is not an object hash (svc_ followed by 3 to 32 of a-z, 0-9, _)", f.name)
+			return apierr.BadRequest(apierr.CodeInvalidRequest, "%s is not an object hash (svc_ followed by 3 to 32 of a-z, 0-9, _)", f.name)
 		}
 	}
 	if !slices.Contains(Kinds, d.Kind) {
-		return httpx.BadRequest(httpx.CodeInvalidKind, "kind must be one of %s", strings.Join(Kinds, ", "))
+		return apierr.BadRequest(apierr.CodeInvalidKind, "kind must be one of %s", strings.Join(Kinds, ", "))
 	}
 	if strings.TrimSpace(d.Body) == "" {
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "body must not be empty")
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "body must not be empty")
 	}
 	if len(d.Body) > MaxBodyBytes {
-		return httpx.Errorf(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+		return apierr.Errorf(http.StatusRequestEntityTooLarge, apierr.CodePayloadTooLarge,
 			"body is larger than %d bytes", MaxBodyBytes)
 	}
 	if len(d.ThreadID) > MaxThreadID {
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "thread_id is longer than %d characters", MaxThreadID)
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "thread_id is longer than %d characters", MaxThreadID)
 	}
 	if d.Signature != nil {
 		return d.Signature.validate()

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 )
 
@@ -36,9 +36,9 @@ func (n *Names) Resolve(ctx context.Context, hash, what string) (*identity.Objec
 	obj, err := n.Identity.Resolve(ctx, hash)
 	switch {
 	case errors.Is(err, identity.ErrNotFound):
-		return nil, httpx.NotFound(what)
+		return nil, apierr.NotFound(what)
 	case err != nil:
-		return nil, httpx.Unavailable(err)
+		return nil, apierr.Unavailable(err)
 	}
 	return obj, nil
 }
@@ -60,7 +60,7 @@ func (n *Names) Hashes(ctx context.Context, objectIDs []string) (map[string]stri
 			continue
 		}
 		if err != nil {
-			return nil, httpx.Unavailable(err)
+			return nil, apierr.Unavailable(err)
 		}
 		known[id] = obj.Hash
 		// Remembering only saves the next read a call; the answer is right without it.

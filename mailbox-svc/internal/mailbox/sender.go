@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -129,12 +130,9 @@ func sent(d Draft, w *send, replayed bool) *Sent {
 	return &Sent{Message: w.message, FromHash: shownHash(w.from, d.FromHash), ToHash: shownHash(w.to, d.ToHash), Replayed: replayed}
 }
 
-// visibilityPrivate is the visibility of an object hidden from everyone but its owner.
-const visibilityPrivate = "private"
-
 // shownHash is how an answer names o to a caller who named it by used.
 func shownHash(o *identity.Object, used string) string {
-	if o.Visibility == visibilityPrivate {
+	if !contract.Visible(o.Visibility, o.ObjectID, "") {
 		return used
 	}
 	return o.Hash
@@ -149,7 +147,7 @@ func (s *Sender) addressees(ctx context.Context, d Draft) (from, to *identity.Ob
 		return nil, nil, err
 	}
 	if from.ObjectID == to.ObjectID && !d.Notice {
-		return nil, nil, httpx.BadRequest(httpx.CodeInvalidRequest, "from_hash and to_hash name the same object")
+		return nil, nil, apierr.BadRequest(apierr.CodeInvalidRequest, "from_hash and to_hash name the same object")
 	}
 	return from, to, nil
 }
@@ -184,20 +182,20 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 	case rulesErr != nil:
 		return nil, rulesErr
 	case blocked:
-		return nil, httpx.Forbidden(httpx.CodeSenderBlocked, "the recipient does not accept messages from this sender")
+		return nil, apierr.Forbidden(apierr.CodeSenderBlocked, "the recipient does not accept messages from this sender")
 	case errors.Is(lookupErr, mongox.ErrNotFound):
-		return nil, httpx.NotFound("thread")
+		return nil, apierr.NotFound("thread")
 	case lookupErr != nil:
 		return nil, lookupErr
 	case d.ThreadID != "" && !store.Between(participants, from.ObjectID, to.ObjectID):
-		return nil, httpx.NotFound("thread")
+		return nil, apierr.NotFound("thread")
 	}
 	messageID := apikey.NewID("msg")
 	if sig == nil && signsOnBehalf(d.Caller, from) {
 		sig = s.signFor(ctx, d, from, messageID)
 	}
 	if rules.VerifiedOnly && sig == nil {
-		return nil, httpx.Forbidden(CodeSenderUnverified,
+		return nil, apierr.Forbidden(CodeSenderUnverified,
 			"the recipient accepts only messages whose sender is verified: sign the message or send it with the sender's own key")
 	}
 	now := clock.Now()
@@ -427,10 +425,10 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 func (s *Sender) resume(ctx context.Context, requestID string, rec *store.Idempotency, d Draft, fingerprint string, from, to *identity.Object) (*Sent, error) {
 	// Records of earlier releases name no caller; they answer as they did until they expire.
 	if rec.Caller != "" && rec.Caller != d.idempotencyCaller() {
-		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was used by another caller")
+		return nil, apierr.Conflict(apierr.CodeConflict, "this Idempotency-Key was used by another caller")
 	}
 	if rec.Fingerprint != fingerprint {
-		return nil, httpx.Conflict(httpx.CodeConflict, "this Idempotency-Key was already used for a different message")
+		return nil, apierr.Conflict(apierr.CodeConflict, "this Idempotency-Key was already used for a different message")
 	}
 	w := &send{from: from, to: to, thread: rec.Thread, message: rec.Message, requestID: requestID}
 	if !rec.Done {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
-	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/signing"
 )
@@ -51,12 +51,12 @@ type DraftSignature struct {
 func (d *DraftSignature) validate() error {
 	switch {
 	case d.JWS == "" || len(d.JWS) > MaxJWS:
-		return httpx.BadRequest(CodeInvalidSignature, "signature must be a detached compact JWS of at most %d characters", MaxJWS)
+		return apierr.BadRequest(CodeInvalidSignature, "signature must be a detached compact JWS of at most %d characters", MaxJWS)
 	case len(d.Nonce) < MinNonce || len(d.Nonce) > MaxNonce || !ValidIdempotencyKey(d.Nonce):
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "nonce must be %d to %d visible ASCII characters", MinNonce, MaxNonce)
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "nonce must be %d to %d visible ASCII characters", MinNonce, MaxNonce)
 	}
 	if _, err := time.Parse(time.RFC3339Nano, d.SignedAt); err != nil {
-		return httpx.BadRequest(httpx.CodeInvalidRequest, "signed_at must be an RFC 3339 date-time")
+		return apierr.BadRequest(apierr.CodeInvalidRequest, "signed_at must be an RFC 3339 date-time")
 	}
 	return nil
 }
@@ -85,13 +85,13 @@ func signedThread(threadID string) *string {
 func (s *Sender) verify(ctx context.Context, d Draft, from *identity.Object) (*store.Signature, error) {
 	sig := d.Signature
 	if s.Signing == nil {
-		return nil, httpx.BadRequest(CodeInvalidSignature, "this deployment does not verify signatures")
+		return nil, apierr.BadRequest(CodeInvalidSignature, "this deployment does not verify signatures")
 	}
 	signedAt, _ := time.Parse(time.RFC3339Nano, sig.SignedAt)
 	now := clock.Now()
 	skew := s.skew()
 	if signedAt.Before(now.Add(-skew)) || signedAt.After(now.Add(skew)) {
-		return nil, httpx.BadRequest(CodeSignatureExpired, "signed_at is more than %s away from the server's time; sign again", skew)
+		return nil, apierr.BadRequest(CodeSignatureExpired, "signed_at is more than %s away from the server's time; sign again", skew)
 	}
 	raw, threadID, err := payload(d, sig.SignedAt, sig.Nonce)
 	if err != nil {
@@ -99,40 +99,40 @@ func (s *Sender) verify(ctx context.Context, d Draft, from *identity.Object) (*s
 	}
 	keys, err := s.Signing.SigningKeys(ctx, from.ObjectID)
 	if err != nil {
-		return nil, httpx.Unavailable(err)
+		return nil, apierr.Unavailable(err)
 	}
 	key, err := signing.Verify(sig.JWS, raw, keys)
 	if errors.Is(err, signing.ErrUnknownKID) {
 		// The cached set may predate a key registered a moment ago: ask identity-svc once more.
 		if keys, err = s.Signing.FreshSigningKeys(ctx, from.ObjectID); err != nil {
-			return nil, httpx.Unavailable(err)
+			return nil, apierr.Unavailable(err)
 		}
 		key, err = signing.Verify(sig.JWS, raw, keys)
 	}
 	switch {
 	case errors.Is(err, signing.ErrUnknownKID):
-		return nil, httpx.BadRequest(CodeInvalidSignature, "the signature's kid is not a signing key of from_hash (see its jwks.json)")
+		return nil, apierr.BadRequest(CodeInvalidSignature, "the signature's kid is not a signing key of from_hash (see its jwks.json)")
 	case errors.Is(err, signing.ErrBadSignature):
-		return nil, httpx.BadRequest(CodeInvalidSignature, "the signature does not verify over this message, signed_at and nonce")
+		return nil, apierr.BadRequest(CodeInvalidSignature, "the signature does not verify over this message, signed_at and nonce")
 	case err != nil:
-		return nil, httpx.BadRequest(CodeInvalidSignature, "signature: %s", err)
+		return nil, apierr.BadRequest(CodeInvalidSignature, "signature: %s", err)
 	case key.RotatedAt != nil && signedAt.After(*key.RotatedAt):
-		return nil, httpx.BadRequest(CodeInvalidSignature, "the signature's kid was rotated away before signed_at")
+		return nil, apierr.BadRequest(CodeInvalidSignature, "the signature's kid was rotated away before signed_at")
 	}
 	fresh, err := s.Store.ClaimNonce(ctx, from.ObjectID, sig.Nonce, signedAt.Add(skew+nonceKeptExtra))
 	if err != nil {
 		return nil, err
 	}
 	if !fresh {
-		return nil, httpx.Conflict(CodeSignatureReplayed, "this nonce was already used by the sender; a signature is accepted once")
+		return nil, apierr.Conflict(CodeSignatureReplayed, "this nonce was already used by the sender; a signature is accepted once")
 	}
 	return &store.Signature{JWS: sig.JWS, KID: key.KID, SignedAt: sig.SignedAt, Nonce: sig.Nonce, ThreadID: signedThread(threadID)}, nil
 }
 
 // signsOnBehalf reports whether svc signs the send for its sender: the request carries the
 // sender's own key, the owner key or a sub-key with the write scope.
-func signsOnBehalf(caller *authn.Principal, from *identity.Object) bool {
-	return caller != nil && caller.ObjectID == from.ObjectID && caller.HasScope(authn.ScopeWrite)
+func signsOnBehalf(caller *contract.Principal, from *identity.Object) bool {
+	return caller != nil && caller.ObjectID == from.ObjectID && caller.HasScope(contract.ScopeWrite)
 }
 
 // signFor has identity-svc sign the message for its sender, with the message id as nonce. A

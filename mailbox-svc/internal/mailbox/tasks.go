@@ -5,7 +5,8 @@ import (
 	"errors"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
-	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/apierr"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -33,18 +34,24 @@ type TaskView struct {
 	Thread string
 }
 
-// Task returns message id, sent to boxID, as viewerID may see it: only the thread's two
-// participants may, and a message not sent to the box is not found.
-func (t *Tasks) Task(ctx context.Context, viewerID, boxID, id string) (*TaskView, error) {
+// Task returns message id, sent to box, as viewerID may see it: only the thread's two
+// participants may, and a message not sent to the box is not found. A task a viewer may not read
+// of a box it may not learn of (contract.Visible) is the unknown object's 404: its participants
+// learned of the box by sending to it, anyone else learns nothing.
+func (t *Tasks) Task(ctx context.Context, viewerID string, box *contract.Target, id string) (*TaskView, error) {
+	notFound := apierr.NotFound("task")
+	if !contract.Visible(box.Visibility, box.ObjectID, viewerID) {
+		notFound = apierr.NotFound("object")
+	}
 	m, err := t.Store.Message(ctx, id)
 	if errors.Is(err, mongox.ErrNotFound) {
-		return nil, httpx.NotFound("task")
+		return nil, notFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	if m.ToID != boxID || (viewerID != m.FromID && viewerID != m.ToID) {
-		return nil, httpx.NotFound("task")
+	if m.ToID != box.ObjectID || (viewerID != m.FromID && viewerID != m.ToID) {
+		return nil, notFound
 	}
 	later, err := t.Store.MessagesAfter(ctx, m.ThreadID, m.Seq, replyWindow)
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -94,10 +94,10 @@ type row struct {
 // one of the reader's read states of its threads and one of the participants' hashes.
 func (t *Threads) Mailbox(ctx context.Context, viewerID string, q MailboxQuery) ([]Summary, string, error) {
 	if q.Status != "" && !ValidStatus(q.Status) {
-		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "status must be open or archived")
+		return nil, "", apierr.BadRequest(apierr.CodeInvalidRequest, "status must be open or archived")
 	}
 	if q.Before != "" && !strings.HasPrefix(q.Before, store.BoxScope(viewerID, q.Status)) {
-		return nil, "", httpx.BadRequest(httpx.CodeInvalidRequest, "cursor is not valid")
+		return nil, "", apierr.BadRequest(apierr.CodeInvalidRequest, "cursor is not valid")
 	}
 	entries, next, err := t.Store.Mailbox(ctx, viewerID, q.Status, q.Before, q.Limit)
 	if err != nil || len(entries) == 0 {
@@ -132,7 +132,7 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, li
 		return nil, err
 	}
 	if after != "" && !strings.HasPrefix(after, mongox.Scope(th.ID)) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "cursor is not valid")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "cursor is not valid")
 	}
 	msgs, more, err := t.Store.ThreadPage(ctx, th.ID, after, limit)
 	if err != nil {
@@ -229,7 +229,7 @@ func (t *Threads) markRead(ctx context.Context, th *store.Thread, readerID strin
 // its new status in both mailboxes.
 func (t *Threads) SetStatus(ctx context.Context, viewerID, threadID, status string) (*Summary, error) {
 	if !ValidStatus(status) {
-		return nil, httpx.BadRequest(httpx.CodeInvalidRequest, "status must be open or archived")
+		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "status must be open or archived")
 	}
 	th, err := t.participantThread(ctx, threadID, viewerID)
 	if err != nil {
@@ -283,14 +283,14 @@ func (t *Threads) Participants(ctx context.Context, threadID string) (*contract.
 // is not found: its existence is never revealed.
 func (t *Threads) participantThread(ctx context.Context, id, objectID string) (*store.Thread, error) {
 	if len(id) > MaxThreadID {
-		return nil, httpx.NotFound("thread")
+		return nil, apierr.NotFound("thread")
 	}
 	th, err := t.Store.Thread(ctx, id)
 	if err != nil {
 		return nil, notFound(err, "thread")
 	}
 	if !th.Has(objectID) {
-		return nil, httpx.NotFound("thread")
+		return nil, apierr.NotFound("thread")
 	}
 	return th, nil
 }
@@ -323,7 +323,7 @@ func (t *Threads) summaries(ctx context.Context, rows []row) ([]Summary, map[str
 // notFound maps the store's not-found to the public 404 naming what.
 func notFound(err error, what string) error {
 	if errors.Is(err, mongox.ErrNotFound) {
-		return httpx.NotFound(what)
+		return apierr.NotFound(what)
 	}
 	return err
 }

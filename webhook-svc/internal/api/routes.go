@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/pkg/authn"
+	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/webhook-svc/internal/webhook"
 )
@@ -34,13 +35,15 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	o.DELETE("/context-subscriptions", httpx.Handle(h.deleteContextSubscription))
 }
 
-// caller returns the principal and the watched box of a route open to the key of any object.
+// caller returns the principal and the watched box of a route open to the key of any object. A
+// box the principal may not learn of (contract.Visible) is unknown, before anything else is read
+// of the request. The principal acts with its key's scope, which the gateway checked.
 func caller(c *gin.Context) (*authn.Principal, *authn.Target, error) {
 	p, t := authn.PrincipalFrom(c), authn.TargetFrom(c)
 	if p == nil {
 		return nil, nil, httpx.Unauthorized("an API key is required")
 	}
-	if t == nil {
+	if t == nil || !contract.Visible(t.Visibility, t.ObjectID, p.ObjectID) {
 		return nil, nil, httpx.NotFound("object")
 	}
 	return p, t, nil

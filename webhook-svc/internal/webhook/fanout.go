@@ -138,7 +138,7 @@ type match struct {
 // another object to a box that is now private receives nothing.
 func (f *Fanout) matching(ctx context.Context, subs []Subscriber, name, objectID string) ([]match, error) {
 	var out []match
-	var private *bool
+	var visibility *contract.Visibility
 	for _, s := range subs {
 		sub := s.Sub
 		if !slices.Contains(sub.Events, name) {
@@ -148,15 +148,14 @@ func (f *Fanout) matching(ctx context.Context, subs []Subscriber, name, objectID
 			continue
 		}
 		if sub.CreatorID != objectID {
-			if private == nil {
+			if visibility == nil {
 				v, err := f.visibility(ctx, objectID)
 				if err != nil {
 					return nil, err
 				}
-				p := v == "private"
-				private = &p
+				visibility = &v
 			}
-			if *private {
+			if !contract.Visible(*visibility, objectID, sub.CreatorID) {
 				continue
 			}
 		}
@@ -177,15 +176,15 @@ func (f *Fanout) project(ctx context.Context, ev events.Event) error {
 	if d.Visibility == "" {
 		return nil // left to the read-through below
 	}
-	return f.Store.PutVisibility(ctx, ev.ObjectID, d.Visibility)
+	return f.Store.PutVisibility(ctx, ev.ObjectID, string(d.Visibility))
 }
 
 // visibility answers from the projection; an object it has not recorded (created before the
 // projection, with no context subscription made since) is read from identity-svc once and kept.
-func (f *Fanout) visibility(ctx context.Context, objectID string) (string, error) {
+func (f *Fanout) visibility(ctx context.Context, objectID string) (contract.Visibility, error) {
 	v, err := f.Store.Visibility(ctx, objectID)
 	if err != nil || v != "" {
-		return v, err
+		return contract.Visibility(v), err
 	}
 	if f.Objects == nil {
 		return "", fmt.Errorf("object %s: visibility unknown", objectID)
@@ -194,5 +193,5 @@ func (f *Fanout) visibility(ctx context.Context, objectID string) (string, error
 	if err != nil {
 		return "", err
 	}
-	return obj.Visibility, f.Store.PutVisibility(ctx, objectID, obj.Visibility)
+	return obj.Visibility, f.Store.PutVisibility(ctx, objectID, string(obj.Visibility))
 }

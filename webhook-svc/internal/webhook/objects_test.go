@@ -35,7 +35,7 @@ func TestFanoutDecidesVisibilityWithoutIdentity(t *testing.T) {
 		insertPlaced(t, e.subs, sub)
 	}
 	created := func(id, visibility string) events.Event {
-		data, _ := json.Marshal(contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: visibility}})
+		data, _ := json.Marshal(contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: contract.Visibility(visibility)}})
 		return events.Event{ID: "evt_c_" + id, Type: events.ObjectCreated, ObjectID: id, Hash: "svc_" + id, Time: clock.Format(now), Data: data}
 	}
 	updated := func(id string) events.Event {

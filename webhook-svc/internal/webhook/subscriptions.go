@@ -92,14 +92,11 @@ func (s *Subscriptions) CreateWebhook(ctx context.Context, t *contract.Target, d
 }
 
 // CreateContextSubscription subscribes the caller's object to a watched box's context updates.
-// A private box can be watched by its owner only; others learn nothing of it (404).
+// The API refuses a box p may not learn of before it gets here (contract.Visible).
 func (s *Subscriptions) CreateContextSubscription(ctx context.Context, p *contract.Principal, t *contract.Target, d Draft) (*Created, error) {
-	if t.Visibility == "private" && t.ObjectID != p.ObjectID {
-		return nil, apierr.NotFound("object")
-	}
 	if t.Visibility != "" {
 		// The fan-out decides from this projection whether the box's events may reach strangers.
-		if err := s.Store.PutVisibility(ctx, t.ObjectID, t.Visibility); err != nil {
+		if err := s.Store.PutVisibility(ctx, t.ObjectID, string(t.Visibility)); err != nil {
 			return nil, err
 		}
 	}
