@@ -144,10 +144,11 @@ func TestObjectsAreDIDWebDIDs(t *testing.T) {
 		t.Errorf("alsoKnownAs %v lacks the box page", after.AlsoKnownAs)
 	}
 
-	// A private object has no public DID, not even for its owner's key (a resolver has none).
+	// A private object has no public DID: 404 for a resolver (which has no key) and any other key.
 	private, privateKey := env.CreateObject(t, map[string]any{"visibility": "private"})
 	env.Do(t, "GET", "/api/objects/"+private+"/did.json", "", nil).ExpectError(t, 404, "NOT_FOUND")
-	env.Do(t, "GET", "/api/objects/"+private+"/did.json", privateKey, nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "GET", "/api/objects/"+private+"/did.json", key, nil).ExpectError(t, 404, "NOT_FOUND")
+	env.Do(t, "GET", "/api/objects/"+private+"/did.json", privateKey, nil).Expect(t, 200) // its own, as every public read
 	env.Do(t, "GET", "/api/objects/svc_nosuchobject/did.json", "", nil).ExpectError(t, 404, "NOT_FOUND")
 }
 

@@ -24,9 +24,9 @@ func (h *handlers) jwks(c *gin.Context) error {
 	return nil
 }
 
-// did serves the object's did:web document (public objects only).
+// did serves the object's did:web document.
 func (h *handlers) did(c *gin.Context) error {
-	doc, err := h.objects.DID(c.Request.Context(), c.Param("hash"))
+	doc, err := h.objects.DID(c.Request.Context(), c.Param("hash"), authn.PrincipalFrom(c).Viewer())
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (h *handlers) internalSign(c *gin.Context) error {
 // keyDirectory serves the object's HTTP message signatures directory, its answer signed when svc
 // holds the key.
 func (h *handlers) keyDirectory(c *gin.Context) error {
-	dir, header, err := h.objects.KeyDirectory(c.Request.Context(), c.Param("hash"))
+	dir, header, err := h.objects.KeyDirectory(c.Request.Context(), c.Param("hash"), authn.PrincipalFrom(c).Viewer())
 	if err != nil {
 		return err
 	}

@@ -11,11 +11,12 @@ import (
 // DID is the did:web document of the object a hash names (any of its hashes: a DID made from a
 // hash it had before a custom hash keeps resolving), built on BaseURL, the public URL svc answers
 // at. Its id is the DID of the hash asked for, as the did:web method requires; the DIDs of the
-// object's other hashes and its box page are alsoKnownAs. A private object has no public DID:
-// 404, as its other public reads.
-func (s *Service) DID(ctx context.Context, hash string) (signing.DIDDocument, error) {
+// object's other hashes and its box page are alsoKnownAs. viewer is the caller's object ("" for
+// none): a private object's DID is its own to read, and 404 for every other caller, a resolver
+// included, as its other public reads.
+func (s *Service) DID(ctx context.Context, hash, viewer string) (signing.DIDDocument, error) {
 	base := s.BaseURL
-	obj, err := s.Read(ctx, hash, "")
+	obj, err := s.Read(ctx, hash, viewer)
 	if err != nil {
 		return signing.DIDDocument{}, err
 	}

@@ -22,11 +22,11 @@ type KeyDirectory struct {
 	Keys []signing.PublicJWK `json:"keys"`
 }
 
-// KeyDirectory returns the key directory of the public object a hash names and, when svc holds its
+// KeyDirectory returns the key directory of the object a hash names, as viewer may read it, and, when svc holds its
 // active key, the headers that sign the answer for svc's host (a directory whose owner holds the
 // key is served unsigned: svc cannot sign for it).
-func (s *Service) KeyDirectory(ctx context.Context, hash string) (*KeyDirectory, http.Header, error) {
-	obj, err := s.Read(ctx, hash, "")
+func (s *Service) KeyDirectory(ctx context.Context, hash, viewer string) (*KeyDirectory, http.Header, error) {
+	obj, err := s.Read(ctx, hash, viewer)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -38,7 +38,7 @@ func (s *Service) WebFinger(ctx context.Context, resource string, rels []string)
 	if !ok {
 		return nil, apierr.NotFound("resource")
 	}
-	doc, err := s.DID(ctx, hash)
+	doc, err := s.DID(ctx, hash, "")
 	if err != nil {
 		return nil, err
 	}
