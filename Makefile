@@ -92,7 +92,9 @@ build:
 
 ## run: the whole suite in one process, gateway on SVC_ADDR (default 127.0.0.1:8080)
 run:
-	go run ./deploy/allinone
+	@echo "compiling the suite (the first time with empty Go caches: several minutes; each package is named as it builds)" >&2
+	go build -v -o bin/allinone ./deploy/allinone
+	./bin/allinone
 
 ## bench: benchmarks that print figures (gateway auth and proxy path, …)
 bench:
