@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -96,16 +94,4 @@ func (s *Store) DeliveriesByID(ctx context.Context, ids []string) (map[string]*D
 // ReplaceDelivery rewrites a delivery; only the holder of its attempt claim calls it.
 func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
 	return s.replace(ctx, Deliveries, d.ID, d)
-}
-
-// SweepDeliveries deletes final deliveries created before cutoff.
-func (s *Store) SweepDeliveries(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := s.c(Deliveries).DeleteMany(ctx, bson.D{
-		{Key: "created_at", Value: bson.D{{Key: "$lt", Value: cutoff}}},
-		{Key: "status", Value: bson.D{{Key: "$ne", Value: StatusPending}}},
-	})
-	if err != nil {
-		return 0, fmt.Errorf("sweep deliveries: %w", err)
-	}
-	return res.DeletedCount, nil
 }

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/svcdev/svc/pkg/mongox"
+)
+
+// The layout of earlier releases, read only to carry it over.
+const (
+	// OldDue held one schedule entry per pending delivery: _id the delivery id, due_at.
+	OldDue = "due"
+	// OldLogs held the delivery logs as mongox.Log lists: entry n of list L is the document
+	// "L#<n>" with the attempt in v, L being "attempts:<subscription>" or
+	// "attempts:<subscription>:<outcome>"; "L#head" and "L@<key>" are the list's bookkeeping.
+	OldLogs = "logs"
+)
+
+// Markers of CarryOver in the migrations collection.
+const (
+	rangesMigration  = "schedule_ranges"
+	droppedMigration = "schedule_ranges_dropped"
+)
+
+// catchUpMargin widens each catch-up back from the first run, past deliveries an older replica
+// was inserting while it ran.
+const catchUpMargin = 10 * time.Minute
+
+// CarryOver carries a store of an earlier release over to the schedule and log ranges: every
+// stored delivery gets its kept entry and, while pending, its due entry (earlier releases kept a
+// due entry by delivery id, or none at all), and every line of the delivery logs is inserted under
+// its key. The first call on a database reads everything and leaves a marker; until window has
+// passed since, later calls carry only what was written since the first run (a rolling upgrade
+// runs older replicas beside new ones, which still write the earlier layout); the first call after
+// it drops the earlier collections, and later ones do nothing. It returns how many deliveries
+// and log lines it carried. Every insert is keyed, so replicas running it at once, or a run
+// cut short and run again, insert nothing twice.
+func (s *Store) CarryOver(ctx context.Context, now time.Time, window time.Duration) (int, error) {
+	var m migration
+	err := mongox.FindOne(ctx, s.c(Migrations), mongox.ByID(rangesMigration), &m)
+	first := errors.Is(err, mongox.ErrNotFound)
+	var since time.Time
+	switch {
+	case first:
+	case err != nil:
+		return 0, fmt.Errorf("read migration marker: %w", err)
+	case now.Sub(m.DoneAt) >= window:
+		return 0, s.dropEarlier(ctx, now)
+	default:
+		since = m.DoneAt.Add(-catchUpMargin)
+	}
+	n, err := s.carryDeliveries(ctx, since, now)
+	if err != nil {
+		return n, err
+	}
+	k, err := s.carryLogs(ctx, since)
+	if err != nil {
+		return n + k, err
+	}
+	if first {
+		// Replicas starting together both carry; the first marker is kept.
+		return n + k, s.MarkMigration(ctx, rangesMigration, now)
+	}
+	return n + k, nil
+}
+
+// dropEarlier drops the collections of the earlier layout, once the rolling upgrade is over.
+func (s *Store) dropEarlier(ctx context.Context, now time.Time) error {
+	done, err := s.MigrationDone(ctx, droppedMigration)
+	if err != nil || done {
+		return err
+	}
+	for _, name := range []string{OldDue, OldLogs} {
+		if err := s.c(name).Drop(ctx); err != nil {
+			return fmt.Errorf("drop %s: %w", name, err)
+		}
+	}
+	return s.MarkMigration(ctx, droppedMigration, now)
+}
+
+// carryBatch is how many documents one insert of the carry-over writes.
+const carryBatch = 1000
+
+// carryDeliveries inserts the schedule entries of the deliveries created since (zero: all).
+func (s *Store) carryDeliveries(ctx context.Context, since, now time.Time) (int, error) {
+	filter := bson.D{}
+	if !since.IsZero() {
+		filter = bson.D{{Key: "created_at", Value: bson.D{{Key: "$gte", Value: since}}}}
+	}
+	var docs []any
+	n := 0
+	flush := func() error {
+		if _, err := mongox.InsertNew(ctx, s.c(Schedule), docs); err != nil {
+			return fmt.Errorf("carry schedule over: %w", err)
+		}
+		docs = docs[:0]
+		return nil
+	}
+	err := each(ctx, s.c(Deliveries), filter, func(d *Delivery) error {
+		n++
+		docs = append(docs, keptEntry(d))
+		if d.Status == StatusPending {
+			due := now // a pending delivery always has a next attempt; be safe anyway
+			if d.NextAttemptAt != nil {
+				due = *d.NextAttemptAt
+			}
+			docs = append(docs, Due(d.ID, due))
+		}
+		if len(docs) >= carryBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("carry deliveries over: %w", err)
+	}
+	return n, flush()
+}
+
+// oldLine is a line of an earlier release's delivery log.
+type oldLine struct {
+	ID    string       `bson:"_id"`
+	Value AttemptEntry `bson:"v"`
+}
+
+// carryLogs inserts the lines of the earlier delivery logs appended since (zero: all) under their
+// keys.
+func (s *Store) carryLogs(ctx context.Context, since time.Time) (int, error) {
+	filter := bson.D{{Key: "v", Value: bson.D{{Key: "$exists", Value: true}}}}
+	if !since.IsZero() {
+		filter = append(filter, bson.E{Key: "at", Value: bson.D{{Key: "$gte", Value: since}}})
+	}
+	var docs []LoggedAttempt
+	n := 0
+	flush := func() error {
+		if _, err := mongox.InsertNew(ctx, s.c(Attempts), docs); err != nil {
+			return fmt.Errorf("carry delivery logs over: %w", err)
+		}
+		docs = docs[:0]
+		return nil
+	}
+	err := each(ctx, s.c(OldLogs), filter, func(l *oldLine) error {
+		list, _, ok := strings.Cut(l.ID, "#")
+		sub, outcome, _ := strings.Cut(strings.TrimPrefix(list, "attempts:"), ":")
+		if !ok || !strings.HasPrefix(list, "attempts:") {
+			return nil
+		}
+		n++
+		docs = append(docs, LoggedAttempt{Key: attemptKey(AttemptScope(sub, outcome), l.Value), AttemptEntry: l.Value})
+		if len(docs) >= carryBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("carry delivery logs over: %w", err)
+	}
+	return n, flush()
+}
+
+// each hands fn every document of coll matching filter, read with a cursor in batches (memory
+// bounded by a batch, whatever the collection holds). It is for one-off upgrades only.
+func each[T any](ctx context.Context, coll *mongo.Collection, filter bson.D, fn func(*T) error) error {
+	cur, err := coll.Find(ctx, filter, options.Find().SetBatchSize(500))
+	if err != nil {
+		return err
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var doc T
+		if err := cur.Decode(&doc); err != nil {
+			return err
+		}
+		if err := fn(&doc); err != nil {
+			return err
+		}
+	}
+	return cur.Err()
+}
+
+// migration is the marker of a one-off data change, with when it first ran.
+type migration struct {
+	ID     string    `bson:"_id"`
+	DoneAt time.Time `bson:"done_at"`
+}
+
+// MigrationDone reports whether the one-off migration name has run on this database.
+func (s *Store) MigrationDone(ctx context.Context, name string) (bool, error) {
+	err := mongox.FindOne(ctx, s.c(Migrations), mongox.ByID(name), &migration{})
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read migration marker: %w", err)
+	}
+	return true, nil
+}
+
+// MarkMigration records that the one-off migration name has run (the first marker is kept).
+func (s *Store) MarkMigration(ctx context.Context, name string, at time.Time) error {
+	if err := mongox.InsertOnce(ctx, s.c(Migrations), migration{ID: name, DoneAt: at}); err != nil {
+		return fmt.Errorf("write migration marker: %w", err)
+	}
+	return nil
+}
