@@ -151,7 +151,7 @@ func TestPollDeletesEntriesOfFinalOrMissingDeliveries(t *testing.T) {
 	now := clock.Now()
 	e.insert(t, &store.Delivery{ID: "evt_done.whk_1", Status: store.StatusSucceeded, CreatedAt: now})
 	if err := e.st.InsertDue(ctx,
-		store.Due("evt_lost.whk_1", now.Add(-e.sender.Lease - time.Second)),
+		store.Due("evt_lost.whk_1", now.Add(-e.sender.Lease-time.Second)),
 		store.Due("dlv_replay", now.Add(-time.Second)),
 		store.Due("evt_early.whk_1", now.Add(time.Hour)),
 		store.Due("evt_done.whk_1", now.Add(-time.Second)),
