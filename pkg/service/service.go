@@ -134,7 +134,7 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	})
 	b.Go(b.Outbox.Run)
 	b.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectionSize(b.DB, events.OutboxCollection, "svc_outbox_pending", "Events staged by writes and not yet acknowledged by Kafka."),
+		collectionSize(b.DB, events.OutboxCollection, "svc_outbox_pending", "Documents of events staged by writes and not yet acknowledged by Kafka: two per event, its entry and its key in the sweep's range."),
 		collectionSize(b.DB, events.DeadLetterCollection, "svc_dead_events", "Events the consumers parked as dead letters."),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_consumer_stalled_partitions",
 			Help: "Partitions whose fetches keep failing (an unreadable batch, a broker that does not answer)."},
