@@ -44,18 +44,6 @@ type Attempt struct {
 	DurationMS int64     `bson:"duration_ms"`
 }
 
-// InsertDelivery stores a new delivery; inserted is false when it already exists.
-func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) (inserted bool, err error) {
-	_, err = s.c(Deliveries).InsertOne(ctx, d)
-	switch {
-	case mongox.IsDuplicateKey(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("store delivery: %w", err)
-	}
-	return true, nil
-}
-
 // InsertDeliveries stores new deliveries in one command and reports which got in: one that
 // already exists is left as it is.
 func (s *Store) InsertDeliveries(ctx context.Context, ds []*Delivery) ([]bool, error) {

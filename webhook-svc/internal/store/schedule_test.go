@@ -127,7 +127,7 @@ func TestCarryOverEarlierLayout(t *testing.T) {
 		{ID: "evt_3.whk_1", SubscriptionID: "whk_1", Status: StatusSucceeded},
 	} {
 		d.CreatedAt, d.Attempts = created, []Attempt{}
-		if _, err := st.InsertDelivery(ctx, d); err != nil {
+		if _, err := st.InsertDeliveries(ctx, []*Delivery{d}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -177,7 +177,7 @@ func TestCarryOverEarlierLayout(t *testing.T) {
 
 	// An older replica still running stores a delivery and logs an attempt the earlier way.
 	fresh := now.Add(time.Minute)
-	if _, err := st.InsertDelivery(ctx, &Delivery{ID: "evt_4.whk_1", SubscriptionID: "whk_1", Status: StatusPending, NextAttemptAt: &fresh, CreatedAt: now, Attempts: []Attempt{}}); err != nil {
+	if _, err := st.InsertDeliveries(ctx, []*Delivery{{ID: "evt_4.whk_1", SubscriptionID: "whk_1", Status: StatusPending, NextAttemptAt: &fresh, CreatedAt: now, Attempts: []Attempt{}}}); err != nil {
 		t.Fatal(err)
 	}
 	e4 := AttemptEntry{DeliveryID: "evt_3.whk_1", EventID: "evt_3", Attempt: 2, Outcome: OutcomeRetrying, At: now}

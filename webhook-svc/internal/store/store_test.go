@@ -47,7 +47,7 @@ func TestDeliveryInsertedOnce(t *testing.T) {
 	due := time.Now()
 	d := &Delivery{ID: "evt_1.whk_1", SubscriptionID: "whk_1", EventID: "evt_1", Status: StatusPending, NextAttemptAt: &due, Attempts: []Attempt{}}
 	for i, want := range []bool{true, false} {
-		if inserted, err := st.InsertDelivery(ctx, d); err != nil || inserted != want {
+		if inserted, err := st.InsertDeliveries(ctx, []*Delivery{d}); err != nil || inserted[0] != want {
 			t.Fatalf("insert %d: %v, %v; want %v", i, inserted, err, want)
 		}
 	}

@@ -96,7 +96,7 @@ func storeDeliveries(b *testing.B, st *store.Store, coll *mongo.Collection, fina
 		}
 		d := &store.Delivery{ID: id, SubscriptionID: "whk_1", EventID: id, Event: "message", Body: body, CreatedAt: now,
 			Status: store.StatusPending, NextAttemptAt: &retry, Attempts: []store.Attempt{{At: now, StatusCode: 503, DurationMS: 3}}}
-		if _, err := st.InsertDelivery(ctx, d); err != nil {
+		if _, err := st.InsertDeliveries(ctx, []*store.Delivery{d}); err != nil {
 			b.Fatal(err)
 		}
 	}

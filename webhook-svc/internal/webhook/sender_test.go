@@ -129,7 +129,7 @@ func (e *senderEnv) delivery(t *testing.T, id string) *store.Delivery {
 func (e *senderEnv) insert(t *testing.T, d *store.Delivery) {
 	t.Helper()
 	d.SubscriptionID, d.EventID, d.Event, d.Body, d.Attempts = e.sub.ID, d.ID, events.WebhookMessage, "{}", []store.Attempt{}
-	if _, err := e.st.InsertDelivery(context.Background(), d); err != nil {
+	if _, err := e.st.InsertDeliveries(context.Background(), []*store.Delivery{d}); err != nil {
 		t.Fatal(err)
 	}
 }

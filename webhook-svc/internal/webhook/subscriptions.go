@@ -43,7 +43,6 @@ type SubscriptionStore interface {
 	EachSubscription(ctx context.Context, fn func(*store.Subscription) error) error
 	MigrationDone(ctx context.Context, name string) (bool, error)
 	MarkMigration(ctx context.Context, name string, at time.Time) error
-	InsertPlaced(ctx context.Context, subs []*store.Subscription, places []store.Slot) error
 	Health(ctx context.Context, id string) (*store.SubscriptionHealth, error)
 	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
 	DeleteHealth(ctx context.Context, id string) error
