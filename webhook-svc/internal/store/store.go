@@ -24,7 +24,8 @@ const (
 	Subscriptions = "subscriptions"
 	Health        = "health"
 	Deliveries    = "deliveries"
-	Claims        = "claims"
+	// AttemptClaims holds the claims of attempts (claims.go).
+	AttemptClaims = "attempt_claims"
 	// Schedule holds when to look at each pending delivery and when each delivery was made
 	// (schedule.go).
 	Schedule   = "schedule"
@@ -41,12 +42,12 @@ const (
 )
 
 // Indexes create the collections at start-up, as FerretDB wants. Every query below is served by
-// _id, but for the claims' sweep by expiry.
+// _id.
 var Indexes = []mongox.Index{
 	{Collection: Subscriptions, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Health, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Deliveries, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Claims, Keys: bson.D{{Key: "expires_at", Value: 1}}},
+	{Collection: AttemptClaims, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Schedule, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Slots, Keys: bson.D{{Key: "_id", Value: 1}}},

@@ -22,6 +22,8 @@ const (
 	// "L#<n>" with the attempt in v, L being "attempts:<subscription>" or
 	// "attempts:<subscription>:<outcome>"; "L#head" and "L@<key>" are the list's bookkeeping.
 	OldLogs = "logs"
+	// OldClaims held the claims of attempts by "<delivery>/<attempt>/<slot>", with expires_at.
+	OldClaims = "claims"
 )
 
 // Markers of CarryOver in the migrations collection.
@@ -72,13 +74,14 @@ func (s *Store) CarryOver(ctx context.Context, now time.Time, window time.Durati
 	return n + k, nil
 }
 
-// dropEarlier drops the collections of the earlier layout, once the rolling upgrade is over.
+// dropEarlier drops the collections of the earlier layout, once the rolling upgrade is over (the
+// claims of the older replicas have lapsed by then).
 func (s *Store) dropEarlier(ctx context.Context, now time.Time) error {
 	done, err := s.MigrationDone(ctx, droppedMigration)
 	if err != nil || done {
 		return err
 	}
-	for _, name := range []string{OldDue, OldLogs} {
+	for _, name := range []string{OldDue, OldLogs, OldClaims} {
 		if err := s.c(name).Drop(ctx); err != nil {
 			return fmt.Errorf("drop %s: %w", name, err)
 		}

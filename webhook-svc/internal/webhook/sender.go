@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -30,12 +29,12 @@ type SendStore interface {
 	InsertDue(ctx context.Context, entries ...store.DueEntry) error
 	MoveDue(ctx context.Context, from store.DueEntry, to time.Time) error
 	DeleteDue(ctx context.Context, entries ...store.DueEntry) error
-	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
+	Claim(ctx context.Context, key string) (bool, error)
 	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
 }
 
-// Sender makes delivery attempts. Every attempt is claimed first by inserting the id
-// <delivery>/<attempt>/<slot>: the first insert wins, so two replicas never make the same
+// Sender makes delivery attempts. Every attempt is claimed first by inserting the key of
+// <delivery>/<attempt>/<slot> (store.ClaimKey): the first insert wins, so two replicas never make the same
 // attempt. The slot is 0 for the attempt made as the event is consumed, and after that counts
 // leases since the attempt came due, so that when the replica holding a claim dies, another one
 // claims the next slot once the lease has passed and the delivery is not lost.
@@ -89,7 +88,11 @@ type Sender struct {
 // ending mid-attempt leaves the delivery as it was: its claim lapses and another replica retries.
 func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error {
 	n := len(d.Attempts) + 1
-	won, err := s.Store.Claim(ctx, fmt.Sprintf("%s/%d/%d", d.ID, n, slot), clock.Now().Add(s.Lease))
+	var next time.Time
+	if d.NextAttemptAt != nil {
+		next = *d.NextAttemptAt
+	}
+	won, err := s.Store.Claim(ctx, store.ClaimKey(d.ID, n, slot, next.Add(time.Duration(slot)*s.Lease)))
 	if err != nil || !won {
 		return err
 	}
