@@ -87,7 +87,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, sub *Subscription) error
 // bounded by a batch, whatever the collection holds). It is for one-off migrations only: every
 // request finds subscriptions by _id or through their lists.
 func (s *Store) EachSubscription(ctx context.Context, fn func(*Subscription) error) error {
-	if err := each(ctx, s.c(Subscriptions), bson.D{}, fn); err != nil {
+	if err := mongox.Each(ctx, s.c(Subscriptions), bson.D{}, nil, func(sub Subscription) error { return fn(&sub) }); err != nil {
 		return fmt.Errorf("list subscriptions: %w", err)
 	}
 	return nil

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -107,9 +105,9 @@ func (s *Store) carryDeliveries(ctx context.Context, since, now time.Time) (int,
 		docs = docs[:0]
 		return nil
 	}
-	err := each(ctx, s.c(Deliveries), filter, func(d *Delivery) error {
+	err := mongox.Each(ctx, s.c(Deliveries), filter, nil, func(d Delivery) error {
 		n++
-		docs = append(docs, keptEntry(d))
+		docs = append(docs, keptEntry(&d))
 		if d.Status == StatusPending {
 			due := now // a pending delivery always has a next attempt; be safe anyway
 			if d.NextAttemptAt != nil {
@@ -150,7 +148,7 @@ func (s *Store) carryLogs(ctx context.Context, since time.Time) (int, error) {
 		docs = docs[:0]
 		return nil
 	}
-	err := each(ctx, s.c(OldLogs), filter, func(l *oldLine) error {
+	err := mongox.Each(ctx, s.c(OldLogs), filter, nil, func(l oldLine) error {
 		list, _, ok := strings.Cut(l.ID, "#")
 		sub, outcome, _ := strings.Cut(strings.TrimPrefix(list, "attempts:"), ":")
 		if !ok || !strings.HasPrefix(list, "attempts:") {
@@ -167,26 +165,6 @@ func (s *Store) carryLogs(ctx context.Context, since time.Time) (int, error) {
 		return n, fmt.Errorf("carry delivery logs over: %w", err)
 	}
 	return n, flush()
-}
-
-// each hands fn every document of coll matching filter, read with a cursor in batches (memory
-// bounded by a batch, whatever the collection holds). It is for one-off upgrades only.
-func each[T any](ctx context.Context, coll *mongo.Collection, filter bson.D, fn func(*T) error) error {
-	cur, err := coll.Find(ctx, filter, options.Find().SetBatchSize(500))
-	if err != nil {
-		return err
-	}
-	defer cur.Close(ctx)
-	for cur.Next(ctx) {
-		var doc T
-		if err := cur.Decode(&doc); err != nil {
-			return err
-		}
-		if err := fn(&doc); err != nil {
-			return err
-		}
-	}
-	return cur.Err()
 }
 
 // migration is the marker of a one-off data change, with when it first ran.
