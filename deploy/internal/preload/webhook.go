@@ -12,11 +12,11 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // Kinds of webhook-svc subscription.
@@ -83,11 +83,12 @@ func secret() string {
 // insertBatch is how many documents one insert of a preload carries.
 const insertBatch = 1000
 
-// insertAll inserts the documents of each collection in unordered batches.
+// insertAll inserts the documents of each collection in unordered batches; a document already
+// there (an object's hash record, named by several threads) is left as it is.
 func insertAll(ctx context.Context, db *mongo.Database, docs map[string][]any) error {
 	for coll, ds := range docs {
 		for start := 0; start < len(ds); start += insertBatch {
-			if _, err := db.Collection(coll).InsertMany(ctx, ds[start:min(start+insertBatch, len(ds))], options.InsertMany().SetOrdered(false)); err != nil {
+			if _, err := mongox.InsertNew(ctx, db.Collection(coll), ds[start:min(start+insertBatch, len(ds))]); err != nil {
 				return fmt.Errorf("preload %s: %w", coll, err)
 			}
 		}

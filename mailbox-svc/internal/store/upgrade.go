@@ -114,8 +114,7 @@ func (s *Store) UpgradeThread(ctx context.Context, t *Thread) (*Thread, error) {
 // none), the thread at its place in its participants' mailboxes. It writes in bulk, keyed by the
 // data, so a repeated or concurrent import of the same thread writes the same documents; the
 // thread itself is stored, or marked as carried over, last. The upgrade carries older threads
-// over with it, and a bulk load (the data-scale benchmark) fills a store with it; nothing else
-// may write the thread meanwhile.
+// over with it; nothing else may write the thread meanwhile.
 func (s *Store) ImportThread(ctx context.Context, t *Thread, msgs []Message, readAt map[string]time.Time) (*Thread, error) {
 	var docs []any
 	var first int64
