@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -90,40 +91,52 @@ func (s *Store) dropEarlier(ctx context.Context, now time.Time) error {
 // carryBatch is how many documents one insert of the carry-over writes.
 const carryBatch = 1000
 
+// carry reads the documents of from that filter selects and inserts into to the documents each
+// becomes (conv; none for a document it skips), in inserts of carryBatch, an existing one left
+// as it is. It returns how many documents it carried.
+func carry[T, D any](ctx context.Context, from, to *mongo.Collection, filter bson.D, conv func(T) []D) (int, error) {
+	var docs []D
+	n := 0
+	flush := func() error {
+		_, err := mongox.InsertNew(ctx, to, docs)
+		docs = docs[:0]
+		return err
+	}
+	err := mongox.Each(ctx, from, filter, nil, func(doc T) error {
+		out := conv(doc)
+		if len(out) > 0 {
+			n++
+		}
+		if docs = append(docs, out...); len(docs) >= carryBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return n, fmt.Errorf("carry %s over: %w", from.Name(), err)
+	}
+	return n, nil
+}
+
 // carryDeliveries inserts the schedule entries of the deliveries created since (zero: all).
 func (s *Store) carryDeliveries(ctx context.Context, since, now time.Time) (int, error) {
 	filter := bson.D{}
 	if !since.IsZero() {
 		filter = bson.D{{Key: "created_at", Value: bson.D{{Key: "$gte", Value: since}}}}
 	}
-	var docs []any
-	n := 0
-	flush := func() error {
-		if _, err := mongox.InsertNew(ctx, s.c(Schedule), docs); err != nil {
-			return fmt.Errorf("carry schedule over: %w", err)
+	return carry(ctx, s.c(Deliveries), s.c(Schedule), filter, func(d Delivery) []any {
+		if d.Status != StatusPending {
+			return []any{keptEntry(&d)}
 		}
-		docs = docs[:0]
-		return nil
-	}
-	err := mongox.Each(ctx, s.c(Deliveries), filter, nil, func(d Delivery) error {
-		n++
-		docs = append(docs, keptEntry(&d))
-		if d.Status == StatusPending {
-			due := now // a pending delivery always has a next attempt; be safe anyway
-			if d.NextAttemptAt != nil {
-				due = *d.NextAttemptAt
-			}
-			docs = append(docs, Due(d.ID, due))
+		due := now // a pending delivery always has a next attempt; be safe anyway
+		if d.NextAttemptAt != nil {
+			due = *d.NextAttemptAt
 		}
-		if len(docs) >= carryBatch {
-			return flush()
-		}
-		return nil
+		return []any{keptEntry(&d), Due(d.ID, due)}
 	})
-	if err != nil {
-		return n, fmt.Errorf("carry deliveries over: %w", err)
-	}
-	return n, flush()
 }
 
 // oldLine is a line of an earlier release's delivery log.
@@ -139,32 +152,14 @@ func (s *Store) carryLogs(ctx context.Context, since time.Time) (int, error) {
 	if !since.IsZero() {
 		filter = append(filter, bson.E{Key: "at", Value: bson.D{{Key: "$gte", Value: since}}})
 	}
-	var docs []LoggedAttempt
-	n := 0
-	flush := func() error {
-		if _, err := mongox.InsertNew(ctx, s.c(Attempts), docs); err != nil {
-			return fmt.Errorf("carry delivery logs over: %w", err)
-		}
-		docs = docs[:0]
-		return nil
-	}
-	err := mongox.Each(ctx, s.c(OldLogs), filter, nil, func(l oldLine) error {
+	return carry(ctx, s.c(OldLogs), s.c(Attempts), filter, func(l oldLine) []LoggedAttempt {
 		list, _, ok := strings.Cut(l.ID, "#")
-		sub, outcome, _ := strings.Cut(strings.TrimPrefix(list, "attempts:"), ":")
 		if !ok || !strings.HasPrefix(list, "attempts:") {
 			return nil
 		}
-		n++
-		docs = append(docs, LoggedAttempt{Key: attemptKey(AttemptScope(sub, outcome), l.Value), AttemptEntry: l.Value})
-		if len(docs) >= carryBatch {
-			return flush()
-		}
-		return nil
+		sub, outcome, _ := strings.Cut(strings.TrimPrefix(list, "attempts:"), ":")
+		return []LoggedAttempt{{Key: attemptKey(AttemptScope(sub, outcome), l.Value), AttemptEntry: l.Value}}
 	})
-	if err != nil {
-		return n, fmt.Errorf("carry delivery logs over: %w", err)
-	}
-	return n, flush()
 }
 
 // migration is the marker of a one-off data change, with when it first ran.
