@@ -41,6 +41,12 @@ func keyTime(key string) time.Time {
 	return t
 }
 
+// PendingEvents counts the events staged in db's outbox and not yet acknowledged: its entries, the
+// _id range below the sweep's keys (one command, the size of the backlog).
+func PendingEvents(ctx context.Context, db *mongo.Database) (int64, error) {
+	return db.Collection(OutboxCollection).CountDocuments(ctx, mongox.Range{Before: pendingScope}.Filter())
+}
+
 // pendingDoc is an entry's key in the sweep's range.
 type pendingDoc struct {
 	Key   string `bson:"_id"`
