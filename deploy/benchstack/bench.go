@@ -19,8 +19,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/svcdev/svc/deploy/internal/preload"
 	"github.com/svcdev/svc/deploy/stack"
-	mailboxapp "github.com/svcdev/svc/mailbox-svc/app"
 	"github.com/svcdev/svc/pkg/apikey"
 	"github.com/svcdev/svc/pkg/events"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -317,36 +317,36 @@ func (s *benchStack) phase(ctx context.Context, name string, d time.Duration, wo
 const preloadThread = 100
 
 // preload stores n messages, in threads of preloadThread between objects that exist only there,
-// through mailbox-svc's own preloader (the messages, the threads and both mailboxes, as sends
-// leave them), as a mailbox that has been in use holds them. Their events were published long
+// in mailbox-svc's layout (deploy/internal/preload: the messages, the threads and both mailboxes,
+// as sends leave them), as a mailbox that has been in use holds them. Their events were published long
 // ago: they record none.
 func (s *benchStack) preload(ctx context.Context, n int) error {
-	loader := mailboxapp.NewPreloader(s.mongo.Database(s.prefix + "mailbox_svc"))
+	db := s.mongo.Database(s.prefix + "mailbox_svc")
 	at := time.Now().Add(-30 * 24 * time.Hour)
 	const batch = 10 // threads
-	var threads []mailboxapp.PreloadThread
+	var threads []preload.Thread
 	for done := 0; done < n; done++ {
 		t := done / preloadThread
-		a := mailboxapp.PreloadObject{ObjectID: fmt.Sprintf("obj_preload%07da", t), Hash: fmt.Sprintf("svc_preload%07da", t)}
-		b := mailboxapp.PreloadObject{ObjectID: fmt.Sprintf("obj_preload%07db", t), Hash: fmt.Sprintf("svc_preload%07db", t)}
+		a := preload.Participant{ObjectID: fmt.Sprintf("obj_preload%07da", t), Hash: fmt.Sprintf("svc_preload%07da", t)}
+		b := preload.Participant{ObjectID: fmt.Sprintf("obj_preload%07db", t), Hash: fmt.Sprintf("svc_preload%07db", t)}
 		if done%preloadThread == 0 {
 			if len(threads) == batch {
-				if err := loader.Load(ctx, threads); err != nil {
+				if err := preload.Threads(ctx, db, threads); err != nil {
 					return err
 				}
 				threads = threads[:0]
 			}
-			threads = append(threads, mailboxapp.PreloadThread{ID: fmt.Sprintf("thr_preload%07d", t), Participants: [2]mailboxapp.PreloadObject{a, b}})
+			threads = append(threads, preload.Thread{ID: fmt.Sprintf("thr_preload%07d", t), Participants: [2]preload.Participant{a, b}})
 		}
 		from, to := a.ObjectID, b.ObjectID
 		if done%2 == 1 {
 			from, to = to, from
 		}
 		cur := &threads[len(threads)-1]
-		cur.Messages = append(cur.Messages, mailboxapp.PreloadMessage{ID: fmt.Sprintf("msg_preload%09d", done), FromID: from, ToID: to,
+		cur.Messages = append(cur.Messages, preload.Message{ID: fmt.Sprintf("msg_preload%09d", done), FromID: from, ToID: to,
 			Body: body, At: at.Add(time.Duration(done) * time.Second)})
 	}
-	return loader.Load(ctx, threads)
+	return preload.Threads(ctx, db, threads)
 }
 
 // startProfile starts a CPU profile written to path, if one is asked for; the returned function

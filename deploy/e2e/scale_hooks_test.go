@@ -13,10 +13,9 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	claimsapp "github.com/svcdev/svc/claims-svc/app"
+	"github.com/svcdev/svc/deploy/internal/preload"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
-	webhookapp "github.com/svcdev/svc/webhook-svc/app"
 )
 
 // TestOwnerHookListsArePages follows the owner lists of webhook-svc and claims-svc through the
@@ -160,23 +159,23 @@ var hooksPhase = scalePhase{
 		hash, key := env.CreateObject(tb, nil)
 		id := env.Internal(tb, "identity-svc", "GET", "/internal/v1/resolve/"+hash)["object_id"].(string)
 		st := &hooksState{hash: hash, key: key, objectID: id}
-		var seeds []webhookapp.Seed
+		var seeds []preload.Subscription
 		for i := range 25 {
-			seeds = append(seeds, webhookapp.Seed{Kind: webhookapp.SeedWebhook, ObjectID: id, CreatorID: id, CreatorHash: hash,
+			seeds = append(seeds, preload.Subscription{Kind: preload.SubscriptionWebhook, ObjectID: id, CreatorID: id, CreatorHash: hash,
 				CallbackURL: fmt.Sprintf("https://hooks.example.com/owner/%d", i)})
 		}
 		for i := range 100 {
 			// Ten strangers, each at its quota of ten subscriptions to one box.
 			stranger := fmt.Sprintf("hooks_stranger%d", i/10)
-			seeds = append(seeds, webhookapp.Seed{Kind: webhookapp.SeedContext, ObjectID: id, CreatorID: "obj_" + stranger,
+			seeds = append(seeds, preload.Subscription{Kind: preload.SubscriptionContext, ObjectID: id, CreatorID: "obj_" + stranger,
 				CreatorHash: "svc_" + stranger, CallbackURL: fmt.Sprintf("https://stranger.example.com/%d", i)})
 		}
-		var claims []claimsapp.Seed
+		var claims []preload.Claim
 		for i := range 100 {
-			claims = append(claims, claimsapp.Seed{ObjectID: id, ObjectHash: hash, Domain: fmt.Sprintf("owner%d.example.com", i), Verified: i%2 == 0})
+			claims = append(claims, preload.Claim{ObjectID: id, ObjectHash: hash, Domain: fmt.Sprintf("owner%d.example.com", i), Verified: i%2 == 0})
 		}
-		withDB(tb, env, "_webhook_svc", func(ctx context.Context, db *mongo.Database) error { return webhookapp.Preload(ctx, db, seeds) })
-		withDB(tb, env, "_claims_svc", func(ctx context.Context, db *mongo.Database) error { return claimsapp.Preload(ctx, db, claims) })
+		withDB(tb, env, "_webhook_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Subscriptions(ctx, db, seeds) })
+		withDB(tb, env, "_claims_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Claims(ctx, db, claims) })
 		hooks := env.Do(tb, "GET", "/api/objects/"+hash+"/webhooks?limit=1", key, nil).Expect(tb, 200).JSON(tb)["webhooks"].([]any)
 		st.webhookID = hooks[0].(map[string]any)["id"].(string)
 		list := env.Do(tb, "GET", "/api/objects/"+hash+"/claims?limit=1", key, nil).Expect(tb, 200).JSON(tb)["claims"].([]any)
@@ -189,11 +188,11 @@ var hooksPhase = scalePhase{
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Go(func() {
-				var seeds []webhookapp.Seed
-				var claims []claimsapp.Seed
+				var seeds []preload.Subscription
+				var claims []preload.Claim
 				flush := func() {
-					withDB(tb, env, "_webhook_svc", func(ctx context.Context, db *mongo.Database) error { return webhookapp.Preload(ctx, db, seeds) })
-					withDB(tb, env, "_claims_svc", func(ctx context.Context, db *mongo.Database) error { return claimsapp.Preload(ctx, db, claims) })
+					withDB(tb, env, "_webhook_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Subscriptions(ctx, db, seeds) })
+					withDB(tb, env, "_claims_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Claims(ctx, db, claims) })
 					seeds, claims = seeds[:0], claims[:0]
 				}
 				for u := have / hooksUnit; u < size/hooksUnit; u++ {
@@ -225,20 +224,20 @@ var hooksPhase = scalePhase{
 }
 
 // hooksUnitSeeds are the documents of unit u of the hooks phase.
-func hooksUnitSeeds(u int) ([]webhookapp.Seed, []claimsapp.Seed) {
-	var seeds []webhookapp.Seed
+func hooksUnitSeeds(u int) ([]preload.Subscription, []preload.Claim) {
+	var seeds []preload.Subscription
 	owner, box, watcher := fmt.Sprintf("obj_hooks_o%d", u), fmt.Sprintf("obj_hooks_b%d", u), fmt.Sprintf("obj_hooks_w%d", u)
 	for i := range 5 {
-		seeds = append(seeds, webhookapp.Seed{Kind: webhookapp.SeedWebhook, ObjectID: owner, CreatorID: owner, CreatorHash: "svc_" + owner[4:],
+		seeds = append(seeds, preload.Subscription{Kind: preload.SubscriptionWebhook, ObjectID: owner, CreatorID: owner, CreatorHash: "svc_" + owner[4:],
 			CallbackURL: fmt.Sprintf("https://hooks.example.com/%d/%d", u, i)})
 	}
 	for i := range 4 {
-		seeds = append(seeds, webhookapp.Seed{Kind: webhookapp.SeedContext, ObjectID: box, CreatorID: watcher, CreatorHash: "svc_" + watcher[4:],
+		seeds = append(seeds, preload.Subscription{Kind: preload.SubscriptionContext, ObjectID: box, CreatorID: watcher, CreatorHash: "svc_" + watcher[4:],
 			CallbackURL: fmt.Sprintf("https://watch.example.com/%d/%d", u, i)})
 	}
-	claim := claimsapp.Seed{ObjectID: fmt.Sprintf("obj_hooks_c%d", u), ObjectHash: fmt.Sprintf("svc_hooks_c%d", u),
+	claim := preload.Claim{ObjectID: fmt.Sprintf("obj_hooks_c%d", u), ObjectHash: fmt.Sprintf("svc_hooks_c%d", u),
 		Domain: fmt.Sprintf("c%d.example.com", u)}
-	return seeds, []claimsapp.Seed{claim}
+	return seeds, []preload.Claim{claim}
 }
 
 // withDB runs fn on the database of one service of env (suffix: "_<service>_svc").

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	identity "github.com/svcdev/svc/identity-svc/app"
+	"github.com/svcdev/svc/deploy/internal/preload"
 	"github.com/svcdev/svc/pkg/httpx"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -19,16 +19,16 @@ import (
 
 func init() { scalePhases = append(scalePhases, identityPhase) }
 
-// preloadIdentity stores objects in the suite's identity-svc database through identity-svc's own
-// bulk preload (the code creation and claim verification run), and returns them.
-func preloadIdentity(tb testing.TB, env *Env, in []identity.PreloadObject) []identity.PreloadedObject {
+// preloadIdentity stores objects in the suite's identity-svc database as creation and claim
+// verification leave them (deploy/internal/preload), and returns them.
+func preloadIdentity(tb testing.TB, env *Env, in []preload.Object) []preload.PreloadedObject {
 	tb.Helper()
 	client, db, err := mongox.Connect(context.Background(), testkit.Backends(tb).MongoURI, env.Name+"_identity_svc")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer client.Disconnect(context.Background())
-	out, err := identity.Preload(context.Background(), db, in)
+	out, err := preload.Objects(context.Background(), db, in)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -70,9 +70,9 @@ func TestDirectoryPagesWithinABudget(t *testing.T) {
 	env := Start(t)
 	needle, _ := env.CreateObject(t, map[string]any{"initial_llm_txt": "# A rare Needle\n"})
 	hidden, _ := env.CreateObject(t, map[string]any{"initial_llm_txt": "# Hidden needle\n", "visibility": "private"})
-	var in []identity.PreloadObject
+	var in []preload.Object
 	for i := range 14 {
-		in = append(in, identity.PreloadObject{InitialLLMTxt: fmt.Sprintf("# Plain %d\n", i), Verified: i%4 == 1, Private: i%7 == 3})
+		in = append(in, preload.Object{InitialLLMTxt: fmt.Sprintf("# Plain %d\n", i), Verified: i%4 == 1, Private: i%7 == 3})
 	}
 	loaded := preloadIdentity(t, env, in)
 	var public, verified, unclaimed []string // newest first
@@ -206,9 +206,9 @@ var identityPhase = scalePhase{
 	grow: func(tb testing.TB, env *Env, state any, have, size int) {
 		const batch = 2000
 		for from := have; from < size; from += batch {
-			var in []identity.PreloadObject
+			var in []preload.Object
 			for i := from; i < min(size, from+batch); i++ {
-				in = append(in, identity.PreloadObject{InitialLLMTxt: fmt.Sprintf("# Scale object %d\n\nA profile.\n", i),
+				in = append(in, preload.Object{InitialLLMTxt: fmt.Sprintf("# Scale object %d\n\nA profile.\n", i),
 					Private: i%5 == 4, Verified: i%40 == 3})
 			}
 			preloadIdentity(tb, env, in)

@@ -31,15 +31,6 @@ var boundedByDesign = map[string]string{
 	"leases":           "expired leases swept by expires_at: one per item and period",
 }
 
-// notYetRanges are the collections still read by a filter the _id index cannot serve, which the
-// storage-shape work has yet to turn into _id ranges; the guard keeps every other collection to
-// the shape, and this list only shrinks.
-var notYetRanges = map[string]string{
-	"outbox":     "the relay's sweep pages unpublished events by created_at; pending work, but a scan on FerretDB",
-	"deliveries": "webhook-svc's delivery sweeps select by status",
-	"due":        "webhook-svc's due poll selects by due_at",
-}
-
 // shapeViolation is one kind of query the guard refuses: where and what.
 type shapeViolation struct {
 	db, collection, command, shape string
@@ -127,9 +118,7 @@ func checkShape(ctx context.Context, db, name string, cmd bson.Raw) {
 			sort = sorts[i]
 		}
 		if shape, ok := servedByID(f, sort); !ok {
-			_, bounded := boundedByDesign[coll]
-			_, pending := notYetRanges[coll]
-			if bounded || pending {
+			if _, bounded := boundedByDesign[coll]; bounded {
 				continue
 			}
 			v := shapeViolation{db: db, collection: coll, command: name, shape: shape}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +19,39 @@ import (
 
 // OutboxCollection holds a service's pending events, and only those: an entry is deleted once
 // Kafka has acknowledged it, so the relay's cost follows the events in flight, not stored data.
+// Each entry (_id: the event id) has a key beside it in the range the sweep reads,
+// "~pending|<event time>|<event id>", inserted and deleted with it: the sweep is one _id range
+// from the start up to a time, paged, never a filter on a field.
 const OutboxCollection = "outbox"
+
+// pendingScope is the scope of the sweep's range; it sorts after every event id.
+var pendingScope = mongox.Scope("~pending")
+
+// pendingKey is the key of e in the sweep's range. Its time is the event's own (to the
+// millisecond, what a stored time keeps), so that the relay, which holds the event, deletes the
+// key with the entry without reading it.
+func pendingKey(e Pending) string {
+	return pendingScope + mongox.Key(mongox.Time(e.CreatedAt.Truncate(time.Millisecond)), mongox.IDPart(e.ID))
+}
+
+// keyTime is the time of a key of the sweep's range.
+func keyTime(key string) time.Time {
+	part, _, _ := strings.Cut(strings.TrimPrefix(key, pendingScope), mongox.Sep)
+	t, _ := mongox.ParseTime(part)
+	return t
+}
+
+// PendingEvents counts the events staged in db's outbox and not yet acknowledged: its entries, the
+// _id range below the sweep's keys (one command, the size of the backlog).
+func PendingEvents(ctx context.Context, db *mongo.Database) (int64, error) {
+	return db.Collection(OutboxCollection).CountDocuments(ctx, mongox.Range{Before: pendingScope}.Filter())
+}
+
+// pendingDoc is an entry's key in the sweep's range.
+type pendingDoc struct {
+	Key   string `bson:"_id"`
+	Event string `bson:"e"`
+}
 
 // PublishedCollection keeps published events for OutboxOptions.Retain, when set, so that they
 // can be published again after the broker lost them (see Republish).
@@ -85,15 +118,18 @@ func orDefault[T int | time.Duration](v, def T) T {
 
 // entry is a pending event as stored in the outbox collection.
 type entry struct {
-	ID         string    `bson:"_id"`
-	Topic      string    `bson:"topic"`
-	Key        string    `bson:"key"`
-	Type       string    `bson:"type"`
-	RequestID  string    `bson:"request_id,omitempty"`
-	Payload    string    `bson:"payload"`
-	Collection string    `bson:"collection"`
-	DocID      any       `bson:"doc_id"`
-	CreatedAt  time.Time `bson:"created_at"`
+	ID         string `bson:"_id"`
+	Topic      string `bson:"topic"`
+	Key        string `bson:"key"`
+	Type       string `bson:"type"`
+	RequestID  string `bson:"request_id,omitempty"`
+	Payload    string `bson:"payload"`
+	Collection string `bson:"collection"`
+	DocID      any    `bson:"doc_id"`
+	// CreatedAt is when the entry was staged; EventAt when the event was made (zero in entries of
+	// earlier releases), the time of its key.
+	CreatedAt time.Time `bson:"created_at"`
+	EventAt   time.Time `bson:"event_at,omitzero"`
 	// Confirmed says that the write is known to have happened: set when a first publish failed,
 	// so that a later sweep publishes without looking for the document (which may be gone).
 	Confirmed bool `bson:"confirmed,omitempty"`
@@ -102,7 +138,11 @@ type entry struct {
 }
 
 func (e *entry) pending() Pending {
-	return Pending{ID: e.ID, Topic: e.Topic, Key: e.Key, Type: e.Type, RequestID: e.RequestID, Payload: e.Payload, CreatedAt: e.CreatedAt}
+	at := e.EventAt
+	if at.IsZero() {
+		at = e.CreatedAt
+	}
+	return Pending{ID: e.ID, Topic: e.Topic, Key: e.Key, Type: e.Type, RequestID: e.RequestID, Payload: e.Payload, CreatedAt: at}
 }
 
 // Outbox makes events of acknowledged writes reach Kafka, on a store without transactions.
@@ -157,10 +197,10 @@ func (o *Outbox) Stage(ctx context.Context, collection string, id any, evs ...Pe
 	if len(evs) == 0 {
 		return nil
 	}
-	docs := make([]any, len(evs))
-	for i, e := range evs {
-		docs[i] = entry{ID: e.ID, Topic: e.Topic, Key: e.Key, Type: e.Type, RequestID: e.RequestID, Payload: e.Payload,
-			Collection: collection, DocID: id, CreatedAt: time.Now()}
+	docs := make([]any, 0, 2*len(evs))
+	for _, e := range evs {
+		docs = append(docs, entry{ID: e.ID, Topic: e.Topic, Key: e.Key, Type: e.Type, RequestID: e.RequestID, Payload: e.Payload,
+			Collection: collection, DocID: id, CreatedAt: time.Now(), EventAt: e.CreatedAt}, pendingDoc{Key: pendingKey(e), Event: e.ID})
 	}
 	// A resumed write stages the same events again: those already pending are left as they are.
 	// Concurrent writes stage together (a group commit): one insert per batch, not per write.
@@ -275,6 +315,9 @@ func (o *Outbox) Run(ctx context.Context) error {
 			o.republish(ctx)
 		}
 	}
+	o.carryOver(ctx)
+	started := time.Now()
+	carried := started
 	o.sweep(ctx)
 	for {
 		select {
@@ -284,6 +327,10 @@ func (o *Outbox) Run(ctx context.Context) error {
 		case first := <-o.queue:
 			o.deliver(ctx, o.collect(first))
 		case <-ticker.C:
+			if time.Since(started) < carryWindow && time.Since(carried) >= carryEvery {
+				o.carryOver(ctx)
+				carried = time.Now()
+			}
 			o.sweep(ctx)
 		case <-prune:
 			o.prune(ctx)
@@ -382,7 +429,11 @@ func (o *Outbox) acknowledge() {
 		}
 		if len(evs) > 0 {
 			o.retain(evs)
-			_, err := o.coll.DeleteMany(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: IDs(evs...)}}}})
+			ids := IDs(evs...)
+			for _, e := range evs {
+				ids = append(ids, pendingKey(e))
+			}
+			_, err := o.coll.DeleteMany(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 			if err != nil {
 				o.log.Warn("outbox ack failed; events may be published again", "error", err, "events", len(evs))
 			}
@@ -416,48 +467,68 @@ func (o *Outbox) Keep(ctx context.Context, ids ...string) error {
 
 // sweep publishes the pending entries older than RecoverAfter whose write happened, and drops
 // those whose write lost to another, or did not happen within DiscardAfter. It pages through
-// the entries, so that a backlog left by a long Kafka outage drains at publishing speed.
+// the keys of the sweep's range up to RecoverAfter ago, so that a backlog left by a long Kafka
+// outage drains at publishing speed.
 func (o *Outbox) sweep(ctx context.Context) {
 	now := time.Now()
-	filter := bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: now.Add(-o.opts.RecoverAfter)}}}}
+	r := mongox.Range{Scope: pendingScope, Before: pendingScope + mongox.Time(now.Add(-o.opts.RecoverAfter)), Limit: o.sweepLimit()}
 	for {
-		entries, ok := o.sweepPage(ctx, now, filter)
-		if !ok || len(entries) < o.sweepLimit() {
+		keys, ok := o.sweepPage(ctx, now, r)
+		if !ok || len(keys) < r.Limit {
 			return
 		}
-		last := entries[len(entries)-1]
-		filter = bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: now.Add(-o.opts.RecoverAfter)}}},
-			{Key: "$or", Value: bson.A{
-				bson.D{{Key: "created_at", Value: bson.D{{Key: "$gt", Value: last.CreatedAt}}}},
-				bson.D{{Key: "created_at", Value: last.CreatedAt}, {Key: "_id", Value: bson.D{{Key: "$gt", Value: last.ID}}}},
-			}}}
+		r.After = keys[len(keys)-1].Key
 	}
 }
 
 func (o *Outbox) sweepLimit() int { return 4 * o.opts.Batch }
 
-// sweepPage handles the first page of entries matching filter, in (created_at, _id) order. It
-// returns them, and false when it could not finish.
-func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([]entry, bool) {
+// sweepPage handles one page of the sweep's range: one read of the keys, one of their entries by
+// _id. It returns the keys, and false when it could not finish.
+func (o *Outbox) sweepPage(ctx context.Context, now time.Time, r mongox.Range) ([]pendingDoc, bool) {
 	o.forgetAcknowledged()
-	entries, err := mongox.FindAll[entry](ctx, o.coll, filter, options.Find().
-		SetSort(bson.D{{Key: "created_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(o.sweepLimit())))
+	keys, err := mongox.Find[pendingDoc](ctx, o.coll, r)
+	var entries []entry
+	if err == nil && len(keys) > 0 {
+		ids := make([]string, len(keys))
+		for i, k := range keys {
+			ids[i] = k.Event
+		}
+		entries, err = mongox.FindAll[entry](ctx, o.coll, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			o.log.Warn("outbox sweep failed", "error", err)
 		}
 		return nil, false
 	}
+	byID := make(map[string]*entry, len(entries))
+	for i := range entries {
+		byID[entries[i].ID] = &entries[i]
+	}
 	var publish []Pending
 	var discard []string
-	for i := range entries {
-		e := &entries[i]
+	dropped := 0
+	for i, k := range keys {
 		if i%50 == 0 {
 			o.serveQueue(ctx)
 		}
-		if o.isHeld(e.ID) {
+		if o.isHeld(k.Event) {
 			continue // the relay has it: published once, by the relay
 		}
+		e := byID[k.Event]
+		switch {
+		case e == nil && now.Sub(keyTime(k.Key)) > o.opts.DiscardAfter:
+			// A key whose entry is gone (a second key of an event staged twice by concurrent
+			// writers); a younger one may be the key of an entry still being inserted.
+			discard = append(discard, k.Key)
+			continue
+		case e == nil:
+			continue
+		case now.Sub(e.CreatedAt) < o.opts.RecoverAfter:
+			continue // staged again lately (a resumed write): its writer may still confirm it
+		}
+		delete(byID, k.Event) // an event with two keys is handled once
 		state := written
 		if !e.Confirmed && !o.isOverflow(e.ID) {
 			if state, err = o.writeState(ctx, e); err != nil {
@@ -467,9 +538,14 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([
 		}
 		switch {
 		case state == written:
-			publish = append(publish, e.pending())
+			p := e.pending()
+			publish = append(publish, p)
+			if pendingKey(p) != k.Key {
+				discard = append(discard, k.Key)
+			}
 		case state == lost, now.Sub(e.CreatedAt) > o.opts.DiscardAfter:
-			discard = append(discard, e.ID)
+			discard = append(discard, e.ID, k.Key)
+			dropped++
 		}
 	}
 	for batch := range slices.Chunk(publish, o.opts.Batch) {
@@ -483,13 +559,52 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, filter bson.D) ([
 		}
 		o.ack(ctx, batch)
 	}
+	if dropped > 0 {
+		o.log.Info("outbox sweep: dropping events whose write never happened", "events", dropped)
+	}
 	if len(discard) > 0 {
-		o.log.Info("outbox sweep: dropping events whose write never happened", "events", len(discard))
 		if _, err := o.coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: discard}}}}); err != nil {
 			o.log.Warn("outbox sweep: dropping events failed", "error", err)
 		}
 	}
-	return entries, true
+	return keys, true
+}
+
+// Entries staged by an earlier release have no key in the sweep's range. They are given one when
+// the relay starts, and every carryEvery for carryWindow after (a rolling upgrade runs older
+// replicas beside this one, and those stage entries without keys).
+const (
+	carryWindow = time.Hour
+	carryEvery  = time.Minute
+)
+
+// carryOver gives a key to each entry of an earlier release: it reads the entries (an _id range
+// below the keys: pending events only) in pages and inserts the keys they lack.
+func (o *Outbox) carryOver(ctx context.Context) {
+	r := mongox.Range{Before: pendingScope, Limit: 1000}
+	for {
+		entries, err := mongox.Find[entry](ctx, o.coll, r)
+		if err != nil {
+			if ctx.Err() == nil {
+				o.log.Warn("outbox: carrying entries of an earlier release over failed", "error", err)
+			}
+			return
+		}
+		var keys []pendingDoc
+		for i := range entries {
+			if entries[i].EventAt.IsZero() {
+				keys = append(keys, pendingDoc{Key: pendingKey(entries[i].pending()), Event: entries[i].ID})
+			}
+		}
+		if _, err := mongox.InsertNew(ctx, o.coll, keys); err != nil {
+			o.log.Warn("outbox: carrying entries of an earlier release over failed", "error", err)
+			return
+		}
+		if len(entries) < r.Limit {
+			return
+		}
+		r.After = entries[len(entries)-1].ID
+	}
 }
 
 // writeState is what a point read of an entry's domain document tells of its write.
@@ -522,9 +637,10 @@ func (o *Outbox) writeState(ctx context.Context, e *entry) (writeState, error) {
 	return lost, nil
 }
 
-// OutboxIndexes are the indexes MongoDB needs for the sweep and the pruning of retained events.
+// OutboxIndexes create the collections, and the index MongoDB needs for the pruning of retained
+// events.
 var OutboxIndexes = []mongox.Index{
-	{Collection: OutboxCollection, Keys: bson.D{{Key: "created_at", Value: 1}}},
+	{Collection: OutboxCollection, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: PublishedCollection, Keys: bson.D{{Key: "published_at", Value: 1}}},
 }
 

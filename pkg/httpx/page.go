@@ -70,8 +70,8 @@ func Page[T any](list []T, limit int, key func(T) string) ([]T, *string) {
 	return list, &next
 }
 
-// SeqCursor is the opaque cursor of position seq in the list named scope (a mongox.Log page's
-// next). It carries a check bound to scope, so that a cursor made up, altered or taken from
+// SeqCursor is the opaque cursor of position seq (an offset, a version) in the list named scope.
+// It carries a check bound to scope, so that a cursor made up, altered or taken from
 // another list is refused rather than read as a position.
 func SeqCursor(scope string, seq int64) string {
 	raw := strconv.FormatInt(seq, 10) + "." + cursorCheck(scope, seq)

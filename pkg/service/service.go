@@ -137,8 +137,12 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	})
 	b.Go(b.Outbox.Run)
 	b.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectionSize(b.DB, events.OutboxCollection, "svc_outbox_pending", "Events staged by writes and not yet acknowledged by Kafka."),
-		collectionSize(b.DB, events.DeadLetterCollection, "svc_dead_events", "Events the consumers parked as dead letters."),
+		countGauge("svc_outbox_pending", "Events staged by writes and not yet acknowledged by Kafka.",
+			func(ctx context.Context) (int64, error) { return events.PendingEvents(ctx, b.DB) }),
+		countGauge("svc_dead_events", "Events the consumers parked as dead letters.",
+			func(ctx context.Context) (int64, error) {
+				return b.DB.Collection(events.DeadLetterCollection).EstimatedDocumentCount(ctx)
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_consumer_stalled_partitions",
 			Help: "Partitions whose fetches keep failing (an unreadable batch, a broker that does not answer)."},
 			func() float64 { return float64(b.health.Failing()) }),
@@ -209,12 +213,12 @@ func internalAuth(cfg config.InternalAuth) (*authn.SigningKey, *authn.Verifier, 
 	return key, verifier, nil
 }
 
-// collectionSize is a gauge of the number of documents in a collection, counted at each scrape.
-func collectionSize(db *mongo.Database, collection, name, help string) prometheus.Collector {
+// countGauge is a gauge of a count read at each scrape (-1 when the read fails).
+func countGauge(name, help string, count func(context.Context) (int64, error)) prometheus.Collector {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		n, err := db.Collection(collection).EstimatedDocumentCount(ctx)
+		n, err := count(ctx)
 		if err != nil {
 			return -1
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/config"
+	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/outbound"
 	"github.com/svcdev/svc/pkg/service"
 	"github.com/svcdev/svc/pkg/versions"
@@ -117,23 +118,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 		return err
 	})
-	// Deliveries stored by a release without the schedule are scheduled at start, and those the
-	// older replicas still running during a rolling upgrade store are, for a while after.
-	scheduleStored := func(ctx context.Context) error {
-		n, _, err := st.ScheduleStoredDeliveries(ctx, clock.Now(), upgradeWindow)
+	// A store of an earlier release is carried over to the schedule and log ranges at start, and
+	// what the older replicas still running during a rolling upgrade write is, for a while after.
+	carryOver := func(ctx context.Context) error {
+		n, err := st.CarryOver(mongox.Unbounded(ctx, "one-off: carrying deliveries over"), clock.Now(), upgradeWindow)
 		if n > 0 && err == nil {
-			b.Log.Info("scheduled deliveries stored without an entry", "deliveries", n)
+			b.Log.Info("carried deliveries and delivery log lines of an earlier release over", "documents", n)
 		}
 		return err
 	}
-	b.Once("scheduling stored deliveries", scheduleStored)
-	b.Every(catchUpEvery, "scheduling stored deliveries", scheduleStored)
+	b.Once("carrying deliveries over", carryOver)
+	b.Every(catchUpEvery, "carrying deliveries over", carryOver)
 	b.Every(sweepEvery, "sweeping deliveries and claims", func(ctx context.Context) error { return sweep(ctx, st, cfg) })
 	return &App{Base: b}, nil
 }
 
-// Upgrading from a release without the schedule: the first start scans every pending delivery,
-// and for upgradeWindow after it each replica looks every catchUpEvery for pending deliveries that
+// Upgrading from a release of the earlier layout: the first start carries every delivery and log
+// line over, and for upgradeWindow after it each replica looks every catchUpEvery for those that
 // older replicas, still running beside the new ones during a rolling upgrade, stored since.
 const (
 	upgradeWindow = time.Hour

@@ -18,9 +18,6 @@ import (
 // layoutMigration names the marker of Upgrade in the migrations collection.
 const layoutMigration = "claim_ranges"
 
-// migrationBatch is how many documents a migration's cursor holds at once.
-const migrationBatch = 500
-
 // Upgrade carries a store written by an earlier release over to the ranges, once per database:
 // states numbered "<claim>/<gen>" (and their "<claim>/head" hints), checks keyed by their id
 // alone and the lists of mongox.Log (checks, re-check schedules) are rewritten under their data
@@ -63,24 +60,7 @@ func each[T any](ctx context.Context, coll *mongo.Collection, filter any, sort b
 	if sort == nil {
 		sort = bson.D{{Key: "_id", Value: 1}}
 	}
-	cur, err := coll.Find(ctx, filter, options.Find().SetSort(sort).SetBatchSize(migrationBatch))
-	if err != nil {
-		return fmt.Errorf("read %s: %w", coll.Name(), err)
-	}
-	defer cur.Close(ctx)
-	for cur.Next(ctx) {
-		var doc T
-		if err := cur.Decode(&doc); err != nil {
-			return fmt.Errorf("decode %s: %w", coll.Name(), err)
-		}
-		if err := fn(doc); err != nil {
-			return err
-		}
-	}
-	if err := cur.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", coll.Name(), err)
-	}
-	return nil
+	return mongox.Each(ctx, coll, filter, options.Find().SetSort(sort), fn)
 }
 
 // oldLayout selects the documents whose _id has a '/' (earlier releases numbered states so).

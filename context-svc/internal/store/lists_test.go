@@ -273,32 +273,3 @@ func TestUpgradeCarriesEarlierLayoutsOverOnce(t *testing.T) {
 		t.Fatalf("sources at the end: %v", got)
 	}
 }
-
-// TestLoadSourcesAsCreatesStoreThem: sources loaded in bulk take the slots and range entries a
-// create would, so the range pages them in order and the limit counts them.
-func TestLoadSourcesAsCreatesStoreThem(t *testing.T) {
-	t.Parallel()
-	st, outbox := newStore(t)
-	ctx := context.Background()
-	var want []string
-	for part := range 2 {
-		var srcs []store.Source
-		for i := range 3 {
-			id := fmt.Sprintf("src_%d_%d", part, i)
-			srcs = append(srcs, *textSource(id, "obj_load"))
-			want = append(want, id)
-		}
-		if err := st.LoadSources(ctx, srcs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got, _ := sourceIDs(t, st, "obj_load", 4); !slices.Equal(got, want) {
-		t.Fatalf("loaded sources: got %v, want %v", got, want)
-	}
-	if err := st.InsertSource(ctx, textSource("src_new", "obj_load"), 7, outbox); err != nil {
-		t.Fatalf("create with one place left: %v", err)
-	}
-	if err := st.InsertSource(ctx, textSource("src_over", "obj_load"), 7, outbox); !errors.Is(err, store.ErrSourceLimit) {
-		t.Fatalf("create past the limit: got %v, want ErrSourceLimit", err)
-	}
-}

@@ -18,9 +18,6 @@ import (
 // rangesMigration names the marker of Upgrade in the migrations collection.
 const rangesMigration = "object_ranges"
 
-// upgradeBatchSize is how many documents an upgrade cursor fetches at once: its memory.
-const upgradeBatchSize = 200
-
 // Carried counts what Upgrade carried over.
 type Carried struct {
 	Sources, Links, Decisions int
@@ -152,24 +149,16 @@ func (s *Store) upgradeListedDecisions(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// eachDoc calls fn with each document of coll that filter matches, read with a cursor in batches
-// of upgradeBatchSize, and returns how many it handled.
+// eachDoc calls fn with each document of coll that filter matches (mongox.Each), and returns
+// how many it handled.
 func eachDoc[T any](ctx context.Context, coll *mongo.Collection, filter bson.D, fn func(T) error) (int, error) {
-	cur, err := coll.Find(ctx, filter, options.Find().SetBatchSize(upgradeBatchSize).SetProjection(withoutEvents))
-	if err != nil {
-		return 0, err
-	}
-	defer cur.Close(ctx)
 	n := 0
-	for cur.Next(ctx) {
-		var doc T
-		if err := cur.Decode(&doc); err != nil {
-			return n, err
-		}
+	err := mongox.Each(ctx, coll, filter, options.Find().SetProjection(withoutEvents), func(doc T) error {
 		if err := fn(doc); err != nil {
-			return n, err
+			return err
 		}
 		n++
-	}
-	return n, cur.Err()
+		return nil
+	})
+	return n, err
 }

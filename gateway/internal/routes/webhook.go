@@ -93,10 +93,10 @@ var WebhookSchemas = map[string]Schema{
 	}, "subscription"),
 	"AttemptList": Obj(map[string]Schema{
 		"attempts": Arr(Obj(map[string]Schema{
-			"seq": Int(), "delivery_id": Str(), "event_id": Str(), "event": webhookEvent, "attempt": Int(),
+			"delivery_id": Str(), "event_id": Str(), "event": webhookEvent, "attempt": Int(),
 			"outcome": Enum("succeeded", "retrying", "failed"), "status_code": Nullable(Int()), "error": Nullable(Str()),
 			"duration_ms": Int(), "at": DateTime(),
-		}, "seq", "delivery_id", "event_id", "event", "attempt", "outcome", "status_code", "error", "duration_ms", "at")),
+		}, "delivery_id", "event_id", "event", "attempt", "outcome", "status_code", "error", "duration_ms", "at")),
 		"next_cursor": Nullable(Str()),
 	}, "attempts", "next_cursor"),
 	"AttemptCounts": Obj(map[string]Schema{

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -60,7 +58,7 @@ func (s *Store) Upgrade(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("read migration marker: %w", err)
 	}
 	n := 0
-	err = each(ctx, s.threads, bson.D{{Key: "layout", Value: bson.D{{Key: "$ne", Value: Layout}}}}, options.Find(), func(t Thread) error {
+	err = mongox.Each(ctx, s.threads, bson.D{{Key: "layout", Value: bson.D{{Key: "$ne", Value: Layout}}}}, nil, func(t Thread) error {
 		n++
 		_, err := s.UpgradeThread(ctx, &t)
 		return err
@@ -116,8 +114,7 @@ func (s *Store) UpgradeThread(ctx context.Context, t *Thread) (*Thread, error) {
 // none), the thread at its place in its participants' mailboxes. It writes in bulk, keyed by the
 // data, so a repeated or concurrent import of the same thread writes the same documents; the
 // thread itself is stored, or marked as carried over, last. The upgrade carries older threads
-// over with it, and a bulk load (the data-scale benchmark) fills a store with it; nothing else
-// may write the thread meanwhile.
+// over with it; nothing else may write the thread meanwhile.
 func (s *Store) ImportThread(ctx context.Context, t *Thread, msgs []Message, readAt map[string]time.Time) (*Thread, error) {
 	var docs []any
 	var first int64
@@ -196,23 +193,4 @@ func (s *Store) importReads(ctx context.Context, t *Thread, msgs []Message, read
 		return fmt.Errorf("import reads of %s: %w", t.ID, err)
 	}
 	return nil
-}
-
-// each calls fn for every document of coll matching filter, read with a cursor in batches.
-func each[T any](ctx context.Context, coll *mongo.Collection, filter bson.D, opts *options.FindOptionsBuilder, fn func(T) error) error {
-	cur, err := coll.Find(ctx, filter, opts.SetBatchSize(upgradeBatch))
-	if err != nil {
-		return err
-	}
-	defer cur.Close(ctx)
-	for cur.Next(ctx) {
-		var doc T
-		if err := cur.Decode(&doc); err != nil {
-			return err
-		}
-		if err := fn(doc); err != nil {
-			return err
-		}
-	}
-	return cur.Err()
 }

@@ -13,7 +13,6 @@ import (
 )
 
 type attemptEntryView struct {
-	Seq        int64   `json:"seq"`
 	DeliveryID string  `json:"delivery_id"`
 	EventID    string  `json:"event_id"`
 	Event      string  `json:"event"`
@@ -54,7 +53,7 @@ func (h *Handler) listAttempts(c *gin.Context) error {
 		return err
 	}
 	scope := webhook.AttemptLogName(id, outcome)
-	limit, before, err := httpx.PageSeq(c, scope)
+	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
 	}
@@ -71,18 +70,18 @@ func (h *Handler) listAttempts(c *gin.Context) error {
 	}
 	out := attemptListResponse{Attempts: []attemptEntryView{}}
 	for _, e := range entries {
-		v := attemptEntryView{Seq: e.Seq, DeliveryID: e.Value.DeliveryID, EventID: e.Value.EventID, Event: e.Value.Event,
-			Attempt: e.Value.Attempt, Outcome: e.Value.Outcome, DurationMS: e.Value.DurationMS, At: clock.Format(e.Value.At)}
-		if e.Value.StatusCode != 0 {
-			v.StatusCode = &e.Value.StatusCode
+		v := attemptEntryView{DeliveryID: e.DeliveryID, EventID: e.EventID, Event: e.Event,
+			Attempt: e.Attempt, Outcome: e.Outcome, DurationMS: e.DurationMS, At: clock.Format(e.At)}
+		if e.StatusCode != 0 {
+			v.StatusCode = &e.StatusCode
 		}
-		if e.Value.Error != "" {
-			v.Error = &e.Value.Error
+		if e.Error != "" {
+			v.Error = &e.Error
 		}
 		out.Attempts = append(out.Attempts, v)
 	}
-	if next > 0 {
-		cur := httpx.SeqCursor(scope, next)
+	if next != "" {
+		cur := httpx.KeyCursor(scope, next)
 		out.NextCursor = &cur
 	}
 	c.JSON(http.StatusOK, out)

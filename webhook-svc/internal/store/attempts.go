@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -29,65 +30,99 @@ type AttemptEntry struct {
 	At         time.Time `bson:"at"`
 }
 
-// AttemptList names a subscription's list of attempts: every attempt (outcome ""), or the
-// attempts that ended a delivery with one final outcome. A count per outcome over a window is the
-// difference of two positions in its list, so counts are kept by the writes, never counted.
-func AttemptList(subID, outcome string) string {
-	if outcome == "" {
-		return "attempts:" + subID
-	}
-	return "attempts:" + subID + ":" + outcome
+// LoggedAttempt is an attempt as its log keeps it: Key is its place in the log, a page's cursor.
+type LoggedAttempt struct {
+	Key          string `bson:"_id"`
+	AttemptEntry `bson:",inline"`
 }
 
-// LogAttempt appends an attempt to its subscription's log and, when it ends the delivery, to the
-// list of its outcome, once per delivery (a rewrite of the same outcome appends nothing).
+// A subscription's delivery log is three lists in the Attempts collection, each keyed
+// "<subscription>|<list>|<attempt time>|<delivery>|<attempt number>": every attempt ("all"), and
+// the attempts that ended a delivery, by outcome. A page is one range read, newest first; a time
+// window is a range of the key; an entry is inserted once, whoever logs it again.
+const allAttempts = "all"
+
+// AttemptScope is the scope of one list of a subscription's log, which a page's cursor is bound
+// to: every attempt (outcome "") or those that ended a delivery with outcome.
+func AttemptScope(subID, outcome string) string {
+	if outcome == "" {
+		outcome = allAttempts
+	}
+	return mongox.Scope(mongox.IDPart(subID), outcome)
+}
+
+func attemptKey(scope string, e AttemptEntry) string {
+	return scope + mongox.Key(mongox.Time(e.At.UTC().Truncate(time.Millisecond)), mongox.IDPart(e.DeliveryID), mongox.Seq(int64(e.Attempt)))
+}
+
+// LogAttempt inserts an attempt into its subscription's log and, when it ends the delivery, into
+// the list of its outcome: one command.
 func (s *Store) LogAttempt(ctx context.Context, subID string, e AttemptEntry) error {
-	if _, err := mongox.Append(ctx, s.log, AttemptList(subID, ""), e); err != nil {
+	docs := []LoggedAttempt{{Key: attemptKey(AttemptScope(subID, ""), e), AttemptEntry: e}}
+	if e.Outcome != OutcomeRetrying {
+		docs = append(docs, LoggedAttempt{Key: attemptKey(AttemptScope(subID, e.Outcome), e), AttemptEntry: e})
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(Attempts), docs); err != nil {
 		return fmt.Errorf("log attempt: %w", err)
-	}
-	if e.Outcome == OutcomeRetrying {
-		return nil
-	}
-	if _, _, err := mongox.AppendOnce(ctx, s.log, AttemptList(subID, e.Outcome), e.DeliveryID, e); err != nil {
-		return fmt.Errorf("log %s delivery: %w", e.Outcome, err)
 	}
 	return nil
 }
 
-// Attempts reads a page of a list, newest first, below position before (0: the newest).
-func (s *Store) Attempts(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[AttemptEntry], int64, error) {
-	return mongox.Page[AttemptEntry](ctx, s.log, list, before, limit)
+// AttemptRange is the part of one list of a subscription's log logged in [Since, Until) (zero:
+// unbounded), below the key Before when it is set.
+type AttemptRange struct {
+	SubscriptionID, Outcome string
+	Since, Until            time.Time
+	Before                  string
 }
 
-// AttemptsLen is how many entries list ever had.
-func (s *Store) AttemptsLen(ctx context.Context, list string) (int64, error) {
-	return s.log.Len(ctx, list)
+func (q AttemptRange) keys() mongox.Range {
+	scope := AttemptScope(q.SubscriptionID, q.Outcome)
+	r := mongox.Range{Scope: scope, Before: q.Before}
+	if !q.Since.IsZero() {
+		// Every key of an attempt at or after Since sorts after this prefix of one.
+		r.After = scope + mongox.Time(q.Since.UTC().Truncate(time.Millisecond))
+	}
+	if !q.Until.IsZero() {
+		until := scope + mongox.Time(q.Until.UTC().Truncate(time.Millisecond))
+		if r.Before == "" || until < r.Before {
+			r.Before = until
+		}
+	}
+	return r
 }
 
-// AttemptsBefore is how many entries of list were appended before t: the position of the last of
-// them. Entries are appended in time order, so it is found by bisection, in about log2(length)
-// point reads.
-func (s *Store) AttemptsBefore(ctx context.Context, list string, t time.Time) (int64, error) {
-	n, err := s.log.Len(ctx, list)
+// Attempts reads up to limit attempts of q, newest first, or oldest first with asc: one range read.
+func (s *Store) Attempts(ctx context.Context, q AttemptRange, limit int, asc bool) ([]LoggedAttempt, error) {
+	r := q.keys()
+	r.Desc, r.Limit = !asc, limit
+	out, err := mongox.Find[LoggedAttempt](ctx, s.c(Attempts), r)
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("read delivery log: %w", err)
 	}
-	lo, hi := int64(0), n // entries 1..lo are before t; entries after hi are not
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		e, err := mongox.Get[AttemptEntry](ctx, s.log, list, mid)
-		switch {
-		case errors.Is(err, mongox.ErrNotFound): // an append in progress: treat as not before
-			hi = mid - 1
-			continue
-		case err != nil:
-			return 0, fmt.Errorf("read %s entry %d: %w", list, mid, err)
+	return out, nil
+}
+
+// countBatch is how many keys one read of a count carries.
+const countBatch = 1000
+
+// CountAttempts counts the attempts of q: the keys of its range, read in pages of countBatch,
+// so that a window costs one read per thousand attempts in it, whatever the log holds.
+func (s *Store) CountAttempts(ctx context.Context, q AttemptRange) (int64, error) {
+	r := q.keys()
+	r.Limit = countBatch
+	var n int64
+	for {
+		keys, err := mongox.FindAll[struct {
+			Key string `bson:"_id"`
+		}](ctx, s.c(Attempts), r.Filter(), r.Options().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			return 0, fmt.Errorf("count delivery log: %w", err)
 		}
-		if e.At.Before(t) {
-			lo = mid
-		} else {
-			hi = mid - 1
+		n += int64(len(keys))
+		if len(keys) < countBatch {
+			return n, nil
 		}
+		r.After = keys[len(keys)-1].Key
 	}
-	return lo, nil
 }

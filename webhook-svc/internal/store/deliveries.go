@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -44,18 +42,6 @@ type Attempt struct {
 	StatusCode int       `bson:"status_code,omitempty"`
 	Error      string    `bson:"error,omitempty"`
 	DurationMS int64     `bson:"duration_ms"`
-}
-
-// InsertDelivery stores a new delivery; inserted is false when it already exists.
-func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) (inserted bool, err error) {
-	_, err = s.c(Deliveries).InsertOne(ctx, d)
-	switch {
-	case mongox.IsDuplicateKey(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("store delivery: %w", err)
-	}
-	return true, nil
 }
 
 // InsertDeliveries stores new deliveries in one command and reports which got in: one that
@@ -96,16 +82,4 @@ func (s *Store) DeliveriesByID(ctx context.Context, ids []string) (map[string]*D
 // ReplaceDelivery rewrites a delivery; only the holder of its attempt claim calls it.
 func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
 	return s.replace(ctx, Deliveries, d.ID, d)
-}
-
-// SweepDeliveries deletes final deliveries created before cutoff.
-func (s *Store) SweepDeliveries(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := s.c(Deliveries).DeleteMany(ctx, bson.D{
-		{Key: "created_at", Value: bson.D{{Key: "$lt", Value: cutoff}}},
-		{Key: "status", Value: bson.D{{Key: "$ne", Value: StatusPending}}},
-	})
-	if err != nil {
-		return 0, fmt.Errorf("sweep deliveries: %w", err)
-	}
-	return res.DeletedCount, nil
 }

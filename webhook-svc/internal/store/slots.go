@@ -72,23 +72,3 @@ func (s *Store) ReleaseSlots(ctx context.Context, ids ...string) error {
 	}
 	return nil
 }
-
-// InsertPlaced stores new subscriptions with the places they hold and their list entries, in
-// three bulk commands: for preloading a store (benchmarks), where the places are counted by the
-// caller.
-func (s *Store) InsertPlaced(ctx context.Context, subs []*Subscription, places []Slot) error {
-	entries := make([]listed, len(subs))
-	for i, sub := range subs {
-		entries[i] = listed{Key: listKey(sub), SubscriptionID: sub.ID}
-	}
-	if _, err := mongox.InsertNew(ctx, s.c(Slots), places); err != nil {
-		return fmt.Errorf("store places: %w", err)
-	}
-	if _, err := mongox.InsertNew(ctx, s.c(Subscriptions), subs); err != nil {
-		return fmt.Errorf("store subscriptions: %w", err)
-	}
-	if _, err := mongox.InsertNew(ctx, s.c(Lists), entries); err != nil {
-		return fmt.Errorf("store subscription lists: %w", err)
-	}
-	return nil
-}

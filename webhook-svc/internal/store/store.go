@@ -1,12 +1,12 @@
 // Package store is webhook-svc's MongoDB repository: subscriptions, their health, deliveries, the
-// schedule of pending deliveries and the attempt claims by which replicas share the delivery work.
+// schedule of pending deliveries, the delivery logs and the attempt claims by which replicas share
+// the delivery work.
 //
 // FerretDB applies an update as read-document-then-write-document with no isolation, so a
 // document is only ever rewritten by one writer at a time: a subscription by its owner's requests,
 // a delivery by the replica holding the claim of its next attempt (an insert with a unique _id,
-// which holds on every backend), a health record by the replica that just made an attempt. A
-// schedule entry (due.go) has several writers, each writing what it has just read in the
-// delivery; a lost write leaves an entry early or stray, which the sender's poll repairs.
+// which holds on every backend), a health record by the replica that just made an attempt. Schedule
+// entries and log lines (schedule.go, attempts.go) are inserted and deleted, never rewritten.
 package store
 
 import (
@@ -24,43 +24,43 @@ const (
 	Subscriptions = "subscriptions"
 	Health        = "health"
 	Deliveries    = "deliveries"
-	Claims        = "claims"
-	Due           = "due"
-	Migrations    = "migrations"
+	// AttemptClaims holds the claims of attempts (claims.go).
+	AttemptClaims = "attempt_claims"
+	// Schedule holds when to look at each pending delivery and when each delivery was made
+	// (schedule.go).
+	Schedule   = "schedule"
+	Migrations = "migrations"
 	// Slots are the places of the quotas (slots.go).
 	Slots = "slots"
 	// Lists holds each object's subscriptions under <object>|<kind>|<subscription id>
 	// (lists.go): the owner's webhooks, the context subscriptions to its box.
 	Lists = "subscription_lists"
-	// Logs holds the delivery logs (mongox.Log): each subscription's attempts and outcomes.
-	Logs = "logs"
+	// Attempts holds the delivery logs: each subscription's attempts and outcomes (attempts.go).
+	Attempts = "attempts"
 	// Objects is the projection of objects' visibility (objects.go).
 	Objects = "objects"
 )
 
-// Indexes are the indexes real MongoDB needs for the queries below. Creating them also creates
-// the collections at start-up, as FerretDB wants.
+// Indexes create the collections at start-up, as FerretDB wants. Every query below is served by
+// _id.
 var Indexes = []mongox.Index{
-	{Collection: Subscriptions, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
-	{Collection: Health, Keys: bson.D{{Key: "disabled_at", Value: 1}}, Sparse: true},
-	{Collection: Deliveries, Keys: bson.D{{Key: "subscription_id", Value: 1}, {Key: "created_at", Value: -1}}},
-	{Collection: Claims, Keys: bson.D{{Key: "expires_at", Value: 1}}},
-	{Collection: Due, Keys: bson.D{{Key: "due_at", Value: 1}}},
-	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
-	{Collection: Slots, Keys: bson.D{{Key: "subscription_id", Value: 1}}},
+	{Collection: Subscriptions, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Health, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Deliveries, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: AttemptClaims, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Schedule, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Migrations, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Slots, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Lists, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Logs, Keys: bson.D{{Key: "at", Value: 1}}},
-	{Collection: Objects, Keys: bson.D{{Key: "visibility", Value: 1}}},
+	{Collection: Attempts, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: Objects, Keys: bson.D{{Key: "_id", Value: 1}}},
 }
 
 // Store is the repository.
-type Store struct {
-	db  *mongo.Database
-	log mongox.Log
-}
+type Store struct{ db *mongo.Database }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db, log: mongox.NewLog(db.Collection(Logs))} }
+func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -88,21 +87,7 @@ func (s *Store) DeleteSubscription(ctx context.Context, sub *Subscription) error
 // bounded by a batch, whatever the collection holds). It is for one-off migrations only: every
 // request finds subscriptions by _id or through their lists.
 func (s *Store) EachSubscription(ctx context.Context, fn func(*Subscription) error) error {
-	cur, err := s.c(Subscriptions).Find(ctx, bson.D{}, options.Find().SetBatchSize(500))
-	if err != nil {
-		return fmt.Errorf("list subscriptions: %w", err)
-	}
-	defer cur.Close(ctx)
-	for cur.Next(ctx) {
-		var sub Subscription
-		if err := cur.Decode(&sub); err != nil {
-			return fmt.Errorf("decode subscription: %w", err)
-		}
-		if err := fn(&sub); err != nil {
-			return err
-		}
-	}
-	if err := cur.Err(); err != nil {
+	if err := mongox.Each(ctx, s.c(Subscriptions), bson.D{}, nil, func(sub Subscription) error { return fn(&sub) }); err != nil {
 		return fmt.Errorf("list subscriptions: %w", err)
 	}
 	return nil

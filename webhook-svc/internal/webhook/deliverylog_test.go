@@ -38,7 +38,7 @@ func TestDeliveryLogPagesCountsAndRecovers(t *testing.T) {
 	seqs := func(outcome string, limit int) ([]string, int) {
 		var ids []string
 		pages := 0
-		var before int64
+		var before string
 		for {
 			page, next, err := subs.Attempts(ctx, owner, e.sub.ID, AttemptQuery{Outcome: outcome, Before: before, Limit: limit})
 			if err != nil {
@@ -46,9 +46,9 @@ func TestDeliveryLogPagesCountsAndRecovers(t *testing.T) {
 			}
 			pages++
 			for _, en := range page {
-				ids = append(ids, en.Value.EventID)
+				ids = append(ids, en.EventID)
 			}
-			if next == 0 {
+			if next == "" {
 				return ids, pages
 			}
 			before = next

@@ -14,8 +14,7 @@ import (
 // FanoutStore is what the fan-out writes: the deliveries and their schedule, and the projection of
 // objects' visibility.
 type FanoutStore interface {
-	InsertDeliveries(ctx context.Context, ds []*store.Delivery) ([]bool, error)
-	InsertDue(ctx context.Context, entries ...store.DueEntry) error
+	InsertScheduled(ctx context.Context, ds []*store.Delivery) ([]bool, error)
 	PutVisibility(ctx context.Context, objectID, visibility string) error
 	Visibility(ctx context.Context, objectID string) (string, error)
 }
@@ -48,7 +47,6 @@ func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
 	// A first attempt not made within a lease (its replica stopped) is the poll's to make; a
 	// delivery that finds no place on its lane is the poll's at once.
 	leased := now.Add(f.Sender.Lease)
-	var entries []store.DueEntry
 	var pending []match
 	var deliveries []*store.Delivery
 	for _, ev := range evs {
@@ -78,7 +76,6 @@ func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
 				ID: ev.ID + "." + m.sub.ID, SubscriptionID: m.sub.ID, EventID: ev.ID, Event: name, Body: string(body),
 				CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &next, Attempts: []store.Attempt{},
 			}
-			entries = append(entries, store.DueEntry{ID: m.delivery.ID, DueAt: next})
 			deliveries = append(deliveries, m.delivery)
 			pending = append(pending, m)
 		}
@@ -90,7 +87,7 @@ func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
 	// stopping before the deliveries are in leaves entries without one: the events are consumed
 	// again (their offsets were not committed), and the sender deletes an entry whose delivery
 	// does not exist once it is due.
-	inserted, err := f.insert(rec, entries, deliveries)
+	inserted, err := f.Store.InsertScheduled(rec, deliveries)
 	for i, m := range pending {
 		switch { // every reserved place is queued or given back
 		case !m.queued:
@@ -118,13 +115,6 @@ func (f *Fanout) release(pending []match) {
 			f.Sender.Release(m.sub.ID)
 		}
 	}
-}
-
-func (f *Fanout) insert(ctx context.Context, entries []store.DueEntry, deliveries []*store.Delivery) ([]bool, error) {
-	if err := f.Store.InsertDue(ctx, entries...); err != nil {
-		return nil, err
-	}
-	return f.Store.InsertDeliveries(ctx, deliveries)
 }
 
 // match is a subscription that takes an event, and the delivery made for it.

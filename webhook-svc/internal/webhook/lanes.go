@@ -228,10 +228,3 @@ func (s *Sender) current(ctx context.Context, objectID, subID string) (*store.Su
 	}
 	return nil, nil, nil
 }
-
-// lanesHeld is how many lane places are taken, for tests.
-func (s *Sender) lanesHeld() int {
-	s.lanes.mu.Lock()
-	defer s.lanes.mu.Unlock()
-	return s.lanes.queued
-}

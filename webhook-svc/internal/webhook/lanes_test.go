@@ -139,3 +139,10 @@ func TestLanesAreBounded(t *testing.T) {
 		t.Fatal("a lane emptied of places was not closed")
 	}
 }
+
+// lanesHeld is how many lane places are taken, for tests.
+func (s *Sender) lanesHeld() int {
+	s.lanes.mu.Lock()
+	defer s.lanes.mu.Unlock()
+	return s.lanes.queued
+}

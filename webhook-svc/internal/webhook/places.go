@@ -71,36 +71,3 @@ func (s *Subscriptions) placeAnywhere(ctx context.Context, q quota, sub *store.S
 	}
 	return id, nil
 }
-
-// Seed is a subscription for Preload: an owner's webhook on ObjectID (CreatorID is ObjectID)
-// or a context subscription of CreatorID to the box ObjectID.
-type Seed struct {
-	Kind, ObjectID, CreatorID, CreatorHash, CallbackURL string
-}
-
-// Preload stores subscriptions as creates would (ids, secrets, every event allowed, a place in
-// each quota, a list entry), in a few bulk commands: it grows a store for benchmarks. Every
-// scope the seeds fill must be new and filled by one call, within its quota.
-func (s *Subscriptions) Preload(ctx context.Context, seeds []Seed) error {
-	var subs []*store.Subscription
-	var places []store.Slot
-	taken := map[string]int{}
-	for _, sd := range seeds {
-		allowed := Events
-		if sd.Kind == store.KindContext {
-			allowed = ContextEvents
-		}
-		sub, _ := newSubscription(sd.Kind, sd.ObjectID, sd.CreatorID, sd.CreatorHash, sd.CallbackURL, slices.Clone(allowed))
-		for _, q := range s.quotas(sub) {
-			taken[q.scope]++
-			if taken[q.scope] > q.limit {
-				return fmt.Errorf("preload: scope %s past its quota of %d", q.scope, q.limit)
-			}
-			sl := store.Slot{ID: store.SlotID(q.scope, taken[q.scope]), SubscriptionID: sub.ID, At: sub.CreatedAt}
-			places = append(places, sl)
-			sub.Slots = append(sub.Slots, sl.ID)
-		}
-		subs = append(subs, sub)
-	}
-	return s.Store.InsertPlaced(ctx, subs, places)
-}

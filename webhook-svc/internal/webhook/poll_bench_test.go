@@ -91,12 +91,12 @@ func storeDeliveries(b *testing.B, st *store.Store, coll *mongo.Collection, fina
 	retry := now.Add(time.Hour)
 	for i := range 5 {
 		id := fmt.Sprintf("evt_pending_%d.whk_1", i)
-		if err := st.InsertDue(ctx, store.DueEntry{ID: id, DueAt: retry}); err != nil {
+		if err := st.InsertDue(ctx, store.Due(id, retry)); err != nil {
 			b.Fatal(err)
 		}
 		d := &store.Delivery{ID: id, SubscriptionID: "whk_1", EventID: id, Event: "message", Body: body, CreatedAt: now,
 			Status: store.StatusPending, NextAttemptAt: &retry, Attempts: []store.Attempt{{At: now, StatusCode: 503, DurationMS: 3}}}
-		if _, err := st.InsertDelivery(ctx, d); err != nil {
+		if _, err := st.InsertDeliveries(ctx, []*store.Delivery{d}); err != nil {
 			b.Fatal(err)
 		}
 	}

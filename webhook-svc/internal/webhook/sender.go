@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -27,14 +26,15 @@ type SendStore interface {
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
 	ReplaceDelivery(ctx context.Context, d *store.Delivery) error
 	DueEntries(ctx context.Context, now time.Time, limit int) ([]store.DueEntry, error)
-	MoveDue(ctx context.Context, id string, at time.Time) error
-	DeleteDue(ctx context.Context, ids ...string) error
-	Claim(ctx context.Context, id string, expiresAt time.Time) (bool, error)
+	InsertDue(ctx context.Context, entries ...store.DueEntry) error
+	MoveDue(ctx context.Context, from store.DueEntry, to time.Time) error
+	DeleteDue(ctx context.Context, entries ...store.DueEntry) error
+	Claim(ctx context.Context, key string) (bool, error)
 	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
 }
 
-// Sender makes delivery attempts. Every attempt is claimed first by inserting the id
-// <delivery>/<attempt>/<slot>: the first insert wins, so two replicas never make the same
+// Sender makes delivery attempts. Every attempt is claimed first by inserting the key of
+// <delivery>/<attempt>/<slot> (store.ClaimKey): the first insert wins, so two replicas never make the same
 // attempt. The slot is 0 for the attempt made as the event is consumed, and after that counts
 // leases since the attempt came due, so that when the replica holding a claim dies, another one
 // claims the next slot once the lease has passed and the delivery is not lost.
@@ -78,17 +78,21 @@ type Sender struct {
 	recordOnce sync.Once
 	recording  chan struct{}
 
-	// finished are the deliveries that became final since the last flush; their entries are
-	// deleted together, one command per poll rather than one per delivery.
+	// finished are the entries of the deliveries that became final since the last flush; they
+	// are deleted together, one command per poll rather than one per delivery.
 	finMu    sync.Mutex
-	finished []string
+	finished []store.DueEntry
 }
 
 // Attempt makes the next attempt of d when this replica wins its claim for slot. A context
 // ending mid-attempt leaves the delivery as it was: its claim lapses and another replica retries.
 func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error {
 	n := len(d.Attempts) + 1
-	won, err := s.Store.Claim(ctx, fmt.Sprintf("%s/%d/%d", d.ID, n, slot), clock.Now().Add(s.Lease))
+	var next time.Time
+	if d.NextAttemptAt != nil {
+		next = *d.NextAttemptAt
+	}
+	won, err := s.Store.Claim(ctx, store.ClaimKey(d.ID, n, slot, next.Add(time.Duration(slot)*s.Lease)))
 	if err != nil || !won {
 		return err
 	}
@@ -247,32 +251,36 @@ func (s *Sender) logAttempt(ctx context.Context, d *store.Delivery) {
 	}
 }
 
-// write stores a delivery's outcome and its place in the schedule, in the order that keeps its
-// entry no later than the stored next attempt at every step: an entry moving earlier than prev
-// (the next attempt stored so far; a first attempt's retry comes sooner than its lease) moves
-// before the delivery is written, an entry moving later moves after it, and the entry of a final
-// delivery goes with the next flush.
+// write stores a delivery's outcome and its place in the schedule, in the order that keeps an
+// entry no later than the stored next attempt at every step: the entry at the new next attempt
+// is inserted before the delivery is written, and the one at prev (the next attempt stored so
+// far, where its entry is) deleted after; the entry of a final delivery goes with the next flush.
 func (s *Sender) write(ctx context.Context, d *store.Delivery, prev *time.Time) error {
 	if d.Status != store.StatusPending || d.NextAttemptAt == nil {
 		if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
 			return err
 		}
-		s.finMu.Lock()
-		s.finished = append(s.finished, d.ID)
-		s.finMu.Unlock()
+		if prev != nil {
+			s.finMu.Lock()
+			s.finished = append(s.finished, store.Due(d.ID, *prev))
+			s.finMu.Unlock()
+		}
 		return nil
 	}
-	next := *d.NextAttemptAt
-	if prev != nil && next.Before(*prev) {
-		if err := s.Store.MoveDue(ctx, d.ID, next); err != nil {
-			return err
-		}
+	next := store.Due(d.ID, *d.NextAttemptAt)
+	if prev != nil && store.Due(d.ID, *prev).Key == next.Key {
 		return s.Store.ReplaceDelivery(ctx, d)
+	}
+	if err := s.Store.InsertDue(ctx, next); err != nil {
+		return err
 	}
 	if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
 		return err
 	}
-	return s.Store.MoveDue(ctx, d.ID, next)
+	if prev == nil {
+		return nil
+	}
+	return s.Store.DeleteDue(ctx, store.Due(d.ID, *prev))
 }
 
 // flush deletes the entries of the deliveries that became final since the last flush. Entries it
@@ -367,9 +375,10 @@ func unauthorizedCount(as []store.Attempt) int {
 
 // finish ends a delivery that can no longer be attempted.
 func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason string) error {
+	prev := d.NextAttemptAt
 	d.Status, d.NextAttemptAt = status, nil
 	d.Attempts = append(d.Attempts, store.Attempt{At: clock.Now(), Error: reason})
-	if err := s.write(ctx, d, nil); err != nil {
+	if err := s.write(ctx, d, prev); err != nil {
 		return err
 	}
 	if reason != reasonDeleted { // a deleted subscription's log is read by no one
@@ -420,7 +429,7 @@ func (s *Sender) poll(ctx context.Context) error {
 	sem := make(chan struct{}, max(1, s.Workers))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var done []string
+	var done []store.DueEntry
 	for _, e := range due {
 		sem <- struct{}{}
 		wg.Go(func() {
@@ -431,7 +440,7 @@ func (s *Sender) poll(ctx context.Context) error {
 			}
 			if final {
 				mu.Lock()
-				done = append(done, e.ID)
+				done = append(done, e)
 				mu.Unlock()
 			}
 		})
@@ -456,7 +465,7 @@ func (s *Sender) look(ctx context.Context, e store.DueEntry, now time.Time) (fin
 	case d.Status != store.StatusPending || d.NextAttemptAt == nil:
 		return true, nil
 	case d.NextAttemptAt.After(now):
-		return false, s.Store.MoveDue(ctx, d.ID, *d.NextAttemptAt)
+		return false, s.Store.MoveDue(ctx, e, *d.NextAttemptAt)
 	}
 	return false, s.Attempt(ctx, d, 1+int(now.Sub(*d.NextAttemptAt)/s.Lease))
 }

@@ -129,7 +129,7 @@ func (e *senderEnv) delivery(t *testing.T, id string) *store.Delivery {
 func (e *senderEnv) insert(t *testing.T, d *store.Delivery) {
 	t.Helper()
 	d.SubscriptionID, d.EventID, d.Event, d.Body, d.Attempts = e.sub.ID, d.ID, events.WebhookMessage, "{}", []store.Attempt{}
-	if _, err := e.st.InsertDelivery(context.Background(), d); err != nil {
+	if _, err := e.st.InsertDeliveries(context.Background(), []*store.Delivery{d}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,10 +151,10 @@ func TestPollDeletesEntriesOfFinalOrMissingDeliveries(t *testing.T) {
 	now := clock.Now()
 	e.insert(t, &store.Delivery{ID: "evt_done.whk_1", Status: store.StatusSucceeded, CreatedAt: now})
 	if err := e.st.InsertDue(ctx,
-		store.DueEntry{ID: "evt_lost.whk_1", DueAt: now.Add(-e.sender.Lease - time.Second)},
-		store.DueEntry{ID: "dlv_replay", DueAt: now.Add(-time.Second)},
-		store.DueEntry{ID: "evt_early.whk_1", DueAt: now.Add(time.Hour)},
-		store.DueEntry{ID: "evt_done.whk_1", DueAt: now.Add(-time.Second)},
+		store.Due("evt_lost.whk_1", now.Add(-e.sender.Lease-time.Second)),
+		store.Due("dlv_replay", now.Add(-time.Second)),
+		store.Due("evt_early.whk_1", now.Add(time.Hour)),
+		store.Due("evt_done.whk_1", now.Add(-time.Second)),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestPollMovesAnEarlyEntry(t *testing.T) {
 	now := clock.Now()
 	next := now.Add(time.Hour)
 	e.insert(t, &store.Delivery{ID: "evt_1.whk_1", Status: store.StatusPending, NextAttemptAt: &next, CreatedAt: now})
-	if err := e.st.InsertDue(ctx, store.DueEntry{ID: "evt_1.whk_1", DueAt: now.Add(-time.Second)}); err != nil {
+	if err := e.st.InsertDue(ctx, store.Due("evt_1.whk_1", now.Add(-time.Second))); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.sender.poll(ctx); err != nil {
@@ -254,7 +254,7 @@ func TestFanoutSchedulesEachDeliveryUntilItIsFinal(t *testing.T) {
 }
 
 // TestRunDeliversDeliveriesStoredBeforeTheSchedule starts the sender over a pending delivery that
-// has no entry, as the service stored them before: the start-up step schedules it, the sender
+// has no entry, as the service stored them long ago: the start-up step schedules it, the sender
 // delivers it, and the stop flushes its entry away.
 func TestRunDeliversDeliveriesStoredBeforeTheSchedule(t *testing.T) {
 	t.Parallel()
@@ -262,8 +262,8 @@ func TestRunDeliversDeliveriesStoredBeforeTheSchedule(t *testing.T) {
 	now := clock.Now()
 	due := now.Add(-time.Minute)
 	e.insert(t, &store.Delivery{ID: "evt_old.whk_1", Status: store.StatusPending, NextAttemptAt: &due, CreatedAt: due})
-	if n, _, err := e.st.ScheduleStoredDeliveries(context.Background(), now, time.Hour); err != nil || n != 1 {
-		t.Fatalf("scheduling the stored deliveries: %d, %v; want 1", n, err)
+	if n, err := e.st.CarryOver(context.Background(), now, time.Hour); err != nil || n != 1 {
+		t.Fatalf("carrying the stored deliveries over: %d, %v; want 1", n, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

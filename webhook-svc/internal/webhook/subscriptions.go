@@ -43,21 +43,17 @@ type SubscriptionStore interface {
 	EachSubscription(ctx context.Context, fn func(*store.Subscription) error) error
 	MigrationDone(ctx context.Context, name string) (bool, error)
 	MarkMigration(ctx context.Context, name string, at time.Time) error
-	InsertPlaced(ctx context.Context, subs []*store.Subscription, places []store.Slot) error
 	Health(ctx context.Context, id string) (*store.SubscriptionHealth, error)
 	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
 	DeleteHealth(ctx context.Context, id string) error
-	InsertDelivery(ctx context.Context, d *store.Delivery) (bool, error)
-	InsertDeliveries(ctx context.Context, ds []*store.Delivery) ([]bool, error)
+	InsertScheduled(ctx context.Context, ds []*store.Delivery) ([]bool, error)
 	Delivery(ctx context.Context, id string) (*store.Delivery, error)
 	DeliveriesByID(ctx context.Context, ids []string) (map[string]*store.Delivery, error)
-	InsertDue(ctx context.Context, entries ...store.DueEntry) error
 	TakeSlot(ctx context.Context, scope string, limit, start int, subID string, at time.Time) (string, error)
 	ReleaseSlots(ctx context.Context, ids ...string) error
 	PutVisibility(ctx context.Context, objectID, visibility string) error
-	Attempts(ctx context.Context, list string, before int64, limit int) ([]mongox.Entry[store.AttemptEntry], int64, error)
-	AttemptsLen(ctx context.Context, list string) (int64, error)
-	AttemptsBefore(ctx context.Context, list string, t time.Time) (int64, error)
+	Attempts(ctx context.Context, q store.AttemptRange, limit int, asc bool) ([]store.LoggedAttempt, error)
+	CountAttempts(ctx context.Context, q store.AttemptRange) (int64, error)
 }
 
 // URLChecker refuses callback URLs the sender would never dial (pkg/outbound).
@@ -321,11 +317,7 @@ func (s *Subscriptions) Replay(ctx context.Context, t *contract.Target, id, deli
 		ID: apikey.NewID("dlv"), SubscriptionID: id, EventID: d.EventID, Event: d.Event, Body: d.Body,
 		CreatedAt: now, Status: store.StatusPending, NextAttemptAt: &now, Attempts: []store.Attempt{}, ReplayOf: d.ID,
 	}
-	// The entry first, so that the delivery is never pending without one (see Fanout.Handle).
-	if err := s.Store.InsertDue(ctx, store.DueEntry{ID: replay.ID, DueAt: now}); err != nil {
-		return nil, err
-	}
-	if _, err := s.Store.InsertDelivery(ctx, replay); err != nil {
+	if _, err := s.Store.InsertScheduled(ctx, []*store.Delivery{replay}); err != nil {
 		return nil, err
 	}
 	return replay, nil
