@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/svcdev/svc/identity-svc/internal/object"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpsig"
@@ -100,20 +101,17 @@ func (h *handlers) internalSign(c *gin.Context) error {
 // holds the key.
 func (h *handlers) keyDirectory(c *gin.Context) error {
 	dir, header, err := h.objects.KeyDirectory(c.Request.Context(), c.Param("hash"), authn.PrincipalFrom(c).Viewer())
-	if err != nil {
-		return err
-	}
-	for k, v := range header {
-		c.Header(k, v[0])
-	}
-	c.Header("Content-Type", httpsig.DirectoryContentType)
-	c.JSON(http.StatusOK, dir)
-	return nil
+	return serveDirectory(c, dir, header, err)
 }
 
 // serviceKeyDirectory serves the key of svc's own signed requests, its answer signed.
 func (h *handlers) serviceKeyDirectory(c *gin.Context) error {
 	dir, header, err := h.objects.ServiceKeyDirectory()
+	return serveDirectory(c, dir, header, err)
+}
+
+// serveDirectory answers a key directory with the headers that sign it, or err.
+func serveDirectory(c *gin.Context, dir *object.KeyDirectory, header http.Header, err error) error {
 	if err != nil {
 		return err
 	}
