@@ -1,19 +1,9 @@
 #!/usr/bin/env bash
 # make test-sse-js: starts the all-in-one on a free loopback port with a throw-away data
 # directory, installs the pinned npm eventsource package, and runs check.mjs against it.
-set -euo pipefail
-cd "$(dirname "$0")"
+source "$(dirname "$0")/../allinone.sh"
+cd "$root/deploy/ssejs"
 npm ci --no-audit --no-fund --silent
-root=$(cd ../.. && pwd)
-data=$(mktemp -d)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-(cd "$root" && go build -o "$data/allinone" ./deploy/allinone)
-SVC_ADDR=127.0.0.1:$port SVC_DATA_DIR=$data/store SVC_LOG_LEVEL=warn "$data/allinone" >"$data/log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 120); do
-  curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-  kill -0 $pid 2>/dev/null || { cat "$data/log"; exit 1; }
-  sleep 0.5
-done
-SVC_URL=http://127.0.0.1:$port node check.mjs || { tail -50 "$data/log"; exit 1; }
+port="$(free_port)"
+start_allinone "$port"
+SVC_URL=http://127.0.0.1:$port node check.mjs || fail_with_log

@@ -2,22 +2,10 @@
 # make test-web-bot-auth: start the all-in-one on a free loopback port with a throwaway data dir,
 # install Cloudflare's pinned web-bot-auth verifier into a temporary directory, and run check.mjs:
 # requests signed by `svc sign-request` verify with it, and changed or expired ones do not.
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-work="$(mktemp -d)"
-pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+source "$(dirname "$0")/../allinone.sh"
 (cd "$work" && npm init -y >/dev/null && npm install --no-audit --no-fund --silent web-bot-auth@0.1.3)
-cp "$here/check.mjs" "$work/"
-(cd "$root" && go build -o "$work/allinone" ./deploy/allinone && go build -o "$work/svc" ./deploy/cmd/svc)
-SVC_ADDR="127.0.0.1:$port" SVC_DATA_DIR="$work/data" SVC_LOG_LEVEL=warn "$work/allinone" >"$work/allinone.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 120); do
-  curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-  sleep 1
-done
-curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null || { cat "$work/allinone.log"; exit 1; }
-(cd "$work" && BASE="http://127.0.0.1:$port" SVC="$work/svc" node check.mjs) || { tail -50 "$work/allinone.log"; exit 1; }
+cp "$root/deploy/webbotauth/check.mjs" "$work/"
+(cd "$root" && go build -o "$work/svc" ./deploy/cmd/svc)
+port="$(free_port)"
+start_allinone "$port"
+(cd "$work" && BASE="http://127.0.0.1:$port" SVC="$work/svc" node check.mjs) || fail_with_log
