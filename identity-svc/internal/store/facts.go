@@ -91,15 +91,26 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, version int, title
 	if err != nil && !errors.Is(err, ErrTaken) { // ErrTaken: the same version reported again
 		return err
 	}
-	if err := s.raiseProfileHead(ctx, id, version); err != nil {
+	err = s.insert(ctx, ProfileVersions, fact{ID: profileVersionID(id, version), ObjectID: id, Kind: factProfile,
+		Seq: version, Title: title, At: at})
+	if err != nil && !errors.Is(err, ErrTaken) {
 		return err
 	}
 	if old := version - keptProfiles - 1; old > 1 {
 		if _, err := s.deleteOne(ctx, Facts, mongox.ByID(factID(id, factProfile, old))); err != nil {
 			return fmt.Errorf("prune profile versions: %w", err)
 		}
+		if _, err := s.deleteOne(ctx, ProfileVersions, mongox.ByID(profileVersionID(id, old))); err != nil {
+			return fmt.Errorf("prune profile versions: %w", err)
+		}
 	}
 	return nil
+}
+
+// profileVersionID is the data key of an object's profile version: the object's versions are one
+// _id range, in version order.
+func profileVersionID(objectID string, version int) string {
+	return mongox.Key("profile", objectID, mongox.Seq(int64(version)))
 }
 
 // RecordClaim records a verified claim: the mailbox is claimed, and a social handle (if any)
@@ -223,9 +234,25 @@ func (s *Store) raiseProfileHead(ctx context.Context, objectID string, version i
 	return nil
 }
 
-// latestProfile reads the highest profile version reported of o (nil: none since creation): the
-// head's version, then the versions above it until one is not stored.
+// latestProfile reads the highest profile version reported of o (nil: none since creation): one
+// read of the newest key of its versions' range. Versions are only ever added, so a reader never
+// sees one lower than a read before it found, whatever order concurrent reports land in.
 func (s *Store) latestProfile(ctx context.Context, o *Object) (*fact, error) {
+	newest, err := mongox.Find[fact](ctx, s.db.Collection(ProfileVersions),
+		mongox.Range{Scope: mongox.Scope("profile", o.ID), Desc: true, Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("store profile versions: %w", err)
+	}
+	if len(newest) == 1 {
+		return &newest[0], nil
+	}
+	return s.headProfile(ctx, o)
+}
+
+// headProfile finds the highest profile version of an object no version of which was reported
+// since profile versions became a range: the head hint of the earlier release, then the versions
+// above it until one is not stored.
+func (s *Store) headProfile(ctx context.Context, o *Object) (*fact, error) {
 	var head profileHead
 	if err := s.one(ctx, Facts, mongox.ByID(profileHeadID(o.ID)), &head); err != nil && !errors.Is(err, mongox.ErrNotFound) {
 		return nil, err

@@ -37,6 +37,9 @@ const (
 	Lists = "lists"
 	// Migrations holds one marker per one-off data change that has run (upgrade.go).
 	Migrations = "migrations"
+	// ProfileVersions holds each reported profile version of an object under a data key
+	// (profile|<object>|<version>): the latest is one _id range read, newest first, limit 1.
+	ProfileVersions = "profile_versions"
 )
 
 // ErrTaken says that a unique name (a hash, a voucher) is already held.
@@ -54,6 +57,7 @@ var Indexes = []mongox.Index{
 	// Ranges and migrations are read by _id only; the index makes the collections exist from the
 	// start (FerretDB's point-read index is added to the collections it holds).
 	{Collection: Ranges, Keys: bson.D{{Key: "_id", Value: 1}}},
+	{Collection: ProfileVersions, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
 	{Collection: KeyIDs, Keys: bson.D{{Key: "digest", Value: 1}}},
 }

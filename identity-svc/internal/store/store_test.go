@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -190,5 +191,37 @@ func TestAssociationDeletionKeepsTheDocument(t *testing.T) {
 	var doc Association
 	if err := s.one(ctx, Associations, mongox.ByID(a.ID), &doc); err != nil || len(doc.Events) != 1 {
 		t.Fatalf("the deleted association's document: %+v, %v", doc, err)
+	}
+}
+
+// TestProfileVersionsOfTheEarlierLayoutStillRead: an object whose versions were reported before
+// they became a range (facts and a head hint only) reads its latest version from them, and a
+// version reported since is read from the range, above them.
+func TestProfileVersionsOfTheEarlierLayoutStillRead(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	o := publicObject("obj_earlierprofile", "v1", t0)
+	if err := s.InsertObject(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	for v := 2; v <= 4; v++ { // as the earlier release wrote them
+		if err := s.insert(ctx, Facts, fact{ID: factID(o.ID, factProfile, v), ObjectID: o.ID, Kind: factProfile, Seq: v,
+			Title: fmt.Sprintf("v%d", v), At: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.raiseProfileHead(ctx, o.ID, 3); err != nil { // a head hint behind the newest fact
+		t.Fatal(err)
+	}
+	got, err := s.Object(ctx, o.ID)
+	if err != nil || got.Version != 4 || got.Title != "v4" {
+		t.Fatalf("the earlier layout reads version %d %q (%v), want 4", got.Version, got.Title, err)
+	}
+	if err := s.UpdateProfile(ctx, o.ID, 5, "v5", t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.Object(ctx, o.ID); err != nil || got.Version != 5 || got.Title != "v5" {
+		t.Fatalf("after a new report: version %d %q (%v), want 5", got.Version, got.Title, err)
 	}
 }
