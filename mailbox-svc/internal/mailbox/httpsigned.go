@@ -75,4 +75,3 @@ func (s *Sender) verifyRequest(ctx context.Context, d Draft, from *identity.Obje
 func directoryURL(base, hash string) string {
 	return base + "/api/objects/" + url.PathEscape(hash) + "/http-message-signatures-directory"
 }
-

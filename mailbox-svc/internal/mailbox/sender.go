@@ -61,7 +61,7 @@ type Sender struct {
 	// BaseURL is the public URL svc answers at: the authority a signed request must be signed
 	// for, and the home of senders' key directories.
 	BaseURL string
-	Log           *slog.Logger
+	Log     *slog.Logger
 	// places queues this process's replies to one thread (see writeReply).
 	places placeLocks
 }
