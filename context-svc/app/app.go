@@ -94,7 +94,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Log:           b.Log,
 		ETags:         etags,
 	}
-	api.Register(b.API, &api.Handler{Profiles: profiles, ETags: etags, BaseURL: strings.TrimRight(cfg.BaseURL, "/")})
+	api.Register(b.API, &api.Handler{Profiles: profiles, ETags: etags, BaseURL: strings.TrimRight(cfg.BaseURL, "/"),
+		ServiceKey: b.RequestSigner()})
 	projections := &consumers.Projections{Store: st}
 	// Every projection write is keyed by what it records (a block list, a decision, a version):
 	// redeliveries change nothing, so no dedupe record is read or written per event, which

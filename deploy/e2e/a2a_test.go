@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -256,4 +257,72 @@ func TestAgentCardIsBoundToItsHost(t *testing.T) {
 	if err := checkCardHost(t, env, copied.URL+path, copy); err == nil {
 		t.Fatal("a copy of the card served from another host passes the host check")
 	}
+}
+
+// TestServiceCardDeliversToAnyBox: svc's own card at /.well-known/agent-card.json is found by
+// a2a-go's default resolver from the host alone, is signed with svc's key (typ JOSE, jku its key
+// directory on the same host, the key svc's did:web document lists too), and its interface
+// delivers a message to the box message.metadata.to_hash names; a message that names none is 400.
+func TestServiceCardDeliversToAnyBox(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	alice, _ := env.CreateObject(t, nil)
+	bob, bobKey := env.CreateObject(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	card, err := agentcard.DefaultResolver.Resolve(ctx, env.URL)
+	if err != nil {
+		t.Fatalf("resolve svc's card: %v", err)
+	}
+	if card.Name != "svc" || len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0].URL != env.URL+"/a2a" {
+		t.Fatalf("card: %+v", card)
+	}
+	raw := env.Do(t, "GET", "/.well-known/agent-card.json", "", nil).Expect(t, 200).Body
+	var signed struct {
+		Signatures []struct {
+			Protected string `json:"protected"`
+		} `json:"signatures"`
+	}
+	if err := json.Unmarshal(raw, &signed); err != nil || len(signed.Signatures) != 1 {
+		t.Fatalf("the card's signatures: %v %s", err, raw)
+	}
+	header, _ := base64.RawURLEncoding.DecodeString(signed.Signatures[0].Protected)
+	var h struct{ Typ, Jku, Kid string }
+	_ = json.Unmarshal(header, &h)
+	if h.Typ != "JOSE" || h.Jku != env.URL+"/.well-known/http-message-signatures-directory" {
+		t.Fatalf("protected header %s", header)
+	}
+	var keys jose.JSONWebKeySet
+	env.Do(t, "GET", strings.TrimPrefix(h.Jku, env.URL), "", nil).Expect(t, 200).Decode(t, &keys)
+	if err := verifyCard(raw, keys); err != nil {
+		t.Fatalf("svc's card does not verify with the keys jku names: %v", err)
+	}
+	did := env.Do(t, "GET", "/.well-known/did.json", "", nil).Expect(t, 200).JSON(t)
+	host := strings.TrimPrefix(env.URL, "http://")
+	if did["id"] != "did:web:"+strings.Replace(host, ":", "%3A", 1) || !strings.Contains(fmt.Sprint(did["verificationMethod"]), h.Kid) {
+		t.Fatalf("svc's DID document %v does not name the card's key %s", did, h.Kid)
+	}
+
+	client, err := a2aclient.NewFromCard(ctx, card)
+	if err != nil {
+		t.Fatalf("client from svc's card: %v", err)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Hello through svc's card"))
+	msg.Metadata = map[string]any{"from_hash": alice, "to_hash": bob}
+	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	ack, ok := res.(*a2a.Message)
+	if !ok || ack.ContextID == "" {
+		t.Fatalf("send answered %#v", res)
+	}
+	got := env.Do(t, "GET", "/api/threads/"+ack.ContextID, bobKey, nil).Expect(t, 200).JSON(t)["messages"].([]any)[0].(map[string]any)
+	if got["body"] != "Hello through svc's card" || got["from_hash"] != alice || got["to_hash"] != bob {
+		t.Fatalf("bob's mailbox holds %v", got)
+	}
+	nobody := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("to whom?"))
+	nobody.Metadata = map[string]any{"from_hash": alice}
+	env.Do(t, "POST", "/a2a/message:send", "", map[string]any{"message": nobody}).ExpectError(t, 400, "MISSING_FIELD")
 }

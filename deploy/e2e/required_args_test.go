@@ -89,7 +89,7 @@ func (f *requiredFixture) value(name string) any {
 		return []string{f.source}
 	case "message":
 		return map[string]any{"messageId": "msg-required-fields", "role": "ROLE_USER",
-			"parts": []any{map[string]any{"text": "Hello over A2A"}}, "metadata": map[string]any{"from_hash": f.peer}}
+			"parts": []any{map[string]any{"text": "Hello over A2A"}}, "metadata": map[string]any{"from_hash": f.peer, "to_hash": f.own}}
 	}
 	return nil
 }

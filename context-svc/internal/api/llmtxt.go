@@ -8,6 +8,7 @@ import (
 	"github.com/svcdev/svc/context-svc/internal/profile"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/pkg/service"
 )
 
 // textBody is the body of the routes that replace one markdown text: llm.txt, decision memory.
@@ -75,6 +76,19 @@ func (h *Handler) coach(c *gin.Context) error {
 		Hash: t.Hash, BaseURL: h.BaseURL, Markdown: p.LLMTxt, Sources: len(p.Included), Rules: p.Rules,
 	})
 	c.Data(http.StatusOK, textPlain, []byte(text))
+	return nil
+}
+
+// serviceCard serves svc's own A2A card, signed with svc's key and bound to its host by jku.
+func (h *Handler) serviceCard(c *gin.Context) error {
+	card := profile.ServiceCard(h.BaseURL, "1")
+	if h.ServiceKey != nil {
+		if err := card.SignWith(h.ServiceKey.Key, h.ServiceKey.KeyID, h.BaseURL+service.DirectoryPath); err != nil {
+			return err
+		}
+	}
+	c.Header("Cache-Control", "public, max-age=300")
+	c.JSON(http.StatusOK, card)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/svcdev/svc/context-svc/internal/store"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -23,6 +24,8 @@ type Handler struct {
 	ETags *httpx.ETags
 	// BaseURL is the public address of the API, for links and the messaging section.
 	BaseURL string
+	// ServiceKey signs svc's own card; it is published at service.DirectoryPath.
+	ServiceKey *httpsig.Signer
 }
 
 // Register mounts the routes on api (a group that already requires an internal token).
@@ -49,6 +52,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	o.POST("/decision-memory", httpx.Handle(h.rebuildMemory))
 	o.GET("/agent-card.json", cacheable, httpx.Handle(h.agentCard))
 
+	api.GET("/.well-known/agent-card.json", httpx.Handle(h.serviceCard))
 	api.GET("/api/context-links/:linkId", httpx.Handle(h.getLink))
 	api.GET("/context/:linkId", httpx.Handle(h.linkPage))
 

@@ -292,19 +292,24 @@ func peekField(c *gin.Context, field string) (string, error) {
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(raw))
 	c.Request.ContentLength = int64(len(raw))
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil {
-		return "", nil
-	}
-	// The services decode keys as encoding/json does, case-insensitively, and refuse a key that
-	// differs from a field only by case: so does the gateway, which looks the field up exactly.
-	for key := range fields {
-		if key != field && strings.EqualFold(key, field) {
-			return "", httpx.BadRequest(httpx.CodeUnknownField, "unknown field %q: field names are case-sensitive", key)
+	// field may name a nested member, its path dotted (message.metadata.to_hash).
+	for _, name := range strings.Split(field, ".") {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil {
+			return "", nil
 		}
+		// The services decode keys as encoding/json does, case-insensitively, and refuse a key
+		// that differs from a field only by case: so does the gateway, which looks the field up
+		// exactly.
+		for key := range fields {
+			if key != name && strings.EqualFold(key, name) {
+				return "", httpx.BadRequest(httpx.CodeUnknownField, "unknown field %q: field names are case-sensitive", key)
+			}
+		}
+		raw = fields[name]
 	}
 	var v string
-	if json.Unmarshal(fields[field], &v) != nil {
+	if json.Unmarshal(raw, &v) != nil {
 		return "", nil
 	}
 	return strings.TrimSpace(v), nil

@@ -122,3 +122,14 @@ func serveDirectory(c *gin.Context, dir *object.KeyDirectory, header http.Header
 	c.JSON(http.StatusOK, dir)
 	return nil
 }
+
+// serviceDID serves svc's own did:web document.
+func (h *handlers) serviceDID(c *gin.Context) error {
+	doc, err := h.objects.ServiceDID()
+	if err != nil {
+		return err
+	}
+	c.Header("Content-Type", signing.DIDContentType)
+	c.JSON(http.StatusOK, doc)
+	return nil
+}

@@ -73,3 +73,24 @@ func (s *Service) ServiceKeyDirectory() (*KeyDirectory, http.Header, error) {
 	}
 	return dir, h, nil
 }
+
+// ServiceDID is svc's own did:web document (did:web:<host>), served at /.well-known/did.json:
+// the key of its signed requests and of its own agent card, and its services.
+func (s *Service) ServiceDID() (signing.DIDDocument, error) {
+	if s.RequestSigner == nil {
+		return signing.DIDDocument{}, apierr.NotFound("DID document")
+	}
+	did, err := signing.DIDWeb(s.BaseURL, "")
+	if err != nil {
+		return signing.DIDDocument{}, err
+	}
+	k := s.RequestSigner
+	keys := signing.KeySet{Keys: []signing.Key{{KID: k.KeyID, X: base64.RawURLEncoding.EncodeToString(k.Key.Public().(ed25519.PublicKey)),
+		HeldBy: signing.HeldBySvc}}}
+	return signing.NewDIDDocument(did, keys, []string{s.BaseURL}, []signing.DIDService{
+		{ID: did + "#a2a", Type: "A2AAgentCard", ServiceEndpoint: s.BaseURL + "/.well-known/agent-card.json"},
+		{ID: did + "#mcp", Type: "MCPServer", ServiceEndpoint: s.BaseURL + "/mcp"},
+		{ID: did + "#llm", Type: "LLMsTxt", ServiceEndpoint: s.BaseURL + "/llms.txt"},
+		{ID: did + "#keys", Type: "HTTPMessageSignaturesDirectory", ServiceEndpoint: s.BaseURL + "/.well-known/http-message-signatures-directory"},
+	}), nil
+}

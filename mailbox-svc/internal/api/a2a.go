@@ -83,7 +83,26 @@ func (h *Handler) a2aSend(c *gin.Context) error {
 		return err
 	}
 	// The box as the caller named it: a private box's current hash is never revealed.
-	d, err := a2aDraft(c, req.Message, c.Param("hash"))
+	return h.a2aDeliver(c, req, c.Param("hash"))
+}
+
+// a2aSendAny is the service's own message:send (its card at /.well-known/agent-card.json): the
+// same send, to the box message.metadata.to_hash names.
+func (h *Handler) a2aSendAny(c *gin.Context) error {
+	var req a2aSendRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return err
+	}
+	to, ok := req.Message.Metadata["to_hash"].(string)
+	if !ok || strings.TrimSpace(to) == "" {
+		return httpx.BadRequest(httpx.CodeMissingField, "name the box to deliver to in message.metadata.to_hash")
+	}
+	return h.a2aDeliver(c, req, strings.TrimSpace(to))
+}
+
+// a2aDeliver sends req's message to the box toHash and answers the A2A acknowledgement.
+func (h *Handler) a2aDeliver(c *gin.Context, req a2aSendRequest, toHash string) error {
+	d, err := a2aDraft(c, req.Message, toHash)
 	if err != nil {
 		return err
 	}

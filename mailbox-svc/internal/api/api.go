@@ -29,6 +29,7 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	api.DELETE("/api/objects/:hash/sender-blocks/:blocked_hash", httpx.Handle(h.unblockSender))
 	// A2A's method paths hold a literal colon, which Gin takes escaped.
 	api.POST(`/api/objects/:hash/a2a/message\:send`, httpx.Handle(h.a2aSend))
+	api.POST(`/a2a/message\:send`, httpx.Handle(h.a2aSendAny))
 	api.GET("/api/objects/:hash/a2a/tasks/:id", httpx.Handle(h.a2aTask))
 
 	in := api.Group("/internal/v1")
