@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -156,6 +157,32 @@ func BenchmarkOwnerRoute(b *testing.B) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// TestPeekFieldReadsNestedMembers: a recipient named by a dotted path is read from the nested
+// member, the body is put back whole, a member that differs from the path only by case is
+// refused as the services refuse it, and a body without the member names no recipient.
+func TestPeekFieldReadsNestedMembers(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	peek := func(body string) (string, string, error) {
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest(http.MethodPost, "/a2a/message:send", strings.NewReader(body))
+		v, err := peekField(c, "message.metadata.to_hash")
+		rest, _ := io.ReadAll(c.Request.Body)
+		return v, string(rest), err
+	}
+	body := `{"message":{"metadata":{"to_hash":" svc_bob ","from_hash":"svc_alice"}}}`
+	if v, rest, err := peek(body); v != "svc_bob" || err != nil || rest != body {
+		t.Fatalf("peek = %q, %v, body %q", v, err, rest)
+	}
+	if _, _, err := peek(`{"message":{"Metadata":{"to_hash":"svc_bob"}}}`); err == nil {
+		t.Error("a member differing by case only was not refused")
+	}
+	for _, b := range []string{`{"message":{}}`, `{"message":"x"}`, `not json`, `{"message":{"metadata":{"to_hash":7}}}`} {
+		if v, _, err := peek(b); v != "" || err != nil {
+			t.Errorf("%s: peek = %q, %v; want no recipient", b, v, err)
 		}
 	}
 }
