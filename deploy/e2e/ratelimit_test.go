@@ -54,6 +54,14 @@ func TestRecipientLimitCoversAliasesAndKeyCase(t *testing.T) {
 	env.Do(t, "POST", "/api/messages", "", map[string]any{"from_hash": alice, "To_Hash": "svc_bob_alias", "kind": "note", "body": "hi"}).
 		ExpectError(t, 400, "UNKNOWN_FIELD")
 	env.Do(t, "POST", "/api/objects", "", map[string]any{"Visibility": "public"}).ExpectError(t, 400, "UNKNOWN_FIELD")
+	// svc's own A2A binding names the box inside the message: the same budget applies.
+	a2aTo := func(to string) *Response {
+		return env.Do(t, "POST", "/a2a/message:send", "", map[string]any{"message": map[string]any{"messageId": "m-" + to,
+			"role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}, "metadata": map[string]any{"from_hash": alice, "to_hash": to}}})
+	}
+	a2aTo(bob).ExpectError(t, 429, "RATE_LIMITED")
+	carol, _ := env.CreateObject(t, nil)
+	a2aTo(carol).Expect(t, 200)
 }
 
 // TestKeysAreRateLimitedPerIPBeforeAuthentication sends well-formed random keys from one IP: the
