@@ -50,9 +50,7 @@ func (c *Client) NewSigningKey(ctx context.Context, hash string) (*SigningKey, e
 
 // DirectoryURL is where svc publishes an object's keys for signed requests (Web Bot Auth's
 // signature agent).
-func DirectoryURL(baseURL, hash string) string {
-	return baseURL + "/api/objects/" + url.PathEscape(hash) + "/http-message-signatures-directory"
-}
+func DirectoryURL(baseURL, hash string) string { return httpsig.ObjectDirectoryURL(baseURL, hash) }
 
 // RequestSigner returns the signer of requests made as the key's object, whose keys svc at
 // baseURL publishes.

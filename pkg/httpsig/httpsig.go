@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -301,6 +302,15 @@ func authority(req *http.Request) string {
 
 // DirectoryTag is the tag of the signature over a key directory's response.
 const DirectoryTag = "http-message-signatures-directory"
+
+// DirectoryPath is where svc publishes the key of its own signed requests.
+const DirectoryPath = "/.well-known/http-message-signatures-directory"
+
+// ObjectDirectoryURL is where svc at base publishes an object's key for its signed requests:
+// the Signature-Agent of a request the object signs.
+func ObjectDirectoryURL(base, hash string) string {
+	return base + "/api/objects/" + url.PathEscape(hash) + "/http-message-signatures-directory"
+}
 
 // DirectoryContentType is the media type of a key directory.
 const DirectoryContentType = "application/http-message-signatures-directory+json"

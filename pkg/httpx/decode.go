@@ -30,18 +30,29 @@ func Decode(c *gin.Context, dst any) error {
 
 // DecodeLimit is Decode with an explicit size limit.
 func DecodeLimit(c *gin.Context, dst any, limit int64) error {
+	raw, err := ReadBody(c, limit)
+	if err != nil {
+		return err
+	}
+	return DecodeBytes(raw, dst)
+}
+
+// ReadBody reads the request body whole, refusing one larger than limit (413), and puts it back,
+// so that a handler that needs the bytes themselves (a signature's digest) can still decode it.
+func ReadBody(c *gin.Context, limit int64) ([]byte, error) {
 	if c.Request.ContentLength > limit {
-		return TooLarge(limit)
+		return nil, TooLarge(limit)
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return TooLarge(limit)
+			return nil, TooLarge(limit)
 		}
-		return BadRequest(CodeInvalidJSON, "could not read the request body")
+		return nil, BadRequest(CodeInvalidJSON, "could not read the request body")
 	}
-	return DecodeBytes(raw, dst)
+	c.Request.Body = io.NopCloser(bytes.NewReader(raw))
+	return raw, nil
 }
 
 // DecodeBytes applies Decode's rules to an already read body.

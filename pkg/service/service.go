@@ -166,12 +166,9 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	return b, nil
 }
 
-// DirectoryPath is where svc publishes the key of its own signed requests (Web Bot Auth).
-const DirectoryPath = "/.well-known/http-message-signatures-directory"
-
 // RequestSigner is the signer of svc's own outbound requests (webhook deliveries, claim checks,
 // ingest and sync fetches): one Ed25519 key every service derives from the key they share
-// (SERVICE_JWT_KEY), published at DirectoryPath under BASE_URL.
+// (SERVICE_JWT_KEY), published at httpsig.DirectoryPath under BASE_URL.
 func (b *Base) RequestSigner() *httpsig.Signer {
 	return RequestSigner(b.Key, b.Config.BaseURL)
 }
@@ -193,7 +190,7 @@ func RequestSigner(key *authn.SigningKey, baseURL string) *httpsig.Signer {
 	if err != nil {
 		panic(err) // an Ed25519 public key always has a thumbprint
 	}
-	return &httpsig.Signer{Key: priv, KeyID: kid, Agent: strings.TrimRight(baseURL, "/") + DirectoryPath}
+	return &httpsig.Signer{Key: priv, KeyID: kid, Agent: strings.TrimRight(baseURL, "/") + httpsig.DirectoryPath}
 }
 
 // internalAuth reads the services' signing key and the gateway's public key.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/svcdev/svc/context-svc/internal/profile"
 	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/httpsig"
 	"github.com/svcdev/svc/pkg/httpx"
-	"github.com/svcdev/svc/pkg/service"
 )
 
 // textBody is the body of the routes that replace one markdown text: llm.txt, decision memory.
@@ -83,7 +83,7 @@ func (h *Handler) coach(c *gin.Context) error {
 func (h *Handler) serviceCard(c *gin.Context) error {
 	card := profile.ServiceCard(h.BaseURL, "1")
 	if h.ServiceKey != nil {
-		if err := card.SignWith(h.ServiceKey.Key, h.ServiceKey.KeyID, h.BaseURL+service.DirectoryPath); err != nil {
+		if err := card.SignWith(h.ServiceKey.Key, h.ServiceKey.KeyID, h.BaseURL+httpsig.DirectoryPath); err != nil {
 			return err
 		}
 	}

@@ -24,7 +24,7 @@ type Handler struct {
 	ETags *httpx.ETags
 	// BaseURL is the public address of the API, for links and the messaging section.
 	BaseURL string
-	// ServiceKey signs svc's own card; it is published at service.DirectoryPath.
+	// ServiceKey signs svc's own card; it is published at httpsig.DirectoryPath.
 	ServiceKey *httpsig.Signer
 }
 

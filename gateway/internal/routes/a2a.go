@@ -26,6 +26,11 @@ var (
 		"text": Str(), "raw": Str(), "data": Schema{}, "url": Str(), "filename": Str(), "mediaType": Str(),
 		"metadata": Schema{"type": "object"},
 	})
+	// a2aSendConfiguration is a SendMessageRequest's configuration, which svc reads none of.
+	a2aSendConfiguration = Obj(map[string]Schema{
+		"acceptedOutputModes": strs, "returnImmediately": Bool(), "historyLength": Int(),
+		"taskPushNotificationConfig": Schema{"type": "object"},
+	})
 	a2aMessage = func(required ...string) Schema {
 		return Obj(map[string]Schema{
 			"messageId": Str(), "contextId": Str(), "taskId": Str(), "role": Enum("ROLE_USER", "ROLE_AGENT"),
@@ -38,20 +43,14 @@ var (
 var A2ASchemas = map[string]Schema{
 	"A2AMessage": a2aMessage("messageId", "role", "parts"),
 	"A2ASendMessageRequest": Obj(map[string]Schema{
-		"tenant": Str(),
-		"configuration": Obj(map[string]Schema{
-			"acceptedOutputModes": strs, "returnImmediately": Bool(), "historyLength": Int(),
-			"taskPushNotificationConfig": Schema{"type": "object"},
-		}),
-		"message":  Schema{"allOf": []any{Ref("A2AMessage")}, "description": "role ROLE_USER, text parts only; metadata may carry from_hash, kind, and a signature with signed_at and nonce as POST /api/messages takes them"},
-		"metadata": Schema{"type": "object"},
+		"tenant":        Str(),
+		"configuration": a2aSendConfiguration,
+		"message":       Schema{"allOf": []any{Ref("A2AMessage")}, "description": "role ROLE_USER, text parts only; metadata may carry from_hash, kind, and a signature with signed_at and nonce as POST /api/messages takes them"},
+		"metadata":      Schema{"type": "object"},
 	}, "message"),
 	"A2AServiceSendMessageRequest": Obj(map[string]Schema{
-		"tenant": Str(),
-		"configuration": Obj(map[string]Schema{
-			"acceptedOutputModes": strs, "returnImmediately": Bool(), "historyLength": Int(),
-			"taskPushNotificationConfig": Schema{"type": "object"},
-		}),
+		"tenant":        Str(),
+		"configuration": a2aSendConfiguration,
 		"message": Obj(map[string]Schema{
 			"messageId": Str(), "contextId": Str(), "taskId": Str(), "role": Enum("ROLE_USER", "ROLE_AGENT"),
 			"parts": Arr(a2aPart), "extensions": strs, "referenceTaskIds": strs,

@@ -91,6 +91,6 @@ func (s *Service) ServiceDID() (signing.DIDDocument, error) {
 		{ID: did + "#a2a", Type: "A2AAgentCard", ServiceEndpoint: s.BaseURL + "/.well-known/agent-card.json"},
 		{ID: did + "#mcp", Type: "MCPServer", ServiceEndpoint: s.BaseURL + "/mcp"},
 		{ID: did + "#llm", Type: "LLMsTxt", ServiceEndpoint: s.BaseURL + "/llms.txt"},
-		{ID: did + "#keys", Type: "HTTPMessageSignaturesDirectory", ServiceEndpoint: s.BaseURL + "/.well-known/http-message-signatures-directory"},
+		{ID: did + "#keys", Type: "HTTPMessageSignaturesDirectory", ServiceEndpoint: s.BaseURL + httpsig.DirectoryPath},
 	}), nil
 }

@@ -1,9 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -153,17 +150,9 @@ func requestSignature(c *gin.Context) (*mailbox.SignedRequest, error) {
 	if c.GetHeader(httpsig.HeaderSignatureInput) == "" {
 		return nil, nil
 	}
-	if c.Request.ContentLength > httpx.MaxBodyBytes {
-		return nil, httpx.TooLarge(httpx.MaxBodyBytes)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, httpx.MaxBodyBytes))
+	body, err := httpx.ReadBody(c, httpx.MaxBodyBytes)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, httpx.TooLarge(httpx.MaxBodyBytes)
-		}
-		return nil, httpx.BadRequest(httpx.CodeInvalidJSON, "could not read the request body")
+		return nil, err
 	}
-	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	return &mailbox.SignedRequest{Request: c.Request, Body: body}, nil
 }

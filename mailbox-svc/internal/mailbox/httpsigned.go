@@ -38,7 +38,7 @@ func (s *Sender) verifyRequest(ctx context.Context, d Draft, from *identity.Obje
 	req.Host, req.URL.Scheme = base.Host, base.Scheme
 	var kid string
 	v, err := httpsig.Verify(req, d.HTTPSignature.Body, clock.Now(), func(keyID, agent string) (ed25519.PublicKey, error) {
-		if agent != directoryURL(s.BaseURL, d.FromHash) && agent != directoryURL(s.BaseURL, from.Hash) {
+		if agent != httpsig.ObjectDirectoryURL(s.BaseURL, d.FromHash) && agent != httpsig.ObjectDirectoryURL(s.BaseURL, from.Hash) {
 			return nil, apierr.BadRequest(CodeInvalidSignature, "Signature-Agent must name the key directory of from_hash")
 		}
 		keys, err := s.Signing.FreshSigningKeys(ctx, from.ObjectID)
@@ -69,9 +69,4 @@ func (s *Sender) verifyRequest(ctx context.Context, d Draft, from *identity.Obje
 		return nil, apierr.Conflict(CodeSignatureReplayed, "this request signature was already used; a signature is accepted once")
 	}
 	return &store.Signature{KID: kid, SignedAt: clock.Format(v.Created.UTC()), Nonce: v.Nonce, Via: store.ViaHTTPSignature}, nil
-}
-
-// directoryURL is the key directory of an object's signed requests (see pkg/client.DirectoryURL).
-func directoryURL(base, hash string) string {
-	return base + "/api/objects/" + url.PathEscape(hash) + "/http-message-signatures-directory"
 }
