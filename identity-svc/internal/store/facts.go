@@ -84,14 +84,16 @@ func (s *Store) ChangeHash(ctx context.Context, o *Object, hash, username string
 // UpdateProfile records the context version and title that context-svc reports. The object's
 // version is the highest reported, so it never goes backwards; the version keptProfiles below it
 // is pruned (a point delete: versions come one by one, so each report prunes the one that fell
-// out of the margin).
+// out of the margin). The version goes into the versions' range before the facts: a reader that
+// finds the range empty steps through the facts (headProfile), and whatever it finds there is
+// then already in the range that later reads take, so no later read sees a lower version.
 func (s *Store) UpdateProfile(ctx context.Context, id string, version int, title string, at time.Time) error {
-	err := s.insert(ctx, Facts, fact{ID: factID(id, factProfile, version), ObjectID: id, Kind: factProfile,
+	err := s.insert(ctx, ProfileVersions, fact{ID: profileVersionID(id, version), ObjectID: id, Kind: factProfile,
 		Seq: version, Title: title, At: at})
 	if err != nil && !errors.Is(err, ErrTaken) { // ErrTaken: the same version reported again
 		return err
 	}
-	err = s.insert(ctx, ProfileVersions, fact{ID: profileVersionID(id, version), ObjectID: id, Kind: factProfile,
+	err = s.insert(ctx, Facts, fact{ID: factID(id, factProfile, version), ObjectID: id, Kind: factProfile,
 		Seq: version, Title: title, At: at})
 	if err != nil && !errors.Is(err, ErrTaken) {
 		return err
