@@ -1,6 +1,7 @@
 # svc: every module of the workspace is tested, vetted and benchmarked from here.
 MODULES := $(shell go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
-GO_TEST_FLAGS ?= -count=1 -timeout 15m
+# The timeout guards against a hang; the end-to-end package alone takes about ten minutes on two cores.
+GO_TEST_FLAGS ?= -count=1 -timeout 25m
 
 .PHONY: test-ferretdb ferretdb-patch test test-browser test-system test-a2a-js test-did-js test-web-bot-auth lint run bench build fmt-check bench-embedded bench-range bench-stack bench-fresh test-sse-js test-oauth-js bench-scale
 
