@@ -149,6 +149,21 @@ func TestMCPAgentLoop(t *testing.T) {
 	if me := toolOK(t, old, "whoami", nil); me["hash"] != alice {
 		t.Errorf("whoami over 2025-11-25 = %v", me)
 	}
+	// Both wires declare what the server answers: the prompt and resource lists (empty) too.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, c := range []*mcp.ClientSession{s, old} {
+		caps := c.InitializeResult().Capabilities
+		if caps == nil || caps.Tools == nil || caps.Prompts == nil || caps.Resources == nil || caps.Completions != nil {
+			t.Errorf("%s declares %+v, want tools, prompts and resources, no completions", c.InitializeResult().ProtocolVersion, caps)
+		}
+		if p, err := c.ListPrompts(ctx, nil); err != nil || len(p.Prompts) != 0 {
+			t.Errorf("prompts/list at %s = %+v, %v; want an empty list", c.InitializeResult().ProtocolVersion, p, err)
+		}
+		if r, err := c.ListResources(ctx, nil); err != nil || len(r.Resources) != 0 {
+			t.Errorf("resources/list at %s = %+v, %v; want an empty list", c.InitializeResult().ProtocolVersion, r, err)
+		}
+	}
 
 	me := toolOK(t, s, "whoami", nil)
 	if me["hash"] != alice || me["owner_key"] != true {

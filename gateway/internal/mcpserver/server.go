@@ -105,7 +105,7 @@ func New(opts Options) (*Handler, error) {
 	named := routes.Schemas()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "svc", Title: "svc", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: Capabilities(),
 		// tools/list depends on the key presented: a cache must keep it to that client.
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			if _, ok := req.(*mcp.ListToolsRequest); ok {
@@ -133,6 +133,24 @@ func New(opts Options) (*Handler, error) {
 		MaxRequestBodyBytes: httpx.MaxBodyBytes,
 	})
 	return h, nil
+}
+
+// Capabilities are what initialize and server/discover declare: every feature the server
+// answers, and only those. The SDK answers prompts/list, resources/list,
+// resources/templates/list and resources/read on any server, and logging/setLevel on the
+// pre-2026-07-28 wire, whatever it declares; svc offers no prompts or resources (its lists are
+// empty, and a read of any URI is "Resource not found") and sends no log messages at any level,
+// but a client may only call what is declared, so the features it answers are declared too.
+// completion/complete and resources/subscribe are not answered (the SDK serves them only with a
+// handler), so completions and subscribe are not declared; nor is listChanged, as the tools,
+// prompts and resources of a build never change while it runs.
+func Capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{
+		Tools:     &mcp.ToolCapabilities{},
+		Prompts:   &mcp.PromptCapabilities{},
+		Resources: &mcp.ResourceCapabilities{},
+		Logging:   &mcp.LoggingCapabilities{},
+	}
 }
 
 // describe builds the MCP tool of t over its route.
