@@ -120,6 +120,16 @@ func TestStoreCommandBudget(t *testing.T) {
 		env.Do(t, "GET", "/api/objects/"+bob+p, "", nil).Expect(t, 200)
 	}
 	env.Do(t, "GET", "/api/objects/"+bob+"/keys", bobKey, nil).Expect(t, 200)
+	// bob's relationship memory holds every message sent to him, projected by graph-svc.
+	env.Eventually(t, func() bool {
+		for q, n := range map[string]int{"filler": 48, "long": 50, "warm": 2} {
+			m := env.Do(t, "GET", "/api/objects/"+bob+"/memory/search?limit=50&q="+q, bobKey, nil).Expect(t, 200).JSON(t)
+			if len(m["hits"].([]any)) != n {
+				return false
+			}
+		}
+		return true
+	}, "bob's memory holds the messages sent to him")
 
 	cases := []struct {
 		name    string
@@ -176,6 +186,13 @@ func TestStoreCommandBudget(t *testing.T) {
 		// object's per-day numbers.
 		{name: "stats", method: "GET", path: "/api/stats", want: 200, budget: 3},
 		{name: "analytics of 30 days", method: "GET", path: "/api/objects/" + carol + "/analytics?range=30d", key: carolKey, want: 200, budget: 1},
+		// Memory search: one find of the caller's postings range per query term (each posting
+		// carries what ranking and filtering need: the node's stems and counts, its validity
+		// fact, the index's stats), and one find of the current hashes the hits name: at most
+		// 2 commands per term.
+		{name: "memory search 1 term", method: "GET", path: "/api/objects/" + bob + "/memory/search?q=filler", key: bobKey, want: 200, budget: 2},
+		{name: "memory search 2 terms", method: "GET", path: "/api/objects/" + bob + "/memory/search?q=filler+long", key: bobKey, want: 200, budget: 4},
+		{name: "memory search 3 terms", method: "GET", path: "/api/objects/" + bob + "/memory/search?q=filler+long+warm", key: bobKey, want: 200, budget: 6},
 		// Polite polling refuses an early poll, a made-up validator and answers a current one from
 		// the feed's validator in Redis: no store command at all.
 		{name: "refused poll", method: "GET", path: "/api/feeds/" + bob + "/items?limit=7", want: 429, budget: 0},

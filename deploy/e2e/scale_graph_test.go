@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcdev/svc/deploy/internal/preload"
 	graphsvc "github.com/svcdev/svc/graph-svc/app"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/mongox"
@@ -19,10 +20,11 @@ type graphState struct {
 	hashA, keyA, idA, hashB, idB, thread string
 }
 
-// graphPhase: message nodes in one thread (the phase's size of them) and tracked sources of the
-// owner's self-ingest thread (a tenth of the size), loaded through graph-svc's own projection
-// and ingest code over its ordinary store (graph-svc's app.Preloader: every write a blind insert
-// keyed by its data, messages in batches of 200). A tenth of the messages say "kestrel", the
+// graphPhase: message nodes in one thread (the phase's size of them), loaded through graph-svc's
+// own projection over its ordinary store (graph-svc's app.Preloader: every write a blind insert
+// keyed by its data, messages in batches of 200), and tracked sources of the owner's
+// self-ingest thread (a tenth of the size), stored as a failed ingest leaves them
+// (preload.GraphSources). A tenth of the messages say "kestrel", the
 // word the memory search looks for. Its routes are owner reads, with the key of the thread's
 // first participant.
 var graphPhase = scalePhase{
@@ -81,7 +83,7 @@ var graphPhase = scalePhase{
 		var urls []string
 		for i := have / 10; i < size/10; i++ {
 			if urls = append(urls, fmt.Sprintf("https://example.com/scale/%d", i)); len(urls) == 1000 || i == size/10-1 {
-				if err := p.Sources(ctx, st.idA, st.hashA, urls); err != nil {
+				if err := preload.GraphSources(ctx, db, st.idA, st.hashA, urls, preloadedPullError, graphSchedule); err != nil {
 					tb.Fatal(err)
 				}
 				urls = urls[:0]
@@ -97,6 +99,49 @@ var graphPhase = scalePhase{
 			{path: "/api/objects/" + st.hashA + "/memory/search?q=kestrel", key: st.keyA},
 		}
 	},
+}
+
+// preloadedPullError is the error of a preloaded source's first pull.
+const preloadedPullError = "preloaded: not fetched"
+
+// graphSchedule is graph-svc's default re-pull schedule (GRAPH_PULL_INTERVAL, GRAPH_PULL_SCAN).
+var graphSchedule = preload.GraphSchedule{Interval: 6 * time.Hour, Scan: 5 * time.Minute}
+
+// TestPreloadedSourcesReadLikeIngested: sources preloaded into an owner's self-ingest thread are
+// listed newest first with their failed pull, in the ingest overview and its self thread, and a
+// second preload adds to them.
+func TestPreloadedSourcesReadLikeIngested(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	hash, key := env.CreateObject(t, nil)
+	id := env.Internal(t, "identity-svc", "GET", "/internal/v1/resolve/"+hash)["object_id"].(string)
+	client, db, err := mongox.Connect(context.Background(), testkit.Backends(t).MongoURI, env.Name+"_graph_svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(context.Background())
+	for _, urls := range [][]string{{"https://example.com/1", "https://example.com/2"}, {"https://example.com/3"}} {
+		if err := preload.GraphSources(context.Background(), db, id, hash, urls, preloadedPullError, graphSchedule); err != nil {
+			t.Fatal(err)
+		}
+	}
+	thread := "ths_" + id
+	listed := env.Do(t, "GET", "/api/threads/"+thread+"/sources", key, nil).Expect(t, 200).JSON(t)["sources"].([]any)
+	if len(listed) != 3 {
+		t.Fatalf("%d preloaded sources listed, want 3: %v", len(listed), listed)
+	}
+	for _, raw := range listed {
+		src := raw.(map[string]any)
+		if src["status"] != "error" || src["last_error"] != preloadedPullError || src["kind"] != "url" || src["visibility"] != "participants" ||
+			src["node_id"] != nil || src["last_pulled_at"] == nil {
+			t.Errorf("a preloaded source reads %v, want a failed first pull", src)
+		}
+	}
+	overview := env.Do(t, "GET", "/api/ingest", key, nil).Expect(t, 200).JSON(t)
+	self, _ := overview["self_thread"].(map[string]any)
+	if self == nil || self["thread_id"] != thread || len(overview["sources"].([]any)) != 3 {
+		t.Fatalf("the ingest overview after the preload: %v", overview)
+	}
 }
 
 // activityHas reports whether a page of public activity holds an event of type typ about the

@@ -105,7 +105,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	b.Once("participation upgrade", st.UpgradeTookPart)
 	// The lists of earlier releases (graph_log) are carried over to the data-keyed ones once.
 	b.Once("lists upgrade", st.UpgradeLists)
-	b.Once("memory index upgrade", func(ctx context.Context) error { return st.UpgradeMemory(ctx, graph.MaxIndexedStems) })
+	// The memory index of earlier releases is carried over to postings, and postings written
+	// before they carried the index's stats and their nodes' validity facts are completed, in
+	// that order (the first's postings need the second).
+	b.Once("memory index upgrade", func(ctx context.Context) error {
+		if err := st.UpgradeMemory(ctx, graph.MaxIndexedStems); err != nil {
+			return err
+		}
+		return st.UpgradePostings(ctx)
+	})
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
 	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics,

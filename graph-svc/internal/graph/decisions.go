@@ -28,6 +28,7 @@ type DecisionDraft struct {
 // supersedes and the decisions lists, and reads who took part in a thread.
 type DecisionStore interface {
 	Invalidate(ctx context.Context, v *store.Invalidation) error
+	SupersedePostings(ctx context.Context, ids []string, at time.Time, by string) error
 	TookPartIn(ctx context.Context, threadID, objectID string) (bool, error)
 	AppendDecision(ctx context.Context, objectID string, d store.DecisionRef) error
 }
@@ -61,12 +62,13 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 		Visibility: Participants, AuthorID: c.ObjectID, AuthorHash: c.Hash, Confidence: d.Confidence,
 		ValidFrom: d.ValidFrom, ValidUntil: d.ValidUntil,
 		Supersedes: slices.Compact(slices.Sorted(slices.Values(d.Supersedes))), CreatedAt: clock.Now()}
+	var old []store.Node
 	if len(n.Supersedes) > 0 {
 		fields := make(map[string]string, len(n.Supersedes))
 		for _, id := range n.Supersedes {
 			fields[id] = "supersedes_node_ids"
 		}
-		old, err := s.nodesOfThread(ctx, th.ID, c.ObjectID, fields)
+		old, err = s.nodesOfThread(ctx, th.ID, c.ObjectID, fields)
 		if err != nil {
 			return nil, err
 		}
@@ -106,6 +108,9 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 			return nil, err
 		}
 	}
+	if err := s.supersedeInMemory(ctx, th, old); err != nil {
+		return nil, err
+	}
 	if err := s.Store.AppendGraph(ctx, th.ID, store.GraphItem{Node: n}); err != nil {
 		return nil, err
 	}
@@ -121,6 +126,42 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 	}
 	v := nodeView(n, nil)
 	return &v, nil
+}
+
+// supersedeInMemory copies the validity facts of the nodes a decision supersedes onto their
+// postings in the memory index of each object that indexed them, so that a search filters
+// them without reading the facts. The facts are read back in one find (a node an earlier
+// decision superseded keeps that decision's fact), then one update per fact: usually one.
+func (s *Service) supersedeInMemory(ctx context.Context, th *store.Thread, old []store.Node) error {
+	if len(old) == 0 {
+		return nil
+	}
+	ids := make([]string, len(old))
+	for i, o := range old {
+		ids[i] = o.ID
+	}
+	invs, err := s.Store.Invalidations(ctx, ids)
+	if err != nil {
+		return err
+	}
+	byFact := map[string][]string{}
+	var facts []*store.Invalidation
+	for i := range old {
+		inv := invs[old[i].ID]
+		if inv == nil {
+			continue
+		}
+		if byFact[inv.By] == nil {
+			facts = append(facts, inv)
+		}
+		byFact[inv.By] = append(byFact[inv.By], postingIDs(&old[i], append(slices.Clone(th.Participants), old[i].AuthorID))...)
+	}
+	for _, inv := range facts {
+		if err := s.Store.SupersedePostings(ctx, byFact[inv.By], inv.InvalidAt, inv.By); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // accepted tells, for each participant of a thread, whether a decision the caller records there

@@ -166,6 +166,22 @@ func (s *Service) indexInThread(ctx context.Context, n *store.Node) error {
 	return s.indexNode(ctx, n, th.Participants)
 }
 
+// postingIDs are the _ids of a node's postings in the memory index of each of objects that
+// indexed it (those it is visible to), as indexNodes wrote them.
+func postingIDs(n *store.Node, objects []string) []string {
+	_, indexed := memoryEntry(n)
+	var ids []string
+	for i, obj := range objects {
+		if slices.Contains(objects[:i], obj) || !visibleTo(n, obj) {
+			continue
+		}
+		for _, st := range indexed {
+			ids = append(ids, store.PostingID(obj, st, n.CreatedAt, n.ID))
+		}
+	}
+	return ids
+}
+
 func peerOf(participants []string, obj string) string {
 	for _, p := range participants {
 		if p != obj {

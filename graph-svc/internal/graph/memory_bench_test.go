@@ -126,7 +126,7 @@ func memoryBenchService(b *testing.B, size int) (*graph.Service, *atomic.Int64) 
 		}
 		seq++
 	}
-	if st, err := s.Store.MemoryStatsOf(ctx, "obj_a"); err != nil || st.Nodes != int64(size) {
+	if st, err := s.Store.(*store.Store).MemoryStatsOf(ctx, "obj_a"); err != nil || st.Nodes != int64(size) {
 		b.Fatalf("alice's index holds %d nodes (%v), want %d", st.Nodes, err, size)
 	}
 	return s, &reads

@@ -28,8 +28,6 @@ const (
 	// search reads at most MaxQueryTerms × MaxPostingsPerTerm postings (2,048), whatever the
 	// index holds, so the memory a search holds is bounded too.
 	MaxPostingsPerTerm = 256
-	// memoryReaders bounds the validity facts a search reads at once.
-	memoryReaders = 16
 	// bm25K1 and bm25B are BM25's usual parameters.
 	bm25K1, bm25B = 1.2, 0.75
 )
@@ -37,7 +35,6 @@ const (
 // MemoryStore is the relationship-memory index: its writes (indexNode) and a search's reads.
 type MemoryStore interface {
 	IndexMemory(ctx context.Context, objectID string, entries []store.MemoryEntry, indexed [][]string) error
-	MemoryStatsOf(ctx context.Context, objectID string) (store.MemoryStats, error)
 	Postings(ctx context.Context, r mongox.Range) ([]store.MemoryEntry, error)
 	Hashes(ctx context.Context, objectIDs []string) (map[string]string, error)
 }
@@ -96,11 +93,12 @@ type MemoryResult struct {
 //
 // Per query term it reads ONE range of the caller's postings of that term, newest first (within
 // the query's time bounds), of 2 × (offset + limit) postings (at least 20, at most
-// MaxPostingsPerTerm), all terms at once. The postings read are the candidates: filtered on what
-// they carry and ranked; their validity facts are read best first, a page's worth per find,
-// until the page is full. Besides its terms' ranges a search reads the index's stats (a point
-// read), the current hashes of the objects the candidates name (one find) and, usually once, the
-// validity facts: 1 command per term and 3 per search, whatever the index holds.
+// MaxPostingsPerTerm), all terms at once. The postings read are the candidates: each carries
+// what the filters and the ranking need (the node's stems and counts, its validity fact once
+// superseded, the index's stats as they stood when it was written). Besides its terms' ranges
+// a search reads the current hashes of the objects the candidates name (one find, none when
+// they name only the caller): at most 1 command per term and 1 per search, whatever the index
+// holds.
 func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q MemoryQuery) (*MemoryResult, error) {
 	qt, err := q.validate()
 	if err != nil {
@@ -111,13 +109,8 @@ func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q Mem
 		return res, nil
 	}
 	want := min(MaxPostingsPerTerm, max(20, 2*(q.Offset+q.Limit)))
-	var stats store.MemoryStats
 	lists := make([][]store.MemoryEntry, len(qt))
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		stats, err = s.Store.MemoryStatsOf(gctx, c.ObjectID)
-		return err
-	})
 	for i, t := range qt {
 		g.Go(func() (err error) {
 			lists[i], err = s.Store.Postings(gctx, termRange(c.ObjectID, t, q, want))
@@ -135,6 +128,7 @@ func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q Mem
 			}
 		}
 	}
+	stats := statsOf(entries)
 	n := max(float64(stats.Nodes), float64(len(entries)), 1)
 	idf := make(map[string]float64, len(qt))
 	for i, t := range qt {
@@ -150,7 +144,22 @@ func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q Mem
 	if err != nil {
 		return nil, err
 	}
-	return s.page(ctx, res, ranked, q, hashOf)
+	return page(res, ranked, q, hashOf)
+}
+
+// statsOf is what the postings read say of the index's stats: the most nodes any of them saw
+// written (the newest of them, which every term's range reads first) and the first node's
+// time. Postings of an earlier release (before UpgradePostings ran) carry none: their count is
+// then the candidates'.
+func statsOf(entries map[string]*store.MemoryEntry) store.MemoryStats {
+	var st store.MemoryStats
+	for _, e := range entries {
+		st.Nodes = max(st.Nodes, e.Nodes)
+		if e.First != nil && !e.First.IsZero() && (st.First.IsZero() || e.First.Before(st.First)) {
+			st.First = *e.First
+		}
+	}
+	return st
 }
 
 // termRange is the range of an object's postings of stem that a query reads: newest first, at
@@ -209,6 +218,9 @@ func (q MemoryQuery) validate() ([]string, error) {
 		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "limit must be an integer from 1 to %d", MaxMemoryHits)
 	}
 	qt, _, _ := analyze(q.Q)
+	if qt == nil {
+		qt = []string{} // a query of stop words only: no terms, an empty list
+	}
 	return qt[:min(len(qt), MaxQueryTerms)], nil
 }
 
@@ -288,29 +300,16 @@ func keep(e *store.MemoryEntry, q MemoryQuery, hashOf func(string) (string, erro
 	return true, nil
 }
 
-// page reads the validity facts of the ranked candidates, best first, a page's worth (the hits
-// still to skip and to show, and as many again) in each find, until the page is full.
-func (s *Service) page(ctx context.Context, res *MemoryResult, ranked []candidate, q MemoryQuery, hashOf func(string) (string, error)) (*MemoryResult, error) {
+// page skips the candidates superseded (unless asked for, or superseded after as_of) up to the
+// offset and keeps a page of the rest, best first.
+func page(res *MemoryResult, ranked []candidate, q MemoryQuery, hashOf func(string) (string, error)) (*MemoryResult, error) {
 	kept := 0
-	batch := 2 * (q.Offset + q.Limit + 1)
-	var invs map[string]*store.Invalidation
-	for i, cd := range ranked {
-		if i%batch == 0 {
-			next := ranked[i:min(len(ranked), i+batch)]
-			ids := make([]string, len(next))
-			for j, c := range next {
-				ids[j] = c.e.NodeID
-			}
-			var err error
-			if invs, err = s.Store.Invalidations(ctx, ids); err != nil {
-				return nil, err
-			}
+	for _, cd := range ranked {
+		at := cd.e.SupersededAt
+		if at != nil && q.AsOf != nil && at.After(*q.AsOf) {
+			at = nil // superseded after the time asked about: current then
 		}
-		inv := invs[cd.e.NodeID]
-		if inv != nil && q.AsOf != nil && inv.InvalidAt.After(*q.AsOf) {
-			inv = nil // superseded after the time asked about: current then
-		}
-		if inv != nil && !q.IncludeSuperseded {
+		if at != nil && !q.IncludeSuperseded {
 			continue
 		}
 		kept++
@@ -321,7 +320,7 @@ func (s *Service) page(ctx context.Context, res *MemoryResult, ranked []candidat
 			res.NextOffset = q.Offset + q.Limit
 			break
 		}
-		h, err := hit(cd, inv, hashOf)
+		h, err := hit(cd, at, hashOf)
 		if err != nil {
 			return nil, err
 		}
@@ -349,7 +348,7 @@ func (s *Service) hashes(ctx context.Context, c *contract.Principal, entries map
 	return func(id string) (string, error) { return known[id], nil }, nil
 }
 
-func hit(cd candidate, inv *store.Invalidation, hashOf func(string) (string, error)) (MemoryHit, error) {
+func hit(cd candidate, superseded *time.Time, hashOf func(string) (string, error)) (MemoryHit, error) {
 	e := cd.e
 	author, err := hashOf(e.AuthorID)
 	if err != nil {
@@ -367,8 +366,8 @@ func hit(cd candidate, inv *store.Invalidation, hashOf func(string) (string, err
 		}
 		h.PeerHash = contract.Optional(peer)
 	}
-	if inv != nil {
-		h.SupersededAt, h.SupersededBy = clock.FormatPtr(&inv.InvalidAt), &inv.By
+	if superseded != nil {
+		h.SupersededAt, h.SupersededBy = clock.FormatPtr(superseded), &e.SupersededBy
 	}
 	return h, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -17,14 +18,17 @@ import (
 //
 //   - "p|<object>|<stem>|<created>|<node>": a posting, that node (one the object may see) holds
 //     stem among its indexed stems. It carries everything a search filters and ranks on (the
-//     node's scored stems and their counts), so that a query term is ONE range read, newest
-//     first, bounded by a limit, and ranking reads no node.
+//     node's scored stems and their counts, the index's stats as they stood when it was written,
+//     and the node's validity fact once a decision supersedes it), so that a query term is ONE
+//     range read, newest first, bounded by a limit, and ranking reads nothing else of the index.
 //   - "n|<object>": how many nodes the object's index holds and when its first was made, for
 //     BM25's idf. It is moved by $inc from whichever writer indexes a node, so on FerretDB (whose
 //     updates are read-then-write) concurrent writers may lose an increment: the count only
 //     weighs query terms against each other, never decides what is found.
+//   - "u|postings": that UpgradePostings carried the postings of the previous layout over.
 //
 // Every posting is inserted once, keyed by the node: a redelivered event inserts nothing new.
+// A posting changes once afterwards, when its node is superseded (SupersedePostings).
 const MemoryPostings = "memory_postings"
 
 // MemoryIndex is the collection of the index of earlier releases (positions and presence marks),
@@ -54,6 +58,16 @@ type MemoryEntry struct {
 	// term among them, whichever term found it.
 	Stems  []string `bson:"st"`
 	Counts []int    `bson:"tf"`
+	// Nodes and First are the object's index stats (MemoryStats) as IndexMemory moved them when
+	// it wrote the posting: a search takes BM25's idf from the newest postings it reads instead
+	// of reading the stats apart.
+	Nodes int64      `bson:"nd,omitempty"`
+	First *time.Time `bson:"fi,omitempty"`
+	// SupersededAt and SupersededBy copy the node's validity fact (node_validity) once a
+	// decision superseded it, so that a search filters and shows superseded nodes without
+	// reading the facts.
+	SupersededAt *time.Time `bson:"ia,omitempty"`
+	SupersededBy string     `bson:"ib,omitempty"`
 }
 
 type postingDoc struct {
@@ -89,47 +103,92 @@ func PostingID(objectID, stem string, created time.Time, nodeID string) string {
 
 func statsID(objectID string) string { return mongox.Key("n", keyText(objectID)) }
 
-// IndexMemory adds entries to an object's index: for each entry a posting per indexed stem
-// (indexed[i] for entries[i]), all in one unordered insert, then one move of the object's stats
-// by the entries that were new. It costs two commands whatever the entries hold.
+// IndexMemory adds entries to an object's index: one move of the object's stats by the entries
+// (whose result each posting carries), then for each entry a posting per indexed stem
+// (indexed[i] for entries[i]), all in one unordered insert. It costs two commands whatever the
+// entries hold; a redelivery, whose postings exist, takes its entries off the stats again (a
+// third command).
 func (s *Store) IndexMemory(ctx context.Context, objectID string, entries []MemoryEntry, indexed [][]string) error {
+	var first time.Time
+	var count int64
+	for i, e := range entries {
+		if len(indexed[i]) == 0 {
+			continue
+		}
+		count++
+		if first.IsZero() || e.CreatedAt.Before(first) {
+			first = e.CreatedAt
+		}
+	}
+	if count == 0 {
+		return nil
+	}
+	stats, err := s.moveStats(ctx, objectID, count, first)
+	if err != nil {
+		return err
+	}
 	var docs []postingDoc
 	owner := []int{} // docs[i] belongs to entries[owner[i]]
 	for i, e := range entries {
+		e.Nodes, e.First = stats.Nodes, &stats.First
 		for _, st := range indexed[i] {
 			docs = append(docs, postingDoc{ID: PostingID(objectID, st, e.CreatedAt, e.NodeID), MemoryEntry: e})
 			owner = append(owner, i)
 		}
 	}
-	if len(docs) == 0 {
-		return nil
-	}
-	in := make([]bool, 0, len(docs))
+	added := map[int]bool{}
 	for start := 0; start < len(docs); start += memoryBatch {
 		got, err := mongox.InsertNew(ctx, s.c(MemoryPostings), docs[start:min(start+memoryBatch, len(docs))])
 		if err != nil {
 			return fmt.Errorf("store memory postings: %w", err)
 		}
-		in = append(in, got...)
-	}
-	added := map[int]bool{}
-	first := time.Time{}
-	for i, ok := range in {
-		if ok {
-			added[owner[i]] = true
-			if c := entries[owner[i]].CreatedAt; first.IsZero() || c.Before(first) {
-				first = c
+		for i, ok := range got {
+			if ok {
+				added[owner[start+i]] = true
 			}
 		}
 	}
-	if len(added) == 0 {
-		return nil // indexed before: a redelivery
+	if again := count - int64(len(added)); again > 0 { // indexed before: a redelivery
+		if _, err := s.moveStats(ctx, objectID, -again, first); err != nil {
+			return err
+		}
 	}
-	err := mongox.Upsert(ctx, s.c(MemoryPostings), statsID(objectID), bson.D{
-		{Key: "$inc", Value: bson.D{{Key: "nodes", Value: int64(len(added))}}},
-		{Key: "$min", Value: bson.D{{Key: "first", Value: first}}}})
+	return nil
+}
+
+// moveStats moves an object's index stats by nodes made from first on, and returns them as
+// they are then: one command.
+func (s *Store) moveStats(ctx context.Context, objectID string, nodes int64, first time.Time) (MemoryStats, error) {
+	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "nodes", Value: nodes}}},
+		{Key: "$min", Value: bson.D{{Key: "first", Value: first}}}}
+	opts := options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)
+	var st MemoryStats
+	err := s.c(MemoryPostings).FindOneAndUpdate(ctx, mongox.ByID(statsID(objectID)), update, opts).Decode(&st)
+	if mongox.IsDuplicateKey(err) { // a concurrent first upsert made it: move it as it is
+		err = s.c(MemoryPostings).FindOneAndUpdate(ctx, mongox.ByID(statsID(objectID)), update, opts).Decode(&st)
+	}
 	if err != nil {
-		return fmt.Errorf("store memory stats: %w", err)
+		return MemoryStats{}, fmt.Errorf("store memory stats: %w", err)
+	}
+	return st, nil
+}
+
+// SupersedePostings copies a node's validity fact onto postings (by _id; those that do not
+// exist are left out): one update per memoryBatch postings.
+func (s *Store) SupersedePostings(ctx context.Context, ids []string, at time.Time, by string) error {
+	return s.setPostings(ctx, ids, bson.D{{Key: "ia", Value: at}, {Key: "ib", Value: by}})
+}
+
+// setPostings sets fields of postings by _id, memoryBatch at a time: the embedded store serves
+// an _id $in of at most that many from its index.
+func (s *Store) setPostings(ctx context.Context, ids []string, set bson.D) error {
+	for start := 0; start < len(ids); start += memoryBatch {
+		in := ids[start:min(start+memoryBatch, len(ids))]
+		_, err := s.c(MemoryPostings).UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}},
+			bson.D{{Key: "$set", Value: set}})
+		if err != nil {
+			return fmt.Errorf("store memory postings: %w", err)
+		}
 	}
 	return nil
 }

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -47,6 +50,93 @@ func (s *Store) UpgradeMemory(ctx context.Context, indexedStems int) error {
 	}
 	if err := old.Drop(ctx); err != nil {
 		return fmt.Errorf("upgrade memory index: drop the old index: %w", err)
+	}
+	return nil
+}
+
+// postingsUpgraded is the _id of the record that UpgradePostings ran to its end.
+var postingsUpgraded = mongox.Key("u", "postings")
+
+// UpgradePostings carries the postings of the previous layout over, once: a posting written
+// before postings carried the index's stats gets its object's stats as they are now, and the
+// posting of a node a decision superseded gets the node's validity fact. It reads the postings a
+// page at a time, with one find of the page's stats and one of its facts, and sets what they
+// lack by _id; a run cut short runs again from the start (it sets what it set before), and a
+// run that ends leaves a record the next ones stop at. Run it after UpgradeMemory, whose
+// postings it completes too.
+func (s *Store) UpgradePostings(ctx context.Context) error {
+	coll := s.c(MemoryPostings)
+	var done bson.Raw
+	err := mongox.FindOne(ctx, coll, mongox.ByID(postingsUpgraded), &done)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, mongox.ErrNotFound) {
+		return fmt.Errorf("upgrade memory postings: %w", err)
+	}
+	r := mongox.Range{Scope: mongox.Scope("p"), Limit: upgradePage}
+	for {
+		docs, err := mongox.Find[postingDoc](ctx, coll, r)
+		if err != nil {
+			return fmt.Errorf("upgrade memory postings: %w", err)
+		}
+		if len(docs) == 0 {
+			break
+		}
+		if err := s.upgradePostingsPage(ctx, docs); err != nil {
+			return fmt.Errorf("upgrade memory postings: %w", err)
+		}
+		r.After = docs[len(docs)-1].ID
+	}
+	return s.insertOnce(ctx, MemoryPostings, bson.D{{Key: "_id", Value: postingsUpgraded}})
+}
+
+// upgradePostingsPage completes a page of postings: their stats by object, their validity facts
+// by node.
+func (s *Store) upgradePostingsPage(ctx context.Context, docs []postingDoc) error {
+	statless := map[string][]string{} // postings without stats, by their stats' _id
+	byNode := map[string][]string{}
+	var statIDs, nodes []string
+	for _, d := range docs {
+		if d.Nodes == 0 {
+			parts := strings.SplitN(d.ID, mongox.Sep, 3) // "p", the object's key part, the rest
+			id := mongox.Key("n", parts[1])
+			if statless[id] == nil {
+				statIDs = append(statIDs, id)
+			}
+			statless[id] = append(statless[id], d.ID)
+		}
+		if byNode[d.NodeID] == nil {
+			nodes = append(nodes, d.NodeID)
+		}
+		byNode[d.NodeID] = append(byNode[d.NodeID], d.ID)
+	}
+	if len(statIDs) > 0 {
+		stats, err := mongox.FindAll[MemoryStats](ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: statIDs}}}})
+		if err != nil {
+			return err
+		}
+		of := make(map[string]MemoryStats, len(stats))
+		for _, st := range stats {
+			of[st.ID] = st
+		}
+		for _, id := range statIDs {
+			st := of[id]
+			if err := s.setPostings(ctx, statless[id], bson.D{{Key: "nd", Value: max(st.Nodes, 1)}, {Key: "fi", Value: st.First}}); err != nil {
+				return err
+			}
+		}
+	}
+	invs, err := s.Invalidations(ctx, nodes)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if inv := invs[n]; inv != nil {
+			if err := s.SupersedePostings(ctx, byNode[n], inv.InvalidAt, inv.By); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
