@@ -40,7 +40,10 @@ func TestProjectionsCatchUpAfterABrokerOutage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := webhookEnv(t, rcv, WithBroker(func(prefix string) []string {
+	// The deliveries' lease and timeout are the defaults: webhookEnv's short ones (for tests that
+	// stop a replica mid-attempt) leave a first attempt half a second to start, so that a
+	// backlog's first attempts would all wait for the schedule's poll, as no default stack does.
+	env := webhookEnv(t, rcv, WithEnv("WEBHOOK_CLAIM_LEASE", "60s"), WithEnv("WEBHOOK_TIMEOUT", "15s"), WithBroker(func(prefix string) []string {
 		topics = events.Topics(prefix)
 		startBroker()
 		// Registered before the suite's own clean-up, so it runs after the suite has stopped.
@@ -69,6 +72,7 @@ func TestProjectionsCatchUpAfterABrokerOutage(t *testing.T) {
 	during := load.count() - before
 	startBroker()
 	back := time.Now()
+	watch := watchCatchUp(t, env)
 	if k.Recovery != embedded.KafkaClean {
 		t.Fatalf("the broker came back %s (%s), want clean", k.Recovery, k.Detail)
 	}
@@ -81,6 +85,7 @@ func TestProjectionsCatchUpAfterABrokerOutage(t *testing.T) {
 	delivered, dups := verifyAckedWithin(t, env, rcv, acked, 5*time.Minute)
 	delivered += verifying.Sub(back)
 	caughtUp := time.Since(back)
+	t.Logf("after the broker's return: %s", watch.stop())
 	t.Logf("broker stopped %s under 20 sends/s: %d sends acknowledged (%d before the outage, %d during it, %d refused or failed), "+
 		"%d rounds of reads answered meanwhile; after its return every webhook delivery arrived within %.1fs and every thread, "+
 		"graph node and feed count had caught up within %.1fs (target 30s); %d duplicate deliveries",
