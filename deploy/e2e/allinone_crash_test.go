@@ -258,9 +258,10 @@ func verifyAckedWithin(t *testing.T, e *Env, rcv *receiver, acked []sent, within
 			for _, n := range ids {
 				dups += n - 1
 			}
-			t.Logf("every acknowledged message reached the receiver %.1fs after the load", time.Since(start).Seconds())
+			took := time.Since(start)
+			t.Logf("every acknowledged message reached the receiver %.1fs after the load", took.Seconds())
 			checkProjections(t, e, acked, deadline)
-			return time.Since(start), dups
+			return took, dups
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d acknowledged messages never reached the webhook receiver (first: %v)\nlog:\n%s",
