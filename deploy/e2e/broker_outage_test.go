@@ -23,8 +23,9 @@ const brokerOutage = 75 * time.Second
 // catches up with every acknowledged send: its thread (mailbox-svc), its graph node (graph-svc),
 // the feed's message count (feed-svc) and its webhook delivery (webhook-svc), with nothing
 // dead-lettered. The target is 30 s after the broker's return; the test waits a generous
-// five minutes and logs the time catching up took, a figure: a timed bound on a loaded machine
-// would fail for the machine's sake.
+// five minutes and logs the time catching up took, and which consumer group or outbox was behind
+// last (catchUpWatch), as figures: a timed bound on a loaded machine would fail for the
+// machine's sake.
 func TestProjectionsCatchUpAfterABrokerOutage(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t)
