@@ -146,7 +146,13 @@ func TestConsumerRedeliversAfterStopMidHandler(t *testing.T) {
 }
 
 // partitionKeys returns two object ids whose events land on different partitions.
-func partitionKeys(t *testing.T, env testkit.Env) (string, string) {
+func partitionKeys(t *testing.T, env testkit.Env) (string, string) { return twoKeys(t, env, false) }
+
+// samePartitionKeys returns two object ids whose events land on the same partition.
+func samePartitionKeys(t *testing.T, env testkit.Env) (string, string) { return twoKeys(t, env, true) }
+
+// twoKeys returns two object ids whose events land on the same partition (same) or on two.
+func twoKeys(t *testing.T, env testkit.Env, same bool) (string, string) {
 	t.Helper()
 	conn, err := kafka.Dial("tcp", env.Brokers[0])
 	if err != nil {
@@ -166,11 +172,11 @@ func partitionKeys(t *testing.T, env testkit.Env) (string, string) {
 	pa := h.Balance(kafka.Message{Key: []byte(a)}, ids...)
 	for i := range 100 {
 		b := fmt.Sprintf("obj_b%d", i)
-		if h.Balance(kafka.Message{Key: []byte(b)}, ids...) != pa {
+		if (h.Balance(kafka.Message{Key: []byte(b)}, ids...) == pa) == same {
 			return a, b
 		}
 	}
-	t.Fatalf("no two keys on different partitions among %d partitions", len(parts))
+	t.Fatalf("no two keys as wanted (same partition: %v) among %d partitions", same, len(parts))
 	return "", ""
 }
 
@@ -444,35 +450,6 @@ func TestConsumerBatches(t *testing.T) {
 	if got := order[len(want):]; !slices.Equal(got, []string{last.ID}) {
 		t.Errorf("after the restart the consumer handled %v, want only %s", got, last.ID)
 	}
-}
-
-// samePartitionKeys returns two object ids whose events land on the same partition.
-func samePartitionKeys(t *testing.T, env testkit.Env) (string, string) {
-	t.Helper()
-	conn, err := kafka.Dial("tcp", env.Brokers[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	parts, err := conn.ReadPartitions(env.Name + "." + events.TopicClaims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]int, len(parts))
-	for i := range parts {
-		ids[i] = i
-	}
-	var h kafka.Hash
-	a := "obj_a"
-	pa := h.Balance(kafka.Message{Key: []byte(a)}, ids...)
-	for i := range 100 {
-		b := fmt.Sprintf("obj_b%d", i)
-		if h.Balance(kafka.Message{Key: []byte(b)}, ids...) == pa {
-			return a, b
-		}
-	}
-	t.Fatalf("no two keys on one partition among %d partitions", len(parts))
-	return "", ""
 }
 
 // TestConsumerHandlesKeysOfAPartitionAtOnce: with KeyWorkers, a backlog of two keys that share a
