@@ -225,7 +225,7 @@ func crashSetup(t *testing.T, e *Env, rcv *receiver) (string, [][3]string) {
 }
 
 // verifyAcked waits until every acknowledged message is in its thread, has its graph node, is
-// counted by the feed and reached the receiver, and returns how long the deliveries took and the
+// counted by the feed and reached the receiver, and returns how long all of that took and the
 // number of duplicate deliveries (deduped by webhook-id). It fails after a minute.
 func verifyAcked(t *testing.T, e *Env, rcv *receiver, acked []sent) (time.Duration, int) {
 	t.Helper()
@@ -258,10 +258,9 @@ func verifyAckedWithin(t *testing.T, e *Env, rcv *receiver, acked []sent, within
 			for _, n := range ids {
 				dups += n - 1
 			}
-			took := time.Since(start)
-			t.Logf("every acknowledged message reached the receiver %.1fs after the load", took.Seconds())
+			t.Logf("every acknowledged message reached the receiver %.1fs after the load", time.Since(start).Seconds())
 			checkProjections(t, e, acked, deadline)
-			return took, dups
+			return time.Since(start), dups
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d acknowledged messages never reached the webhook receiver (first: %v)\nlog:\n%s",
