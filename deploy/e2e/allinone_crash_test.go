@@ -225,7 +225,7 @@ func crashSetup(t *testing.T, e *Env, rcv *receiver) (string, [][3]string) {
 }
 
 // verifyAcked waits until every acknowledged message is in its thread, has its graph node, is
-// counted by the feed and reached the receiver, and returns how long the deliveries took and the
+// counted by the feed and reached the receiver, and returns how long all of that took and the
 // number of duplicate deliveries (deduped by webhook-id). It fails after a minute.
 func verifyAcked(t *testing.T, e *Env, rcv *receiver, acked []sent) (time.Duration, int) {
 	t.Helper()

@@ -302,6 +302,11 @@ type Consumer struct {
 	// idempotent by its own writes, it writes a batch's documents in one command. A replayed
 	// dead letter is handled as a batch of one.
 	Batch events.BatchHandler
+	// KeyWorkers, above 1, handles the events of different keys that one fetch brings at once,
+	// that many keys together, each key's in order (events.ConsumerConfig.KeyWorkers): for a
+	// handler that writes event by event, whose backlog would otherwise drain one round trip at a
+	// time.
+	KeyWorkers int
 }
 
 // Consume registers the runner of a consumer group, which parks what cannot be handled in the
@@ -313,15 +318,17 @@ func (b *Base) Consume(c Consumer) {
 		panic("service: consumer " + c.Group + " needs exactly one of Handle and Batch")
 	case c.Batch != nil:
 		batch := c.Batch
-		b.consume(c.Group, c.Topics, func(ctx context.Context, ev events.Event) error { return batch(ctx, []events.Event{ev}) }, batch, nil)
+		b.consume(c, func(ctx context.Context, ev events.Event) error { return batch(ctx, []events.Event{ev}) }, nil)
 	case c.Idempotent:
-		b.consume(c.Group, c.Topics, c.Handle, nil, nil)
+		b.consume(c, c.Handle, nil)
 	default:
-		b.consume(c.Group, c.Topics, c.Handle, nil, b.DB.Collection(processedEvents))
+		b.consume(c, c.Handle, b.DB.Collection(processedEvents))
 	}
 }
 
-func (b *Base) consume(group string, topics []string, h events.Handler, batch events.BatchHandler, processed *mongo.Collection) {
+// consume registers c's runner; h handles one event (a replayed dead letter among them).
+func (b *Base) consume(c Consumer, h events.Handler, processed *mongo.Collection) {
+	group, topics := c.Group, c.Topics
 	id := b.Name + "." + group
 	b.handlers[id] = h
 	for _, topic := range topics {
@@ -334,7 +341,7 @@ func (b *Base) consume(group string, topics []string, h events.Handler, batch ev
 		return events.Consume(ctx, events.ConsumerConfig{
 			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: topics,
 			Processed: processed, Dead: b.DB.Collection(events.DeadLetterCollection),
-			Handler: h, Batch: batch, Log: b.Log, Health: b.health, Lag: lag,
+			Handler: h, Batch: c.Batch, KeyWorkers: c.KeyWorkers, Log: b.Log, Health: b.health, Lag: lag,
 			RetryMin: b.Config.ConsumerRetryMin, RetryMax: b.Config.ConsumerRetryMax, RetryFor: b.Config.ConsumerRetryFor,
 		})
 	})

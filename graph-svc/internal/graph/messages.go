@@ -2,11 +2,9 @@ package graph
 
 import (
 	"context"
-	"errors"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
-	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // MessageNodeID is the id of the node of a message: derived from the message, so that a
@@ -17,6 +15,7 @@ func MessageNodeID(messageID string) string { return "nod_" + messageID }
 type MessageStore interface {
 	AddThreads(ctx context.Context, ts []store.Thread) error
 	AddNodes(ctx context.Context, ns []store.Node) ([]bool, error)
+	StoredNodes(ctx context.Context, ids []string) (map[string]bool, error)
 	AppendMessages(ctx context.Context, threadID string, ms []store.MessageRef) ([]int64, error)
 	AppendGraphItems(ctx context.Context, threadID string, items []store.GraphItem) error
 }
@@ -52,21 +51,9 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 	if err := s.rememberHashes(ctx, msgs); err != nil {
 		return err
 	}
-	var nodes []*store.Node
-	var parts [][]string
-	done := map[string]bool{}
-	for _, m := range msgs {
-		if done[m.MessageID] {
-			continue // the same event twice in one batch
-		}
-		done[m.MessageID] = true
-		n, err := s.newMessageNode(ctx, m)
-		if err != nil {
-			return err
-		}
-		if n != nil {
-			nodes, parts = append(nodes, n), append(parts, []string{m.FromObjectID, m.ToObjectID})
-		}
+	nodes, parts, err := s.newMessageNodes(ctx, msgs)
+	if err != nil {
+		return err
 	}
 	if err := s.appendMessages(ctx, nodes); err != nil {
 		return err
@@ -82,24 +69,38 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 	if err := s.markTookPart(ctx, senders...); err != nil {
 		return err
 	}
-	_, err := s.Store.AddNodes(ctx, stored)
+	_, err = s.Store.AddNodes(ctx, stored)
 	return err
 }
 
-// newMessageNode is a message's node; nil when the node is stored already (projected before).
-func (s *Service) newMessageNode(ctx context.Context, m contract.MessageCreatedData) (*store.Node, error) {
-	n := &store.Node{ID: MessageNodeID(m.MessageID), ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
-		Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID,
-		CreatedAt: parseTime(m.CreatedAt)}
-	if m.PrevMessageID != "" {
-		n.PrevNodeID = MessageNodeID(m.PrevMessageID)
+// newMessageNodes are the nodes of msgs not stored yet (those projected before are left out, as
+// is a message twice in one batch), with each one's participants: one read for the batch.
+func (s *Service) newMessageNodes(ctx context.Context, msgs []contract.MessageCreatedData) ([]*store.Node, [][]string, error) {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = MessageNodeID(m.MessageID)
 	}
-	if _, err := s.Store.Node(ctx, n.ID); err == nil {
-		return nil, nil // projected before
-	} else if !errors.Is(err, mongox.ErrNotFound) {
-		return nil, err
+	stored, err := s.Store.StoredNodes(ctx, ids)
+	if err != nil {
+		return nil, nil, err
 	}
-	return n, nil
+	var nodes []*store.Node
+	var parts [][]string
+	for _, m := range msgs {
+		id := MessageNodeID(m.MessageID)
+		if stored[id] {
+			continue
+		}
+		stored[id] = true
+		n := &store.Node{ID: id, ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
+			Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID,
+			CreatedAt: parseTime(m.CreatedAt)}
+		if m.PrevMessageID != "" {
+			n.PrevNodeID = MessageNodeID(m.PrevMessageID)
+		}
+		nodes, parts = append(nodes, n), append(parts, []string{m.FromObjectID, m.ToObjectID})
+	}
+	return nodes, parts, nil
 }
 
 // appendMessages numbers new message nodes in their threads' messages (per thread one read and

@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -52,6 +56,25 @@ func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
 		return nil, err
 	}
 	return &n, nil
+}
+
+// StoredNodes reports which of ids are stored nodes: one find by _id, projected to the _id.
+func (s *Store) StoredNodes(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	docs, err := mongox.FindAll[struct {
+		ID string `bson:"_id"`
+	}](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("store nodes: %w", err)
+	}
+	for _, d := range docs {
+		out[d.ID] = true
+	}
+	return out, nil
 }
 
 // AddNodes stores nodes whose _id names what they record, in one command; existing ones are
