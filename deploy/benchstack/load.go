@@ -87,22 +87,58 @@ func (c *commands) reset() {
 // top lists the n most frequent background commands counted, per request of requests (or per
 // second of an idle window).
 func (c *commands) top(requests, n int) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	type kv struct {
-		k string
-		v int
-	}
-	var all []kv
-	for k, v := range c.byName {
-		all = append(all, kv{k, v})
-	}
-	slices.SortFunc(all, func(a, b kv) int { return b.v - a.v })
+	all := c.counted()
 	var parts []string
 	for _, e := range all[:min(n, len(all))] {
-		parts = append(parts, fmt.Sprintf("%s %.2f", e.k, float64(e.v)/float64(max(1, requests))))
+		parts = append(parts, fmt.Sprintf("%s %.2f", e.name, float64(e.n)/float64(max(1, requests))))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// breakdown lists every background command counted, per request of requests: one line per
+// service, its total first, then each command and collection, the most frequent first.
+func (c *commands) breakdown(requests int) string {
+	per := func(n int) float64 { return float64(n) / float64(max(1, requests)) }
+	totals := map[string]int{}
+	lines := map[string][]string{}
+	for _, e := range c.counted() {
+		service, rest, _ := strings.Cut(e.name, ".")
+		totals[service] += e.n
+		lines[service] = append(lines[service], fmt.Sprintf("%s %.2f", rest, per(e.n)))
+	}
+	services := make([]string, 0, len(totals))
+	for s := range totals {
+		services = append(services, s)
+	}
+	slices.SortFunc(services, func(a, b string) int { return totals[b] - totals[a] })
+	var out strings.Builder
+	for _, s := range services {
+		fmt.Fprintf(&out, "  %-12s %5.2f: %s\n", s, per(totals[s]), strings.Join(lines[s], ", "))
+	}
+	return out.String()
+}
+
+// namedCount is how many background commands of one name (service.command collection) were counted.
+type namedCount struct {
+	name string
+	n    int
+}
+
+// counted is the background commands counted by name, the most frequent first.
+func (c *commands) counted() []namedCount {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	all := make([]namedCount, 0, len(c.byName))
+	for k, v := range c.byName {
+		all = append(all, namedCount{k, v})
+	}
+	slices.SortFunc(all, func(a, b namedCount) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return all
 }
 
 // result is one load phase's figures.
