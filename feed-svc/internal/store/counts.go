@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -26,7 +29,8 @@ import (
 //	                         time, guarded by the event's mark
 //
 // A crash between a mark and its change loses that one count; the redelivered event finds its
-// mark and counts nothing twice.
+// mark and counts nothing twice. An event that shows as public activity needs no mark of its own:
+// its activity entry, keyed by the event, is inserted first and counts as its mark (Tally).
 
 // Network counters.
 const (
@@ -98,30 +102,68 @@ func (s *Store) Add(ctx context.Context, counter string, delta int64) error {
 	return s.add(ctx, counter, delta)
 }
 
+// add inserts the change after the newest this store wrote or read, without reading it again: a
+// change is only ever inserted at the place after the newest, so a stale one (another writer
+// went on meanwhile) makes the insert collide, and only then is the newest read.
 func (s *Store) add(ctx context.Context, counter string, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
+	last, known := s.sums.last(counter)
 	for {
-		last, err := s.lastSum(ctx, counter)
-		if err != nil {
-			return err
+		if !known {
+			var err error
+			if last, err = s.lastSum(ctx, counter); err != nil {
+				return err
+			}
 		}
 		seq := int64(0)
 		if last.ID != "" {
+			var err error
 			if seq, err = mongox.ParseSeq(last.ID[len(counterScope(counter)):]); err != nil {
 				return fmt.Errorf("store counter %s: %w", counter, err)
 			}
 		}
 		next := sum{ID: counterScope(counter) + mongox.Seq(seq+1), Sum: last.Sum + delta}
-		err = mongox.Insert(ctx, s.c(Counts), next)
+		err := mongox.Insert(ctx, s.c(Counts), next)
 		if err == nil {
+			s.sums.wrote(counter, next)
 			return nil
 		}
 		if !errors.Is(err, mongox.ErrTaken) {
+			s.sums.forget(counter) // the insert may have happened: read the newest next time
 			return fmt.Errorf("store counter %s: %w", counter, err)
 		}
+		known = false
 	}
+}
+
+// newestSums are the newest changes of the network counters that a store wrote, by counter.
+type newestSums struct {
+	mu sync.Mutex
+	m  map[string]sum
+}
+
+func (n *newestSums) last(counter string) (sum, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	v, ok := n.m[counter]
+	return v, ok
+}
+
+func (n *newestSums) wrote(counter string, v sum) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[string]sum{}
+	}
+	n.m[counter] = v
+}
+
+func (n *newestSums) forget(counter string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.m, counter)
 }
 
 func (s *Store) lastSum(ctx context.Context, counter string) (sum, error) {
@@ -154,18 +196,100 @@ func (s *Store) Counter(ctx context.Context, counter string) (int64, error) {
 	return last.Sum, err
 }
 
-// CountDaily counts an event in its object's analytics of one kind and UTC day, once per event.
-func (s *Store) CountDaily(ctx context.Context, objectID, kind string, day time.Time, eventID string) error {
-	id := dailyID(objectID, day, kind)
+// Tally is an event to count: in its object's analytics of Kind ("" counts none) for the UTC day
+// of At, and, when it shows as public activity (Activity not nil), one in each of Counters.
+type Tally struct {
+	EventID  string
+	ObjectID string
+	At       time.Time
+	Kind     string
+	Activity *Activity
+	Counters []string
+}
+
+// Tally counts events once each, in four commands whatever their number: one insert of the
+// activity entries, one of the marks of the events that show in no activity, one bulk $inc of
+// the objects' analytics (each analytics document belongs to its object's partition, whose one
+// consumer counts it) and one insert per network counter changed. An activity entry, keyed by its
+// event, is the event's mark: it goes in first, and what went in now is counted. A crash between
+// the inserts and the counts loses those counts, as between a mark and its change.
+func (s *Store) Tally(ctx context.Context, ts []Tally) error {
 	if s.load != nil {
-		s.load.stage(countedMark{id: markID(id, eventID), daily: id})
+		for _, t := range ts {
+			s.load.tally(t)
+		}
 		return nil
 	}
-	added, err := s.Mark(ctx, id, eventID)
-	if err != nil || !added {
+	var acts, marks []any
+	var actOf, markOf []int // the tally of each document
+	for i, t := range ts {
+		switch {
+		case t.Activity != nil:
+			acts = append(acts, keyed[Activity]{ID: activityKey(t.Activity, t.EventID), V: *t.Activity})
+			actOf = append(actOf, i)
+		case t.Kind != "":
+			marks = append(marks, bson.D{{Key: "_id", Value: markID(dailyID(t.ObjectID, t.At, t.Kind), t.EventID)}})
+			markOf = append(markOf, i)
+		}
+	}
+	counted := make([]bool, len(ts))
+	if err := s.insertMarks(ctx, Pages, acts, actOf, counted); err != nil {
 		return err
 	}
-	if err := mongox.Upsert(ctx, s.c(Counts), id, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: int64(1)}}}}); err != nil {
+	if err := s.insertMarks(ctx, Counts, marks, markOf, counted); err != nil {
+		return err
+	}
+	daily := map[string]int64{}
+	deltas := map[string]int64{}
+	for i, t := range ts {
+		if !counted[i] {
+			continue
+		}
+		if t.Kind != "" {
+			daily[dailyID(t.ObjectID, t.At, t.Kind)]++
+		}
+		for _, c := range t.Counters {
+			deltas[c]++
+		}
+	}
+	if err := s.incDaily(ctx, daily); err != nil {
+		return err
+	}
+	for _, c := range slices.Sorted(maps.Keys(deltas)) {
+		if err := s.add(ctx, c, deltas[c]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertMarks inserts docs into coll, those that exist left as they are, and sets counted[of[i]]
+// for each doc that went in now.
+func (s *Store) insertMarks(ctx context.Context, coll string, docs []any, of []int, counted []bool) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	added, err := mongox.InsertNew(ctx, s.c(coll), docs)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", coll, err)
+	}
+	for i, ok := range added {
+		counted[of[i]] = ok
+	}
+	return nil
+}
+
+// incDaily adds n to each analytics document daily names, in one command.
+func (s *Store) incDaily(ctx context.Context, daily map[string]int64) error {
+	if len(daily) == 0 {
+		return nil
+	}
+	models := make([]mongo.WriteModel, 0, len(daily))
+	for _, id := range slices.Sorted(maps.Keys(daily)) {
+		models = append(models, mongo.NewUpdateOneModel().SetFilter(mongox.ByID(id)).SetUpsert(true).
+			SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: daily[id]}}}}))
+	}
+	if _, err := s.c(Counts).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
 		return fmt.Errorf("store analytics: %w", err)
 	}
 	return nil
@@ -204,6 +328,24 @@ type countedMark struct {
 	daily   string
 }
 
+// tally stages what Tally writes. A preload's events are new: an activity entry counts at once,
+// a mark once it goes in, as in Tally.
+func (l *load) tally(t Tally) {
+	switch {
+	case t.Activity != nil:
+		l.pages = append(l.pages, keyed[Activity]{ID: activityKey(t.Activity, t.EventID), V: *t.Activity})
+		for _, c := range t.Counters {
+			l.deltas[c]++
+		}
+		if t.Kind != "" {
+			l.daily[dailyID(t.ObjectID, t.At, t.Kind)]++
+		}
+	case t.Kind != "":
+		id := dailyID(t.ObjectID, t.At, t.Kind)
+		l.stage(countedMark{id: markID(id, t.EventID), daily: id})
+	}
+}
+
 // stage stages a mark, once.
 func (l *load) stage(m countedMark) {
 	if !l.marked[m.id] {
@@ -235,15 +377,8 @@ func (s *Store) flushCounts(ctx context.Context, l *load) error {
 			l.deltas[m.counter] += m.delta
 		}
 	}
-	if len(l.daily) > 0 {
-		models := make([]mongo.WriteModel, 0, len(l.daily))
-		for id, n := range l.daily {
-			models = append(models, mongo.NewUpdateOneModel().SetFilter(mongox.ByID(id)).SetUpsert(true).
-				SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: n}}}}))
-		}
-		if _, err := s.c(Counts).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
-			return fmt.Errorf("store load analytics: %w", err)
-		}
+	if err := s.incDaily(ctx, l.daily); err != nil {
+		return fmt.Errorf("load: %w", err)
 	}
 	for counter, delta := range l.deltas {
 		if err := s.add(ctx, counter, delta); err != nil {
