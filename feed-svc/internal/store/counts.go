@@ -103,67 +103,70 @@ func (s *Store) Add(ctx context.Context, counter string, delta int64) error {
 }
 
 // add inserts the change after the newest this store wrote or read, without reading it again: a
-// change is only ever inserted at the place after the newest, so a stale one (another writer
-// went on meanwhile) makes the insert collide, and only then is the newest read.
+// change is only ever inserted at the place after the newest, so a stale one (another replica
+// went on meanwhile) makes the insert collide, and only then is the newest read. The store's own
+// writers of a counter take turns, so that they never collide with each other.
 func (s *Store) add(ctx context.Context, counter string, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
-	last, known := s.sums.last(counter)
+	w := s.sums.of(counter)
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for {
-		if !known {
-			var err error
-			if last, err = s.lastSum(ctx, counter); err != nil {
+		if !w.known {
+			last, err := s.lastSum(ctx, counter)
+			if err != nil {
 				return err
 			}
+			w.newest, w.known = last, true
 		}
 		seq := int64(0)
-		if last.ID != "" {
+		if w.newest.ID != "" {
 			var err error
-			if seq, err = mongox.ParseSeq(last.ID[len(counterScope(counter)):]); err != nil {
+			if seq, err = mongox.ParseSeq(w.newest.ID[len(counterScope(counter)):]); err != nil {
+				w.known = false
 				return fmt.Errorf("store counter %s: %w", counter, err)
 			}
 		}
-		next := sum{ID: counterScope(counter) + mongox.Seq(seq+1), Sum: last.Sum + delta}
+		next := sum{ID: counterScope(counter) + mongox.Seq(seq+1), Sum: w.newest.Sum + delta}
 		err := mongox.Insert(ctx, s.c(Counts), next)
 		if err == nil {
-			s.sums.wrote(counter, next)
+			w.newest = next
 			return nil
 		}
+		w.known = false // taken by another replica, or unknown: read the newest
 		if !errors.Is(err, mongox.ErrTaken) {
-			s.sums.forget(counter) // the insert may have happened: read the newest next time
 			return fmt.Errorf("store counter %s: %w", counter, err)
 		}
-		known = false
 	}
 }
 
-// newestSums are the newest changes of the network counters that a store wrote, by counter.
+// newestSums are, by counter, the newest change a store wrote or read, and the turn of its writers.
 type newestSums struct {
 	mu sync.Mutex
-	m  map[string]sum
+	m  map[string]*counterWriter
 }
 
-func (n *newestSums) last(counter string) (sum, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	v, ok := n.m[counter]
-	return v, ok
+// counterWriter is one counter's newest known change; its lock is the turn to write the next.
+type counterWriter struct {
+	mu     sync.Mutex
+	newest sum
+	known  bool
 }
 
-func (n *newestSums) wrote(counter string, v sum) {
+func (n *newestSums) of(counter string) *counterWriter {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.m == nil {
-		n.m = map[string]sum{}
+		n.m = map[string]*counterWriter{}
 	}
-	n.m[counter] = v
-}
-
-func (n *newestSums) forget(counter string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.m, counter)
+	w := n.m[counter]
+	if w == nil {
+		w = &counterWriter{}
+		n.m[counter] = w
+	}
+	return w
 }
 
 func (s *Store) lastSum(ctx context.Context, counter string) (sum, error) {
