@@ -113,24 +113,17 @@ func (s *Store) add(ctx context.Context, counter string, delta int64) error {
 	w := s.sums.of(counter)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return s.addTurn(ctx, counter, w, delta)
+}
+
+// addTurn is add for the writer whose turn it is (w locked).
+func (s *Store) addTurn(ctx context.Context, counter string, w *counterWriter, delta int64) error {
 	for {
-		if !w.known {
-			last, err := s.lastSum(ctx, counter)
-			if err != nil {
-				return err
-			}
-			w.newest, w.known = last, true
+		next, err := s.nextSum(ctx, counter, w, delta)
+		if err != nil {
+			return err
 		}
-		seq := int64(0)
-		if w.newest.ID != "" {
-			var err error
-			if seq, err = mongox.ParseSeq(w.newest.ID[len(counterScope(counter)):]); err != nil {
-				w.known = false
-				return fmt.Errorf("store counter %s: %w", counter, err)
-			}
-		}
-		next := sum{ID: counterScope(counter) + mongox.Seq(seq+1), Sum: w.newest.Sum + delta}
-		err := mongox.Insert(ctx, s.c(Counts), next)
+		err = mongox.Insert(ctx, s.c(Counts), next)
 		if err == nil {
 			w.newest = next
 			return nil
@@ -140,6 +133,26 @@ func (s *Store) add(ctx context.Context, counter string, delta int64) error {
 			return fmt.Errorf("store counter %s: %w", counter, err)
 		}
 	}
+}
+
+// nextSum is the change of counter by delta after the newest w knows, read when it knows none.
+func (s *Store) nextSum(ctx context.Context, counter string, w *counterWriter, delta int64) (sum, error) {
+	if !w.known {
+		last, err := s.lastSum(ctx, counter)
+		if err != nil {
+			return sum{}, err
+		}
+		w.newest, w.known = last, true
+	}
+	seq := int64(0)
+	if w.newest.ID != "" {
+		var err error
+		if seq, err = mongox.ParseSeq(w.newest.ID[len(counterScope(counter)):]); err != nil {
+			w.known = false
+			return sum{}, fmt.Errorf("store counter %s: %w", counter, err)
+		}
+	}
+	return sum{ID: counterScope(counter) + mongox.Seq(seq+1), Sum: w.newest.Sum + delta}, nil
 }
 
 // newestSums are, by counter, the newest change a store wrote or read, and the turn of its writers.
@@ -255,11 +268,80 @@ func (s *Store) Tally(ctx context.Context, ts []Tally) error {
 			deltas[c]++
 		}
 	}
-	if err := s.incDaily(ctx, daily); err != nil {
-		return err
-	}
+	return s.count(ctx, daily, deltas)
+}
+
+// count adds to the analytics documents and the network counters in one command: an update of
+// each analytics document ($inc) and an upsert of each counter's next sum after the newest this
+// store knows ($setOnInsert). A counter whose place was taken (the upsert matched, or collided
+// with a concurrent insert) is added to again from its newest, alone.
+func (s *Store) count(ctx context.Context, daily, deltas map[string]int64) error {
+	var counters []string
 	for _, c := range slices.Sorted(maps.Keys(deltas)) {
-		if err := s.add(ctx, c, deltas[c]); err != nil {
+		if deltas[c] != 0 {
+			counters = append(counters, c)
+		}
+	}
+	writers := make([]*counterWriter, len(counters))
+	for i, c := range counters { // in order, so that concurrent counts never wait on each other in a circle
+		writers[i] = s.sums.of(c)
+		writers[i].mu.Lock()
+		defer writers[i].mu.Unlock()
+	}
+	models := dailyModels(daily)
+	first := len(models)
+	nexts := make([]sum, len(counters))
+	for i, c := range counters {
+		next, err := s.nextSum(ctx, c, writers[i], deltas[c])
+		if err != nil {
+			return err
+		}
+		nexts[i] = next
+		models = append(models, mongo.NewUpdateOneModel().SetFilter(mongox.ByID(next.ID)).SetUpsert(true).
+			SetUpdate(bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "sum", Value: next.Sum}}}}))
+	}
+	if len(models) == 0 {
+		return nil
+	}
+	res, err := s.c(Counts).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	taken := map[int]bool{}
+	var again []mongo.WriteModel
+	if err != nil {
+		var bwe mongo.BulkWriteException
+		if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
+			return fmt.Errorf("store counts: %w", err)
+		}
+		for _, we := range bwe.WriteErrors {
+			switch {
+			case !mongox.IsDuplicateKey(we):
+				return fmt.Errorf("store counts: %w", err)
+			case we.Index < first:
+				// Two upserts of a new analytics document at once (a partition changing hands):
+				// the one that lost did nothing, and is an update now.
+				again = append(again, models[we.Index])
+			default:
+				taken[we.Index] = true
+			}
+		}
+	}
+	if len(again) > 0 {
+		if _, err := s.c(Counts).BulkWrite(ctx, again, options.BulkWrite().SetOrdered(false)); err != nil {
+			return fmt.Errorf("store analytics: %w", err)
+		}
+	}
+	// The counters' upserts are known by the ids upserted, not by their indexes: FerretDB numbers
+	// the upserts of a command as if the statements that matched were not there.
+	upserted := map[any]bool{}
+	for _, id := range res.UpsertedIDs {
+		upserted[id] = true
+	}
+	for i, c := range counters {
+		if upserted[nexts[i].ID] && !taken[first+i] {
+			writers[i].newest = nexts[i]
+			continue
+		}
+		writers[i].known = false // another replica went on: from its newest, alone
+		if err := s.addTurn(ctx, c, writers[i], deltas[c]); err != nil {
 			return err
 		}
 	}
@@ -282,20 +364,14 @@ func (s *Store) insertMarks(ctx context.Context, coll string, docs []any, of []i
 	return nil
 }
 
-// incDaily adds n to each analytics document daily names, in one command.
-func (s *Store) incDaily(ctx context.Context, daily map[string]int64) error {
-	if len(daily) == 0 {
-		return nil
-	}
-	models := make([]mongo.WriteModel, 0, len(daily))
+// dailyModels are the updates that add n to each analytics document daily names.
+func dailyModels(daily map[string]int64) []mongo.WriteModel {
+	models := make([]mongo.WriteModel, 0, len(daily)+1)
 	for _, id := range slices.Sorted(maps.Keys(daily)) {
 		models = append(models, mongo.NewUpdateOneModel().SetFilter(mongox.ByID(id)).SetUpsert(true).
 			SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: daily[id]}}}}))
 	}
-	if _, err := s.c(Counts).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
-		return fmt.Errorf("store analytics: %w", err)
-	}
-	return nil
+	return models
 }
 
 // Daily reads an object's analytics from day since on (one find of a range bounded by four kinds a
@@ -380,8 +456,10 @@ func (s *Store) flushCounts(ctx context.Context, l *load) error {
 			l.deltas[m.counter] += m.delta
 		}
 	}
-	if err := s.incDaily(ctx, l.daily); err != nil {
-		return fmt.Errorf("load: %w", err)
+	if len(l.daily) > 0 {
+		if _, err := s.c(Counts).BulkWrite(ctx, dailyModels(l.daily), options.BulkWrite().SetOrdered(false)); err != nil {
+			return fmt.Errorf("store load analytics: %w", err)
+		}
 	}
 	for counter, delta := range l.deltas {
 		if err := s.add(ctx, counter, delta); err != nil {
