@@ -20,13 +20,14 @@ import (
 // updates are read-then-rewrite without isolation, so a count that several consumers write is
 // never an updated number:
 //
-//	c|<counter>|<seq>        a network counter: each change inserts the next seq with the new sum,
-//	                         so a change claims its place with an insert, and the count is the
-//	                         newest document's sum (one find of the counter's range, newest first)
+//	c|<counter>|<seq>        a network counter: each change inserts the next seq with the new sum
+//	                         (an insert, or an upsert that only inserts), so a change claims its
+//	                         place, and the count is the newest document's sum (one find of the
+//	                         counter's range, newest first)
 //	m|<counter>|<key>        that key was counted (an event, an item), inserted before its change
 //	an|<object>|<day>|<kind> an object's analytics of one UTC day: a number updated only by the
-//	                         consumer of the object's partition of the kind's topic, one event at a
-//	                         time, guarded by the event's mark
+//	                         consumer of the object's partition of the kind's topic, guarded by
+//	                         the events' marks
 //
 // A crash between a mark and its change loses that one count; the redelivered event finds its
 // mark and counts nothing twice. An event that shows as public activity needs no mark of its own:
