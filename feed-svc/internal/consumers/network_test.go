@@ -23,6 +23,35 @@ func envelope(t *testing.T, topic, typ, objectID, hash string, data any) events.
 	return testkit.Consumed(t, events.MustNew(topic, typ, objectID, hash, "", data))
 }
 
+// createPubAndPriv projects the creation of a public object "pub" and a private one "priv".
+func createPubAndPriv(t *testing.T, n *Network) {
+	t.Helper()
+	for _, o := range []contract.Object{
+		{ObjectID: "pub", Hash: "svc_pub", Visibility: "public", Title: "Pub"},
+		{ObjectID: "priv", Hash: "svc_priv", Visibility: "private"},
+	} {
+		ev := envelope(t, events.TopicIdentity, events.ObjectCreated, o.ObjectID, o.Hash, contract.ObjectCreatedData{Object: o})
+		if err := n.Handle(context.Background(), []events.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// messagesToPubAndPriv are n messages, every fourth to "priv", the others to "pub".
+func messagesToPubAndPriv(t *testing.T, n int) []events.Event {
+	t.Helper()
+	var msgs []events.Event
+	for i := range n {
+		to := "pub"
+		if i%4 == 0 {
+			to = "priv"
+		}
+		msgs = append(msgs, envelope(t, events.TopicMailbox, events.MessageCreated, to, "svc_"+to,
+			contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
+	}
+	return msgs
+}
+
 func TestProjectionCountsExactlyAcrossPartitionsAndRedelivery(t *testing.T) {
 	t.Parallel()
 	env := testkit.Backends(t)
@@ -33,23 +62,8 @@ func TestProjectionCountsExactlyAcrossPartitionsAndRedelivery(t *testing.T) {
 	}
 	st := store.New(db)
 	n := &Network{Store: st}
-	for _, o := range []contract.Object{
-		{ObjectID: "pub", Hash: "svc_pub", Visibility: "public", Title: "Pub"},
-		{ObjectID: "priv", Hash: "svc_priv", Visibility: "private"},
-	} {
-		if err := n.Handle(ctx, []events.Event{envelope(t, events.TopicIdentity, events.ObjectCreated, o.ObjectID, o.Hash, contract.ObjectCreatedData{Object: o})}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var msgs []events.Event
-	for i := range 40 {
-		to := "pub"
-		if i%4 == 0 {
-			to = "priv"
-		}
-		msgs = append(msgs, envelope(t, events.TopicMailbox, events.MessageCreated, to, "svc_"+to,
-			contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
-	}
+	createPubAndPriv(t, n)
+	msgs := messagesToPubAndPriv(t, 40)
 	// Partitions are handled concurrently, each one event at a time; every event is then handled
 	// again, alone and in overlapping batches (a batch redelivered after a partial failure).
 	// Two replicas, each with its own newest counter changes in memory, take two partitions each.
@@ -96,22 +110,8 @@ func TestMessagesCountedOnceInBatches(t *testing.T) {
 	if err := n.Handle(ctx, msgs); err == nil {
 		t.Fatal("a message to an object whose creation is not projected was taken")
 	}
-	for _, o := range []contract.Object{
-		{ObjectID: "pub", Hash: "svc_pub", Visibility: "public", Title: "Pub"},
-		{ObjectID: "priv", Hash: "svc_priv", Visibility: "private"},
-	} {
-		if err := n.Handle(ctx, []events.Event{envelope(t, events.TopicIdentity, events.ObjectCreated, o.ObjectID, o.Hash, contract.ObjectCreatedData{Object: o})}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range 19 {
-		to := "pub"
-		if i%4 == 0 {
-			to = "priv"
-		}
-		msgs = append(msgs, envelope(t, events.TopicMailbox, events.MessageCreated, to, "svc_"+to,
-			contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
-	}
+	createPubAndPriv(t, n)
+	msgs = append(msgs, messagesToPubAndPriv(t, 19)...)
 	for _, b := range [][]events.Event{msgs[:12], msgs[5:], msgs, msgs[3:4]} {
 		if err := n.Handle(ctx, b); err != nil {
 			t.Fatal(err)
