@@ -224,7 +224,7 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	s.cmds.count(true)
 	rs = append(rs, s.phase(ctx, "new-thread sends", o.sendPhase, o.workers, true, send(false)))
 	rs = append(rs, s.phase(ctx, "replies", o.sendPhase, o.workers, true, send(true)))
-	bg0 := s.cmds.background.Load()
+	bg0, sendsEnd := s.cmds.background.Load(), time.Now()
 	stopProfile()
 	lag50, lag99, lagN := lag.quantiles()
 	backlog := lag.backlog()
@@ -233,6 +233,7 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	// The background work of the sends is counted until the consumers have caught up with them,
 	// so that a consumer that lags is charged all it does for them.
 	settled, caughtUp := s.cmds.settle(ctx, o.drainLimit)
+	lastWrites := s.cmds.lastWrites(sendsEnd)
 	s.cmds.count(false)
 	sends := rs[0].Requests + rs[1].Requests
 	background := rs[0].Background + rs[1].Background + s.cmds.background.Load() - bg0
@@ -284,10 +285,11 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	fmt.Fprintf(out, "\nevent lag including the drain: p50 %s, p99 %s (%d events)\n", all50.Round(time.Millisecond), all99.Round(time.Millisecond), allN)
 
 	if caughtUp {
-		fmt.Fprintf(out, "consumers caught up %s after the sends\n", settled.Round(time.Second))
+		fmt.Fprintf(out, "consumers caught up %s after the sends", settled.Round(time.Second))
 	} else {
-		fmt.Fprintf(out, "consumers NOT caught up %s after the sends\n", settled.Round(time.Second))
+		fmt.Fprintf(out, "consumers NOT caught up %s after the sends", settled.Round(time.Second))
 	}
+	fmt.Fprintf(out, "; their last writes after the sends, by service: %s\n", lastWrites)
 	if _, ok := s.cmds.settle(ctx, o.drainLimit); !ok {
 		fmt.Fprintln(out, "consumers NOT quiet after the reads: the idle window below includes their work")
 	}

@@ -25,6 +25,9 @@ type commands struct {
 	mu       sync.Mutex
 	counting bool
 	byName   map[string]int
+	// lastInsert is when each service last inserted in the background: when its consumers last
+	// wrote.
+	lastInsert map[string]time.Time
 }
 
 func (c *commands) monitor() *event.CommandMonitor {
@@ -34,17 +37,21 @@ func (c *commands) monitor() *event.CommandMonitor {
 			return
 		}
 		c.background.Add(1)
-		if e.CommandName == "insert" {
-			c.handled.Add(1)
-		}
+		db := e.DatabaseName[strings.IndexByte(e.DatabaseName, '_')+1:]
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if e.CommandName == "insert" {
+			c.handled.Add(1)
+			if c.lastInsert == nil {
+				c.lastInsert = map[string]time.Time{}
+			}
+			c.lastInsert[db] = time.Now()
+		}
 		if c.counting {
 			coll := ""
 			if el, err := e.Command.IndexErr(0); err == nil {
 				coll, _ = el.Value().StringValueOK()
 			}
-			db := e.DatabaseName[strings.IndexByte(e.DatabaseName, '_')+1:]
 			c.byName[db+"."+e.CommandName+" "+coll]++
 		}
 	}}
@@ -65,6 +72,29 @@ func (c *commands) settle(ctx context.Context, limit time.Duration) (time.Durati
 		}
 	}
 	return time.Since(start), false
+}
+
+// lastWrites lists, for each service whose consumers wrote after since, how long after since
+// they last did, the latest first.
+func (c *commands) lastWrites(since time.Time) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	type last struct {
+		service string
+		after   time.Duration
+	}
+	var all []last
+	for s, t := range c.lastInsert {
+		if t.After(since) {
+			all = append(all, last{s, t.Sub(since)})
+		}
+	}
+	slices.SortFunc(all, func(a, b last) int { return int(b.after - a.after) })
+	parts := make([]string, len(all))
+	for i, l := range all {
+		parts[i] = fmt.Sprintf("%s %s", l.service, l.after.Round(100*time.Millisecond))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // count starts or stops counting the background commands by name.
