@@ -224,12 +224,19 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	s.cmds.count(true)
 	rs = append(rs, s.phase(ctx, "new-thread sends", o.sendPhase, o.workers, true, send(false)))
 	rs = append(rs, s.phase(ctx, "replies", o.sendPhase, o.workers, true, send(true)))
-	s.cmds.count(false)
+	bg0, sendsEnd := s.cmds.background.Load(), time.Now()
 	stopProfile()
 	lag50, lag99, lagN := lag.quantiles()
 	backlog := lag.backlog()
 	drained, left := lag.drain(o.drainLimit)
 	all50, all99, allN := lag.quantiles()
+	// The background work of the sends is counted until the consumers have caught up with them,
+	// so that a consumer that lags is charged all it does for them.
+	settled, caughtUp := s.cmds.settle(ctx, o.drainLimit)
+	lastWrites := s.cmds.lastWrites(sendsEnd)
+	s.cmds.count(false)
+	sends := rs[0].Requests + rs[1].Requests
+	background := rs[0].Background + rs[1].Background + s.cmds.background.Load() - bg0
 
 	raw := s.mongo.Database(s.prefix + "mailbox_svc").Collection("bench_raw_inserts")
 	rs = append(rs, s.phase(ctx, "raw insertOne (same store)", o.phase, o.workers, false, func(ctx context.Context, w, i int) error {
@@ -266,8 +273,9 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	fmt.Fprintf(out, "PostgreSQL's CPU alone bounds sends at: new-thread %s, replies %s of raw insertOne (%s)\n",
 		ratio(rs[2].cpuPerRequest().total(), rs[0].cpuPerRequest().postgres), ratio(rs[2].cpuPerRequest().total(), rs[1].cpuPerRequest().postgres),
 		"the rate at which a send would run if it cost nothing but its PostgreSQL CPU, the machine's CPU being the limit of both")
-	fmt.Fprintf(out, "background store commands (relay, consumers) during the sends: %.1f per send: %s\n",
-		float64(rs[0].Background+rs[1].Background)/float64(max(1, rs[0].Requests+rs[1].Requests)), s.cmds.top(rs[0].Requests+rs[1].Requests, 8))
+	fmt.Fprintf(out, "background store commands (relay, consumers) of the sends, until the consumers caught up: %.1f per send "+
+		"(load average %s), by service, command and collection:\n%s",
+		float64(background)/float64(max(1, sends)), loadAverage(), s.cmds.breakdown(sends))
 	fmt.Fprintf(out, "event lag (2xx → event on Kafka) during the sends: p50 %s, p99 %s (%d events)\n",
 		lag50.Round(time.Millisecond), lag99.Round(time.Millisecond), lagN)
 	fmt.Fprintf(out, "backlog at the end of the sends: %d events; drained in %s", backlog, drained.Round(time.Millisecond))
@@ -276,11 +284,14 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "\nevent lag including the drain: p50 %s, p99 %s (%d events)\n", all50.Round(time.Millisecond), all99.Round(time.Millisecond), allN)
 
-	settled, ok := s.cmds.settle(ctx, o.drainLimit)
-	if ok {
-		fmt.Fprintf(out, "consumers caught up %s after the load\n", settled.Round(time.Second))
+	if caughtUp {
+		fmt.Fprintf(out, "consumers caught up %s after the sends", settled.Round(time.Second))
 	} else {
-		fmt.Fprintf(out, "consumers NOT caught up %s after the load: the idle window below includes their work\n", settled.Round(time.Second))
+		fmt.Fprintf(out, "consumers NOT caught up %s after the sends", settled.Round(time.Second))
+	}
+	fmt.Fprintf(out, "; their last writes after the sends, by service: %s\n", lastWrites)
+	if _, ok := s.cmds.settle(ctx, o.drainLimit); !ok {
+		fmt.Fprintln(out, "consumers NOT quiet after the reads: the idle window below includes their work")
 	}
 	// The count reads every collection whole on the embedded store: it runs once the consumers
 	// are quiet, and a store too slow to answer it costs the figure, not the run.
@@ -291,7 +302,7 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	}
 	s.cmds.reset()
 	s.cmds.count(true)
-	bg0 := s.cmds.background.Load()
+	bg0 = s.cmds.background.Load()
 	if stopProfile, err = startProfile(o.idleProfile); err != nil {
 		return err
 	}

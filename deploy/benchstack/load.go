@@ -25,6 +25,9 @@ type commands struct {
 	mu       sync.Mutex
 	counting bool
 	byName   map[string]int
+	// lastInsert is when each service last inserted in the background: when its consumers last
+	// wrote.
+	lastInsert map[string]time.Time
 }
 
 func (c *commands) monitor() *event.CommandMonitor {
@@ -34,17 +37,21 @@ func (c *commands) monitor() *event.CommandMonitor {
 			return
 		}
 		c.background.Add(1)
-		if e.CommandName == "insert" {
-			c.handled.Add(1)
-		}
+		db := e.DatabaseName[strings.IndexByte(e.DatabaseName, '_')+1:]
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if e.CommandName == "insert" {
+			c.handled.Add(1)
+			if c.lastInsert == nil {
+				c.lastInsert = map[string]time.Time{}
+			}
+			c.lastInsert[db] = time.Now()
+		}
 		if c.counting {
 			coll := ""
 			if el, err := e.Command.IndexErr(0); err == nil {
 				coll, _ = el.Value().StringValueOK()
 			}
-			db := e.DatabaseName[strings.IndexByte(e.DatabaseName, '_')+1:]
 			c.byName[db+"."+e.CommandName+" "+coll]++
 		}
 	}}
@@ -67,6 +74,29 @@ func (c *commands) settle(ctx context.Context, limit time.Duration) (time.Durati
 	return time.Since(start), false
 }
 
+// lastWrites lists, for each service whose consumers wrote after since, how long after since
+// they last did, the latest first.
+func (c *commands) lastWrites(since time.Time) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	type last struct {
+		service string
+		after   time.Duration
+	}
+	var all []last
+	for s, t := range c.lastInsert {
+		if t.After(since) {
+			all = append(all, last{s, t.Sub(since)})
+		}
+	}
+	slices.SortFunc(all, func(a, b last) int { return int(b.after - a.after) })
+	parts := make([]string, len(all))
+	for i, l := range all {
+		parts[i] = fmt.Sprintf("%s %s", l.service, l.after.Round(100*time.Millisecond))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // count starts or stops counting the background commands by name.
 func (c *commands) count(on bool) {
 	c.mu.Lock()
@@ -87,22 +117,58 @@ func (c *commands) reset() {
 // top lists the n most frequent background commands counted, per request of requests (or per
 // second of an idle window).
 func (c *commands) top(requests, n int) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	type kv struct {
-		k string
-		v int
-	}
-	var all []kv
-	for k, v := range c.byName {
-		all = append(all, kv{k, v})
-	}
-	slices.SortFunc(all, func(a, b kv) int { return b.v - a.v })
+	all := c.counted()
 	var parts []string
 	for _, e := range all[:min(n, len(all))] {
-		parts = append(parts, fmt.Sprintf("%s %.2f", e.k, float64(e.v)/float64(max(1, requests))))
+		parts = append(parts, fmt.Sprintf("%s %.2f", e.name, float64(e.n)/float64(max(1, requests))))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// breakdown lists every background command counted, per request of requests: one line per
+// service, its total first, then each command and collection, the most frequent first.
+func (c *commands) breakdown(requests int) string {
+	per := func(n int) float64 { return float64(n) / float64(max(1, requests)) }
+	totals := map[string]int{}
+	lines := map[string][]string{}
+	for _, e := range c.counted() {
+		service, rest, _ := strings.Cut(e.name, ".")
+		totals[service] += e.n
+		lines[service] = append(lines[service], fmt.Sprintf("%s %.2f", rest, per(e.n)))
+	}
+	services := make([]string, 0, len(totals))
+	for s := range totals {
+		services = append(services, s)
+	}
+	slices.SortFunc(services, func(a, b string) int { return totals[b] - totals[a] })
+	var out strings.Builder
+	for _, s := range services {
+		fmt.Fprintf(&out, "  %-12s %5.2f: %s\n", s, per(totals[s]), strings.Join(lines[s], ", "))
+	}
+	return out.String()
+}
+
+// namedCount is how many background commands of one name (service.command collection) were counted.
+type namedCount struct {
+	name string
+	n    int
+}
+
+// counted is the background commands counted by name, the most frequent first.
+func (c *commands) counted() []namedCount {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	all := make([]namedCount, 0, len(c.byName))
+	for k, v := range c.byName {
+		all = append(all, namedCount{k, v})
+	}
+	slices.SortFunc(all, func(a, b namedCount) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return all
 }
 
 // result is one load phase's figures.

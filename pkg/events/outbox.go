@@ -413,19 +413,19 @@ func (o *Outbox) drain() {
 // ack hands published entries to acknowledge, which deletes them.
 func (o *Outbox) ack(_ context.Context, batch []Pending) { o.acks <- batch }
 
+// ackLinger is how long acknowledge waits for more published events before deleting those it
+// has: a send's entries are deleted with those of the sends around it, one command for many even
+// when the relay publishes them one at a time. An entry lingering that long costs nothing: the
+// sweep leaves it alone, and a crash meanwhile only publishes it again, which consumers dedupe.
+const ackLinger = 250 * time.Millisecond
+
 // acknowledge deletes published entries (retaining copies when asked), with one command for all
-// that are waiting, until it receives nil (Run's end).
+// that arrive within ackLinger of the first, until it receives nil (Run's end).
 func (o *Outbox) acknowledge() {
 	for evs := range o.acks {
 		last := evs == nil
-		for more := true; more && !last && len(evs) < 4*o.opts.Batch; {
-			select {
-			case next := <-o.acks:
-				last = next == nil
-				evs = append(evs, next...)
-			default:
-				more = false
-			}
+		if !last {
+			evs, last = o.gather(evs)
 		}
 		if len(evs) > 0 {
 			o.retain(evs)
@@ -443,6 +443,25 @@ func (o *Outbox) acknowledge() {
 			return
 		}
 	}
+}
+
+// gather adds to evs the published events that arrive within ackLinger, up to 4 batches; it
+// returns at once when it receives nil (Run's end), and reports that it did.
+func (o *Outbox) gather(evs []Pending) ([]Pending, bool) {
+	linger := time.NewTimer(ackLinger)
+	defer linger.Stop()
+	for len(evs) < 4*o.opts.Batch {
+		select {
+		case next := <-o.acks:
+			if next == nil {
+				return evs, true
+			}
+			evs = append(evs, next...)
+		case <-linger.C:
+			return evs, false
+		}
+	}
+	return evs, false
 }
 
 func (o *Outbox) markConfirmed(ctx context.Context, batch []Pending) {

@@ -7,7 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
@@ -42,6 +46,9 @@ type Network struct {
 	Controls AppliedVersions
 	// Service is the name the applied versions are recorded under.
 	Service string
+
+	once    sync.Once
+	privacy *lru.Cache[string, bool] // objects' privacy by id
 }
 
 // AppliedVersions records the control versions a projection has applied (controls.Versions).
@@ -53,14 +60,107 @@ type AppliedVersions interface {
 // seen yet: it arrives on another topic, so the event is retried until it has.
 var ErrUnknownObject = errors.New("the object's creation is not projected yet")
 
-// Handle projects a batch of events (an events.BatchHandler), one at a time in order.
+// Handle projects a batch of events (an events.BatchHandler) in order. The messages between two
+// other events are counted together (Store.Tally): a batch of sends costs a few commands, not a
+// few per send.
 func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
+	var msgs []events.Event
 	for _, ev := range evs {
+		if ev.Type == events.MessageCreated {
+			msgs = append(msgs, ev)
+			continue
+		}
+		if err := n.messages(ctx, msgs); err != nil {
+			return err
+		}
+		msgs = nil
 		if err := n.project(ctx, ev); err != nil {
 			return fmt.Errorf("project %s %s: %w", ev.Type, ev.ID, err)
 		}
 	}
+	return n.messages(ctx, msgs)
+}
+
+// messages counts messages in their recipients' analytics and, for a public recipient, in public
+// activity and the network's message count.
+func (n *Network) messages(ctx context.Context, evs []events.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
+		ids[i] = ev.ObjectID
+	}
+	private, err := n.private(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("project %d messages: %w", len(evs), err)
+	}
+	ts := make([]store.Tally, len(evs))
+	for i, ev := range evs {
+		ts[i] = n.tally(ev, eventTime(ev), store.CountMessages, private[ev.ObjectID], store.CounterMessages)
+	}
+	if err := n.Store.Tally(ctx, ts); err != nil {
+		return fmt.Errorf("project %d messages: %w", len(evs), err)
+	}
 	return nil
+}
+
+// tally is what counting ev means: in its object's analytics of kind (when not "") and, for a
+// public object, as public activity and in the given network counters.
+func (n *Network) tally(ev events.Event, at time.Time, kind string, private bool, counters ...string) store.Tally {
+	t := store.Tally{EventID: ev.ID, ObjectID: ev.ObjectID, At: at, Kind: kind}
+	if !private {
+		t.Activity, t.Counters = &store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at}, counters
+	}
+	return t
+}
+
+// private reports, of each object of ids, whether it is private: from what earlier events told
+// (an object's visibility never changes), the rest in one read. ErrUnknownObject until every
+// object's creation is projected.
+func (n *Network) private(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	var ask []string
+	for _, id := range ids {
+		if p, ok := n.visibility().Get(id); ok {
+			out[id] = p
+		} else if !slices.Contains(ask, id) {
+			ask = append(ask, id)
+		}
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	found, err := n.Store.ObjectsOf(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ask {
+		o, ok := found[id]
+		if !ok {
+			return nil, ErrUnknownObject
+		}
+		out[id] = o.Private()
+		n.visibility().Add(id, o.Private())
+	}
+	return out, nil
+}
+
+// visibility is the cache of objects' privacy, made on first use.
+func (n *Network) visibility() *lru.Cache[string, bool] {
+	n.once.Do(func() { n.privacy, _ = lru.New[string, bool](visibilityCache) })
+	return n.privacy
+}
+
+// visibilityCache bounds the objects whose privacy the projection keeps in memory.
+const visibilityCache = 65536
+
+func eventTime(ev events.Event) time.Time {
+	at, err := time.Parse(time.RFC3339Nano, ev.Time)
+	if err != nil {
+		return clock.Now()
+	}
+	return at
 }
 
 // changed retires a feed's validators; the network's feed's is retired as soon as its rows are
@@ -74,10 +174,7 @@ func (n *Network) changed(ctx context.Context, feed string) {
 
 // project projects one event.
 func (n *Network) project(ctx context.Context, ev events.Event) error {
-	at, err := time.Parse(time.RFC3339Nano, ev.Time)
-	if err != nil {
-		at = clock.Now()
-	}
+	at := eventTime(ev)
 	switch ev.Type {
 	case events.ObjectCreated:
 		var d contract.ObjectCreatedData
@@ -111,7 +208,7 @@ func (n *Network) project(ctx context.Context, ev events.Event) error {
 	case events.ContextUpdated:
 		return n.contextUpdated(ctx, ev, at)
 	case events.MessageCreated:
-		return n.activity(ctx, ev, at, store.CountMessages, store.CounterMessages)
+		return n.messages(ctx, []events.Event{ev})
 	case events.ClaimVerified, events.ClaimLapsed:
 		return n.claim(ctx, ev, at)
 	case events.FeedItemPublished:
@@ -214,24 +311,11 @@ func (n *Network) contextUpdated(ctx context.Context, ev events.Event, at time.T
 // activity counts an event in its object's analytics (kind, when not "") and, for a public
 // object, shows it as public activity and counts it in the given network counters.
 func (n *Network) activity(ctx context.Context, ev events.Event, at time.Time, kind string, counters ...string) error {
-	o, err := n.object(ctx, ev.ObjectID)
+	private, err := n.private(ctx, []string{ev.ObjectID})
 	if err != nil {
 		return err
 	}
-	if kind != "" {
-		if err := n.count(ctx, ev, at, kind); err != nil {
-			return err
-		}
-	}
-	if o.Private() {
-		return nil
-	}
-	for _, counter := range counters {
-		if err := n.Store.CountOnce(ctx, counter, ev.ID, 1); err != nil {
-			return err
-		}
-	}
-	return n.Store.AddActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
+	return n.Store.Tally(ctx, []store.Tally{n.tally(ev, at, kind, private[ev.ObjectID], counters...)})
 }
 
 // lapsed counts a public object's lapsed claim out of the verified claims.
@@ -245,7 +329,7 @@ func (n *Network) lapsed(ctx context.Context, ev events.Event) error {
 
 // count counts an event in its object's analytics for the event's UTC day.
 func (n *Network) count(ctx context.Context, ev events.Event, at time.Time, kind string) error {
-	return n.Store.CountDaily(ctx, ev.ObjectID, kind, at, ev.ID)
+	return n.Store.Tally(ctx, []store.Tally{{EventID: ev.ID, ObjectID: ev.ObjectID, At: at, Kind: kind}})
 }
 
 // item projects a published item: into its box's list (again: this repairs a crash between

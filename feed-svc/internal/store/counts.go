@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -17,16 +20,18 @@ import (
 // updates are read-then-rewrite without isolation, so a count that several consumers write is
 // never an updated number:
 //
-//	c|<counter>|<seq>        a network counter: each change inserts the next seq with the new sum,
-//	                         so a change claims its place with an insert, and the count is the
-//	                         newest document's sum (one find of the counter's range, newest first)
+//	c|<counter>|<seq>        a network counter: each change inserts the next seq with the new sum
+//	                         (an insert, or an upsert that only inserts), so a change claims its
+//	                         place, and the count is the newest document's sum (one find of the
+//	                         counter's range, newest first)
 //	m|<counter>|<key>        that key was counted (an event, an item), inserted before its change
 //	an|<object>|<day>|<kind> an object's analytics of one UTC day: a number updated only by the
-//	                         consumer of the object's partition of the kind's topic, one event at a
-//	                         time, guarded by the event's mark
+//	                         consumer of the object's partition of the kind's topic, guarded by
+//	                         the events' marks
 //
 // A crash between a mark and its change loses that one count; the redelivered event finds its
-// mark and counts nothing twice.
+// mark and counts nothing twice. An event that shows as public activity needs no mark of its own:
+// its activity entry, keyed by the event, is inserted first and counts as its mark (Tally).
 
 // Network counters.
 const (
@@ -98,30 +103,84 @@ func (s *Store) Add(ctx context.Context, counter string, delta int64) error {
 	return s.add(ctx, counter, delta)
 }
 
+// add inserts the change after the newest this store wrote or read, without reading it again: a
+// change is only ever inserted at the place after the newest, so a stale one (another replica
+// went on meanwhile) makes the insert collide, and only then is the newest read. The store's own
+// writers of a counter take turns, so that they never collide with each other.
 func (s *Store) add(ctx context.Context, counter string, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
+	w := s.sums.of(counter)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return s.addTurn(ctx, counter, w, delta)
+}
+
+// addTurn is add for the writer whose turn it is (w locked).
+func (s *Store) addTurn(ctx context.Context, counter string, w *counterWriter, delta int64) error {
 	for {
-		last, err := s.lastSum(ctx, counter)
+		next, err := s.nextSum(ctx, counter, w, delta)
 		if err != nil {
 			return err
 		}
-		seq := int64(0)
-		if last.ID != "" {
-			if seq, err = mongox.ParseSeq(last.ID[len(counterScope(counter)):]); err != nil {
-				return fmt.Errorf("store counter %s: %w", counter, err)
-			}
-		}
-		next := sum{ID: counterScope(counter) + mongox.Seq(seq+1), Sum: last.Sum + delta}
 		err = mongox.Insert(ctx, s.c(Counts), next)
 		if err == nil {
+			w.newest = next
 			return nil
 		}
+		w.known = false // taken by another replica, or unknown: read the newest
 		if !errors.Is(err, mongox.ErrTaken) {
 			return fmt.Errorf("store counter %s: %w", counter, err)
 		}
 	}
+}
+
+// nextSum is the change of counter by delta after the newest w knows, read when it knows none.
+func (s *Store) nextSum(ctx context.Context, counter string, w *counterWriter, delta int64) (sum, error) {
+	if !w.known {
+		last, err := s.lastSum(ctx, counter)
+		if err != nil {
+			return sum{}, err
+		}
+		w.newest, w.known = last, true
+	}
+	seq := int64(0)
+	if w.newest.ID != "" {
+		var err error
+		if seq, err = mongox.ParseSeq(w.newest.ID[len(counterScope(counter)):]); err != nil {
+			w.known = false
+			return sum{}, fmt.Errorf("store counter %s: %w", counter, err)
+		}
+	}
+	return sum{ID: counterScope(counter) + mongox.Seq(seq+1), Sum: w.newest.Sum + delta}, nil
+}
+
+// newestSums are, by counter, the newest change a store wrote or read, and the turn of its writers.
+type newestSums struct {
+	mu sync.Mutex
+	m  map[string]*counterWriter
+}
+
+// counterWriter is one counter's newest known change; its lock is the turn to write the next.
+type counterWriter struct {
+	mu     sync.Mutex
+	newest sum
+	known  bool
+}
+
+func (n *newestSums) of(counter string) *counterWriter {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[string]*counterWriter{}
+	}
+	w := n.m[counter]
+	if w == nil {
+		w = &counterWriter{}
+		n.m[counter] = w
+	}
+	return w
 }
 
 func (s *Store) lastSum(ctx context.Context, counter string) (sum, error) {
@@ -154,21 +213,166 @@ func (s *Store) Counter(ctx context.Context, counter string) (int64, error) {
 	return last.Sum, err
 }
 
-// CountDaily counts an event in its object's analytics of one kind and UTC day, once per event.
-func (s *Store) CountDaily(ctx context.Context, objectID, kind string, day time.Time, eventID string) error {
-	id := dailyID(objectID, day, kind)
+// Tally is an event to count: in its object's analytics of Kind ("" counts none) for the UTC day
+// of At, and, when it shows as public activity (Activity not nil), one in each of Counters.
+type Tally struct {
+	EventID  string
+	ObjectID string
+	At       time.Time
+	Kind     string
+	Activity *Activity
+	Counters []string
+}
+
+// Tally counts events once each, in four commands whatever their number: one insert of the
+// activity entries, one of the marks of the events that show in no activity, one bulk $inc of
+// the objects' analytics (each analytics document belongs to its object's partition, whose one
+// consumer counts it) and one insert per network counter changed. An activity entry, keyed by its
+// event, is the event's mark: it goes in first, and what went in now is counted. A crash between
+// the inserts and the counts loses those counts, as between a mark and its change.
+func (s *Store) Tally(ctx context.Context, ts []Tally) error {
 	if s.load != nil {
-		s.load.stage(countedMark{id: markID(id, eventID), daily: id})
+		for _, t := range ts {
+			s.load.tally(t)
+		}
 		return nil
 	}
-	added, err := s.Mark(ctx, id, eventID)
-	if err != nil || !added {
+	var acts, marks []any
+	var actOf, markOf []int // the tally of each document
+	for i, t := range ts {
+		switch {
+		case t.Activity != nil:
+			acts = append(acts, keyed[Activity]{ID: activityKey(t.Activity, t.EventID), V: *t.Activity})
+			actOf = append(actOf, i)
+		case t.Kind != "":
+			marks = append(marks, bson.D{{Key: "_id", Value: markID(dailyID(t.ObjectID, t.At, t.Kind), t.EventID)}})
+			markOf = append(markOf, i)
+		}
+	}
+	counted := make([]bool, len(ts))
+	if err := s.insertMarks(ctx, Pages, acts, actOf, counted); err != nil {
 		return err
 	}
-	if err := mongox.Upsert(ctx, s.c(Counts), id, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: int64(1)}}}}); err != nil {
-		return fmt.Errorf("store analytics: %w", err)
+	if err := s.insertMarks(ctx, Counts, marks, markOf, counted); err != nil {
+		return err
+	}
+	daily := map[string]int64{}
+	deltas := map[string]int64{}
+	for i, t := range ts {
+		if !counted[i] {
+			continue
+		}
+		if t.Kind != "" {
+			daily[dailyID(t.ObjectID, t.At, t.Kind)]++
+		}
+		for _, c := range t.Counters {
+			deltas[c]++
+		}
+	}
+	return s.count(ctx, daily, deltas)
+}
+
+// count adds to the analytics documents and the network counters in one command: an update of
+// each analytics document ($inc) and an upsert of each counter's next sum after the newest this
+// store knows ($setOnInsert). A counter whose place was taken (the upsert matched, or collided
+// with a concurrent insert) is added to again from its newest, alone.
+func (s *Store) count(ctx context.Context, daily, deltas map[string]int64) error {
+	var counters []string
+	for _, c := range slices.Sorted(maps.Keys(deltas)) {
+		if deltas[c] != 0 {
+			counters = append(counters, c)
+		}
+	}
+	writers := make([]*counterWriter, len(counters))
+	for i, c := range counters { // in order, so that concurrent counts never wait on each other in a circle
+		writers[i] = s.sums.of(c)
+		writers[i].mu.Lock()
+		defer writers[i].mu.Unlock()
+	}
+	models := dailyModels(daily)
+	first := len(models)
+	nexts := make([]sum, len(counters))
+	for i, c := range counters {
+		next, err := s.nextSum(ctx, c, writers[i], deltas[c])
+		if err != nil {
+			return err
+		}
+		nexts[i] = next
+		models = append(models, mongo.NewUpdateOneModel().SetFilter(mongox.ByID(next.ID)).SetUpsert(true).
+			SetUpdate(bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "sum", Value: next.Sum}}}}))
+	}
+	if len(models) == 0 {
+		return nil
+	}
+	res, err := s.c(Counts).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	taken := map[int]bool{}
+	var again []mongo.WriteModel
+	if err != nil {
+		var bwe mongo.BulkWriteException
+		if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
+			return fmt.Errorf("store counts: %w", err)
+		}
+		for _, we := range bwe.WriteErrors {
+			switch {
+			case !mongox.IsDuplicateKey(we):
+				return fmt.Errorf("store counts: %w", err)
+			case we.Index < first:
+				// Two upserts of a new analytics document at once (a partition changing hands):
+				// the one that lost did nothing, and is an update now.
+				again = append(again, models[we.Index])
+			default:
+				taken[we.Index] = true
+			}
+		}
+	}
+	if len(again) > 0 {
+		if _, err := s.c(Counts).BulkWrite(ctx, again, options.BulkWrite().SetOrdered(false)); err != nil {
+			return fmt.Errorf("store analytics: %w", err)
+		}
+	}
+	// The counters' upserts are known by the ids upserted, not by their indexes: FerretDB numbers
+	// the upserts of a command as if the statements that matched were not there.
+	upserted := map[any]bool{}
+	for _, id := range res.UpsertedIDs {
+		upserted[id] = true
+	}
+	for i, c := range counters {
+		if upserted[nexts[i].ID] && !taken[first+i] {
+			writers[i].newest = nexts[i]
+			continue
+		}
+		writers[i].known = false // another replica went on: from its newest, alone
+		if err := s.addTurn(ctx, c, writers[i], deltas[c]); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// insertMarks inserts docs into coll, those that exist left as they are, and sets counted[of[i]]
+// for each doc that went in now.
+func (s *Store) insertMarks(ctx context.Context, coll string, docs []any, of []int, counted []bool) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	added, err := mongox.InsertNew(ctx, s.c(coll), docs)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", coll, err)
+	}
+	for i, ok := range added {
+		counted[of[i]] = ok
+	}
+	return nil
+}
+
+// dailyModels are the updates that add n to each analytics document daily names.
+func dailyModels(daily map[string]int64) []mongo.WriteModel {
+	models := make([]mongo.WriteModel, 0, len(daily)+1)
+	for _, id := range slices.Sorted(maps.Keys(daily)) {
+		models = append(models, mongo.NewUpdateOneModel().SetFilter(mongox.ByID(id)).SetUpsert(true).
+			SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: daily[id]}}}}))
+	}
+	return models
 }
 
 // Daily reads an object's analytics from day since on (one find of a range bounded by four kinds a
@@ -204,6 +408,24 @@ type countedMark struct {
 	daily   string
 }
 
+// tally stages what Tally writes. A preload's events are new: an activity entry counts at once,
+// a mark once it goes in, as in Tally.
+func (l *load) tally(t Tally) {
+	switch {
+	case t.Activity != nil:
+		l.pages = append(l.pages, keyed[Activity]{ID: activityKey(t.Activity, t.EventID), V: *t.Activity})
+		for _, c := range t.Counters {
+			l.deltas[c]++
+		}
+		if t.Kind != "" {
+			l.daily[dailyID(t.ObjectID, t.At, t.Kind)]++
+		}
+	case t.Kind != "":
+		id := dailyID(t.ObjectID, t.At, t.Kind)
+		l.stage(countedMark{id: markID(id, t.EventID), daily: id})
+	}
+}
+
 // stage stages a mark, once.
 func (l *load) stage(m countedMark) {
 	if !l.marked[m.id] {
@@ -236,12 +458,7 @@ func (s *Store) flushCounts(ctx context.Context, l *load) error {
 		}
 	}
 	if len(l.daily) > 0 {
-		models := make([]mongo.WriteModel, 0, len(l.daily))
-		for id, n := range l.daily {
-			models = append(models, mongo.NewUpdateOneModel().SetFilter(mongox.ByID(id)).SetUpsert(true).
-				SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: n}}}}))
-		}
-		if _, err := s.c(Counts).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+		if _, err := s.c(Counts).BulkWrite(ctx, dailyModels(l.daily), options.BulkWrite().SetOrdered(false)); err != nil {
 			return fmt.Errorf("store load analytics: %w", err)
 		}
 	}

@@ -55,9 +55,10 @@ var Indexes = []mongox.Index{
 type Store struct {
 	db   *mongo.Database
 	load *load // staged writes of a store made by NewLoad, nil otherwise
+	sums *newestSums
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db} }
+func New(db *mongo.Database) *Store { return &Store{db: db, sums: &newestSums{}} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
