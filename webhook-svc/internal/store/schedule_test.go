@@ -201,3 +201,30 @@ func TestCarryOverEarlierLayout(t *testing.T) {
 		t.Fatalf("the sweep after the carry-over deleted %d, %v; want the two final deliveries", n, err)
 	}
 }
+
+// TestCarryOverOfAFreshDatabase: on a database no release of the earlier layout ever ran on, the
+// first run carries nothing and marks the carry-over done, so that later runs within the window
+// read none of the deliveries this release stores.
+func TestCarryOverOfAFreshDatabase(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	const window = time.Hour
+	if n, err := st.CarryOver(ctx, now, window); err != nil || n != 0 {
+		t.Fatalf("the first run on a fresh database carried %d, %v; want nothing", n, err)
+	}
+	next := now.Add(time.Minute)
+	if _, err := st.InsertDeliveries(ctx, []*Delivery{{ID: "evt_1.whk_1", SubscriptionID: "whk_1", Status: StatusPending,
+		NextAttemptAt: &next, CreatedAt: now, Attempts: []Attempt{}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.CarryOver(ctx, now.Add(10*time.Minute), window); err != nil || n != 0 {
+		t.Fatalf("a run within the window carried %d, %v; want nothing", n, err)
+	}
+	for _, marker := range []string{rangesMigration, droppedMigration} {
+		if done, err := st.MigrationDone(ctx, marker); err != nil || !done {
+			t.Fatalf("marker %s: %v, %v", marker, done, err)
+		}
+	}
+}

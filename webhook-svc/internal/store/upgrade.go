@@ -41,7 +41,8 @@ const catchUpMargin = 10 * time.Minute
 // its key. The first call on a database reads everything and leaves a marker; until window has
 // passed since, later calls carry only what was written since the first run (a rolling upgrade
 // runs older replicas beside new ones, which still write the earlier layout); the first call after
-// it drops the earlier collections, and later ones do nothing. It returns how many deliveries
+// it drops the earlier collections, and later ones do nothing. On a database no release of the
+// earlier layout ever ran on, the first call only marks both steps done. It returns how many deliveries
 // and log lines it carried. Every insert is keyed, so replicas running it at once, or a run
 // cut short and run again, insert nothing twice.
 func (s *Store) CarryOver(ctx context.Context, now time.Time, window time.Duration) (int, error) {
@@ -56,7 +57,25 @@ func (s *Store) CarryOver(ctx context.Context, now time.Time, window time.Durati
 	case now.Sub(m.DoneAt) >= window:
 		return 0, s.dropEarlier(ctx, now)
 	default:
+		// A fresh database's first run marks the earlier layout dropped at once: nothing to look for.
+		if done, err := s.MigrationDone(ctx, droppedMigration); err != nil || done {
+			return 0, err
+		}
 		since = m.DoneAt.Add(-catchUpMargin)
+	}
+	if first {
+		fresh, err := s.freshDatabase(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if fresh {
+			// No release of the earlier layout ever ran here, so none runs beside this one:
+			// there is nothing to carry now or to look for later.
+			if err := s.MarkMigration(ctx, rangesMigration, now); err != nil {
+				return 0, err
+			}
+			return 0, s.MarkMigration(ctx, droppedMigration, now)
+		}
 	}
 	n, err := s.carryDeliveries(ctx, since, now)
 	if err != nil {
@@ -71,6 +90,27 @@ func (s *Store) CarryOver(ctx context.Context, now time.Time, window time.Durati
 		return n + k, s.MarkMigration(ctx, rangesMigration, now)
 	}
 	return n + k, nil
+}
+
+// freshDatabase reports whether no release of the earlier layout ever ran on the database: it
+// holds no delivery and none of the earlier collections, which every such release created at its
+// start.
+func (s *Store) freshDatabase(ctx context.Context) (bool, error) {
+	names, err := s.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: bson.A{OldDue, OldLogs}}}}})
+	if err != nil {
+		return false, fmt.Errorf("list the earlier collections: %w", err)
+	}
+	if len(names) > 0 {
+		return false, nil
+	}
+	err = mongox.FindOne(ctx, s.c(Deliveries), bson.D{}, &bson.Raw{})
+	switch {
+	case errors.Is(err, mongox.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("look for a stored delivery: %w", err)
+	}
+	return false, nil
 }
 
 // dropEarlier drops the collections of the earlier layout, once the rolling upgrade is over (the
