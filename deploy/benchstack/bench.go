@@ -46,7 +46,7 @@ var unlimited = map[string]string{
 	"RATE_PUBLIC_PER_MIN": "100000000", "RATE_PUBLIC_BURST": "100000000",
 	"RATE_OWNER_PER_MIN": "100000000", "RATE_OWNER_BURST": "100000000",
 	"RATE_AUTH_IP_PER_MIN": "100000000", "RATE_AUTH_IP_BURST": "100000000",
-	"RATE_STREAMS_PER_KEY": "100000",
+	"RATE_STREAMS_PER_KEY": "100000", "RATE_STREAMS_PER_IP": "100000",
 	// The send phases measure the stack past what its consumers keep up with, and how long the
 	// backlog then takes to drain: the front door's hold on writes (LAG_LIMIT) is off too.
 	"LAG_LIMIT": "0",
