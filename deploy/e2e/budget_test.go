@@ -275,9 +275,15 @@ func TestStoreCommandBudget(t *testing.T) {
 		// webhook-svc: nothing for a recipient without webhooks (its subscriptions, none, are
 		// read once and kept).
 		"webhook_svc.": 0.05,
-		// graph-svc: the message's node, its thread's messages and graph, the memory index of both
-		// participants: today's cost. To fit the total of 8 it must fall to about 5.5.
-		"graph_svc.": 9,
+		// graph-svc: one read of the batch's stored nodes (the previous messages' with them, whose
+		// positions give the new ones'), one insert into the lists (the message's numbered and
+		// graph entries, a new thread's entries in its participants' thread lists), a move of
+		// each participant's index stats and one insert of both's postings, the node's insert: 6
+		// for a reply; a new thread's first message adds the thread's record and its sender's
+		// participation mark: 8. At one event per batch this mix (51 new threads, 50 replies)
+		// costs 7.0; batches of the lagging consumer share commands (5.75 measured). To fit the
+		// total of 8 it must fall to about 5.5.
+		"graph_svc.": 7.1,
 	}
 	var total float64
 	for service, budget := range budgets {
