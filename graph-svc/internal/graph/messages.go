@@ -56,7 +56,7 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 	if err := s.rememberHashes(ctx, msgs); err != nil {
 		return err
 	}
-	nodes, parts, seqs, err := s.newMessageNodes(ctx, msgs)
+	nodes, parts, seqs, err := s.newMessageNodes(ctx, msgs, fresh)
 	if err != nil {
 		return err
 	}
@@ -85,10 +85,15 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 
 // newMessageNodes are the nodes of msgs not stored yet (those projected before are left out, as
 // is a message twice in one batch), with each one's participants, and the positions in their
-// threads' messages of the stored nodes of the messages they follow: one read for the batch.
-func (s *Service) newMessageNodes(ctx context.Context, msgs []contract.MessageCreatedData) ([]*store.Node, [][]string, map[string]int64, error) {
+// threads' messages of the stored nodes of the messages they follow: one read for the batch, or
+// none when every message is of a thread recorded by this batch (fresh: nothing of it was
+// projected before, as the thread is recorded first).
+func (s *Service) newMessageNodes(ctx context.Context, msgs []contract.MessageCreatedData, fresh map[string]bool) ([]*store.Node, [][]string, map[string]int64, error) {
 	ids := make([]string, 0, 2*len(msgs))
 	for _, m := range msgs {
+		if fresh[m.ThreadID] {
+			continue
+		}
 		ids = append(ids, MessageNodeID(m.MessageID))
 		if m.PrevMessageID != "" {
 			ids = append(ids, MessageNodeID(m.PrevMessageID))
