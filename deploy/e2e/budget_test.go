@@ -263,7 +263,7 @@ func TestStoreCommandBudget(t *testing.T) {
 	// single event: the dearest case, with no batching to share a command. The periodic reads of
 	// the idle machinery (the relays' sweeps, webhook-svc's poll of due deliveries) are left out:
 	// they follow the clock, not the sends, and the breakdown logged shows them. The issue's
-	// budget is 8 in all; graph-svc's share is still above what that leaves it.
+	// budget is 8 in all, asserted.
 	budgets := map[string]float64{
 		// feed-svc: the message's activity entry (the mark of its counts), and one update command
 		// with the $inc of the recipient's analytics and the upsert of the network's message
@@ -275,9 +275,15 @@ func TestStoreCommandBudget(t *testing.T) {
 		// webhook-svc: nothing for a recipient without webhooks (its subscriptions, none, are
 		// read once and kept).
 		"webhook_svc.": 0.05,
-		// graph-svc: the message's node, its thread's messages and graph, the memory index of both
-		// participants: today's cost. To fit the total of 8 it must fall to about 5.5.
-		"graph_svc.": 9,
+		// graph-svc: one read of the batch's stored nodes (the previous messages' with them, whose
+		// positions give the new ones'), one insert into the lists (the message's numbered and
+		// graph entries, a new thread's entries in its participants' thread lists), a move of
+		// each participant's index stats and one insert of both's postings, the node's insert: 6
+		// for a reply. A new thread's first message reads no node (nothing of a thread recorded
+		// by its batch was projected before) and adds the thread's record and its sender's
+		// participation mark: 7. At one event per batch this mix (51 new threads, 50 replies)
+		// costs 6.5; batches of the lagging consumer share commands (5.35 measured).
+		"graph_svc.": 6.6,
 	}
 	var total float64
 	for service, budget := range budgets {
@@ -286,6 +292,9 @@ func TestStoreCommandBudget(t *testing.T) {
 		if got > budget {
 			t.Errorf("%s: a send costs %.2f store commands in the background, budget %.2f:\n%s", service, got, budget, backgroundBy)
 		}
+	}
+	if all := backgroundOf(before, after, "", sends); all > 8 {
+		t.Errorf("a send costs %.2f store commands in the background, the issue's budget is 8:\n%s", all, backgroundBy)
 	}
 	if rest := backgroundOf(before, after, "", sends) - total; rest > 0.05 {
 		t.Errorf("services that a send should not concern send %.2f store commands per send in the background:\n%s", rest, backgroundBy)

@@ -77,23 +77,33 @@ var (
 )
 
 // TestMessagesProjectedInAnyOrder: whatever order the message.created events of a thread arrive
-// in, and however often, the graph ends with one message node per message and a replies_to edge
-// from each message to the one before it.
+// in, and however often, whether they name the message they follow or not (earlier releases'),
+// the graph ends with one message node per message and a replies_to edge from each message to
+// the one before it, and the thread's messages are numbered from 1 with no gap, each message
+// among them.
 func TestMessagesProjectedInAnyOrder(t *testing.T) {
 	t.Parallel()
 	const n = 12
 	start := clock.Now().Add(-time.Hour)
-	var msgs []contract.MessageCreatedData
-	for i := range n {
-		from, to := "obj_a", "obj_b"
-		if i%2 == 1 {
-			from, to = to, from
+	events := func(named bool) []contract.MessageCreatedData {
+		var msgs []contract.MessageCreatedData
+		for i := range n {
+			from, to := "obj_a", "obj_b"
+			if i%2 == 1 {
+				from, to = to, from
+			}
+			m := contract.MessageCreatedData{MessageID: fmt.Sprintf("msg_%02d", i), ThreadID: "thr_ab",
+				FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from[4:], Body: fmt.Sprintf("message %d", i),
+				CreatedAt: clock.Format(start.Add(time.Duration(i) * time.Second))}
+			if named && i > 0 {
+				m.PrevMessageID = fmt.Sprintf("msg_%02d", i-1)
+			}
+			msgs = append(msgs, m)
 		}
-		msgs = append(msgs, contract.MessageCreatedData{MessageID: fmt.Sprintf("msg_%02d", i), ThreadID: "thr_ab",
-			FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from[4:], Body: fmt.Sprintf("message %d", i),
-			CreatedAt: clock.Format(start.Add(time.Duration(i) * time.Second))})
+		return msgs
 	}
-	for round := range 3 {
+	for round := range 6 {
+		msgs := events(round%2 == 1)
 		t.Run(fmt.Sprint("order ", round), func(t *testing.T) {
 			t.Parallel()
 			svc, _ := newService(t)
@@ -135,6 +145,24 @@ func TestMessagesProjectedInAnyOrder(t *testing.T) {
 			slices.Sort(got)
 			if !slices.Equal(got, want) {
 				t.Errorf("replies_to edges\n got %v\nwant %v", got, want)
+			}
+			count, err := svc.Store.MessageCount(context.Background(), "thr_ab")
+			if err != nil {
+				t.Fatal(err)
+			}
+			numbered, err := svc.Store.MessagesAround(context.Background(), "thr_ab", 1, count)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := map[string]bool{}
+			for i, m := range numbered {
+				if m.Seq != int64(i+1) {
+					t.Fatalf("the thread's messages skip from %d to %d", i, m.Seq)
+				}
+				listed[m.Value.NodeID] = true
+			}
+			if count < n || len(numbered) != int(count) || len(listed) != n {
+				t.Errorf("the thread's messages number %d (%d read, %d distinct), want %d", count, len(numbered), len(listed), n)
 			}
 		})
 	}

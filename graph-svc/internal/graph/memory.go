@@ -111,16 +111,16 @@ func excerpt(body string) string {
 }
 
 // indexNode adds a node to the memory index of each participant who may see it (the other side
-// never gets an owner_only node). Guidance is not a node and is never indexed. Per participant
-// the work is one insert (a posting per indexed stem) and one move of the index's stats: the
-// same whatever the node's length and whatever the index holds.
+// never gets an owner_only node). Guidance is not a node and is never indexed. The work is one
+// move of each participant's index stats and one insert of all the postings (a posting per
+// indexed stem): the same whatever the node's length and whatever the index holds.
 func (s *Service) indexNode(ctx context.Context, n *store.Node, participants []string) error {
 	return s.indexNodes(ctx, []*store.Node{n}, [][]string{participants})
 }
 
-// indexNodes indexes a batch of nodes, each for its participants: per object one insert of all
-// its postings and one move of its stats, so that a projected batch costs its objects, not its
-// nodes.
+// indexNodes indexes a batch of nodes, each for its participants: per object one move of its
+// stats, and one insert of all the batch's postings, so that a projected batch costs its
+// objects, not its nodes.
 func (s *Service) indexNodes(ctx context.Context, nodes []*store.Node, participants [][]string) error {
 	type pending struct {
 		entries []store.MemoryEntry
@@ -144,10 +144,12 @@ func (s *Service) indexNodes(ctx context.Context, nodes []*store.Node, participa
 			p.entries, p.indexed = append(p.entries, e), append(p.indexed, indexed)
 		}
 	}
-	for _, obj := range order {
-		if err := s.Store.IndexMemory(ctx, obj, byObject[obj].entries, byObject[obj].indexed); err != nil {
-			return fmt.Errorf("index nodes: %w", err)
-		}
+	batches := make([]store.MemoryBatch, len(order))
+	for i, obj := range order {
+		batches[i] = store.MemoryBatch{ObjectID: obj, Entries: byObject[obj].entries, Indexed: byObject[obj].indexed}
+	}
+	if err := s.Store.IndexMemories(ctx, batches); err != nil {
+		return fmt.Errorf("index nodes: %w", err)
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ const (
 // MemoryStore is the relationship-memory index: its writes (indexNode) and a search's reads.
 type MemoryStore interface {
 	IndexMemory(ctx context.Context, objectID string, entries []store.MemoryEntry, indexed [][]string) error
+	IndexMemories(ctx context.Context, batches []store.MemoryBatch) error
 	Postings(ctx context.Context, r mongox.Range) ([]store.MemoryEntry, error)
 	Hashes(ctx context.Context, objectIDs []string) (map[string]string, error)
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/contract"
@@ -13,17 +14,16 @@ func MessageNodeID(messageID string) string { return "nod_" + messageID }
 
 // MessageStore writes the message projection's batches.
 type MessageStore interface {
-	AddThreads(ctx context.Context, ts []store.Thread) error
+	RecordThreads(ctx context.Context, ts []store.Thread) ([]bool, error)
 	AddNodes(ctx context.Context, ns []store.Node) ([]bool, error)
-	StoredNodes(ctx context.Context, ids []string) (map[string]bool, error)
-	AppendMessages(ctx context.Context, threadID string, ms []store.MessageRef) ([]int64, error)
-	AppendGraphItems(ctx context.Context, threadID string, items []store.GraphItem) error
+	StoredNodes(ctx context.Context, ids []string) (map[string]int64, error)
+	AppendMessages(ctx context.Context, threadID string, ms []store.MessageRef, from int64, nodes []*store.Node, listed *store.Thread) ([]int64, error)
 }
 
 // ProjectMessages makes messages of mailbox-svc message nodes of their threads' graphs, each
 // authored by its sender and visible to both participants, and records the threads'
-// participants (the threads this process has not recorded yet, in one insert) and the hashes the
-// messages name. A message's node is appended to its thread's msgs and graph lists, then stored:
+// participants (the threads this process has not recorded yet, in one insert; their thread
+// lists' entries go with the messages' list entries) and the hashes the messages name. A message's node is appended to its thread's msgs and graph lists, then stored:
 // a redelivered message whose node is stored changes nothing. (A crash between the appends and
 // the store appends it again on redelivery; a page shows such a node once.)
 //
@@ -42,20 +42,25 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 				CreatedAt: parseTime(m.CreatedAt)})
 		}
 	}
-	if err := s.Store.AddThreads(ctx, threads); err != nil {
+	added, err := s.Store.RecordThreads(ctx, threads)
+	if err != nil {
 		return err
 	}
-	for _, t := range threads {
-		s.rememberThread(t.ID)
+	// The threads this process had not recorded are listed in their participants' thread lists
+	// with their messages (again, harmlessly, after a restart); those recorded now have no
+	// messages yet.
+	unlisted, fresh := map[string]*store.Thread{}, map[string]bool{}
+	for i := range threads {
+		unlisted[threads[i].ID], fresh[threads[i].ID] = &threads[i], added[i]
 	}
 	if err := s.rememberHashes(ctx, msgs); err != nil {
 		return err
 	}
-	nodes, parts, err := s.newMessageNodes(ctx, msgs)
+	nodes, parts, seqs, err := s.newMessageNodes(ctx, msgs, fresh)
 	if err != nil {
 		return err
 	}
-	if err := s.appendMessages(ctx, nodes); err != nil {
+	if err := s.appendMessages(ctx, nodes, seqs, fresh, unlisted); err != nil {
 		return err
 	}
 	if err := s.indexNodes(ctx, nodes, parts); err != nil {
@@ -69,29 +74,45 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 	if err := s.markTookPart(ctx, senders...); err != nil {
 		return err
 	}
-	_, err = s.Store.AddNodes(ctx, stored)
-	return err
+	if _, err = s.Store.AddNodes(ctx, stored); err != nil {
+		return err
+	}
+	for _, t := range threads {
+		s.rememberThread(t.ID)
+	}
+	return nil
 }
 
 // newMessageNodes are the nodes of msgs not stored yet (those projected before are left out, as
-// is a message twice in one batch), with each one's participants: one read for the batch.
-func (s *Service) newMessageNodes(ctx context.Context, msgs []contract.MessageCreatedData) ([]*store.Node, [][]string, error) {
-	ids := make([]string, len(msgs))
-	for i, m := range msgs {
-		ids[i] = MessageNodeID(m.MessageID)
+// is a message twice in one batch), with each one's participants, and the positions in their
+// threads' messages of the stored nodes of the messages they follow: one read for the batch, or
+// none when every message is of a thread recorded by this batch (fresh: nothing of it was
+// projected before, as the thread is recorded first).
+func (s *Service) newMessageNodes(ctx context.Context, msgs []contract.MessageCreatedData, fresh map[string]bool) ([]*store.Node, [][]string, map[string]int64, error) {
+	ids := make([]string, 0, 2*len(msgs))
+	for _, m := range msgs {
+		if fresh[m.ThreadID] {
+			continue
+		}
+		ids = append(ids, MessageNodeID(m.MessageID))
+		if m.PrevMessageID != "" {
+			ids = append(ids, MessageNodeID(m.PrevMessageID))
+		}
 	}
-	stored, err := s.Store.StoredNodes(ctx, ids)
+	slices.Sort(ids)
+	stored, err := s.Store.StoredNodes(ctx, slices.Compact(ids))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var nodes []*store.Node
 	var parts [][]string
+	batch := map[string]bool{}
 	for _, m := range msgs {
 		id := MessageNodeID(m.MessageID)
-		if stored[id] {
+		if _, ok := stored[id]; ok || batch[id] {
 			continue
 		}
-		stored[id] = true
+		batch[id] = true
 		n := &store.Node{ID: id, ThreadID: m.ThreadID, Type: TypeMessage, Body: m.Body,
 			Visibility: Participants, AuthorID: m.FromObjectID, AuthorHash: m.FromHash, MessageID: m.MessageID,
 			CreatedAt: parseTime(m.CreatedAt)}
@@ -100,12 +121,17 @@ func (s *Service) newMessageNodes(ctx context.Context, msgs []contract.MessageCr
 		}
 		nodes, parts = append(nodes, n), append(parts, []string{m.FromObjectID, m.ToObjectID})
 	}
-	return nodes, parts, nil
+	return nodes, parts, stored, nil
 }
 
-// appendMessages numbers new message nodes in their threads' messages (per thread one read and
-// one insert) and adds them to their threads' graphs. The caller indexes and stores them.
-func (s *Service) appendMessages(ctx context.Context, nodes []*store.Node) error {
+// appendMessages numbers new message nodes in their threads' messages and adds them to their
+// threads' graphs: per thread one insert, and one read of the messages' last unless the batch's
+// first takes the position after its previous message's (read with the batch's stored nodes) or
+// is the first message of a thread recorded by this batch (fresh). The same insert lists the
+// threads this process had not recorded (unlisted) in their participants' thread lists. The
+// caller indexes and stores them.
+func (s *Service) appendMessages(ctx context.Context, nodes []*store.Node, stored map[string]int64, fresh map[string]bool,
+	unlisted map[string]*store.Thread) error {
 	byThread := map[string][]*store.Node{}
 	var order []string
 	for _, n := range nodes {
@@ -120,16 +146,19 @@ func (s *Service) appendMessages(ctx context.Context, nodes []*store.Node) error
 		for i, n := range ns {
 			refs[i] = store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt}
 		}
-		seqs, err := s.Store.AppendMessages(ctx, th, refs)
+		var from int64 // 0: after the list's last, read
+		switch first := ns[0]; {
+		case first.PrevNodeID == "" && fresh[th]:
+			from = 1
+		case first.PrevNodeID != "" && stored[first.PrevNodeID] > 0:
+			from = stored[first.PrevNodeID] + 1
+		}
+		seqs, err := s.Store.AppendMessages(ctx, th, refs, from, ns, unlisted[th])
 		if err != nil {
 			return err
 		}
-		items := make([]store.GraphItem, len(ns))
 		for i, n := range ns {
-			items[i] = store.GraphItem{Node: n, MsgSeq: seqs[i]}
-		}
-		if err := s.Store.AppendGraphItems(ctx, th, items); err != nil {
-			return err
+			n.MsgSeq = seqs[i]
 		}
 	}
 	return nil

@@ -83,6 +83,7 @@ type NodeStore interface {
 	Node(ctx context.Context, id string) (*store.Node, error)
 	InsertNode(ctx context.Context, n *store.Node) error
 	AppendGraph(ctx context.Context, threadID string, it store.GraphItem) error
+	AppendGraphItems(ctx context.Context, threadID string, items []store.GraphItem) error
 	Reserve(ctx context.Context, list string, max int64, key string) (bool, error)
 	QuotaUsed(ctx context.Context, list string) (int64, error)
 }

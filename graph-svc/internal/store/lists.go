@@ -22,9 +22,10 @@ import (
 //   - numbered lists, whose position is a number the service shows or counts (a guidance
 //     version, a quota slot, a decision count, a message's place in its thread): m|<thread>
 //     (messages in the order projected), q|<quota>, c|<object> (decisions), v|<thread>|<object>
-//     (guidance versions). Position n is claimed by inserting <scope>|<n> after a read of the
-//     list's last (one range read, limit 1), so concurrent writers never share one and a count
-//     is that read.
+//     (guidance versions). Position n is claimed by inserting <scope>|<n>, so concurrent
+//     writers never share one and a count is a read of the list's last (one range read, limit
+//     1). The position tried is the one after that last, read first; a message's is the one
+//     after its previous message's, which its node records (see AppendMessages): no read.
 const Lists = "lists"
 
 // listDoc is one document of a list.
@@ -167,23 +168,29 @@ func (s *Store) AppendGraph(ctx context.Context, threadID string, it GraphItem) 
 // AppendGraphItems adds nodes and edges of one thread to its graph in one insert; those there
 // already (a redelivery) are left as they are.
 func (s *Store) AppendGraphItems(ctx context.Context, threadID string, items []GraphItem) error {
-	docs := make([]listDoc[GraphItem], 0, len(items))
-	for _, it := range items {
-		at, id := time.Time{}, ""
-		switch {
-		case it.Node != nil:
-			at, id = it.Node.CreatedAt, it.Node.ID
-		case it.Edge != nil:
-			at, id = it.Edge.CreatedAt, it.Edge.ID
-		default:
-			return errors.New("store lists: a graph item is a node or an edge")
+	docs := make([]listDoc[GraphItem], len(items))
+	for i, it := range items {
+		d, err := graphDoc(threadID, it)
+		if err != nil {
+			return err
 		}
-		docs = append(docs, listDoc[GraphItem]{ID: GraphKey(threadID, at, id), At: at, V: it})
+		docs[i] = d
 	}
 	if _, err := mongox.InsertNew(ctx, s.c(Lists), docs); err != nil {
 		return fmt.Errorf("store lists: %w", err)
 	}
 	return nil
+}
+
+// graphDoc is the document of a node or an edge in its thread's graph.
+func graphDoc(threadID string, it GraphItem) (listDoc[GraphItem], error) {
+	switch {
+	case it.Node != nil:
+		return listDoc[GraphItem]{ID: GraphKey(threadID, it.Node.CreatedAt, it.Node.ID), At: it.Node.CreatedAt, V: it}, nil
+	case it.Edge != nil:
+		return listDoc[GraphItem]{ID: GraphKey(threadID, it.Edge.CreatedAt, it.Edge.ID), At: it.Edge.CreatedAt, V: it}, nil
+	}
+	return listDoc[GraphItem]{}, errors.New("store lists: a graph item is a node or an edge")
 }
 
 // GraphPage reads up to limit items of a thread's graph, newest first, before the key before
@@ -210,29 +217,65 @@ func (s *Store) AppendMessage(ctx context.Context, threadID string, m MessageRef
 	return appendNumbered(ctx, s, messagesScope(threadID), m.CreatedAt, m)
 }
 
-// AppendMessages numbers message nodes of one thread in its messages, in the order given: one
-// read of the list's last and one insert for them all; those whose position another writer took
-// meanwhile are appended one at a time. It returns their positions.
-func (s *Store) AppendMessages(ctx context.Context, threadID string, ms []MessageRef) ([]int64, error) {
-	scope := messagesScope(threadID)
-	last, err := lastOf[MessageRef](ctx, s, scope)
-	if err != nil || len(ms) == 0 {
-		return nil, err
+// AppendMessages numbers message nodes of one thread in its messages, in the order given, and
+// adds them to the thread's graph (nodes[i] is the node of ms[i]), all in one insert. They take
+// the positions from on: the one after the thread's last message, which the caller knows when
+// the batch's first follows a message whose position it read with the batch's nodes (a thread's
+// first message takes 1); from 0 asks for the list's last, one range read. A position another
+// writer took (messages of one thread are projected out of order, each keyed by its recipient)
+// leaves its message for one after the list's last, its graph entry rewritten with it: the list
+// stays dense and numbered in the order projected. A thread given as listed (one RecordThreads
+// recorded, or may have) is listed in its participants' thread lists by the same insert (entries
+// there already are left as they are). It returns the positions taken.
+func (s *Store) AppendMessages(ctx context.Context, threadID string, ms []MessageRef, from int64, nodes []*Node, listed *Thread) ([]int64, error) {
+	if len(ms) == 0 {
+		return nil, nil
 	}
-	docs := make([]listDoc[MessageRef], len(ms))
+	scope := messagesScope(threadID)
+	if from <= 0 {
+		last, err := lastOf[MessageRef](ctx, s, scope)
+		if err != nil {
+			return nil, err
+		}
+		from = last.Seq + 1
+	}
 	seqs := make([]int64, len(ms))
+	for i := range seqs {
+		seqs[i] = from + int64(i)
+	}
+	docs := make([]any, 0, 2*len(ms))
 	for i, m := range ms {
-		seqs[i] = last.Seq + 1 + int64(i)
-		docs[i] = listDoc[MessageRef]{ID: scope + mongox.Seq(seqs[i]), At: m.CreatedAt, V: m}
+		docs = append(docs, listDoc[MessageRef]{ID: scope + mongox.Seq(seqs[i]), At: m.CreatedAt, V: m})
+	}
+	graph := make([]listDoc[GraphItem], len(nodes))
+	for i, n := range nodes {
+		d, err := graphDoc(threadID, GraphItem{Node: n, MsgSeq: seqs[i]})
+		if err != nil {
+			return nil, err
+		}
+		graph[i] = d
+		docs = append(docs, d)
+	}
+	if listed != nil {
+		for _, e := range threadEntries(*listed) {
+			docs = append(docs, e)
+		}
 	}
 	got, err := mongox.InsertNew(ctx, s.c(Lists), docs)
 	if err != nil {
 		return nil, fmt.Errorf("store lists: %w", err)
 	}
-	for i, ok := range got {
-		if !ok {
-			if seqs[i], err = s.AppendMessage(ctx, threadID, ms[i]); err != nil {
-				return nil, err
+	for i := range ms {
+		if got[i] {
+			continue
+		}
+		if seqs[i], err = s.AppendMessage(ctx, threadID, ms[i]); err != nil {
+			return nil, err
+		}
+		if i < len(graph) {
+			graph[i].V.MsgSeq = seqs[i]
+			if err := mongox.ReplaceUpsert(ctx, s.c(Lists), graph[i].ID, graph[i]); err != nil {
+				return nil, fmt.Errorf("store lists: %w", err)
 			}
 		}
 	}

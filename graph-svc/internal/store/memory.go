@@ -103,40 +103,58 @@ func PostingID(objectID, stem string, created time.Time, nodeID string) string {
 
 func statsID(objectID string) string { return mongox.Key("n", keyText(objectID)) }
 
+// MemoryBatch is entries to add to one object's index: a posting per indexed stem of each
+// (Indexed[i] for Entries[i]).
+type MemoryBatch struct {
+	ObjectID string
+	Entries  []MemoryEntry
+	Indexed  [][]string
+}
+
 // IndexMemory adds entries to an object's index: one move of the object's stats by the entries
 // (whose result each posting carries), then for each entry a posting per indexed stem
 // (indexed[i] for entries[i]), all in one unordered insert. It costs two commands whatever the
 // entries hold; a redelivery, whose postings exist, takes its entries off the stats again (a
 // third command).
 func (s *Store) IndexMemory(ctx context.Context, objectID string, entries []MemoryEntry, indexed [][]string) error {
-	var first time.Time
-	var count int64
-	for i, e := range entries {
-		if len(indexed[i]) == 0 {
+	return s.IndexMemories(ctx, []MemoryBatch{{ObjectID: objectID, Entries: entries, Indexed: indexed}})
+}
+
+// IndexMemories adds entries to the indexes of several objects as IndexMemory does, with one
+// move of each object's stats and the postings of them all in one unordered insert: a message
+// indexed for both its participants costs three commands, not four.
+func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error {
+	type owner struct{ batch, entry int }
+	counts := make([]int64, len(batches))
+	firsts := make([]time.Time, len(batches))
+	var docs []postingDoc
+	var owners []owner // docs[i] belongs to batches[owners[i].batch].Entries[owners[i].entry]
+	for b, mb := range batches {
+		for i, e := range mb.Entries {
+			if len(mb.Indexed[i]) == 0 {
+				continue
+			}
+			counts[b]++
+			if firsts[b].IsZero() || e.CreatedAt.Before(firsts[b]) {
+				firsts[b] = e.CreatedAt
+			}
+		}
+		if counts[b] == 0 {
 			continue
 		}
-		count++
-		if first.IsZero() || e.CreatedAt.Before(first) {
-			first = e.CreatedAt
+		stats, err := s.moveStats(ctx, mb.ObjectID, counts[b], firsts[b])
+		if err != nil {
+			return err
+		}
+		for i, e := range mb.Entries {
+			e.Nodes, e.First = stats.Nodes, &stats.First
+			for _, st := range mb.Indexed[i] {
+				docs = append(docs, postingDoc{ID: PostingID(mb.ObjectID, st, e.CreatedAt, e.NodeID), MemoryEntry: e})
+				owners = append(owners, owner{b, i})
+			}
 		}
 	}
-	if count == 0 {
-		return nil
-	}
-	stats, err := s.moveStats(ctx, objectID, count, first)
-	if err != nil {
-		return err
-	}
-	var docs []postingDoc
-	owner := []int{} // docs[i] belongs to entries[owner[i]]
-	for i, e := range entries {
-		e.Nodes, e.First = stats.Nodes, &stats.First
-		for _, st := range indexed[i] {
-			docs = append(docs, postingDoc{ID: PostingID(objectID, st, e.CreatedAt, e.NodeID), MemoryEntry: e})
-			owner = append(owner, i)
-		}
-	}
-	added := map[int]bool{}
+	added := map[owner]bool{}
 	for start := 0; start < len(docs); start += memoryBatch {
 		got, err := mongox.InsertNew(ctx, s.c(MemoryPostings), docs[start:min(start+memoryBatch, len(docs))])
 		if err != nil {
@@ -144,13 +162,21 @@ func (s *Store) IndexMemory(ctx context.Context, objectID string, entries []Memo
 		}
 		for i, ok := range got {
 			if ok {
-				added[owner[start+i]] = true
+				added[owners[start+i]] = true
 			}
 		}
 	}
-	if again := count - int64(len(added)); again > 0 { // indexed before: a redelivery
-		if _, err := s.moveStats(ctx, objectID, -again, first); err != nil {
-			return err
+	for b, mb := range batches {
+		again := counts[b] // indexed before: a redelivery
+		for o := range added {
+			if o.batch == b {
+				again--
+			}
+		}
+		if again > 0 {
+			if _, err := s.moveStats(ctx, mb.ObjectID, -again, firsts[b]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

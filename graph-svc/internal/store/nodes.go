@@ -40,10 +40,13 @@ type Node struct {
 	// PrevNodeID is, on a message node, the node of the thread's message it follows, as its
 	// message.created event named it (empty for a thread's first, and for events of releases
 	// that did not name it: a read derives those).
-	PrevNodeID string    `bson:"prev_node_id,omitempty"`
-	SourceID   string    `bson:"source_id,omitempty"`
-	CreatedAt  time.Time `bson:"created_at"`
-	Events     []string  `bson:"_events,omitempty"`
+	PrevNodeID string `bson:"prev_node_id,omitempty"`
+	// MsgSeq is, on a message node, its position in its thread's messages: the message that
+	// follows it takes the next, with no read of the list (see Store.AppendMessages).
+	MsgSeq    int64     `bson:"msg_seq,omitempty"`
+	SourceID  string    `bson:"source_id,omitempty"`
+	CreatedAt time.Time `bson:"created_at"`
+	Events    []string  `bson:"_events,omitempty"`
 }
 
 // InsertNode stores a new node; ErrTaken when its _id exists.
@@ -58,21 +61,24 @@ func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
 	return &n, nil
 }
 
-// StoredNodes reports which of ids are stored nodes: one find by _id, projected to the _id.
-func (s *Store) StoredNodes(ctx context.Context, ids []string) (map[string]bool, error) {
-	out := make(map[string]bool, len(ids))
+// StoredNodes reports which of ids are stored nodes, each with its position in its thread's
+// messages (0 for a node that is not a message's, or was stored by a release that did not record
+// it): one find by _id, projected to those fields.
+func (s *Store) StoredNodes(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	docs, err := mongox.FindAll[struct {
-		ID string `bson:"_id"`
+		ID     string `bson:"_id"`
+		MsgSeq int64  `bson:"msg_seq"`
 	}](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "msg_seq", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("store nodes: %w", err)
 	}
 	for _, d := range docs {
-		out[d.ID] = true
+		out[d.ID] = d.MsgSeq
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -17,24 +18,43 @@ type Thread struct {
 	CreatedAt    time.Time `bson:"created_at"`
 }
 
-// AddThreads records threads once each, in one command, and lists each new one in its
-// participants' thread lists (ThreadsPage).
+// AddThreads records threads once each, in one command, and lists the new ones in their
+// participants' thread lists (ThreadsPage), in one insert more.
 func (s *Store) AddThreads(ctx context.Context, ts []Thread) error {
-	added, err := mongox.InsertNew(ctx, s.c(Threads), ts)
+	added, err := s.RecordThreads(ctx, ts)
 	if err != nil {
 		return err
 	}
+	var entries []listDoc[string]
 	for i, t := range ts {
-		if i < len(added) && !added[i] {
-			continue
-		}
-		for _, p := range t.Participants {
-			if err := s.put(ctx, threadsScope(p)+mongox.Key(mongox.Time(t.CreatedAt), keyText(t.ID)), t.CreatedAt, t.ID); err != nil {
-				return err
-			}
+		if added[i] {
+			entries = append(entries, threadEntries(t)...)
 		}
 	}
+	if _, err := mongox.InsertNew(ctx, s.c(Lists), entries); err != nil {
+		return fmt.Errorf("store lists: %w", err)
+	}
 	return nil
+}
+
+// RecordThreads records threads once each, in one command, without listing them: the caller
+// lists them (AppendMessages does, with the thread's messages). It reports which threads it
+// recorded now (the others were known).
+func (s *Store) RecordThreads(ctx context.Context, ts []Thread) ([]bool, error) {
+	added, err := mongox.InsertNew(ctx, s.c(Threads), ts)
+	if err != nil {
+		return nil, fmt.Errorf("store threads: %w", err)
+	}
+	return added, nil
+}
+
+// threadEntries are the entries of a thread in its participants' thread lists.
+func threadEntries(t Thread) []listDoc[string] {
+	out := make([]listDoc[string], len(t.Participants))
+	for i, p := range t.Participants {
+		out[i] = listDoc[string]{ID: threadsScope(p) + mongox.Key(mongox.Time(t.CreatedAt), keyText(t.ID)), At: t.CreatedAt, V: t.ID}
+	}
+	return out
 }
 
 // AddThread records a thread once; a thread already known is left as it is.
