@@ -204,7 +204,9 @@ func (s *Store) CountOnce(ctx context.Context, counter, key string, delta int64)
 	if err != nil || !added {
 		return err
 	}
-	return s.Add(ctx, counter, delta)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countTimeout) // as in Tally
+	defer cancel()
+	return s.Add(cctx, counter, delta)
 }
 
 // Counter is a network counter's count (one find).
@@ -228,8 +230,9 @@ type Tally struct {
 // activity entries, one of the marks of the events that show in no activity, one bulk $inc of
 // the objects' analytics (each analytics document belongs to its object's partition, whose one
 // consumer counts it) and one insert per network counter changed. An activity entry, keyed by its
-// event, is the event's mark: it goes in first, and what went in now is counted. A crash between
-// the inserts and the counts loses those counts, as between a mark and its change.
+// event, is the event's mark: it goes in first, and what went in now is counted, whether or not
+// the caller is still waiting. A crash between the inserts and the counts loses those counts, as
+// between a mark and its change.
 func (s *Store) Tally(ctx context.Context, ts []Tally) error {
 	if s.load != nil {
 		for _, t := range ts {
@@ -269,8 +272,16 @@ func (s *Store) Tally(ctx context.Context, ts []Tally) error {
 			deltas[c]++
 		}
 	}
-	return s.count(ctx, daily, deltas)
+	// What went in now is counted only here: a handler whose context ends in between (its
+	// consumer group's generation ended, say, when the broker went away) must still count it, or
+	// the redelivered events would find their marks and count nothing.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countTimeout)
+	defer cancel()
+	return s.count(cctx, daily, deltas)
 }
+
+// countTimeout bounds the counts that follow a Tally's marks once the caller has gone.
+const countTimeout = 30 * time.Second
 
 // count adds to the analytics documents and the network counters in one command: an update of
 // each analytics document ($inc) and an upsert of each counter's next sum after the newest this
