@@ -153,3 +153,20 @@ func DeleteRange(ctx context.Context, coll *mongo.Collection, r Range) (int64, e
 	}
 	return res.DeletedCount, nil
 }
+
+// Pages reads the documents of r in ascending _id order (Desc is ignored) a page (r.Limit) at a
+// time and hands each page to fn, until a page comes back empty: one command per page, however
+// many the range holds. id is a document's _id, where the next page starts after.
+func Pages[T any](ctx context.Context, coll *mongo.Collection, r Range, id func(T) string, fn func([]T) error) error {
+	r.Desc = false
+	for {
+		docs, err := Find[T](ctx, coll, r)
+		if err != nil || len(docs) == 0 {
+			return err
+		}
+		if err := fn(docs); err != nil {
+			return err
+		}
+		r.After = id(docs[len(docs)-1])
+	}
+}

@@ -62,6 +62,17 @@ func TestRangePages(t *testing.T) {
 	if got := pages(mongox.Range{Scope: scope, Limit: 10}); !slices.Equal(got, want) {
 		t.Fatalf("ascending pages:\n got %q\nwant %q", got, want)
 	}
+	var sizes []int
+	var all []string
+	if err := mongox.Pages(ctx, coll, mongox.Range{Scope: scope, Limit: 10}, func(d keyed) string { return d.ID }, func(page []keyed) error {
+		sizes = append(sizes, len(page))
+		for _, d := range page {
+			all = append(all, d.ID)
+		}
+		return nil
+	}); err != nil || !slices.Equal(all, want) || !slices.Equal(sizes, []int{10, 10, 5}) {
+		t.Fatalf("Pages: pages of %v, %v:\n got %q\nwant %q", sizes, err, all, want)
+	}
 	got := pages(mongox.Range{Scope: scope, Desc: true, Limit: 7})
 	slices.Reverse(got)
 	if !slices.Equal(got, want) {

@@ -27,28 +27,22 @@ type oldEntry struct {
 func (s *Store) UpgradeLists(ctx context.Context) error {
 	old := s.c(GraphLog)
 	r := mongox.Range{Scope: "", Limit: upgradePage}
-	for {
-		docs, err := mongox.FindAll[oldEntry](ctx, old, r.Filter(), r.Options())
-		if err != nil {
-			return fmt.Errorf("upgrade lists: %w", err)
-		}
-		if len(docs) == 0 {
-			break
-		}
+	err := mongox.Pages(ctx, old, r, func(d oldEntry) string { return d.ID }, func(docs []oldEntry) error {
 		var out []listDoc[any]
 		for _, d := range docs {
 			doc, ok, err := upgradeEntry(d)
 			if err != nil {
-				return fmt.Errorf("upgrade lists: %s: %w", d.ID, err)
+				return fmt.Errorf("%s: %w", d.ID, err)
 			}
 			if ok {
 				out = append(out, doc)
 			}
 		}
-		if _, err := mongox.InsertNew(ctx, s.c(Lists), out); err != nil {
-			return fmt.Errorf("upgrade lists: %w", err)
-		}
-		r.After = docs[len(docs)-1].ID
+		_, err := mongox.InsertNew(ctx, s.c(Lists), out)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("upgrade lists: %w", err)
 	}
 	if err := old.Drop(ctx); err != nil {
 		return fmt.Errorf("upgrade lists: drop graph_log: %w", err)

@@ -75,6 +75,8 @@ type postingDoc struct {
 	MemoryEntry `bson:",inline"`
 }
 
+func (d postingDoc) id() string { return d.ID }
+
 // MemoryStats is what a search knows of an object's whole index.
 type MemoryStats struct {
 	ID    string    `bson:"_id"`

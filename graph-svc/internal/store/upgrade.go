@@ -22,14 +22,7 @@ const upgradePage = 500
 func (s *Store) UpgradeMemory(ctx context.Context, indexedStems int) error {
 	old := s.c(MemoryIndex)
 	r := mongox.Range{Scope: mongox.Scope("e"), Limit: upgradePage}
-	for {
-		docs, err := mongox.Find[postingDoc](ctx, old, r)
-		if err != nil {
-			return fmt.Errorf("upgrade memory index: %w", err)
-		}
-		if len(docs) == 0 {
-			break
-		}
+	err := mongox.Pages(ctx, old, r, postingDoc.id, func(docs []postingDoc) error {
 		byObject := map[string][]MemoryEntry{}
 		for _, d := range docs {
 			obj, _, ok := strings.Cut(strings.TrimPrefix(d.ID, "e|"), "|")
@@ -43,10 +36,13 @@ func (s *Store) UpgradeMemory(ctx context.Context, indexedStems int) error {
 				indexed[i] = e.Stems[:min(len(e.Stems), indexedStems)]
 			}
 			if err := s.IndexMemory(ctx, obj, entries, indexed); err != nil {
-				return fmt.Errorf("upgrade memory index: %w", err)
+				return err
 			}
 		}
-		r.After = docs[len(docs)-1].ID
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("upgrade memory index: %w", err)
 	}
 	if err := old.Drop(ctx); err != nil {
 		return fmt.Errorf("upgrade memory index: drop the old index: %w", err)
@@ -75,18 +71,10 @@ func (s *Store) UpgradePostings(ctx context.Context) error {
 		return fmt.Errorf("upgrade memory postings: %w", err)
 	}
 	r := mongox.Range{Scope: mongox.Scope("p"), Limit: upgradePage}
-	for {
-		docs, err := mongox.Find[postingDoc](ctx, coll, r)
-		if err != nil {
-			return fmt.Errorf("upgrade memory postings: %w", err)
-		}
-		if len(docs) == 0 {
-			break
-		}
-		if err := s.upgradePostingsPage(ctx, docs); err != nil {
-			return fmt.Errorf("upgrade memory postings: %w", err)
-		}
-		r.After = docs[len(docs)-1].ID
+	if err := mongox.Pages(ctx, coll, r, postingDoc.id, func(docs []postingDoc) error {
+		return s.upgradePostingsPage(ctx, docs)
+	}); err != nil {
+		return fmt.Errorf("upgrade memory postings: %w", err)
 	}
 	return s.insertOnce(ctx, MemoryPostings, bson.D{{Key: "_id", Value: postingsUpgraded}})
 }
