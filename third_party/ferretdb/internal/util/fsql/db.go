@@ -18,7 +18,6 @@ package fsql
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -79,12 +78,12 @@ func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*Row
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, db.l, ">>>", query, fields)
 
 	rows, err := db.sqlDB.QueryContext(ctx, query, args...)
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	logQuery(ctx, db.l, "<<<", query, fields)
 
 	return wrapRows(rows), err
 }
@@ -94,12 +93,12 @@ func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *s
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, db.l, ">>>", query, fields)
 
 	row := db.sqlDB.QueryRowContext(ctx, query, args...)
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(row.Err()))
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	logQuery(ctx, db.l, "<<<", query, fields)
 
 	return row
 }
@@ -109,7 +108,7 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, db.l, ">>>", query, fields)
 
 	res, err := db.sqlDB.ExecContext(ctx, query, args...)
 
@@ -119,7 +118,7 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	}
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	logQuery(ctx, db.l, "<<<", query, fields)
 
 	return res, err
 }

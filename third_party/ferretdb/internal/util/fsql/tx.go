@@ -17,7 +17,6 @@ package fsql
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -68,12 +67,12 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*Row
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, tx.l, ">>>", query, fields)
 
 	rows, err := tx.sqlTx.QueryContext(ctx, query, args...)
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	logQuery(ctx, tx.l, "<<<", query, fields)
 
 	return wrapRows(rows), err
 }
@@ -83,12 +82,12 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, tx.l, ">>>", query, fields)
 
 	row := tx.sqlTx.QueryRowContext(ctx, query, args...)
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(row.Err()))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	logQuery(ctx, tx.l, "<<<", query, fields)
 
 	return row
 }
@@ -98,7 +97,7 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	logQuery(ctx, tx.l, ">>>", query, fields)
 
 	res, err := tx.sqlTx.ExecContext(ctx, query, args...)
 
@@ -108,7 +107,7 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	}
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	logQuery(ctx, tx.l, "<<<", query, fields)
 
 	return res, err
 }
