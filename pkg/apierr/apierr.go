@@ -60,7 +60,10 @@ type Error struct {
 	Code       string
 	Message    string
 	RetryAfter time.Duration
-	cause      error
+	// Shed says the service refused the request on purpose to keep up (a 503 of the front
+	// door): expected under overload, logged as a warning, not an error.
+	Shed  bool
+	cause error
 }
 
 func (e *Error) Error() string {

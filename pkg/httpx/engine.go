@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/apikey"
 )
 
@@ -183,10 +185,24 @@ func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 			attrs = append(attrs, slog.String("error", c.Errors.Last().Err.Error()))
 		}
 		if status >= 500 {
-			level = slog.LevelError
+			level = errorLevel(c)
 		}
 		log.Log(c.Request.Context(), level, "http request", attrs...)
 	}
+}
+
+// errorLevel is the level of a 5xx answer's log line: a warning when the service refused the
+// request on purpose (the front door shedding load, which under overload is most requests) or
+// when the caller went away before the answer, an error otherwise.
+func errorLevel(c *gin.Context) slog.Level {
+	var e *apierr.Error
+	if len(c.Errors) > 0 && errors.As(c.Errors.Last().Err, &e) && e.Shed {
+		return slog.LevelWarn
+	}
+	if c.Request.Context().Err() != nil {
+		return slog.LevelWarn
+	}
+	return slog.LevelError
 }
 
 func recovery(log *slog.Logger) gin.HandlerFunc {

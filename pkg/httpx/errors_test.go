@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/svcdev/svc/pkg/apierr"
 	"github.com/svcdev/svc/pkg/testkit"
 )
 
@@ -78,3 +80,63 @@ func TestAbortWritesMessagesAsWritten(t *testing.T) {
 		t.Fatalf("%d %s; want 401 naming Bearer <api_key> as written", rec.Code, body)
 	}
 }
+
+// TestShedAnswersLogAsWarnings: a 503 the service chose (the front door shedding load) and an
+// answer to a caller that went away are logged as warnings; any other 5xx is an error.
+func TestShedAnswersLogAsWarnings(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	levels := map[string]slog.Level{}
+	log := slog.New(recordHandler(func(r slog.Record) {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "route" {
+				mu.Lock()
+				levels[a.Value.String()] = r.Level
+				mu.Unlock()
+			}
+			return true
+		})
+	}))
+	gin.SetMode(gin.TestMode)
+	r := NewEngine(log, nil)
+	r.GET("/shed", Handle(func(*gin.Context) error {
+		e := apierr.Unavailable(errors.New("a projection is behind"))
+		e.Shed, e.RetryAfter = true, 2*time.Second
+		return e
+	}))
+	r.GET("/down", Handle(func(*gin.Context) error { return apierr.Retryable(errors.New("store down")) }))
+	r.GET("/gone", Handle(func(c *gin.Context) error {
+		<-c.Request.Context().Done()
+		return apierr.Retryable(c.Request.Context().Err())
+	}))
+
+	for _, path := range []string{"/shed", "/down"} {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+			t.Fatalf("%s: %d, Retry-After %q; want 503 with Retry-After", path, w.Code, w.Header().Get("Retry-After"))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/gone", nil).WithContext(ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	for route, want := range map[string]slog.Level{"/shed": slog.LevelWarn, "/down": slog.LevelError, "/gone": slog.LevelWarn} {
+		if got, ok := levels[route]; !ok || got != want {
+			t.Errorf("%s logged at %v (logged: %v), want %v", route, got, ok, want)
+		}
+	}
+}
+
+// recordHandler is a slog.Handler that passes every record to f.
+type recordHandler func(slog.Record)
+
+func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	h(r)
+	return nil
+}
+func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordHandler) WithGroup(string) slog.Handler      { return h }

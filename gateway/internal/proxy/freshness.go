@@ -34,5 +34,6 @@ func (f *Freshness) Admit(ctx context.Context) error {
 	e := apierr.Unavailable(fmt.Errorf("consumer group %s is %v behind (limit %v)", worst.Group, worst.Lag, f.Limit))
 	e.Message = "svc is catching up with earlier writes: retry after Retry-After seconds"
 	e.RetryAfter = min(max((worst.Lag-f.Limit).Round(time.Second), time.Second), 30*time.Second)
+	e.Shed = true
 	return e
 }
