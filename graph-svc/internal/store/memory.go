@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -56,8 +58,10 @@ type MemoryEntry struct {
 	// Stems and Counts are the node's most frequent stems (at most graph.MaxScoredStems), its
 	// indexed stems first, and how often each occurs: a search scores the node on every query
 	// term among them, whichever term found it.
-	Stems  []string `bson:"st"`
-	Counts []int    `bson:"tf"`
+	// A posting stores them as one string (postingDoc.Scored); these fields are filled from it
+	// when read, and read as such from postings of earlier releases.
+	Stems  []string `bson:"st,omitempty"`
+	Counts []int    `bson:"tf,omitempty"`
 	// Nodes and First are the object's index stats (MemoryStats) as IndexMemory moved them when
 	// it wrote the posting: a search takes BM25's idf from the newest postings it reads instead
 	// of reading the stats apart.
@@ -73,6 +77,66 @@ type MemoryEntry struct {
 type postingDoc struct {
 	ID          string `bson:"_id"`
 	MemoryEntry `bson:",inline"`
+	// Scored is the entry's Stems and Counts as "<stem>:<count>" separated by spaces (stems are
+	// letters and digits only). Every posting of a node carries them, up to MaxScoredStems of
+	// each: as two arrays they were most of the index's bytes (on FerretDB each element also
+	// has its type recorded beside it), and so most of what a message's projection wrote.
+	Scored string `bson:"sc,omitempty"`
+}
+
+// postingFields is postingDoc as the driver stores it, without postingDoc's BSON methods.
+type postingFields postingDoc
+
+// MarshalBSON stores the entry's stems and counts as Scored.
+func (d postingDoc) MarshalBSON() ([]byte, error) {
+	f := postingFields(d)
+	f.Scored, f.Stems, f.Counts = packScored(d.Stems, d.Counts), nil, nil
+	return bson.Marshal(f)
+}
+
+// UnmarshalBSON reads a posting of either form: stems and counts as Scored, or as the two
+// arrays postings of earlier releases hold.
+func (d *postingDoc) UnmarshalBSON(b []byte) error {
+	var f postingFields
+	if err := bson.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	if f.Scored != "" {
+		f.Stems, f.Counts = unpackScored(f.Scored)
+		f.Scored = ""
+	}
+	*d = postingDoc(f)
+	return nil
+}
+
+// packScored writes stems and their counts as "<stem>:<count> …".
+func packScored(stems []string, counts []int) string {
+	var b strings.Builder
+	for i, st := range stems {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		n := 0
+		if i < len(counts) {
+			n = counts[i]
+		}
+		b.WriteString(st)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(n))
+	}
+	return b.String()
+}
+
+// unpackScored reads what packScored wrote; a malformed count reads as 0.
+func unpackScored(s string) ([]string, []int) {
+	fields := strings.Fields(s)
+	stems, counts := make([]string, len(fields)), make([]int, len(fields))
+	for i, f := range fields {
+		st, n, _ := strings.Cut(f, ":")
+		stems[i] = st
+		counts[i], _ = strconv.Atoi(n)
+	}
+	return stems, counts
 }
 
 func (d postingDoc) id() string { return d.ID }
