@@ -330,16 +330,9 @@ func (n *Network) created(ctx context.Context, ev events.Event, d contract.Objec
 	return n.Store.AddActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
 }
 
-// counts adds one to each counter whose document this call added.
+// counts adds one to each counter whose document this call added (one command for them all).
 func (n *Network) counts(ctx context.Context, added []bool, counters ...string) error {
-	for i, c := range counters {
-		if added[i] {
-			if err := n.Store.Add(ctx, c, 1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return n.Store.AddEach(ctx, counters, added)
 }
 
 // contextUpdated records the object's profile title and counts the update. A decision-memory
