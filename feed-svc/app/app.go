@@ -111,8 +111,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	// Every projection write is keyed by the event (list appends) or guarded by its order: no
 	// dedupe record is needed.
-	// Its handler writes event by event, so the keys of a fetch are handled several at once.
-	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics, KeyWorkers: 8,
+	// Its handler takes a whole fetch (no KeyWorkers): it counts the fetch's messages together and
+	// projects the other events several objects at once itself.
+	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics,
 		Batch: (&consumers.Network{Store: st, Tags: tags, Controls: ctl, Service: Name}).Handle})
 	// The streams follow the pipeline in a group of their own: every public event to its
 	// object's log, every feed row to the feed's log (appends are once per event id).

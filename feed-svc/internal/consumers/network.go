@@ -60,25 +60,78 @@ type AppliedVersions interface {
 // seen yet: it arrives on another topic, so the event is retried until it has.
 var ErrUnknownObject = errors.New("the object's creation is not projected yet")
 
-// Handle projects a batch of events (an events.BatchHandler) in order. The messages between two
-// other events are counted together (Store.Tally): a batch of sends costs a few commands, not a
-// few per send.
+// Handle projects a batch of events (an events.BatchHandler): the events other than messages
+// each object's in their order, up to objectWorkers objects at once, then all the batch's
+// messages counted together (Store.Tally: a few commands whatever their number, one analytics
+// update per recipient). Nothing that a message's count depends on comes after it (its
+// recipient's creation comes before, and its visibility never changes), and nothing depends on
+// it, so the messages need no place among the other events; and the events of different objects
+// had no order between them to keep (the partitioner puts keys together by chance). The consumer
+// hands over a whole fetch: split by key, a burst of sends to many recipients would cost each
+// recipient its own round of commands, and the thread.created before each new thread's first
+// message would end every run of messages.
 func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
 	var msgs []events.Event
+	var others [][]events.Event
+	at := map[string]int{}
 	for _, ev := range evs {
 		if ev.Type == events.MessageCreated {
 			msgs = append(msgs, ev)
 			continue
 		}
-		if err := n.messages(ctx, msgs); err != nil {
-			return err
+		i, ok := at[ev.ObjectID]
+		if !ok {
+			i = len(others)
+			at[ev.ObjectID] = i
+			others = append(others, nil)
 		}
-		msgs = nil
+		others[i] = append(others[i], ev)
+	}
+	jobs := make([]func() error, len(others))
+	for i, g := range others {
+		jobs[i] = func() error { return n.inOrder(ctx, g) }
+	}
+	if err := runAll(jobs, objectWorkers); err != nil {
+		return err
+	}
+	return n.messages(ctx, msgs)
+}
+
+// objectWorkers bounds the objects whose events one batch projects at once.
+const objectWorkers = 8
+
+// inOrder projects one object's events in their order.
+func (n *Network) inOrder(ctx context.Context, evs []events.Event) error {
+	for _, ev := range evs {
 		if err := n.project(ctx, ev); err != nil {
 			return fmt.Errorf("project %s %s: %w", ev.Type, ev.ID, err)
 		}
 	}
-	return n.messages(ctx, msgs)
+	return nil
+}
+
+// runAll runs jobs, up to workers at once (one alone runs in the caller), and returns their
+// errors. Every job runs to its end, whatever the others do: what one wrote is kept, and the batch
+// that failed is handled again (each job is idempotent).
+func runAll(jobs []func() error, workers int) error {
+	switch len(jobs) {
+	case 0:
+		return nil
+	case 1:
+		return jobs[0]()
+	}
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = job()
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // messages counts messages in their recipients' analytics and, for a public recipient, in public
@@ -172,7 +225,7 @@ func (n *Network) changed(ctx context.Context, feed string) {
 	}
 }
 
-// project projects one event.
+// project projects one event other than a message (Handle counts those together).
 func (n *Network) project(ctx context.Context, ev events.Event) error {
 	at := eventTime(ev)
 	switch ev.Type {
@@ -207,8 +260,6 @@ func (n *Network) project(ctx context.Context, ev events.Event) error {
 		return n.Controls.Applied(ctx, n.Service, controls.Blocks, ev.ObjectID, d.ControlVersion)
 	case events.ContextUpdated:
 		return n.contextUpdated(ctx, ev, at)
-	case events.MessageCreated:
-		return n.messages(ctx, []events.Event{ev})
 	case events.ClaimVerified, events.ClaimLapsed:
 		return n.claim(ctx, ev, at)
 	case events.FeedItemPublished:
@@ -279,16 +330,9 @@ func (n *Network) created(ctx context.Context, ev events.Event, d contract.Objec
 	return n.Store.AddActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
 }
 
-// counts adds one to each counter whose document this call added.
+// counts adds one to each counter whose document this call added (one command for them all).
 func (n *Network) counts(ctx context.Context, added []bool, counters ...string) error {
-	for i, c := range counters {
-		if added[i] {
-			if err := n.Store.Add(ctx, c, 1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return n.Store.AddEach(ctx, counters, added)
 }
 
 // contextUpdated records the object's profile title and counts the update. A decision-memory

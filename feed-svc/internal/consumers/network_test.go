@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/feed-svc/internal/network"
 	"github.com/svcdev/svc/feed-svc/internal/store"
@@ -152,5 +157,83 @@ func TestMessagesCountedOnceInBatches(t *testing.T) {
 	}
 	if messages != 15 {
 		t.Errorf("activity shows %d messages, want 15", messages)
+	}
+}
+
+// TestABurstOfNewThreadsCostsAFewCommands: a fetch of new-thread sends to many recipients (each a
+// thread.created and a message.created, keyed by the recipient) is counted in a few commands
+// whatever the number of sends and recipients, and exactly: handled again, alone and in part, it
+// changes no count.
+func TestABurstOfNewThreadsCostsAFewCommands(t *testing.T) {
+	t.Parallel()
+	env := testkit.Backends(t)
+	var commands atomic.Int64
+	client, err := mongo.Connect(options.Client().ApplyURI(env.MongoURI).SetMonitor(&event.CommandMonitor{
+		Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) }}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	db := client.Database(env.Name + "_feed")
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	ctx := context.Background()
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db)
+	n := &Network{Store: st}
+	const recipients, sends = 16, 96
+	var burst []events.Event
+	for i := range recipients {
+		id := fmt.Sprint("obj", i)
+		ev := envelope(t, events.TopicIdentity, events.ObjectCreated, id, "svc_"+id,
+			contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: "public"}})
+		if err := n.Handle(ctx, []events.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range sends {
+		to := fmt.Sprint("obj", i%recipients)
+		burst = append(burst,
+			envelope(t, events.TopicMailbox, events.ThreadCreated, to, "svc_"+to, contract.ThreadCreatedData{ThreadID: fmt.Sprint("thr_", i)}),
+			envelope(t, events.TopicMailbox, events.MessageCreated, to, "svc_"+to, contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
+	}
+	// The first send reads what a running projection knows: the network's message count.
+	if err := n.Handle(ctx, burst[:2]); err != nil {
+		t.Fatal(err)
+	}
+	before := commands.Load()
+	if err := n.Handle(ctx, burst[2:]); err != nil {
+		t.Fatal(err)
+	}
+	// The other recipients' visibility (one find), the activity entries (one insert), the
+	// analytics and the network's message count (one bulk write).
+	if got := commands.Load() - before; got > 3 {
+		t.Errorf("a burst of %d sends to %d recipients cost %d store commands, want 3", sends-1, recipients, got)
+	}
+	for _, b := range [][]events.Event{burst[10:11], burst[:50], burst[41:]} {
+		if err := n.Handle(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var total int64
+	for i := range recipients {
+		days, err := st.Daily(ctx, fmt.Sprint("obj", i), time.Now().AddDate(0, 0, -1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kinds := range days {
+			if got := kinds[store.CountMessages]; got != sends/recipients {
+				t.Errorf("obj%d's analytics count %d messages, want %d", i, got, sends/recipients)
+			}
+			total += kinds[store.CountMessages]
+		}
+	}
+	s, err := (&network.Network{Store: st}).Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MessageCount != sends || total != sends {
+		t.Errorf("message count %d, analytics %d, want %d", s.MessageCount, total, sends)
 	}
 }

@@ -194,6 +194,28 @@ func (s *Store) lastSum(ctx context.Context, counter string) (sum, error) {
 	return got[0], nil
 }
 
+// AddEach adds one to each of counters whose place in added is true (the documents an insert
+// added, say), in one command: the counters' next sums are upserted together, as Tally's are.
+// What went in is counted only here, so the count runs to its end whether or not the caller is
+// still waiting: a redelivered event would find its documents and count nothing.
+func (s *Store) AddEach(ctx context.Context, counters []string, added []bool) error {
+	deltas := map[string]int64{}
+	for i, c := range counters {
+		if added[i] {
+			deltas[c]++
+		}
+	}
+	if s.load != nil {
+		for c, d := range deltas {
+			s.load.deltas[c] += d
+		}
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countTimeout)
+	defer cancel()
+	return s.count(cctx, nil, deltas)
+}
+
 // CountOnce marks key in counter and, when this call marked it, adds delta.
 func (s *Store) CountOnce(ctx context.Context, counter, key string, delta int64) error {
 	if s.load != nil {
