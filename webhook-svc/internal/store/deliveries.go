@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -79,7 +82,22 @@ func (s *Store) DeliveriesByID(ctx context.Context, ids []string) (map[string]*D
 	return out, nil
 }
 
-// ReplaceDelivery rewrites a delivery; only the holder of its attempt claim calls it.
-func (s *Store) ReplaceDelivery(ctx context.Context, d *Delivery) error {
-	return s.replace(ctx, Deliveries, d.ID, d)
+// ReplaceDeliveries rewrites deliveries in one command; only the holder of each one's attempt
+// calls it. Each is one replace by _id, unordered: a failure of one does not stop the others, and
+// is returned (the lease makes that attempt again).
+func (s *Store) ReplaceDeliveries(ctx context.Context, ds ...*Delivery) error {
+	switch len(ds) {
+	case 0:
+		return nil
+	case 1:
+		return s.replace(ctx, Deliveries, ds[0].ID, ds[0])
+	}
+	models := make([]mongo.WriteModel, len(ds))
+	for i, d := range ds {
+		models[i] = mongo.NewReplaceOneModel().SetFilter(mongox.ByID(d.ID)).SetReplacement(d).SetUpsert(true)
+	}
+	if _, err := s.c(Deliveries).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+		return fmt.Errorf("store deliveries: %w", err)
+	}
+	return nil
 }

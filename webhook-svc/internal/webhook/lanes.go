@@ -178,11 +178,11 @@ func (s *Sender) runFirst(a firstAttempt) {
 	switch {
 	case sub == nil:
 		defer cancel()
-		s.drop(wctx, d, reasonDeleted)
+		s.drop(wctx, attempt{d: d, unsent: reasonDeleted})
 		return
 	case store.Disabled(sub, h):
 		defer cancel()
-		s.drop(wctx, d, reasonDisabled)
+		s.drop(wctx, attempt{sub: sub, h: h, d: d, unsent: reasonDisabled})
 		return
 	}
 	res := s.post(ctx, sub, d)
@@ -201,16 +201,16 @@ func (s *Sender) runFirst(a firstAttempt) {
 	s.busy.Add(1)
 	go func() {
 		defer func() { cancel(); <-s.recording; s.busy.Done() }()
-		if err := s.record(wctx, sub, d, h, res); err != nil {
+		if err := s.record(wctx, []attempt{{sub: sub, h: h, d: d, res: res}}); err != nil {
 			s.Log.Warn("recording a first delivery attempt failed; its lease makes it again", "delivery_id", d.ID, "error", err)
 		}
 	}()
 }
 
 // drop fails a first attempt that must not be sent.
-func (s *Sender) drop(ctx context.Context, d *store.Delivery, reason string) {
-	if err := s.finish(ctx, d, store.StatusFailed, reason); err != nil {
-		s.Log.Warn("failing the delivery of a gone subscription failed; its lease does", "delivery_id", d.ID, "error", err)
+func (s *Sender) drop(ctx context.Context, a attempt) {
+	if err := s.record(ctx, []attempt{a}); err != nil {
+		s.Log.Warn("failing the delivery of a gone subscription failed; its lease does", "delivery_id", a.d.ID, "error", err)
 	}
 }
 
