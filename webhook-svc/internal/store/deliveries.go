@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -82,22 +79,16 @@ func (s *Store) DeliveriesByID(ctx context.Context, ids []string) (map[string]*D
 	return out, nil
 }
 
-// ReplaceDeliveries rewrites deliveries in one command; only the holder of each one's attempt
-// calls it. Each is one replace by _id, unordered: a failure of one does not stop the others, and
-// is returned (the lease makes that attempt again).
+// ReplaceDeliveries rewrites deliveries; only the holder of each one's attempt calls it. Each is
+// its own replace by _id: on the embedded FerretDB (SQLite) a bulk write of several replaces
+// running beside another replica's writes stalled every command of the database until the
+// driver gave up (TestPollersOfTwoReplicasDeliverEachOnce), so a page's outcomes share every
+// command but this one.
 func (s *Store) ReplaceDeliveries(ctx context.Context, ds ...*Delivery) error {
-	switch len(ds) {
-	case 0:
-		return nil
-	case 1:
-		return s.replace(ctx, Deliveries, ds[0].ID, ds[0])
-	}
-	models := make([]mongo.WriteModel, len(ds))
-	for i, d := range ds {
-		models[i] = mongo.NewReplaceOneModel().SetFilter(mongox.ByID(d.ID)).SetReplacement(d).SetUpsert(true)
-	}
-	if _, err := s.c(Deliveries).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
-		return fmt.Errorf("store deliveries: %w", err)
+	for _, d := range ds {
+		if err := s.replace(ctx, Deliveries, d.ID, d); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func TestDeliveryInsertedOnce(t *testing.T) {
 }
 
 // TestAttemptsRecordedTogether checks the writes of a page of attempts: the deliveries rewritten
-// in one command, each as given, and their log lines inserted in one, each in its subscription's
+// each as given, and their log lines inserted in one, each in its subscription's
 // log and, for an attempt that ended its delivery, in its outcome's list.
 func TestAttemptsRecordedTogether(t *testing.T) {
 	t.Parallel()

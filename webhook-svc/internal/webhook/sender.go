@@ -77,9 +77,13 @@ type Sender struct {
 
 	lanes lanes
 	busy  sync.WaitGroup
-	// recording bounds the outcomes of first attempts being written at once.
+	// recording bounds the outcomes of first attempts waiting to be recorded; recQueue holds them
+	// for the one goroutine that records them in batches while recRunning.
 	recordOnce sync.Once
 	recording  chan struct{}
+	recMu      sync.Mutex
+	recQueue   []firstRecord
+	recRunning bool
 
 	// finished are the entries of the deliveries that became final since the last flush, and of
 	// the entries a page of the poll found stale; they are deleted together, one command per page
@@ -278,7 +282,7 @@ type change struct {
 
 // write stores deliveries' outcomes and their places in the schedule, in the order that keeps an
 // entry no later than each stored next attempt at every step: the entries at the new next
-// attempts are inserted (one command) before the deliveries are written (one), and those at prev
+// attempts are inserted (one command) before the deliveries are written (one each), and those at prev
 // deleted after (one); the entries of final deliveries go with the next flush. A replica stopping
 // in between leaves an early entry, which the poll moves, or one of a final delivery, which the
 // poll deletes.
