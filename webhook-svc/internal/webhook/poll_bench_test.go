@@ -33,16 +33,8 @@ func BenchmarkPoll(b *testing.B) {
 		b.Run(fmt.Sprintf("final=%d", final), func(b *testing.B) {
 			var commands atomic.Int64
 			mon := &event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) }}
-			env := testkit.Backends(b)
 			ctx := context.Background()
-			client, db, err := mongox.Connect(ctx, env.MongoURI, env.Name+"_webhook", mon)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = db.Drop(ctx); _ = client.Disconnect(ctx) })
-			if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
-				b.Fatal(err)
-			}
+			db := monitoredDatabase(b, "_webhook", mon)
 			st := store.New(db)
 			storeDeliveries(b, st, db.Collection(store.Deliveries), final)
 			s := &Sender{Store: st, Lease: time.Minute, PollInterval: time.Second, Workers: 4, Log: testkit.Logger(b)}
@@ -67,6 +59,23 @@ func BenchmarkPoll(b *testing.B) {
 			})
 		})
 	}
+}
+
+// monitoredDatabase is a database of its own on the embedded backends, with webhook-svc's
+// collections, whose commands mon sees.
+func monitoredDatabase(b *testing.B, suffix string, mon *event.CommandMonitor) *mongo.Database {
+	b.Helper()
+	env := testkit.Backends(b)
+	ctx := context.Background()
+	client, db, err := mongox.Connect(ctx, env.MongoURI, env.Name+suffix, mon)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Drop(ctx); _ = client.Disconnect(ctx) })
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		b.Fatal(err)
+	}
+	return db
 }
 
 // storeDeliveries stores final deliveries shaped like real ones (a message payload, one
@@ -118,17 +127,8 @@ func BenchmarkPollBacklog(b *testing.B) {
 			commands.Add(1)
 		}
 	}}
-	env := testkit.Backends(b)
 	ctx := context.Background()
-	client, db, err := mongox.Connect(ctx, env.MongoURI, env.Name+"_webhook_backlog", mon)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = db.Drop(ctx); _ = client.Disconnect(ctx) })
-	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
-		b.Fatal(err)
-	}
-	st := store.New(db)
+	st := store.New(monitoredDatabase(b, "_webhook_backlog", mon))
 	var received atomic.Int64
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		received.Add(1)
