@@ -55,12 +55,22 @@ func attemptKey(scope string, e AttemptEntry) string {
 	return scope + mongox.Key(mongox.Time(e.At.UTC().Truncate(time.Millisecond)), mongox.IDPart(e.DeliveryID), mongox.Seq(int64(e.Attempt)))
 }
 
-// LogAttempt inserts an attempt into its subscription's log and, when it ends the delivery, into
-// the list of its outcome: one command.
-func (s *Store) LogAttempt(ctx context.Context, subID string, e AttemptEntry) error {
-	docs := []LoggedAttempt{{Key: attemptKey(AttemptScope(subID, ""), e), AttemptEntry: e}}
-	if e.Outcome != OutcomeRetrying {
-		docs = append(docs, LoggedAttempt{Key: attemptKey(AttemptScope(subID, e.Outcome), e), AttemptEntry: e})
+// LogLine is an attempt on its way to its subscription's log.
+type LogLine struct {
+	SubscriptionID string
+	AttemptEntry
+}
+
+// LogAttempts inserts attempts into their subscriptions' logs and, for those that end their
+// delivery, into the list of their outcome: one command, whatever the number of attempts.
+func (s *Store) LogAttempts(ctx context.Context, lines ...LogLine) error {
+	docs := make([]LoggedAttempt, 0, 2*len(lines))
+	for _, l := range lines {
+		e := l.AttemptEntry
+		docs = append(docs, LoggedAttempt{Key: attemptKey(AttemptScope(l.SubscriptionID, ""), e), AttemptEntry: e})
+		if e.Outcome != OutcomeRetrying {
+			docs = append(docs, LoggedAttempt{Key: attemptKey(AttemptScope(l.SubscriptionID, e.Outcome), e), AttemptEntry: e})
+		}
 	}
 	if _, err := mongox.InsertNew(ctx, s.c(Attempts), docs); err != nil {
 		return fmt.Errorf("log attempt: %w", err)

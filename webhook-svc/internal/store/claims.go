@@ -18,17 +18,19 @@ func ClaimKey(deliveryID string, n, slot int, end time.Time) string {
 	return mongox.Key(mongox.Time(end.UTC().Truncate(time.Millisecond)), mongox.IDPart(deliveryID), mongox.Seq(int64(n)), mongox.Seq(int64(slot)))
 }
 
-// Claim takes the right to make one attempt: the first insert of key wins, on every replica and
-// every backend. It reports false when another replica holds it.
-func (s *Store) Claim(ctx context.Context, key string) (bool, error) {
-	_, err := s.c(AttemptClaims).InsertOne(ctx, bson.D{{Key: "_id", Value: key}})
-	switch {
-	case mongox.IsDuplicateKey(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("claim %s: %w", key, err)
+// Claim takes the right to make attempts, one per key, in one unordered insert: the first insert
+// of a key wins, on every replica and every backend. It reports, per key, whether this replica
+// won it (false: another replica holds it).
+func (s *Store) Claim(ctx context.Context, keys ...string) ([]bool, error) {
+	docs := make([]bson.D, len(keys))
+	for i, key := range keys {
+		docs[i] = bson.D{{Key: "_id", Value: key}}
 	}
-	return true, nil
+	won, err := mongox.InsertNew(ctx, s.c(AttemptClaims), docs)
+	if err != nil {
+		return nil, fmt.Errorf("claim attempts: %w", err)
+	}
+	return won, nil
 }
 
 // SweepClaims deletes the claims whose lease ended before cutoff (FerretDB has no TTL indexes):

@@ -93,28 +93,16 @@ func (s *Store) InsertDue(ctx context.Context, entries ...DueEntry) error {
 	return nil
 }
 
-// DueEntries returns up to limit entries due at now, the longest due first: one range read.
-func (s *Store) DueEntries(ctx context.Context, now time.Time, limit int) ([]DueEntry, error) {
+// DueEntries returns up to limit entries due at now, the longest due first, after the entry
+// with key after when it is set (the last of the previous page): one range read.
+func (s *Store) DueEntries(ctx context.Context, after string, now time.Time, limit int) ([]DueEntry, error) {
 	scope := mongox.Scope(dueScope)
 	end := now.UTC().Truncate(time.Millisecond).Add(time.Millisecond)
-	entries, err := mongox.Find[DueEntry](ctx, s.c(Schedule), mongox.Range{Scope: scope, Before: scope + mongox.Time(end), Limit: limit})
+	entries, err := mongox.Find[DueEntry](ctx, s.c(Schedule), mongox.Range{Scope: scope, After: after, Before: scope + mongox.Time(end), Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("read due deliveries: %w", err)
 	}
 	return entries, nil
-}
-
-// MoveDue moves a delivery's entry from to its next look at to: the new entry is inserted before
-// the old is deleted, so that the delivery always has one.
-func (s *Store) MoveDue(ctx context.Context, old DueEntry, to time.Time) error {
-	next := Due(old.ID, to)
-	if old.Key == next.Key {
-		return nil
-	}
-	if err := s.InsertDue(ctx, next); err != nil {
-		return err
-	}
-	return s.DeleteDue(ctx, old)
 }
 
 // DeleteDue removes entries of deliveries that are final or gone, in one command.

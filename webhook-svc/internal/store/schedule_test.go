@@ -27,7 +27,7 @@ func newStore(t *testing.T) *Store {
 // schedule returns every entry of the schedule, by delivery id.
 func schedule(t *testing.T, st *Store) map[string]time.Time {
 	t.Helper()
-	all, err := st.DueEntries(context.Background(), time.Now().Add(1000*time.Hour), 1000)
+	all, err := st.DueEntries(context.Background(), "", time.Now().Add(1000*time.Hour), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +39,8 @@ func schedule(t *testing.T, st *Store) map[string]time.Time {
 }
 
 // TestDueEntries checks the schedule's writes: a delivery inserted again adds no entry, the
-// due list is ordered and bounded, a move inserts the new entry and deletes the old one, and
-// deletes take several at once.
+// due list is ordered, bounded and read in pages (each after the last entry of the one before),
+// and deletes take several at once.
 func TestDueEntries(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
@@ -57,20 +57,21 @@ func TestDueEntries(t *testing.T) {
 	if _, err := st.InsertScheduled(ctx, []*Delivery{a, c}); err != nil {
 		t.Fatalf("inserting an existing entry: %v", err)
 	}
-	due, err := st.DueEntries(ctx, now.Add(-time.Second), 10)
+	due, err := st.DueEntries(ctx, "", now.Add(-time.Second), 10)
 	if err != nil || len(due) != 2 || due[0].ID != b.ID || due[1].ID != a.ID || !due[1].DueAt.Equal(*a.NextAttemptAt) {
 		t.Fatalf("due entries = %+v, %v; want b then a (due at the time asked for)", due, err)
 	}
-	if due, _ := st.DueEntries(ctx, now, 1); len(due) != 1 || due[0].ID != b.ID {
-		t.Fatalf("due entries with limit 1 = %+v", due)
+	first, _ := st.DueEntries(ctx, "", now, 1)
+	if len(first) != 1 || first[0].ID != b.ID {
+		t.Fatalf("due entries with limit 1 = %+v", first)
 	}
-	if err := st.MoveDue(ctx, due[0], now.Add(time.Minute)); err != nil {
-		t.Fatal(err)
+	if next, _ := st.DueEntries(ctx, first[0].Key, now, 1); len(next) != 1 || next[0].ID != a.ID {
+		t.Fatalf("the page after %s = %+v, want a", first[0].Key, next)
 	}
-	if got := schedule(t, st); len(got) != 3 || !got[b.ID].Equal(now.Add(time.Minute)) {
-		t.Fatalf("after the move: %v", got)
+	if rest, _ := st.DueEntries(ctx, due[1].Key, now, 1); len(rest) != 0 {
+		t.Fatalf("the page after the last due entry = %+v, want none", rest)
 	}
-	if err := st.DeleteDue(ctx, Due(a.ID, *a.NextAttemptAt), Due(b.ID, now.Add(time.Minute)), Due("x", now)); err != nil {
+	if err := st.DeleteDue(ctx, Due(a.ID, *a.NextAttemptAt), Due(b.ID, *b.NextAttemptAt), Due("x", now)); err != nil {
 		t.Fatal(err)
 	}
 	if got := schedule(t, st); len(got) != 1 || got["c"].IsZero() {

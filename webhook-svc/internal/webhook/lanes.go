@@ -161,7 +161,9 @@ func (s *Sender) startBy(d *store.Delivery) (start, end time.Time) {
 // since the delivery was stored (it fails at once, unsent). The subscription is read as it is
 // now, so a changed callback, header or secret applies too. The POST's outcome is recorded beside
 // the lane, so that the lane's next POST does not wait for the store: the order a subscription's
-// events reach it is the order of the POSTs. At most Workers outcomes are being recorded at once.
+// events reach it is the order of the POSTs. The outcomes of every lane are recorded together in
+// batches by one goroutine (recordFirsts); a lane waits when max(Workers, 100) outcomes are
+// waiting for it.
 func (s *Sender) runFirst(a firstAttempt) {
 	ctx, d := a.ctx, a.delivery
 	startBy, end := s.startBy(d)
@@ -178,11 +180,11 @@ func (s *Sender) runFirst(a firstAttempt) {
 	switch {
 	case sub == nil:
 		defer cancel()
-		s.drop(wctx, d, reasonDeleted)
+		s.drop(wctx, attempt{d: d, unsent: reasonDeleted})
 		return
 	case store.Disabled(sub, h):
 		defer cancel()
-		s.drop(wctx, d, reasonDisabled)
+		s.drop(wctx, attempt{sub: sub, h: h, d: d, unsent: reasonDisabled})
 		return
 	}
 	res := s.post(ctx, sub, d)
@@ -190,7 +192,7 @@ func (s *Sender) runFirst(a firstAttempt) {
 		cancel()
 		return // the attempt's outcome is unknown: its lease makes it again
 	}
-	s.recordOnce.Do(func() { s.recording = make(chan struct{}, max(1, s.Workers)) })
+	s.recordOnce.Do(func() { s.recording = make(chan struct{}, max(s.Workers, pollPage)) })
 	select {
 	case s.recording <- struct{}{}:
 	case <-wctx.Done():
@@ -198,19 +200,79 @@ func (s *Sender) runFirst(a firstAttempt) {
 		s.Log.Warn("recording a first delivery attempt did not start within its lease; the poll makes it again", "delivery_id", d.ID)
 		return
 	}
-	s.busy.Add(1)
-	go func() {
-		defer func() { cancel(); <-s.recording; s.busy.Done() }()
-		if err := s.record(wctx, sub, d, h, res); err != nil {
-			s.Log.Warn("recording a first delivery attempt failed; its lease makes it again", "delivery_id", d.ID, "error", err)
+	s.queueRecord(firstRecord{a: attempt{sub: sub, h: h, d: d, res: res}, ctx: wctx, cancel: cancel})
+}
+
+// firstRecord is the outcome of a lane's first attempt waiting to be recorded, with the context
+// its writes must end in (the delivery's lease).
+type firstRecord struct {
+	a      attempt
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// queueRecord hands a first attempt's outcome to the goroutine that records them
+// (recordFirsts), starting it when none runs.
+func (s *Sender) queueRecord(r firstRecord) {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	s.recQueue = append(s.recQueue, r)
+	if !s.recRunning {
+		s.recRunning = true
+		s.busy.Add(1)
+		go s.recordFirsts()
+	}
+}
+
+// recordFirsts records the queued outcomes of first attempts until none is left: those queued
+// while a record is being written go together in the next one, so that a burst of first attempts
+// costs a record's few commands per batch rather than per attempt.
+func (s *Sender) recordFirsts() {
+	defer s.busy.Done()
+	for {
+		s.recMu.Lock()
+		batch := s.recQueue
+		s.recQueue = nil
+		if len(batch) == 0 {
+			s.recRunning = false
+			s.recMu.Unlock()
+			return
 		}
-	}()
+		s.recMu.Unlock()
+		s.recordBatch(batch)
+	}
+}
+
+// recordBatch records a batch of first attempts' outcomes. Its writes end with the earliest lease
+// of the batch, after which the poll may make any of these attempts; an outcome whose lease has
+// ended already is not recorded (the poll makes that attempt again).
+func (s *Sender) recordBatch(batch []firstRecord) {
+	var ctx context.Context
+	var earliest time.Time
+	as := make([]attempt, 0, len(batch))
+	for _, r := range batch {
+		defer func() { r.cancel(); <-s.recording }()
+		if r.ctx.Err() != nil {
+			s.Log.Warn("recording a first delivery attempt did not start within its lease; the poll makes it again", "delivery_id", r.a.d.ID)
+			continue
+		}
+		if end, _ := r.ctx.Deadline(); ctx == nil || end.Before(earliest) {
+			ctx, earliest = r.ctx, end
+		}
+		as = append(as, r.a)
+	}
+	if len(as) == 0 {
+		return
+	}
+	if err := s.record(ctx, as); err != nil {
+		s.Log.Warn("recording first delivery attempts failed; their leases make them again", "attempts", len(as), "error", err)
+	}
 }
 
 // drop fails a first attempt that must not be sent.
-func (s *Sender) drop(ctx context.Context, d *store.Delivery, reason string) {
-	if err := s.finish(ctx, d, store.StatusFailed, reason); err != nil {
-		s.Log.Warn("failing the delivery of a gone subscription failed; its lease does", "delivery_id", d.ID, "error", err)
+func (s *Sender) drop(ctx context.Context, a attempt) {
+	if err := s.record(ctx, []attempt{a}); err != nil {
+		s.Log.Warn("failing the delivery of a gone subscription failed; its lease does", "delivery_id", a.d.ID, "error", err)
 	}
 }
 

@@ -3,6 +3,8 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,16 +33,8 @@ func BenchmarkPoll(b *testing.B) {
 		b.Run(fmt.Sprintf("final=%d", final), func(b *testing.B) {
 			var commands atomic.Int64
 			mon := &event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) }}
-			env := testkit.Backends(b)
 			ctx := context.Background()
-			client, db, err := mongox.Connect(ctx, env.MongoURI, env.Name+"_webhook", mon)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = db.Drop(ctx); _ = client.Disconnect(ctx) })
-			if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
-				b.Fatal(err)
-			}
+			db := monitoredDatabase(b, "_webhook", mon)
 			st := store.New(db)
 			storeDeliveries(b, st, db.Collection(store.Deliveries), final)
 			s := &Sender{Store: st, Lease: time.Minute, PollInterval: time.Second, Workers: 4, Log: testkit.Logger(b)}
@@ -65,6 +59,23 @@ func BenchmarkPoll(b *testing.B) {
 			})
 		})
 	}
+}
+
+// monitoredDatabase is a database of its own on the embedded backends, with webhook-svc's
+// collections, whose commands mon sees.
+func monitoredDatabase(b *testing.B, suffix string, mon *event.CommandMonitor) *mongo.Database {
+	b.Helper()
+	env := testkit.Backends(b)
+	ctx := context.Background()
+	client, db, err := mongox.Connect(ctx, env.MongoURI, env.Name+suffix, mon)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Drop(ctx); _ = client.Disconnect(ctx) })
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		b.Fatal(err)
+	}
+	return db
 }
 
 // storeDeliveries stores final deliveries shaped like real ones (a message payload, one
@@ -100,4 +111,74 @@ func storeDeliveries(b *testing.B, st *store.Store, coll *mongo.Collection, fina
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkPollBacklog measures the schedule's poll draining a backlog of first attempts, as an
+// outage leaves it (the deliveries the fan-out could not queue on a lane, due at once): 500
+// deliveries of 4 subscriptions to a healthy local endpoint. Each iteration stores the backlog
+// (not timed), then runs the sender's rounds (flush and poll, as Run does) until every delivery
+// was received, and reports the store commands each delivery cost and deliveries per second.
+func BenchmarkPollBacklog(b *testing.B) {
+	const backlog, subs = 500, 4
+	var commands atomic.Int64
+	var counting atomic.Bool
+	mon := &event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) {
+		if counting.Load() {
+			commands.Add(1)
+		}
+	}}
+	ctx := context.Background()
+	st := store.New(monitoredDatabase(b, "_webhook_backlog", mon))
+	var received atomic.Int64
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(rcv.Close)
+	now := clock.Now()
+	for i := range subs {
+		sub := &store.Subscription{ID: fmt.Sprintf("whk_%d", i), Kind: store.KindWebhook, ObjectID: fmt.Sprintf("obj_%d", i),
+			CreatorID: fmt.Sprintf("obj_%d", i), CallbackURL: rcv.URL, Events: []string{"message"},
+			Secrets: []store.Secret{{Value: NewSecret(), CreatedAt: now}}, CreatedAt: now, UpdatedAt: now}
+		if err := st.InsertSubscription(ctx, sub); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := &Sender{Store: st, HTTP: rcv.Client(), Lease: time.Minute, Timeout: 15 * time.Second, DisableAfter: time.Hour,
+		Retry: RetryStrategy{Schedule: []time.Duration{5 * time.Second}}, PollInterval: time.Second, Workers: 16, Log: testkit.Logger(b)}
+	body := `{"type":"message","id":"evt_0","timestamp":"2026-01-01T00:00:00.000Z","data":{"hash":"svc_a","body":"` + strings.Repeat("x", 200) + `"}}`
+	var elapsed time.Duration
+	b.ResetTimer()
+	for n := range b.N {
+		b.StopTimer()
+		due := clock.Now()
+		ds := make([]*store.Delivery, backlog)
+		for i := range ds {
+			ev := fmt.Sprintf("evt_%d_%04d", n, i)
+			ds[i] = &store.Delivery{ID: ev + fmt.Sprintf(".whk_%d", i%subs), SubscriptionID: fmt.Sprintf("whk_%d", i%subs), EventID: ev,
+				Event: "message", Body: body, CreatedAt: due, Status: store.StatusPending, NextAttemptAt: &due, Attempts: []store.Attempt{}}
+		}
+		if _, err := st.InsertScheduled(ctx, ds); err != nil {
+			b.Fatal(err)
+		}
+		received.Store(0)
+		counting.Store(true)
+		start := time.Now()
+		b.StartTimer()
+		for rounds := 0; received.Load() < backlog; rounds++ {
+			if rounds > backlog {
+				b.Fatalf("%d of %d deliveries received after %d rounds", received.Load(), backlog, rounds)
+			}
+			s.flush(ctx)
+			if err := s.poll(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.flush(ctx)
+		b.StopTimer()
+		elapsed += time.Since(start)
+		counting.Store(false)
+	}
+	b.ReportMetric(float64(commands.Load())/float64(b.N*backlog), "cmds/delivery")
+	b.ReportMetric(float64(b.N*backlog)/elapsed.Seconds(), "deliveries/s")
 }

@@ -13,24 +13,24 @@ import (
 
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/webhook-svc/internal/store"
 )
 
 // SendStore is what the sender reads and writes: the schedule, the deliveries and their attempts,
-// and the subscriptions and their health.
+// and the subscriptions and their health. Every read and write the poll makes covers a page of
+// due deliveries at once.
 type SendStore interface {
-	Subscription(ctx context.Context, id string) (*store.Subscription, error)
+	SubscriptionsByID(ctx context.Context, ids []string) (map[string]*store.Subscription, error)
 	Health(ctx context.Context, id string) (*store.SubscriptionHealth, error)
+	Healths(ctx context.Context, ids []string) (map[string]*store.SubscriptionHealth, error)
 	PutHealth(ctx context.Context, h *store.SubscriptionHealth) error
-	Delivery(ctx context.Context, id string) (*store.Delivery, error)
-	ReplaceDelivery(ctx context.Context, d *store.Delivery) error
-	DueEntries(ctx context.Context, now time.Time, limit int) ([]store.DueEntry, error)
+	DeliveriesByID(ctx context.Context, ids []string) (map[string]*store.Delivery, error)
+	ReplaceDeliveries(ctx context.Context, ds ...*store.Delivery) error
+	DueEntries(ctx context.Context, after string, now time.Time, limit int) ([]store.DueEntry, error)
 	InsertDue(ctx context.Context, entries ...store.DueEntry) error
-	MoveDue(ctx context.Context, from store.DueEntry, to time.Time) error
 	DeleteDue(ctx context.Context, entries ...store.DueEntry) error
-	Claim(ctx context.Context, key string) (bool, error)
-	LogAttempt(ctx context.Context, subID string, e store.AttemptEntry) error
+	Claim(ctx context.Context, keys ...string) ([]bool, error)
+	LogAttempts(ctx context.Context, lines ...store.LogLine) error
 }
 
 // Sender makes delivery attempts. Every attempt is claimed first by inserting the key of
@@ -43,7 +43,10 @@ type SendStore interface {
 // deliveries: every pending delivery has an entry no later than its next attempt. Whoever writes
 // a delivery's outcome orders that write and its entry's so that this holds at every step (see
 // write); a replica stopping between leaves an entry that is early, which the poll moves, or one
-// of a final delivery, which the poll deletes.
+// of a final delivery, which the poll deletes. The poll (poll.go) handles a page of due entries
+// with a handful of commands, whatever the number of deliveries in it: one read of the page, one
+// of its deliveries, one insert of its claims, one read of the deliveries won, their
+// subscriptions and health, and the outcomes recorded together (record).
 type Sender struct {
 	Store SendStore
 	// HTTP is the guarded outbound client: no redirects, the delivery timeout, private addresses
@@ -74,61 +77,19 @@ type Sender struct {
 
 	lanes lanes
 	busy  sync.WaitGroup
-	// recording bounds the outcomes of first attempts being written at once.
+	// recording bounds the outcomes of first attempts waiting to be recorded; recQueue holds them
+	// for the one goroutine that records them in batches while recRunning.
 	recordOnce sync.Once
 	recording  chan struct{}
+	recMu      sync.Mutex
+	recQueue   []firstRecord
+	recRunning bool
 
-	// finished are the entries of the deliveries that became final since the last flush; they
-	// are deleted together, one command per poll rather than one per delivery.
+	// finished are the entries of the deliveries that became final since the last flush, and of
+	// the entries a page of the poll found stale; they are deleted together, one command per page
+	// rather than one per delivery.
 	finMu    sync.Mutex
 	finished []store.DueEntry
-}
-
-// Attempt makes the next attempt of d when this replica wins its claim for slot. A context
-// ending mid-attempt leaves the delivery as it was: its claim lapses and another replica retries.
-func (s *Sender) Attempt(ctx context.Context, d *store.Delivery, slot int) error {
-	n := len(d.Attempts) + 1
-	var next time.Time
-	if d.NextAttemptAt != nil {
-		next = *d.NextAttemptAt
-	}
-	won, err := s.Store.Claim(ctx, store.ClaimKey(d.ID, n, slot, next.Add(time.Duration(slot)*s.Lease)))
-	if err != nil || !won {
-		return err
-	}
-	cur, err := s.Store.Delivery(ctx, d.ID)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-		return nil
-	case err != nil:
-		return err
-	}
-	if cur.Status != store.StatusPending || len(cur.Attempts)+1 != n {
-		return nil // attempt n was made meanwhile by the claim's previous holder
-	}
-	sub, err := s.Store.Subscription(ctx, cur.SubscriptionID)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return s.finish(ctx, cur, store.StatusFailed, reasonDeleted)
-	}
-	if err != nil {
-		return err
-	}
-	h, err := s.Store.Health(ctx, sub.ID)
-	if err != nil {
-		return err
-	}
-	if store.Disabled(sub, h) {
-		return s.finish(ctx, cur, store.StatusFailed, reasonDisabled)
-	}
-	return s.deliver(ctx, sub, h, cur)
-}
-
-func (s *Sender) deliver(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, d *store.Delivery) error {
-	res := s.post(ctx, sub, d)
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return s.record(context.WithoutCancel(ctx), sub, d, h, res) // the attempt was made: its outcome is kept
 }
 
 // result is what one POST gave.
@@ -181,14 +142,29 @@ func describe(err error) string {
 	return msg
 }
 
-// record applies an attempt's outcome (ctx is the caller's budget for the writes): 2xx succeeds; 410 fails and disables the subscription;
-// 401 is retried once; network errors, 429 and 5xx follow the retry schedule; anything else
-// fails.
-func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.Delivery, h *store.SubscriptionHealth, res result) error {
-	prev := d.NextAttemptAt
+// attempt is one attempt of a delivery, from its POST (or the reason it is not sent) to the record
+// of its outcome.
+type attempt struct {
+	sub *store.Subscription
+	// h is the endpoint's health as read before the attempt; the attempts of one subscription in
+	// a page share it, so that their record sees what the earlier ones wrote.
+	h   *store.SubscriptionHealth
+	d   *store.Delivery
+	res result
+	// unsent, when set, is why the delivery fails without a POST: its subscription was deleted
+	// or disabled (sub is nil when deleted).
+	unsent string
+	// end is when the claim of a polled attempt lapses (zero for a lane's first attempt).
+	end time.Time
+}
+
+// outcome applies an attempt's result to its delivery: 2xx succeeds; 410 fails (and disables the
+// subscription, see noteHealth); 401 is retried once; network errors, 429 and 5xx follow the
+// retry schedule; anything else fails. It reports whether the delivery was given up after its
+// retries.
+func (s *Sender) outcome(d *store.Delivery, res result, now time.Time) (givenUp bool) {
 	d.Attempts = append(d.Attempts, res.attempt)
 	code := res.attempt.StatusCode
-	now := clock.Now()
 	retry := false
 	switch {
 	case res.err == nil && code >= 200 && code < 300:
@@ -202,85 +178,146 @@ func (s *Sender) record(ctx context.Context, sub *store.Subscription, d *store.D
 	default:
 		d.Status, d.NextAttemptAt = store.StatusFailed, nil
 	}
-	givenUp := false
-	if d.Status == store.StatusPending {
-		if delay, ok := s.Retry.NextDuration(len(d.Attempts)-1, res.retryAfter); retry && ok {
-			next := now.Add(delay)
-			d.NextAttemptAt = &next
-		} else {
-			d.Status, d.NextAttemptAt, givenUp = store.StatusFailed, nil, retry
+	if d.Status != store.StatusPending {
+		return false
+	}
+	if delay, ok := s.Retry.NextDuration(len(d.Attempts)-1, res.retryAfter); retry && ok {
+		next := now.Add(delay)
+		d.NextAttemptAt = &next
+		return false
+	}
+	d.Status, d.NextAttemptAt = store.StatusFailed, nil
+	return retry
+}
+
+// record applies the outcomes of attempts and stores them together (ctx is the callers' budget
+// for the writes), so that a page of attempts costs a few commands, not a few per attempt: the
+// endpoints' health first (noteHealth, once per subscription and only when it changes), so that
+// whoever sees a delivery's outcome also sees its effect on the endpoint; then the notices of
+// deliveries given up, staged before the deliveries that record them (events.Outbox); the
+// deliveries and their places in the schedule (write); and last their log lines (logAttempts).
+func (s *Sender) record(ctx context.Context, as []attempt) error {
+	now := clock.Now()
+	changes := make([]change, len(as))
+	var subs []string // in the order of their first attempt
+	notes := map[string]*healthNotes{}
+	var givenUp []attempt // with the notice of each in staged
+	var staged []events.Pending
+	for i, a := range as {
+		changes[i] = change{d: a.d, prev: a.d.NextAttemptAt}
+		if a.unsent != "" {
+			a.d.Status, a.d.NextAttemptAt = store.StatusFailed, nil
+			a.d.Attempts = append(a.d.Attempts, store.Attempt{At: now, Error: a.unsent})
+			continue
+		}
+		gaveUp := s.outcome(a.d, a.res, now)
+		n := notes[a.sub.ID]
+		if n == nil {
+			n = &healthNotes{sub: a.sub, h: a.h}
+			notes[a.sub.ID], subs = n, append(subs, a.sub.ID)
+		}
+		n.ok = append(n.ok, a.d.Status == store.StatusSucceeded)
+		n.gone = n.gone || a.res.attempt.StatusCode == http.StatusGone
+		if ev, ok := s.givenUpNotice(a.sub, a.d, now); gaveUp && ok {
+			givenUp, staged = append(givenUp, a), append(staged, ev)
+			a.d.Events = []string{ev.ID}
 		}
 	}
-	// Health first, so that whoever sees the delivery's outcome also sees its effect on the endpoint.
-	if err := s.noteHealth(ctx, sub, h, d.Status == store.StatusSucceeded, code == http.StatusGone, now); err != nil {
-		return err
-	}
-	var staged []events.Pending
-	if ev, ok := s.givenUpNotice(sub, d, now); givenUp && ok {
-		// Staged before the delivery that records it is written (events.Outbox).
-		if err := s.Notices.Stage(ctx, store.Deliveries, d.ID, ev); err != nil {
+	for _, id := range subs {
+		if err := s.noteHealth(ctx, notes[id], now); err != nil {
 			return err
 		}
-		d.Events, staged = []string{ev.ID}, append(staged, ev)
 	}
-	if err := s.write(ctx, d, prev); err != nil {
+	for i, a := range givenUp {
+		// Staged before the delivery that records it is written (events.Outbox).
+		if err := s.Notices.Stage(ctx, store.Deliveries, a.d.ID, staged[i]); err != nil {
+			return err
+		}
+	}
+	if err := s.write(ctx, changes); err != nil {
 		return err
 	}
 	if len(staged) > 0 {
 		s.Notices.Confirm(staged...)
 	}
-	s.logAttempt(ctx, d)
+	s.logAttempts(ctx, as)
 	return nil
 }
 
-// logAttempt appends a delivery's latest attempt to its subscription's delivery log, after the
-// delivery (the truth) is written: a failure here loses a log line, never a delivery.
-func (s *Sender) logAttempt(ctx context.Context, d *store.Delivery) {
-	a := d.Attempts[len(d.Attempts)-1]
-	outcome := store.OutcomeRetrying
-	switch d.Status {
-	case store.StatusSucceeded:
-		outcome = store.OutcomeSucceeded
-	case store.StatusFailed:
-		outcome = store.OutcomeFailed
+// logAttempts appends the deliveries' latest attempts to their subscriptions' delivery logs, in
+// one command, after the deliveries (the truth) are written: a failure here loses log lines,
+// never a delivery. A deleted subscription's log is read by no one.
+func (s *Sender) logAttempts(ctx context.Context, as []attempt) {
+	lines := make([]store.LogLine, 0, len(as))
+	for _, at := range as {
+		d := at.d
+		if at.unsent == reasonDeleted {
+			continue
+		}
+		a := d.Attempts[len(d.Attempts)-1]
+		outcome := store.OutcomeRetrying
+		switch d.Status {
+		case store.StatusSucceeded:
+			outcome = store.OutcomeSucceeded
+		case store.StatusFailed:
+			outcome = store.OutcomeFailed
+		}
+		lines = append(lines, store.LogLine{SubscriptionID: d.SubscriptionID, AttemptEntry: store.AttemptEntry{
+			DeliveryID: d.ID, EventID: d.EventID, Event: d.Event, Attempt: len(d.Attempts), Outcome: outcome,
+			StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS, At: a.At}})
 	}
-	e := store.AttemptEntry{DeliveryID: d.ID, EventID: d.EventID, Event: d.Event, Attempt: len(d.Attempts), Outcome: outcome,
-		StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS, At: a.At}
-	if err := s.Store.LogAttempt(ctx, d.SubscriptionID, e); err != nil {
-		s.Log.Warn("logging a delivery attempt failed", "delivery_id", d.ID, "error", err)
+	if len(lines) == 0 {
+		return
+	}
+	if err := s.Store.LogAttempts(ctx, lines...); err != nil {
+		s.Log.Warn("logging delivery attempts failed", "attempts", len(lines), "error", err)
 	}
 }
 
-// write stores a delivery's outcome and its place in the schedule, in the order that keeps an
-// entry no later than the stored next attempt at every step: the entry at the new next attempt
-// is inserted before the delivery is written, and the one at prev (the next attempt stored so
-// far, where its entry is) deleted after; the entry of a final delivery goes with the next flush.
-func (s *Sender) write(ctx context.Context, d *store.Delivery, prev *time.Time) error {
-	if d.Status != store.StatusPending || d.NextAttemptAt == nil {
-		if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
-			return err
+// change is a delivery's new state, with the next attempt stored so far (where its entry is).
+type change struct {
+	d    *store.Delivery
+	prev *time.Time
+}
+
+// write stores deliveries' outcomes and their places in the schedule, in the order that keeps an
+// entry no later than each stored next attempt at every step: the entries at the new next
+// attempts are inserted (one command) before the deliveries are written (one each), and those at prev
+// deleted after (one); the entries of final deliveries go with the next flush. A replica stopping
+// in between leaves an early entry, which the poll moves, or one of a final delivery, which the
+// poll deletes.
+func (s *Sender) write(ctx context.Context, cs []change) error {
+	var add, drop, final []store.DueEntry
+	ds := make([]*store.Delivery, len(cs))
+	for i, c := range cs {
+		ds[i] = c.d
+		var old store.DueEntry
+		if c.prev != nil {
+			old = store.Due(c.d.ID, *c.prev)
 		}
-		if prev != nil {
-			s.finMu.Lock()
-			s.finished = append(s.finished, store.Due(d.ID, *prev))
-			s.finMu.Unlock()
+		switch {
+		case c.d.Status != store.StatusPending || c.d.NextAttemptAt == nil:
+			if c.prev != nil {
+				final = append(final, old)
+			}
+		case c.prev != nil && store.Due(c.d.ID, *c.d.NextAttemptAt).Key == old.Key:
+		default:
+			add = append(add, store.Due(c.d.ID, *c.d.NextAttemptAt))
+			if c.prev != nil {
+				drop = append(drop, old)
+			}
 		}
-		return nil
 	}
-	next := store.Due(d.ID, *d.NextAttemptAt)
-	if prev != nil && store.Due(d.ID, *prev).Key == next.Key {
-		return s.Store.ReplaceDelivery(ctx, d)
-	}
-	if err := s.Store.InsertDue(ctx, next); err != nil {
+	if err := s.Store.InsertDue(ctx, add...); err != nil {
 		return err
 	}
-	if err := s.Store.ReplaceDelivery(ctx, d); err != nil {
+	if err := s.Store.ReplaceDeliveries(ctx, ds...); err != nil {
 		return err
 	}
-	if prev == nil {
-		return nil
-	}
-	return s.Store.DeleteDue(ctx, store.Due(d.ID, *prev))
+	s.finMu.Lock()
+	s.finished = append(s.finished, final...)
+	s.finMu.Unlock()
+	return s.Store.DeleteDue(ctx, drop...)
 }
 
 // flush deletes the entries of the deliveries that became final since the last flush. Entries it
@@ -303,25 +340,44 @@ func (s *Sender) flush(ctx context.Context) {
 	}
 }
 
-// noteHealth records an attempt's outcome in the endpoint's health when it changes what is known.
-// h, read when the attempt began, only decides whether to write: the write applies the outcome
-// to the health as it is now, so that an owner's enabling or disabling meanwhile is kept.
-func (s *Sender) noteHealth(ctx context.Context, sub *store.Subscription, h *store.SubscriptionHealth, ok, gone bool, now time.Time) error {
-	if _, changed := s.health(*h, ok, now); !changed && !gone {
+// healthNotes are the outcomes of a subscription's attempts recorded together, in order: whether
+// each succeeded, and whether any was answered 410 Gone.
+type healthNotes struct {
+	sub  *store.Subscription
+	h    *store.SubscriptionHealth
+	ok   []bool
+	gone bool
+}
+
+// noteHealth records attempts' outcomes in their endpoint's health when they change what is
+// known: one read and one write, however many attempts. n.h, read when the attempts began, only
+// decides whether to write: the write applies the outcomes to the health as it is now, so that
+// an owner's enabling or disabling meanwhile is kept.
+func (s *Sender) noteHealth(ctx context.Context, n *healthNotes, now time.Time) error {
+	seen, changed := *n.h, n.gone
+	for _, ok := range n.ok {
+		var c bool
+		seen, c = s.health(seen, ok, now)
+		changed = changed || c
+	}
+	if !changed {
 		return nil
 	}
-	cur, err := s.Store.Health(ctx, h.ID)
+	cur, err := s.Store.Health(ctx, n.h.ID)
 	if err != nil {
 		return err
 	}
-	next, _ := s.health(*cur, ok, now)
-	if gone && next.DisabledAt == nil {
+	next := *cur
+	for _, ok := range n.ok {
+		next, _ = s.health(next, ok, now)
+	}
+	if n.gone && next.DisabledAt == nil {
 		next.DisabledAt, next.DisabledReason = &now, "the endpoint answered 410 Gone"
 	}
-	next.ObjectID, next.Events = sub.ObjectID, nil
+	next.ObjectID, next.Events = n.sub.ObjectID, nil
 	ev, notify := events.Pending{}, false
 	if cur.DisabledAt == nil && next.DisabledAt != nil {
-		if ev, notify = s.disabledNotice(sub, &next); notify {
+		if ev, notify = s.disabledNotice(n.sub, &next); notify {
 			// Staged before the health that records it is written (events.Outbox).
 			if err := s.Notices.Stage(ctx, store.Health, next.ID, ev); err != nil {
 				return err
@@ -329,7 +385,7 @@ func (s *Sender) noteHealth(ctx context.Context, sub *store.Subscription, h *sto
 			next.Events = []string{ev.ID}
 		}
 	}
-	*h = next
+	*n.h = next
 	if err := s.Store.PutHealth(ctx, &next); err != nil {
 		return err
 	}
@@ -373,20 +429,6 @@ func unauthorizedCount(as []store.Attempt) int {
 	return n
 }
 
-// finish ends a delivery that can no longer be attempted.
-func (s *Sender) finish(ctx context.Context, d *store.Delivery, status, reason string) error {
-	prev := d.NextAttemptAt
-	d.Status, d.NextAttemptAt = status, nil
-	d.Attempts = append(d.Attempts, store.Attempt{At: clock.Now(), Error: reason})
-	if err := s.write(ctx, d, prev); err != nil {
-		return err
-	}
-	if reason != reasonDeleted { // a deleted subscription's log is read by no one
-		s.logAttempt(ctx, d)
-	}
-	return nil
-}
-
 // Reasons a delivery fails unsent.
 const (
 	reasonDeleted  = "subscription deleted"
@@ -415,57 +457,4 @@ func (s *Sender) Run(ctx context.Context) error {
 			s.Log.Warn("polling due deliveries failed", "error", err)
 		}
 	}
-}
-
-// poll looks at up to 100 due entries, Workers at once, and waits for them, so that a replica
-// never races its own attempts. The entries of deliveries that are final or gone are deleted
-// together afterwards.
-func (s *Sender) poll(ctx context.Context) error {
-	now := clock.Now()
-	due, err := s.Store.DueEntries(ctx, now, 100)
-	if err != nil {
-		return err
-	}
-	sem := make(chan struct{}, max(1, s.Workers))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var done []store.DueEntry
-	for _, e := range due {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			final, err := s.look(ctx, e, now)
-			if err != nil && ctx.Err() == nil {
-				s.Log.Warn("delivery attempt failed", "delivery_id", e.ID, "error", err)
-			}
-			if final {
-				mu.Lock()
-				done = append(done, e)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return s.Store.DeleteDue(ctx, done...)
-}
-
-// look reads the delivery of a due entry, the truth of its schedule: it attempts the delivery
-// when its next attempt has come, and otherwise moves the entry to it. It reports true when the
-// delivery is final, or does not exist a lease after the entry came due (its writer stopped
-// between inserting the entry and the delivery), so that the entry is deleted. Before that, a
-// missing delivery may still be on its way: a replay's entry is due at once, and its delivery is
-// inserted just after it.
-func (s *Sender) look(ctx context.Context, e store.DueEntry, now time.Time) (final bool, err error) {
-	d, err := s.Store.Delivery(ctx, e.ID)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-		return now.Sub(e.DueAt) >= s.Lease, nil
-	case err != nil:
-		return false, err
-	case d.Status != store.StatusPending || d.NextAttemptAt == nil:
-		return true, nil
-	case d.NextAttemptAt.After(now):
-		return false, s.Store.MoveDue(ctx, e, *d.NextAttemptAt)
-	}
-	return false, s.Attempt(ctx, d, 1+int(now.Sub(*d.NextAttemptAt)/s.Lease))
 }

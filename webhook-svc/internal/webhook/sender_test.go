@@ -106,7 +106,7 @@ func (e *senderEnv) received() []string {
 // schedule returns every entry of the schedule, by delivery id.
 func (e *senderEnv) schedule(t *testing.T) map[string]time.Time {
 	t.Helper()
-	all, err := e.st.DueEntries(context.Background(), time.Now().Add(1000*time.Hour), 1000)
+	all, err := e.st.DueEntries(context.Background(), "", time.Now().Add(1000*time.Hour), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
