@@ -98,6 +98,12 @@ type Client struct {
 	http *http.Client
 }
 
+// MaxIdlePerHost is how many idle connections to one host are kept for the next requests: as
+// many as webhook-svc's default workers (WEBHOOK_WORKERS) post at once, so that a backlog
+// delivered to one receiver reuses its connections instead of opening a TLS connection for
+// most of its requests.
+const MaxIdlePerHost = 16
+
 // New builds a client. It fails when the CA file cannot be read.
 func New(opts Options) (*Client, error) {
 	if opts.Timeout <= 0 {
@@ -136,7 +142,7 @@ func New(opts Options) (*Client, error) {
 		ResponseHeaderTimeout: 10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   4,
+		MaxIdleConnsPerHost:   MaxIdlePerHost,
 		IdleConnTimeout:       30 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -297,5 +298,63 @@ func TestRequestsAreSigned(t *testing.T) {
 	res.Body.Close()
 	if want := []string{"GET /hop ", "GET /ok ", `POST /ok {"event":"x"}`}; !slices.Equal(verified, want) {
 		t.Errorf("verified %q, want %q", verified, want)
+	}
+}
+
+// TestConcurrentRequestsReuseTheirConnections: after a round of MaxIdlePerHost requests at once
+// to one host, the next round runs on the same connections instead of opening new ones.
+func TestConcurrentRequestsReuseTheirConnections(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	opened := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(20 * time.Millisecond) // keep the round's requests in flight together
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			opened++
+			mu.Unlock()
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := outbound.New(outbound.Options{AllowPrivate: true, CAFile: caFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := func() int {
+		mu.Lock()
+		before := opened
+		mu.Unlock()
+		var wg sync.WaitGroup
+		for range outbound.MaxIdlePerHost {
+			wg.Go(func() {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("{}"))
+				resp, err := c.HTTPClient().Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return opened - before
+	}
+	if n := round(); n == 0 {
+		t.Fatal("the first round opened no connection")
+	}
+	// The pool kept 4 idle connections per host before: a second round then opened 12.
+	if n := round(); n > 2 {
+		t.Errorf("the second round opened %d new connections; the first round's should serve it", n)
 	}
 }
