@@ -64,7 +64,7 @@ const (
 type ThreadStore interface {
 	Thread(ctx context.Context, id string) (*store.Thread, error)
 	AddThread(ctx context.Context, t *store.Thread) error
-	RememberHash(ctx context.Context, objectID, hash string) error
+	RememberHashes(ctx context.Context, hs []store.ObjectHash) error
 	MarkTookPart(ctx context.Context, pairs [][2]string) error
 }
 
@@ -237,9 +237,9 @@ func (s *Service) learnThread(ctx context.Context, threadID string) (*store.Thre
 	th := &store.Thread{ID: mt.ThreadID, CreatedAt: parseTime(mt.CreatedAt)}
 	for _, p := range mt.Participants {
 		th.Participants = append(th.Participants, p.ObjectID)
-		if err := s.Store.RememberHash(ctx, p.ObjectID, p.Hash); err != nil {
-			return nil, err
-		}
+	}
+	if err := s.rememberParticipants(ctx, mt.Participants); err != nil {
+		return nil, err
 	}
 	if err := s.Store.AddThread(ctx, th); err != nil {
 		return nil, err

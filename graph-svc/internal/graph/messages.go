@@ -17,15 +17,18 @@ type MessageStore interface {
 	RecordThreads(ctx context.Context, ts []store.Thread) ([]bool, error)
 	AddNodes(ctx context.Context, ns []store.Node) ([]bool, error)
 	StoredNodes(ctx context.Context, ids []string) (map[string]int64, error)
-	AppendMessages(ctx context.Context, threadID string, ms []store.MessageRef, from int64, nodes []*store.Node, listed *store.Thread) ([]int64, error)
+	AppendMessages(ctx context.Context, batch []store.ThreadMessages) ([][]int64, error)
 }
 
 // ProjectMessages makes messages of mailbox-svc message nodes of their threads' graphs, each
 // authored by its sender and visible to both participants, and records the threads'
 // participants (the threads this process has not recorded yet, in one insert; their thread
-// lists' entries go with the messages' list entries) and the hashes the messages name. A message's node is appended to its thread's msgs and graph lists, then stored:
-// a redelivered message whose node is stored changes nothing. (A crash between the appends and
-// the store appends it again on redelivery; a page shows such a node once.)
+// lists' entries go with the messages' list entries) and the hashes the messages name. A
+// message's node is appended to its thread's msgs and graph lists, then stored: a redelivered
+// message whose node is stored changes nothing. (A crash between the appends and the store
+// appends it again on redelivery; a page shows such a node once.) Every step writes the whole
+// batch at once, whatever threads and objects it touches: a batch of a hundred messages in a
+// hundred threads costs the commands of one.
 //
 // A message's replies_to edge goes to the thread's message before it, which its event names
 // (PrevMessageID): the node records it, and a read lists the edge with the node. Events of
@@ -125,40 +128,39 @@ func (s *Service) newMessageNodes(ctx context.Context, msgs []contract.MessageCr
 }
 
 // appendMessages numbers new message nodes in their threads' messages and adds them to their
-// threads' graphs: per thread one insert, and one read of the messages' last unless the batch's
-// first takes the position after its previous message's (read with the batch's stored nodes) or
-// is the first message of a thread recorded by this batch (fresh). The same insert lists the
-// threads this process had not recorded (unlisted) in their participants' thread lists. The
-// caller indexes and stores them.
+// threads' graphs: one insert for the whole batch, whatever threads it touches, and per thread
+// one read of the messages' last unless the thread's first in the batch takes the position after
+// its previous message's (read with the batch's stored nodes) or is the first message of a
+// thread recorded by this batch (fresh). The same insert lists the threads this process had not
+// recorded (unlisted) in their participants' thread lists. The caller indexes and stores them.
 func (s *Service) appendMessages(ctx context.Context, nodes []*store.Node, stored map[string]int64, fresh map[string]bool,
 	unlisted map[string]*store.Thread) error {
-	byThread := map[string][]*store.Node{}
-	var order []string
+	at := map[string]int{}
+	var batch []store.ThreadMessages
 	for _, n := range nodes {
-		if byThread[n.ThreadID] == nil {
-			order = append(order, n.ThreadID)
+		i, ok := at[n.ThreadID]
+		if !ok {
+			i = len(batch)
+			at[n.ThreadID] = i
+			tm := store.ThreadMessages{ThreadID: n.ThreadID, Listed: unlisted[n.ThreadID]}
+			switch { // 0: after the list's last, read
+			case n.PrevNodeID == "" && fresh[n.ThreadID]:
+				tm.From = 1
+			case n.PrevNodeID != "" && stored[n.PrevNodeID] > 0:
+				tm.From = stored[n.PrevNodeID] + 1
+			}
+			batch = append(batch, tm)
 		}
-		byThread[n.ThreadID] = append(byThread[n.ThreadID], n)
+		batch[i].Refs = append(batch[i].Refs, store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt})
+		batch[i].Nodes = append(batch[i].Nodes, n)
 	}
-	for _, th := range order {
-		ns := byThread[th]
-		refs := make([]store.MessageRef, len(ns))
-		for i, n := range ns {
-			refs[i] = store.MessageRef{NodeID: n.ID, CreatedAt: n.CreatedAt}
-		}
-		var from int64 // 0: after the list's last, read
-		switch first := ns[0]; {
-		case first.PrevNodeID == "" && fresh[th]:
-			from = 1
-		case first.PrevNodeID != "" && stored[first.PrevNodeID] > 0:
-			from = stored[first.PrevNodeID] + 1
-		}
-		seqs, err := s.Store.AppendMessages(ctx, th, refs, from, ns, unlisted[th])
-		if err != nil {
-			return err
-		}
-		for i, n := range ns {
-			n.MsgSeq = seqs[i]
+	seqs, err := s.Store.AppendMessages(ctx, batch)
+	if err != nil {
+		return err
+	}
+	for i, tm := range batch {
+		for j, n := range tm.Nodes {
+			n.MsgSeq = seqs[i][j]
 		}
 	}
 	return nil
