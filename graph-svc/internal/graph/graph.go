@@ -161,6 +161,10 @@ type Service struct {
 	known     *lru.Cache[string, struct{}]    // threads recorded by this process
 	hashed    *lru.Cache[string, struct{}]    // objects whose hash this process recorded
 	tookPart  *lru.Cache[[2]string, struct{}] // participation marks this process wrote
+	// threads are threads read or recorded by this process: a thread's record never changes
+	// once stored (its participants are fixed), so a graph read polled while its thread fills
+	// reads it once.
+	threads *lru.Cache[string, store.Thread]
 }
 
 // knownThreads bounds how many recorded threads a process remembers, so that a message of a
@@ -181,6 +185,7 @@ func (s *Service) initKnown() {
 	s.known, _ = lru.New[string, struct{}](knownThreads)
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
 	s.tookPart, _ = lru.New[[2]string, struct{}](knownThreads)
+	s.threads, _ = lru.New[string, store.Thread](knownThreads)
 }
 
 // markTookPart records that objects wrote into threads (pairs of thread and object), leaving out
@@ -209,6 +214,13 @@ func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store
 	if threadID == "" || len(threadID) > MaxThreadID {
 		return nil, apierr.NotFound("thread")
 	}
+	s.knownOnce.Do(s.initKnown)
+	if th, ok := s.threads.Get(threadID); ok {
+		if !slices.Contains(th.Participants, objectID) {
+			return nil, apierr.NotFound("thread")
+		}
+		return &th, nil
+	}
 	th, err := s.Store.Thread(ctx, threadID)
 	if errors.Is(err, mongox.ErrNotFound) {
 		th, err = s.learnThread(ctx, threadID)
@@ -216,6 +228,7 @@ func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store
 	if err != nil {
 		return nil, err
 	}
+	s.threads.Add(th.ID, *th)
 	if !slices.Contains(th.Participants, objectID) {
 		return nil, apierr.NotFound("thread")
 	}

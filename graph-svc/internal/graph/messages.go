@@ -36,6 +36,7 @@ type MessageStore interface {
 // messageChain), since messages of one thread may be projected out of order (each is keyed by
 // its recipient, so the two sides' messages travel in different partitions).
 func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCreatedData) error {
+	s.knownOnce.Do(s.initKnown)
 	var threads []store.Thread
 	seen := map[string]bool{}
 	for _, m := range msgs {
@@ -55,6 +56,9 @@ func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCr
 	unlisted, fresh := map[string]*store.Thread{}, map[string]bool{}
 	for i := range threads {
 		unlisted[threads[i].ID], fresh[threads[i].ID] = &threads[i], added[i]
+		if added[i] {
+			s.threads.Add(threads[i].ID, threads[i])
+		}
 	}
 	if err := s.rememberHashes(ctx, msgs); err != nil {
 		return err
