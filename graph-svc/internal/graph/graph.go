@@ -157,6 +157,12 @@ type Service struct {
 	MaxFetchBytes int64
 	Log           *slog.Logger
 
+	// projecting is held by the projection of message batches under way; pending are the batches
+	// waiting for the next turn, which projects them together (see ProjectMessages).
+	projecting chan struct{}
+	pendingMu  sync.Mutex
+	pending    []*pendingProjection
+
 	knownOnce sync.Once
 	known     *lru.Cache[string, struct{}]    // threads recorded by this process
 	hashed    *lru.Cache[string, struct{}]    // objects whose hash this process recorded
@@ -186,6 +192,7 @@ func (s *Service) initKnown() {
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
 	s.tookPart, _ = lru.New[[2]string, struct{}](knownThreads)
 	s.threads, _ = lru.New[string, store.Thread](knownThreads)
+	s.projecting = make(chan struct{}, 1)
 }
 
 // markTookPart records that objects wrote into threads (pairs of thread and object), leaving out

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/svcdev/svc/graph-svc/internal/store"
@@ -35,8 +36,82 @@ type MessageStore interface {
 // releases that did not name it leave the read to derive it from the msgs list (see
 // messageChain), since messages of one thread may be projected out of order (each is keyed by
 // its recipient, so the two sides' messages travel in different partitions).
+//
+// Batches handed in at once (one per partition the consumer reads) are projected together: while
+// one projection runs, the batches that arrive wait, and the first of them to take the next turn
+// projects them all in one go. Every batch costs the same few commands whatever it holds, so under
+// load the partitions share them instead of each paying them for a handful of messages. A batch's
+// messages stay in their order; batches of different partitions had none to keep. Should a
+// projection of several batches fail, each is projected again alone, so that a failing message
+// fails its own batch only, as the consumer expects.
 func (s *Service) ProjectMessages(ctx context.Context, msgs []contract.MessageCreatedData) error {
+	if len(msgs) == 0 {
+		return nil
+	}
 	s.knownOnce.Do(s.initKnown)
+	p := &pendingProjection{msgs: msgs, done: make(chan struct{})}
+	s.pendingMu.Lock()
+	s.pending = append(s.pending, p)
+	s.pendingMu.Unlock()
+	select {
+	case <-p.done: // projected by another caller's turn
+	case <-ctx.Done():
+		return ctx.Err() // still queued: a later turn may project it too, harmlessly
+	case s.projecting <- struct{}{}:
+		s.projectPending(ctx, p)
+		<-s.projecting
+	}
+	if !errors.Is(p.err, errProjectAlone) {
+		return p.err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case s.projecting <- struct{}{}:
+	}
+	defer func() { <-s.projecting }()
+	return s.projectMessages(ctx, msgs)
+}
+
+// errProjectAlone tells the callers of a failed projection of several batches to project their
+// own batch alone.
+var errProjectAlone = errors.New("project the batch alone")
+
+// projectPending projects the batches waiting, p among them unless another turn projected it,
+// in one go; the caller holds the turn.
+func (s *Service) projectPending(ctx context.Context, p *pendingProjection) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	s.pendingMu.Lock()
+	batches := s.pending
+	s.pending = nil
+	s.pendingMu.Unlock()
+	var all []contract.MessageCreatedData
+	for _, b := range batches {
+		all = append(all, b.msgs...)
+	}
+	err := s.projectMessages(ctx, all)
+	if err != nil && len(batches) > 1 {
+		err = errProjectAlone
+	}
+	for _, b := range batches {
+		b.err = err
+		close(b.done)
+	}
+}
+
+// pendingProjection is a batch of messages waiting for its turn to be projected.
+type pendingProjection struct {
+	msgs []contract.MessageCreatedData
+	done chan struct{} // closed once projected, err its result
+	err  error
+}
+
+// projectMessages projects one batch of messages (see ProjectMessages).
+func (s *Service) projectMessages(ctx context.Context, msgs []contract.MessageCreatedData) error {
 	var threads []store.Thread
 	seen := map[string]bool{}
 	for _, m := range msgs {
