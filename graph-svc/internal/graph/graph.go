@@ -171,6 +171,9 @@ type Service struct {
 	// once stored (its participants are fixed), so a graph read polled while its thread fills
 	// reads it once.
 	threads *lru.Cache[string, store.Thread]
+	// learned are threads this process recorded from mailbox-svc's answer to a read: their first
+	// message takes position 1 with no read (a position taken meanwhile is renumbered).
+	learned *lru.Cache[string, struct{}]
 }
 
 // knownThreads bounds how many recorded threads a process remembers, so that a message of a
@@ -192,6 +195,7 @@ func (s *Service) initKnown() {
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
 	s.tookPart, _ = lru.New[[2]string, struct{}](knownThreads)
 	s.threads, _ = lru.New[string, store.Thread](knownThreads)
+	s.learned, _ = lru.New[string, struct{}](knownThreads)
 	s.projecting = make(chan struct{}, 1)
 }
 
@@ -264,6 +268,7 @@ func (s *Service) learnThread(ctx context.Context, threadID string) (*store.Thre
 	if err := s.Store.AddThread(ctx, th); err != nil {
 		return nil, err
 	}
+	s.learned.Add(th.ID, struct{}{})
 	return th, nil
 }
 

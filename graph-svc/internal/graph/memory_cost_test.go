@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -268,5 +269,49 @@ func TestBatchProjectionCostIsConstant(t *testing.T) {
 		if err != nil || st.Nodes != 6 { // two messages in each of its two warm threads and its two threads
 			t.Errorf("obj_%d's index counts %d nodes (%v), want 6", obj, st.Nodes, err)
 		}
+	}
+}
+
+// TestLearnedThreadFirstMessageReadsNoPosition: a graph read that comes before its thread's first
+// message is projected learns the thread from mailbox-svc and records it; the first message's
+// projection then takes position 1 with no read of the thread's messages (the thread is not new
+// to the store, so its batch reads the stored nodes once), and shows in the graph.
+func TestLearnedThreadFirstMessageReadsNoPosition(t *testing.T) {
+	t.Parallel()
+	cmds := &commandLog{counts: map[string]int{}}
+	var mu sync.Mutex
+	var lists []string
+	svc := monitoredService(t, "learned", func(ctx context.Context, e *event.CommandStartedEvent) {
+		cmds.started(ctx, e)
+		if coll, _ := e.Command.Index(0).Value().StringValueOK(); coll == store.Lists {
+			mu.Lock()
+			lists = append(lists, e.CommandName)
+			mu.Unlock()
+		}
+	})
+	ctx := context.Background()
+	if g, err := svc.Graph(ctx, bob, "thr_ab", graph.GraphPage{Limit: 10}); err != nil || len(g.Nodes) != 0 {
+		t.Fatalf("graph before the first message: %v, %v", g, err)
+	}
+	mu.Lock()
+	lists = nil
+	mu.Unlock()
+	if err := svc.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: "msg_1", ThreadID: "thr_ab",
+		FromObjectID: "obj_a", ToObjectID: "obj_b", FromHash: "svc_a", ToHash: "svc_b", Body: "first",
+		CreatedAt: clock.Format(clock.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := slices.Clone(lists)
+	mu.Unlock()
+	if len(got) != 1 || got[0] != "insert" {
+		t.Errorf("the first message's projection sent %v to the lists; want one insert, no read", got)
+	}
+	if n, err := svc.Store.MessageCount(ctx, "thr_ab"); err != nil || n != 1 {
+		t.Errorf("the thread numbers %d messages (%v), want 1", n, err)
+	}
+	g, err := svc.Graph(ctx, bob, "thr_ab", graph.GraphPage{Limit: 10})
+	if err != nil || len(g.Nodes) != 1 {
+		t.Fatalf("graph after the first message: %v, %v", g, err)
 	}
 }

@@ -209,9 +209,10 @@ func (s *Service) newMessageNodes(ctx context.Context, msgs []contract.MessageCr
 // appendMessages numbers new message nodes in their threads' messages and adds them to their
 // threads' graphs: one insert for the whole batch, whatever threads it touches, and per thread
 // one read of the messages' last unless the thread's first in the batch takes the position after
-// its previous message's (read with the batch's stored nodes) or is the first message of a
-// thread recorded by this batch (fresh). The same insert lists the threads this process had not
-// recorded (unlisted) in their participants' thread lists. The caller indexes and stores them.
+// its previous message's (read with the batch's stored nodes) or is the first message of a thread
+// recorded by this batch (fresh) or by a graph read that learned it from mailbox-svc before its
+// projection. The same insert lists the threads this process had not recorded (unlisted) in their participants'
+// thread lists. The caller indexes and stores them.
 func (s *Service) appendMessages(ctx context.Context, nodes []*store.Node, stored map[string]int64, fresh map[string]bool,
 	unlisted map[string]*store.Thread) error {
 	at := map[string]int{}
@@ -223,7 +224,11 @@ func (s *Service) appendMessages(ctx context.Context, nodes []*store.Node, store
 			at[n.ThreadID] = i
 			tm := store.ThreadMessages{ThreadID: n.ThreadID, Listed: unlisted[n.ThreadID]}
 			switch { // 0: after the list's last, read
-			case n.PrevNodeID == "" && fresh[n.ThreadID]:
+			case n.PrevNodeID == "" && (fresh[n.ThreadID] || s.learned.Contains(n.ThreadID)):
+				// A thread's first message, in a thread recorded by this batch or by a read
+				// that learned it from mailbox-svc: position 1, with no read. Should it be taken
+				// (a reply projected first, or another replica's projection), the message is
+				// renumbered after the list's last.
 				tm.From = 1
 			case n.PrevNodeID != "" && stored[n.PrevNodeID] > 0:
 				tm.From = stored[n.PrevNodeID] + 1
