@@ -23,7 +23,8 @@ import (
 // TestGraphPageCostsAPage: reading the newest page of a thread's graph sends as many store
 // commands with 20 nodes stored as with 520 (and as many with other threads' nodes in the
 // store), and the page itself is one find of the thread's graph range: a page costs its items,
-// not the history.
+// not the history. A thread read before is not read again (its record never changes): a page is
+// three commands.
 func TestGraphPageCostsAPage(t *testing.T) {
 	t.Parallel()
 	cmds := &commandLog{counts: map[string]int{}}
@@ -65,6 +66,9 @@ func TestGraphPageCostsAPage(t *testing.T) {
 	}
 	if large[store.Lists] != 1 {
 		t.Fatalf("a page sent %d commands to the lists, want one find", large[store.Lists])
+	}
+	if large[store.Threads] != 0 || cmds.total(large) != 3 {
+		t.Fatalf("a page of a thread read before cost %v; want the other side's hash, the page and its validity facts, no read of the thread", large)
 	}
 }
 

@@ -64,7 +64,7 @@ const (
 type ThreadStore interface {
 	Thread(ctx context.Context, id string) (*store.Thread, error)
 	AddThread(ctx context.Context, t *store.Thread) error
-	RememberHash(ctx context.Context, objectID, hash string) error
+	RememberHashes(ctx context.Context, hs []store.ObjectHash) error
 	MarkTookPart(ctx context.Context, pairs [][2]string) error
 }
 
@@ -157,10 +157,23 @@ type Service struct {
 	MaxFetchBytes int64
 	Log           *slog.Logger
 
+	// projecting is held by the projection of message batches under way; pending are the batches
+	// waiting for the next turn, which projects them together (see ProjectMessages).
+	projecting chan struct{}
+	pendingMu  sync.Mutex
+	pending    []*pendingProjection
+
 	knownOnce sync.Once
 	known     *lru.Cache[string, struct{}]    // threads recorded by this process
 	hashed    *lru.Cache[string, struct{}]    // objects whose hash this process recorded
 	tookPart  *lru.Cache[[2]string, struct{}] // participation marks this process wrote
+	// threads are threads read or recorded by this process: a thread's record never changes
+	// once stored (its participants are fixed), so a graph read polled while its thread fills
+	// reads it once.
+	threads *lru.Cache[string, store.Thread]
+	// learned are threads this process recorded from mailbox-svc's answer to a read: their first
+	// message takes position 1 with no read (a position taken meanwhile is renumbered).
+	learned *lru.Cache[string, struct{}]
 }
 
 // knownThreads bounds how many recorded threads a process remembers, so that a message of a
@@ -181,6 +194,9 @@ func (s *Service) initKnown() {
 	s.known, _ = lru.New[string, struct{}](knownThreads)
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
 	s.tookPart, _ = lru.New[[2]string, struct{}](knownThreads)
+	s.threads, _ = lru.New[string, store.Thread](knownThreads)
+	s.learned, _ = lru.New[string, struct{}](knownThreads)
+	s.projecting = make(chan struct{}, 1)
 }
 
 // markTookPart records that objects wrote into threads (pairs of thread and object), leaving out
@@ -209,6 +225,13 @@ func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store
 	if threadID == "" || len(threadID) > MaxThreadID {
 		return nil, apierr.NotFound("thread")
 	}
+	s.knownOnce.Do(s.initKnown)
+	if th, ok := s.threads.Get(threadID); ok {
+		if !slices.Contains(th.Participants, objectID) {
+			return nil, apierr.NotFound("thread")
+		}
+		return &th, nil
+	}
 	th, err := s.Store.Thread(ctx, threadID)
 	if errors.Is(err, mongox.ErrNotFound) {
 		th, err = s.learnThread(ctx, threadID)
@@ -216,6 +239,7 @@ func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store
 	if err != nil {
 		return nil, err
 	}
+	s.threads.Add(th.ID, *th)
 	if !slices.Contains(th.Participants, objectID) {
 		return nil, apierr.NotFound("thread")
 	}
@@ -237,13 +261,14 @@ func (s *Service) learnThread(ctx context.Context, threadID string) (*store.Thre
 	th := &store.Thread{ID: mt.ThreadID, CreatedAt: parseTime(mt.CreatedAt)}
 	for _, p := range mt.Participants {
 		th.Participants = append(th.Participants, p.ObjectID)
-		if err := s.Store.RememberHash(ctx, p.ObjectID, p.Hash); err != nil {
-			return nil, err
-		}
+	}
+	if err := s.rememberParticipants(ctx, mt.Participants); err != nil {
+		return nil, err
 	}
 	if err := s.Store.AddThread(ctx, th); err != nil {
 		return nil, err
 	}
+	s.learned.Add(th.ID, struct{}{})
 	return th, nil
 }
 

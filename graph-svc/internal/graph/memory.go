@@ -112,15 +112,15 @@ func excerpt(body string) string {
 
 // indexNode adds a node to the memory index of each participant who may see it (the other side
 // never gets an owner_only node). Guidance is not a node and is never indexed. The work is one
-// move of each participant's index stats and one insert of all the postings (a posting per
-// indexed stem): the same whatever the node's length and whatever the index holds.
+// read and one move of the participants' index stats and one insert of all the postings (a
+// posting per indexed stem): the same whatever the node's length and whatever the index holds.
 func (s *Service) indexNode(ctx context.Context, n *store.Node, participants []string) error {
 	return s.indexNodes(ctx, []*store.Node{n}, [][]string{participants})
 }
 
-// indexNodes indexes a batch of nodes, each for its participants: per object one move of its
-// stats, and one insert of all the batch's postings, so that a projected batch costs its
-// objects, not its nodes.
+// indexNodes indexes a batch of nodes, each for its participants: one read and one move of every
+// object's stats, and one insert of all the batch's postings, so that a projected batch costs
+// three commands whatever nodes and objects it holds.
 func (s *Service) indexNodes(ctx context.Context, nodes []*store.Node, participants [][]string) error {
 	type pending struct {
 		entries []store.MemoryEntry

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -48,9 +49,9 @@ func (l *commandLog) total(c map[string]int) int {
 
 // TestMemoryIndexCostIsConstant: projecting a message costs the same store commands for a short
 // message and a 64 KiB one of thousands of distinct words, and its memory index work is three
-// commands for its two participants, the same after a restart (here a new service): one move of
-// each participant's index stats and one insert of the node's postings in both indexes. Nothing
-// is read first.
+// commands for its two participants, the same after a restart (here a new service): one read of
+// both participants' index stats, one write moving them and one insert of the node's postings in
+// both indexes.
 func TestMemoryIndexCostIsConstant(t *testing.T) {
 	t.Parallel()
 	cmds := &commandLog{counts: map[string]int{}}
@@ -150,8 +151,9 @@ func TestMemorySearchReadsOneRangePerTerm(t *testing.T) {
 // TestReplyProjectionCost: a message whose event names the message it follows takes the
 // position after that one's in its thread's messages, read with the batch's stored nodes: its
 // projection, one event at a time as a quiet stack sends them, is one find of the nodes, one
-// insert into the lists (its numbered entry and its graph entry together), one move of each
-// participant's index stats with one insert of both indexes' postings, and the node's insert.
+// insert into the lists (its numbered entry and its graph entry together), one read and one move
+// of both participants' index stats with one insert of both indexes' postings, and the node's
+// insert.
 // No read of the messages' last.
 func TestReplyProjectionCost(t *testing.T) {
 	t.Parallel()
@@ -188,5 +190,128 @@ func TestReplyProjectionCost(t *testing.T) {
 		if ids, err := svc.Store.ThreadsPage(ctx, obj, 10); err != nil || len(ids) != 1 || ids[0] != "thr_ab" {
 			t.Errorf("%s's threads: %v (%v), want thr_ab", obj, ids, err)
 		}
+	}
+}
+
+// TestBatchProjectionCostIsConstant: a batch of messages costs the same store commands whatever
+// number of threads and objects it touches: 20 new threads between 20 objects cost what one new
+// thread costs, and 20 replies in 20 threads what one reply costs (the lists' entries of every
+// thread in one insert, every object's index stats in one read and one write, the postings of
+// every node in one insert, every node in one insert).
+func TestBatchProjectionCostIsConstant(t *testing.T) {
+	t.Parallel()
+	cmds := &commandLog{counts: map[string]int{}}
+	svc := monitoredService(t, "batchcost", cmds.started)
+	ctx := context.Background()
+	const threads = 20
+	msg := func(thread, i int, prev string) contract.MessageCreatedData {
+		from, to := fmt.Sprintf("obj_%d", thread), fmt.Sprintf("obj_%d", (thread+1)%threads)
+		return contract.MessageCreatedData{MessageID: fmt.Sprintf("msg_%d_%d", thread, i), ThreadID: fmt.Sprintf("thr_%d", thread),
+			FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from, ToHash: "svc_" + to, Body: fmt.Sprintf("note %d of thread %d", i, thread),
+			CreatedAt: clock.Format(clock.Now()), PrevMessageID: prev}
+	}
+	project := func(msgs []contract.MessageCreatedData) map[string]int {
+		t.Helper()
+		cmds.take()
+		if err := svc.ProjectMessages(ctx, msgs); err != nil {
+			t.Fatal(err)
+		}
+		return cmds.take()
+	}
+	// Every object's hash, index stats and participation are recorded once, by a first thread
+	// of each; the batches measured below meet them again, as a busy stack does.
+	var warm []contract.MessageCreatedData
+	for th := range threads {
+		m := msg(th, 0, "")
+		m.ThreadID = fmt.Sprintf("thr_warm_%d", th)
+		warm = append(warm, m)
+	}
+	project(warm)
+	one := project([]contract.MessageCreatedData{msg(0, 0, "")})
+	var first []contract.MessageCreatedData
+	for th := 1; th < threads; th++ {
+		first = append(first, msg(th, 0, ""))
+	}
+	many := project(first)
+	t.Logf("store commands of a batch of new threads' first messages: %d for 1 thread %v, %d for %d threads %v",
+		cmds.total(one), one, cmds.total(many), threads-1, many)
+	if cmds.total(many) != cmds.total(one) {
+		t.Errorf("a batch of %d new threads cost %v, one new thread %v", threads-1, many, one)
+	}
+	oneReply := project([]contract.MessageCreatedData{msg(0, 1, "msg_0_0")})
+	var replies []contract.MessageCreatedData
+	for th := 1; th < threads; th++ {
+		replies = append(replies, msg(th, 1, fmt.Sprintf("msg_%d_0", th)))
+	}
+	manyReplies := project(replies)
+	t.Logf("store commands of a batch of replies: %d for 1 thread %v, %d for %d threads %v",
+		cmds.total(oneReply), oneReply, cmds.total(manyReplies), threads-1, manyReplies)
+	if cmds.total(manyReplies) != cmds.total(oneReply) || cmds.total(oneReply) != 6 {
+		t.Errorf("a batch of %d replies cost %v, one reply %v; want 6 each", threads-1, manyReplies, oneReply)
+	}
+	for th := range threads { // each thread numbers its two messages, in order
+		refs, err := svc.Store.MessagesAround(ctx, fmt.Sprintf("thr_%d", th), 1, 10)
+		if err != nil || len(refs) != 2 || refs[0].Value.NodeID != graph.MessageNodeID(fmt.Sprintf("msg_%d_0", th)) ||
+			refs[1].Value.NodeID != graph.MessageNodeID(fmt.Sprintf("msg_%d_1", th)) {
+			t.Errorf("thr_%d numbers %v (%v), want its two messages in order", th, refs, err)
+		}
+	}
+	// A redelivered batch adds nothing: each thread still numbers two messages, each object's
+	// index holds its nodes once.
+	project(append(first, replies...))
+	for th := range threads {
+		if n, err := svc.Store.MessageCount(ctx, fmt.Sprintf("thr_%d", th)); err != nil || n != 2 {
+			t.Errorf("after a redelivery thr_%d numbers %d messages (%v), want 2", th, n, err)
+		}
+	}
+	for obj := range threads {
+		st, err := svc.Store.(*store.Store).MemoryStatsOf(ctx, fmt.Sprintf("obj_%d", obj))
+		if err != nil || st.Nodes != 6 { // two messages in each of its two warm threads and its two threads
+			t.Errorf("obj_%d's index counts %d nodes (%v), want 6", obj, st.Nodes, err)
+		}
+	}
+}
+
+// TestLearnedThreadFirstMessageReadsNoPosition: a graph read that comes before its thread's first
+// message is projected learns the thread from mailbox-svc and records it; the first message's
+// projection then takes position 1 with no read of the thread's messages (the thread is not new
+// to the store, so its batch reads the stored nodes once), and shows in the graph.
+func TestLearnedThreadFirstMessageReadsNoPosition(t *testing.T) {
+	t.Parallel()
+	cmds := &commandLog{counts: map[string]int{}}
+	var mu sync.Mutex
+	var lists []string
+	svc := monitoredService(t, "learned", func(ctx context.Context, e *event.CommandStartedEvent) {
+		cmds.started(ctx, e)
+		if coll, _ := e.Command.Index(0).Value().StringValueOK(); coll == store.Lists {
+			mu.Lock()
+			lists = append(lists, e.CommandName)
+			mu.Unlock()
+		}
+	})
+	ctx := context.Background()
+	if g, err := svc.Graph(ctx, bob, "thr_ab", graph.GraphPage{Limit: 10}); err != nil || len(g.Nodes) != 0 {
+		t.Fatalf("graph before the first message: %v, %v", g, err)
+	}
+	mu.Lock()
+	lists = nil
+	mu.Unlock()
+	if err := svc.ProjectMessages(ctx, []contract.MessageCreatedData{{MessageID: "msg_1", ThreadID: "thr_ab",
+		FromObjectID: "obj_a", ToObjectID: "obj_b", FromHash: "svc_a", ToHash: "svc_b", Body: "first",
+		CreatedAt: clock.Format(clock.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := slices.Clone(lists)
+	mu.Unlock()
+	if len(got) != 1 || got[0] != "insert" {
+		t.Errorf("the first message's projection sent %v to the lists; want one insert, no read", got)
+	}
+	if n, err := svc.Store.MessageCount(ctx, "thr_ab"); err != nil || n != 1 {
+		t.Errorf("the thread numbers %d messages (%v), want 1", n, err)
+	}
+	g, err := svc.Graph(ctx, bob, "thr_ab", graph.GraphPage{Limit: 10})
+	if err != nil || len(g.Nodes) != 1 {
+		t.Fatalf("graph after the first message: %v, %v", g, err)
 	}
 }

@@ -34,19 +34,36 @@ func (s *Service) ProjectBlock(ctx context.Context, blockerID, senderID string, 
 }
 
 // rememberHashes records the hashes a batch of messages names, for objects this process has
-// not recorded yet.
+// not recorded yet: one insert at most.
 func (s *Service) rememberHashes(ctx context.Context, msgs []contract.MessageCreatedData) error {
-	s.knownOnce.Do(s.initKnown)
+	var ps []contract.Participant
 	for _, m := range msgs {
-		for _, p := range []contract.Participant{{ObjectID: m.FromObjectID, Hash: m.FromHash}, {ObjectID: m.ToObjectID, Hash: m.ToHash}} {
-			if p.Hash == "" || s.hashed.Contains(p.ObjectID) {
-				continue
-			}
-			if err := s.Store.RememberHash(ctx, p.ObjectID, p.Hash); err != nil {
-				return err
-			}
-			s.hashed.Add(p.ObjectID, struct{}{})
+		ps = append(ps, contract.Participant{ObjectID: m.FromObjectID, Hash: m.FromHash}, contract.Participant{ObjectID: m.ToObjectID, Hash: m.ToHash})
+	}
+	return s.rememberParticipants(ctx, ps)
+}
+
+// rememberParticipants records the hashes of participants whose hash this process has not
+// recorded yet, in one insert.
+func (s *Service) rememberParticipants(ctx context.Context, ps []contract.Participant) error {
+	s.knownOnce.Do(s.initKnown)
+	var hs []store.ObjectHash
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if p.Hash == "" || p.ObjectID == "" || seen[p.ObjectID] || s.hashed.Contains(p.ObjectID) {
+			continue
 		}
+		seen[p.ObjectID] = true
+		hs = append(hs, store.ObjectHash{ObjectID: p.ObjectID, Hash: p.Hash})
+	}
+	if len(hs) == 0 {
+		return nil
+	}
+	if err := s.Store.RememberHashes(ctx, hs); err != nil {
+		return err
+	}
+	for _, h := range hs {
+		s.hashed.Add(h.ObjectID, struct{}{})
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
@@ -51,18 +53,26 @@ type GraphReadStore interface {
 // then, each node with the validity it had then. The page is one find of the thread's graph
 // range; besides it a read costs the thread, the other participant's hash and one find of the
 // page's validity facts (and one find per message of an earlier release's event), whatever the
-// thread holds.
+// thread holds; the hash and the page are read at once.
 func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID string, pg GraphPage) (*GraphView, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
 	}
-	hashes, err := s.currentHashes(ctx, th, c)
-	if err != nil {
-		return nil, err
-	}
-	entries, next, err := s.Store.GraphPage(ctx, th.ID, pg.Before, pg.AsOf, pg.Limit)
-	if err != nil {
+	// The hashes and the page at once: neither needs the other.
+	var hashes map[string]string
+	var entries []store.Item[store.GraphItem]
+	var next string
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		hashes, err = s.currentHashes(gctx, th, c)
+		return err
+	})
+	g.Go(func() (err error) {
+		entries, next, err = s.Store.GraphPage(gctx, th.ID, pg.Before, pg.AsOf, pg.Limit)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	entries, next = cutToBudget(entries, next)

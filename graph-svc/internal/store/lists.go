@@ -217,70 +217,103 @@ func (s *Store) AppendMessage(ctx context.Context, threadID string, m MessageRef
 	return appendNumbered(ctx, s, messagesScope(threadID), m.CreatedAt, m)
 }
 
-// AppendMessages numbers message nodes of one thread in its messages, in the order given, and
-// adds them to the thread's graph (nodes[i] is the node of ms[i]), all in one insert. They take
-// the positions from on: the one after the thread's last message, which the caller knows when
-// the batch's first follows a message whose position it read with the batch's nodes (a thread's
-// first message takes 1); from 0 asks for the list's last, one range read. A position another
-// writer took (messages of one thread are projected out of order, each keyed by its recipient)
-// leaves its message for one after the list's last, its graph entry rewritten with it: the list
-// stays dense and numbered in the order projected. A thread given as listed (one RecordThreads
-// recorded, or may have) is listed in its participants' thread lists by the same insert (entries
-// there already are left as they are). It returns the positions taken.
-func (s *Store) AppendMessages(ctx context.Context, threadID string, ms []MessageRef, from int64, nodes []*Node, listed *Thread) ([]int64, error) {
-	if len(ms) == 0 {
-		return nil, nil
+// ThreadMessages are message nodes of one thread to number in its messages, in the order given,
+// and to add to the thread's graph (Nodes[i] is the node of Refs[i]). They take the positions
+// from From on: the one after the thread's last message, which the caller knows when the first
+// follows a message whose position it read with the batch's nodes (a thread's first message
+// takes 1); From 0 asks for the list's last, one range read. A thread given as Listed (one
+// RecordThreads recorded, or may have) is listed in its participants' thread lists with them.
+type ThreadMessages struct {
+	ThreadID string
+	Refs     []MessageRef
+	From     int64
+	Nodes    []*Node
+	Listed   *Thread
+}
+
+// AppendMessages numbers the message nodes of several threads in their threads' messages and
+// adds them to their graphs (see ThreadMessages), the threads' list entries with them, all in
+// one insert (a range read first for each thread whose From is 0): a batch costs one command
+// whatever number of threads it touches. A position another writer took (messages of one thread
+// are projected out of order, each keyed by its recipient) leaves its message for one after the
+// list's last, its graph entry rewritten with it: the list stays dense and numbered in the order
+// projected. Entries there already (a redelivery) are left as they are. It returns the positions
+// taken, per thread.
+func (s *Store) AppendMessages(ctx context.Context, batch []ThreadMessages) ([][]int64, error) {
+	seqs := make([][]int64, len(batch))
+	graph := make([][]listDoc[GraphItem], len(batch))
+	type slot struct{ thread, msg int }
+	var docs []any
+	var slots []slot // docs[i] numbers batch[slots[i].thread].Refs[slots[i].msg]; the rest are not numbered
+	for t, tm := range batch {
+		from := tm.From
+		if from <= 0 && len(tm.Refs) > 0 {
+			last, err := lastOf[MessageRef](ctx, s, messagesScope(tm.ThreadID))
+			if err != nil {
+				return nil, err
+			}
+			from = last.Seq + 1
+		}
+		scope := messagesScope(tm.ThreadID)
+		seqs[t] = make([]int64, len(tm.Refs))
+		for i, m := range tm.Refs {
+			seqs[t][i] = from + int64(i)
+			docs = append(docs, listDoc[MessageRef]{ID: scope + mongox.Seq(seqs[t][i]), At: m.CreatedAt, V: m})
+			slots = append(slots, slot{t, i})
+		}
+		graph[t] = make([]listDoc[GraphItem], len(tm.Nodes))
+		for i, n := range tm.Nodes {
+			d, err := graphDoc(tm.ThreadID, GraphItem{Node: n, MsgSeq: seqs[t][i]})
+			if err != nil {
+				return nil, err
+			}
+			graph[t][i] = d
+		}
 	}
-	scope := messagesScope(threadID)
-	if from <= 0 {
-		last, err := lastOf[MessageRef](ctx, s, scope)
+	for t, tm := range batch {
+		for _, d := range graph[t] {
+			docs = append(docs, d)
+		}
+		if tm.Listed != nil {
+			for _, e := range threadEntries(*tm.Listed) {
+				docs = append(docs, e)
+			}
+		}
+	}
+	for start := 0; start < len(docs); start += listsBatch {
+		got, err := mongox.InsertNew(ctx, s.c(Lists), docs[start:min(start+listsBatch, len(docs))])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("store lists: %w", err)
 		}
-		from = last.Seq + 1
-	}
-	seqs := make([]int64, len(ms))
-	for i := range seqs {
-		seqs[i] = from + int64(i)
-	}
-	docs := make([]any, 0, 2*len(ms))
-	for i, m := range ms {
-		docs = append(docs, listDoc[MessageRef]{ID: scope + mongox.Seq(seqs[i]), At: m.CreatedAt, V: m})
-	}
-	graph := make([]listDoc[GraphItem], len(nodes))
-	for i, n := range nodes {
-		d, err := graphDoc(threadID, GraphItem{Node: n, MsgSeq: seqs[i]})
-		if err != nil {
-			return nil, err
-		}
-		graph[i] = d
-		docs = append(docs, d)
-	}
-	if listed != nil {
-		for _, e := range threadEntries(*listed) {
-			docs = append(docs, e)
-		}
-	}
-	got, err := mongox.InsertNew(ctx, s.c(Lists), docs)
-	if err != nil {
-		return nil, fmt.Errorf("store lists: %w", err)
-	}
-	for i := range ms {
-		if got[i] {
-			continue
-		}
-		if seqs[i], err = s.AppendMessage(ctx, threadID, ms[i]); err != nil {
-			return nil, err
-		}
-		if i < len(graph) {
-			graph[i].V.MsgSeq = seqs[i]
-			if err := mongox.ReplaceUpsert(ctx, s.c(Lists), graph[i].ID, graph[i]); err != nil {
-				return nil, fmt.Errorf("store lists: %w", err)
+		for i, ok := range got {
+			if at := start + i; !ok && at < len(slots) {
+				if err := s.renumber(ctx, batch[slots[at].thread], slots[at].msg, seqs[slots[at].thread], graph[slots[at].thread]); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
 	return seqs, nil
 }
+
+// renumber gives message i of tm, whose position another writer took, the one after the list's
+// last, and rewrites its graph entry with it.
+func (s *Store) renumber(ctx context.Context, tm ThreadMessages, i int, seqs []int64, graph []listDoc[GraphItem]) error {
+	var err error
+	if seqs[i], err = s.AppendMessage(ctx, tm.ThreadID, tm.Refs[i]); err != nil {
+		return err
+	}
+	if i < len(graph) {
+		graph[i].V.MsgSeq = seqs[i]
+		if err := mongox.ReplaceUpsert(ctx, s.c(Lists), graph[i].ID, graph[i]); err != nil {
+			return fmt.Errorf("store lists: %w", err)
+		}
+	}
+	return nil
+}
+
+// listsBatch bounds the documents of one insert into the lists, as memoryBatch does the index's.
+const listsBatch = 1000
 
 // MessageCount is how many message nodes a thread's messages number.
 func (s *Store) MessageCount(ctx context.Context, threadID string) (int64, error) {

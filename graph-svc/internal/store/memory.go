@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -177,45 +178,50 @@ type MemoryBatch struct {
 	Indexed  [][]string
 }
 
-// IndexMemory adds entries to an object's index: one move of the object's stats by the entries
-// (whose result each posting carries), then for each entry a posting per indexed stem
-// (indexed[i] for entries[i]), all in one unordered insert. It costs two commands whatever the
-// entries hold; a redelivery, whose postings exist, takes its entries off the stats again (a
-// third command).
+// IndexMemory adds entries to an object's index: one read of the object's stats and one move of
+// them by the entries (the result each posting carries), then for each entry a posting per indexed
+// stem (indexed[i] for entries[i]), all in one unordered insert. It costs three commands whatever
+// the entries hold; a redelivery, whose postings exist, takes its entries off the stats again (a
+// fourth command).
 func (s *Store) IndexMemory(ctx context.Context, objectID string, entries []MemoryEntry, indexed [][]string) error {
 	return s.IndexMemories(ctx, []MemoryBatch{{ObjectID: objectID, Entries: entries, Indexed: indexed}})
 }
 
-// IndexMemories adds entries to the indexes of several objects as IndexMemory does, with one
-// move of each object's stats and the postings of them all in one unordered insert: a message
-// indexed for both its participants costs three commands, not four.
+// IndexMemories adds entries to the indexes of several objects as IndexMemory does: one read of
+// every object's stats and one write moving them all (see moveStats), and the postings of them
+// all in one unordered insert, so that a batch costs three commands whatever number of objects
+// and nodes it holds.
 func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error {
 	type owner struct{ batch, entry int }
-	counts := make([]int64, len(batches))
-	firsts := make([]time.Time, len(batches))
-	var docs []postingDoc
-	var owners []owner // docs[i] belongs to batches[owners[i].batch].Entries[owners[i].entry]
-	for b, mb := range batches {
+	moves := make([]statsMove, 0, len(batches))
+	for _, mb := range batches {
+		m := statsMove{objectID: mb.ObjectID}
 		for i, e := range mb.Entries {
 			if len(mb.Indexed[i]) == 0 {
 				continue
 			}
-			counts[b]++
-			if firsts[b].IsZero() || e.CreatedAt.Before(firsts[b]) {
-				firsts[b] = e.CreatedAt
+			m.nodes++
+			if m.first.IsZero() || e.CreatedAt.Before(m.first) {
+				m.first = e.CreatedAt
 			}
 		}
-		if counts[b] == 0 {
+		moves = append(moves, m)
+	}
+	stats, err := s.moveStats(ctx, moves)
+	if err != nil {
+		return err
+	}
+	var docs []postingDoc
+	var owners []owner // docs[i] belongs to batches[owners[i].batch].Entries[owners[i].entry]
+	for b, mb := range batches {
+		if moves[b].nodes == 0 {
 			continue
 		}
-		stats, err := s.moveStats(ctx, mb.ObjectID, counts[b], firsts[b])
-		if err != nil {
-			return err
-		}
+		st := stats[mb.ObjectID]
 		for i, e := range mb.Entries {
-			e.Nodes, e.First = stats.Nodes, &stats.First
-			for _, st := range mb.Indexed[i] {
-				docs = append(docs, postingDoc{ID: PostingID(mb.ObjectID, st, e.CreatedAt, e.NodeID), MemoryEntry: e})
+			e.Nodes, e.First = st.Nodes, &st.First
+			for _, stem := range mb.Indexed[i] {
+				docs = append(docs, postingDoc{ID: PostingID(mb.ObjectID, stem, e.CreatedAt, e.NodeID), MemoryEntry: e})
 				owners = append(owners, owner{b, i})
 			}
 		}
@@ -232,37 +238,91 @@ func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error 
 			}
 		}
 	}
-	for b, mb := range batches {
-		again := counts[b] // indexed before: a redelivery
+	// A redelivery, whose postings exist, takes its entries off the stats again: one write more.
+	var back []statsMove
+	for b, m := range moves {
+		again := m.nodes
 		for o := range added {
 			if o.batch == b {
 				again--
 			}
 		}
 		if again > 0 {
-			if _, err := s.moveStats(ctx, mb.ObjectID, -again, firsts[b]); err != nil {
-				return err
-			}
+			back = append(back, statsMove{objectID: m.objectID, nodes: -again, first: m.first})
 		}
 	}
-	return nil
+	return s.writeStats(ctx, back)
 }
 
-// moveStats moves an object's index stats by nodes made from first on, and returns them as
-// they are then: one command.
-func (s *Store) moveStats(ctx context.Context, objectID string, nodes int64, first time.Time) (MemoryStats, error) {
-	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "nodes", Value: nodes}}},
-		{Key: "$min", Value: bson.D{{Key: "first", Value: first}}}}
-	opts := options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)
-	var st MemoryStats
-	err := s.c(MemoryPostings).FindOneAndUpdate(ctx, mongox.ByID(statsID(objectID)), update, opts).Decode(&st)
-	if mongox.IsDuplicateKey(err) { // a concurrent first upsert made it: move it as it is
-		err = s.c(MemoryPostings).FindOneAndUpdate(ctx, mongox.ByID(statsID(objectID)), update, opts).Decode(&st)
+// statsMove moves an object's index stats by nodes made from first on.
+type statsMove struct {
+	objectID string
+	nodes    int64
+	first    time.Time
+}
+
+// moveStats applies moves (those of no node are left out) and returns the stats of their objects
+// as they then are: one read of them all, one write moving them all, and for objects whose
+// stats do not exist yet (their first node) one insert before the write. The stats returned are
+// those read plus the moves: a concurrent writer's move may be missing from them, as it may
+// from the count itself (see MemoryPostings).
+func (s *Store) moveStats(ctx context.Context, moves []statsMove) (map[string]MemoryStats, error) {
+	var ids []string
+	var moved []statsMove
+	for _, m := range moves {
+		if m.nodes != 0 {
+			moved = append(moved, m)
+			ids = append(ids, statsID(m.objectID))
+		}
 	}
+	out := make(map[string]MemoryStats, len(moved))
+	if len(moved) == 0 {
+		return out, nil
+	}
+	docs, err := mongox.FindAll[MemoryStats](ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
 	if err != nil {
-		return MemoryStats{}, fmt.Errorf("store memory stats: %w", err)
+		return nil, fmt.Errorf("store memory stats: %w", err)
 	}
-	return st, nil
+	byID := make(map[string]MemoryStats, len(docs))
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	var missing []MemoryStats
+	for _, m := range moved {
+		st, ok := byID[statsID(m.objectID)]
+		if !ok {
+			// Made empty, so that the move below is the same update whoever made it.
+			st = MemoryStats{ID: statsID(m.objectID), First: m.first}
+			missing = append(missing, st)
+		}
+		st.Nodes += m.nodes
+		if m.first.Before(st.First) {
+			st.First = m.first
+		}
+		out[m.objectID] = st
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(MemoryPostings), missing); err != nil {
+		return nil, fmt.Errorf("store memory stats: %w", err)
+	}
+	return out, s.writeStats(ctx, moved)
+}
+
+// writeStats moves existing index stats ($inc of the count, $min of the first node's time) in one
+// unordered update command.
+func (s *Store) writeStats(ctx context.Context, moves []statsMove) error {
+	if len(moves) == 0 {
+		return nil
+	}
+	models := make([]mongo.WriteModel, len(moves))
+	for i, m := range moves {
+		models[i] = mongo.NewUpdateOneModel().SetFilter(mongox.ByID(statsID(m.objectID))).
+			SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "nodes", Value: m.nodes}}},
+				{Key: "$min", Value: bson.D{{Key: "first", Value: m.first}}}})
+	}
+	if _, err := s.c(MemoryPostings).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+		return fmt.Errorf("store memory stats: %w", err)
+	}
+	return nil
 }
 
 // SupersedePostings copies a node's validity fact onto postings (by _id; those that do not

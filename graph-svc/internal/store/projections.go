@@ -19,14 +19,14 @@ type ObjectHash struct {
 	Hash     string `bson:"hash"`
 }
 
-// RememberHash records the hash of an object seen for the first time. It never overwrites: a
-// change of hash is the consumer of identity-svc's events to record, so a message carrying the
-// hash from before a change cannot undo it.
-func (s *Store) RememberHash(ctx context.Context, objectID, hash string) error {
-	if objectID == "" || hash == "" {
-		return nil
+// RememberHashes records the hashes of objects seen for the first time, in one insert. It never
+// overwrites: a change of hash is the consumer of identity-svc's events to record, so a message
+// carrying the hash from before a change cannot undo it.
+func (s *Store) RememberHashes(ctx context.Context, hs []ObjectHash) error {
+	if _, err := mongox.InsertNew(ctx, s.c(Hashes), hs); err != nil {
+		return fmt.Errorf("store object hashes: %w", err)
 	}
-	return s.insertOnce(ctx, Hashes, ObjectHash{ObjectID: objectID, Hash: hash})
+	return nil
 }
 
 // SetHash records an object's new current hash.

@@ -1,0 +1,90 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/event"
+
+	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/pkg/clock"
+	"github.com/svcdev/svc/pkg/contract"
+)
+
+// newThreadBatches are batches of first messages of new threads between 16 objects, as a
+// consumer's partitions hand them in under load (every send a new thread): callers batches each
+// of size messages, from caller c's partition.
+func newThreadBatches(prefix string, callers, batches, size int) [][][]contract.MessageCreatedData {
+	out := make([][][]contract.MessageCreatedData, callers)
+	k := 0
+	for c := range callers {
+		for b := range batches {
+			var msgs []contract.MessageCreatedData
+			for i := range size {
+				k++
+				from, to := fmt.Sprintf("obj_%d", k%8), fmt.Sprintf("obj_%d", 8+k%8)
+				id := fmt.Sprintf("%s_%d_%d_%d", prefix, c, b, i)
+				msgs = append(msgs, contract.MessageCreatedData{MessageID: "msg_" + id, ThreadID: "thr_" + id,
+					FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from, ToHash: "svc_" + to, Body: "fresh",
+					CreatedAt: clock.Format(clock.Now())})
+			}
+			out[c] = append(out[c], msgs)
+		}
+	}
+	return out
+}
+
+// projectConcurrently hands each caller's batches to ProjectMessages in order, the callers at once.
+func projectConcurrently(tb testing.TB, svc *graph.Service, batches [][][]contract.MessageCreatedData) {
+	tb.Helper()
+	var wg sync.WaitGroup
+	for _, mine := range batches {
+		wg.Go(func() {
+			for _, msgs := range mine {
+				if err := svc.ProjectMessages(context.Background(), msgs); err != nil {
+					tb.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestConcurrentBatchesAreAllProjected: batches handed in at once by several callers (the
+// consumer's partitions) are projected, together or not, each message once in its thread.
+func TestConcurrentBatchesAreAllProjected(t *testing.T) {
+	t.Parallel()
+	svc := monitoredService(t, "together", func(context.Context, *event.CommandStartedEvent) {})
+	batches := newThreadBatches("tg", 4, 5, 3)
+	projectConcurrently(t, svc, batches)
+	projectConcurrently(t, svc, batches) // redelivered: nothing new
+	for _, mine := range batches {
+		for _, msgs := range mine {
+			for _, m := range msgs {
+				refs, err := svc.Store.MessagesAround(context.Background(), m.ThreadID, 1, 5)
+				if err != nil || len(refs) != 1 || refs[0].Value.NodeID != graph.MessageNodeID(m.MessageID) {
+					t.Errorf("%s numbers %v (%v), want its one message", m.ThreadID, refs, err)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkProjectionUnderLoad prints how many new threads' messages a second the projection
+// takes (msgs/s) when one caller hands in batches of one or ten, and when four callers (four
+// partitions) hand in batches of one at once: those are projected together.
+func BenchmarkProjectionUnderLoad(b *testing.B) {
+	for _, c := range []struct{ callers, size int }{{1, 1}, {1, 10}, {4, 1}} {
+		b.Run(fmt.Sprintf("callers=%d/batch=%d", c.callers, c.size), func(b *testing.B) {
+			svc := monitoredService(b, fmt.Sprintf("load%d%d", c.callers, c.size), func(context.Context, *event.CommandStartedEvent) {})
+			batches := newThreadBatches("ld", c.callers, 40/c.callers, c.size)
+			start := time.Now()
+			projectConcurrently(b, svc, batches)
+			b.ReportMetric(float64(40*c.size)/time.Since(start).Seconds(), "msgs/s")
+		})
+	}
+}
