@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	})
 	// Every projection write is keyed by the event (list appends) or guarded by its order: no
 	// dedupe record is needed.
-	// Its handler takes a whole fetch (no KeyWorkers): it counts the fetch's messages together and
+	// Its handler takes a whole fetch: it counts the fetch's messages together and
 	// projects the other events several objects at once itself.
 	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics,
 		Batch: (&consumers.Network{Store: st, Tags: tags, Controls: ctl, Service: Name}).Handle})

@@ -62,15 +62,7 @@ type ConsumerConfig struct {
 	// must be nil.
 	Batch    BatchHandler
 	MaxBatch int
-	// KeyWorkers, above 1, handles the events of one fetch (up to MaxBatch) that carry different
-	// keys at once, up to KeyWorkers keys together: each key's events in their order (a batch
-	// handler gets one call per key), the offset committed once all of them are done. Events of
-	// different keys had no order between them to keep (the partitioner puts keys together by
-	// chance), so this is the concurrency more partitions would give. It suits a handler that
-	// writes event by event; one that writes a whole batch in one command gains nothing from
-	// smaller batches.
-	KeyWorkers int
-	Log        *slog.Logger
+	Log      *slog.Logger
 	// DedupeFor is how long a handled id is remembered (default 7 days).
 	DedupeFor time.Duration
 	// RetryMin and RetryMax bound the backoff between attempts (200 ms, 30 s); RetryFor is how
@@ -245,9 +237,9 @@ func (c *consumer) partition(ctx context.Context, gen *kafka.Generation, topic s
 			failures = 0
 			c.cfg.Health.ok(key)
 		}
-		if c.cfg.Batch != nil || c.cfg.KeyWorkers > 1 {
+		if c.cfg.Batch != nil {
 			batch := c.ready(ctx, r, msg)
-			if !c.handleReady(ctx, batch) {
+			if !c.handleBatch(ctx, batch) {
 				return
 			}
 			msg = batch[len(batch)-1]
@@ -327,62 +319,6 @@ func (c *consumer) ready(ctx context.Context, r *kafka.Reader, first kafka.Messa
 		batch = append(batch, m)
 	}
 	return batch
-}
-
-// handleReady handles the messages of one fetch, in one go or, with KeyWorkers, one go per key,
-// several keys at once. It returns false when ctx ended first: nothing is then committed.
-func (c *consumer) handleReady(ctx context.Context, msgs []kafka.Message) bool {
-	if c.cfg.KeyWorkers <= 1 {
-		return c.handleInOrder(ctx, msgs)
-	}
-	groups := byKey(msgs)
-	if len(groups) == 1 {
-		return c.handleInOrder(ctx, msgs)
-	}
-	sem := make(chan struct{}, c.cfg.KeyWorkers)
-	var wg sync.WaitGroup
-	var interrupted atomic.Bool
-	for _, g := range groups {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if !c.handleInOrder(ctx, g) {
-				interrupted.Store(true)
-			}
-		})
-	}
-	wg.Wait()
-	return !interrupted.Load()
-}
-
-// byKey splits msgs by key, each key's messages in their order, the keys in the order of their
-// first message.
-func byKey(msgs []kafka.Message) [][]kafka.Message {
-	at := map[string]int{}
-	var groups [][]kafka.Message
-	for _, m := range msgs {
-		i, ok := at[string(m.Key)]
-		if !ok {
-			i = len(groups)
-			at[string(m.Key)] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], m)
-	}
-	return groups
-}
-
-// handleInOrder handles msgs in their order: through the batch handler, or one at a time.
-func (c *consumer) handleInOrder(ctx context.Context, msgs []kafka.Message) bool {
-	if c.cfg.Batch != nil {
-		return c.handleBatch(ctx, msgs)
-	}
-	for _, m := range msgs {
-		if !c.handle(ctx, m) {
-			return false
-		}
-	}
-	return true
 }
 
 // handleBatch hands msgs to the batch handler in one call; should that fail, or should any of them

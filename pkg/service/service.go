@@ -302,11 +302,6 @@ type Consumer struct {
 	// idempotent by its own writes, it writes a batch's documents in one command. A replayed
 	// dead letter is handled as a batch of one.
 	Batch events.BatchHandler
-	// KeyWorkers, above 1, handles the events of different keys that one fetch brings at once,
-	// that many keys together, each key's in order (events.ConsumerConfig.KeyWorkers): for a
-	// handler that writes event by event, whose backlog would otherwise drain one round trip at a
-	// time.
-	KeyWorkers int
 }
 
 // Consume registers the runner of a consumer group, which parks what cannot be handled in the
@@ -341,7 +336,7 @@ func (b *Base) consume(c Consumer, h events.Handler, processed *mongo.Collection
 		return events.Consume(ctx, events.ConsumerConfig{
 			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: topics,
 			Processed: processed, Dead: b.DB.Collection(events.DeadLetterCollection),
-			Handler: h, Batch: c.Batch, KeyWorkers: c.KeyWorkers, Log: b.Log, Health: b.health, Lag: lag,
+			Handler: h, Batch: c.Batch, Log: b.Log, Health: b.health, Lag: lag,
 			RetryMin: b.Config.ConsumerRetryMin, RetryMax: b.Config.ConsumerRetryMax, RetryFor: b.Config.ConsumerRetryFor,
 		})
 	})
