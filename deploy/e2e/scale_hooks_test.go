@@ -240,12 +240,14 @@ func hooksUnitSeeds(u int) ([]preload.Subscription, []preload.Claim) {
 	return seeds, []preload.Claim{claim}
 }
 
-// withDB runs fn on the database of one service of env (suffix: "_<service>_svc").
+// withDB runs fn on the database of one service of env (suffix: "_<service>_svc"), from any
+// goroutine: a failure is reported with tb.Error.
 func withDB(tb testing.TB, env *Env, suffix string, fn func(context.Context, *mongo.Database) error) {
 	ctx := context.Background()
 	client, db, err := mongox.Connect(ctx, testkit.Backends(tb).MongoURI, env.Name+suffix)
 	if err != nil {
-		tb.Fatal(err)
+		tb.Error(err)
+		return
 	}
 	defer client.Disconnect(ctx)
 	if err := fn(ctx, db); err != nil {
