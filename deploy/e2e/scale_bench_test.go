@@ -151,7 +151,10 @@ func runScale(tb testing.TB, sizes []int, samples, readers int) {
 
 // growAll grows every phase from have to size, the phases at once: each writes its own
 // service's database (a file of its own on FerretDB-SQLite), so that they do not wait on one
-// another's writes. It logs how long each took (and prints it, in a benchmark, as the run goes).
+// another's writes. Within a phase one writer per database: SQLite takes one writer at a time
+// per file, so that more writers to one file only queue, and on a busy machine a queued insert
+// outlasts the client's 15 s timeout and fails the run. It logs how long each phase took (and
+// prints it, in a benchmark, as the run goes).
 func growAll(tb testing.TB, env *Env, phases []scalePhase, states []any, have, size int) {
 	start := time.Now()
 	took := make([]string, len(phases))

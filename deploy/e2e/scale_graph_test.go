@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -58,27 +57,20 @@ var graphPhase = scalePhase{
 			return
 		}
 		defer client.Disconnect(context.Background())
-		// The messages go in order (each batch's first follows the last stored), the sources
-		// beside them: they share no document.
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			if err := growGraphMessages(ctx, graphsvc.NewPreloader(db), st, have, size); err != nil {
-				tb.Error(err)
-			}
-		})
-		wg.Go(func() {
-			var urls []string
-			for i := have / 10; i < size/10; i++ {
-				if urls = append(urls, fmt.Sprintf("https://example.com/scale/%d", i)); len(urls) == 1000 || i == size/10-1 {
-					if err := preload.GraphSources(ctx, db, st.idA, st.hashA, urls, preloadedPullError, graphSchedule); err != nil {
-						tb.Error(err)
-						return
-					}
-					urls = urls[:0]
+		if err := growGraphMessages(ctx, graphsvc.NewPreloader(db), st, have, size); err != nil {
+			tb.Error(err)
+			return
+		}
+		var urls []string
+		for i := have / 10; i < size/10; i++ {
+			if urls = append(urls, fmt.Sprintf("https://example.com/scale/%d", i)); len(urls) == 1000 || i == size/10-1 {
+				if err := preload.GraphSources(ctx, db, st.idA, st.hashA, urls, preloadedPullError, graphSchedule); err != nil {
+					tb.Error(err)
+					return
 				}
+				urls = urls[:0]
 			}
-		})
-		wg.Wait()
+		}
 	},
 	routes: func(state any) []scaleRoute {
 		st := state.(*graphState)

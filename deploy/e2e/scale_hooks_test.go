@@ -183,32 +183,21 @@ var hooksPhase = scalePhase{
 		return st
 	},
 	grow: func(tb testing.TB, env *Env, _ any, have, size int) {
-		// Claims are appended one by one to their objects' lists: more workers keep the store busy.
-		const workers = 8
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				var seeds []preload.Subscription
-				var claims []preload.Claim
-				flush := func() {
-					withDB(tb, env, "_webhook_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Subscriptions(ctx, db, seeds) })
-					withDB(tb, env, "_claims_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Claims(ctx, db, claims) })
-					seeds, claims = seeds[:0], claims[:0]
-				}
-				for u := have / hooksUnit; u < size/hooksUnit; u++ {
-					if u%workers != w {
-						continue
-					}
-					s, c := hooksUnitSeeds(u)
-					seeds, claims = append(seeds, s...), append(claims, c...)
-					if len(seeds) >= 900 {
-						flush()
-					}
-				}
-				flush()
-			})
+		var seeds []preload.Subscription
+		var claims []preload.Claim
+		flush := func() {
+			withDB(tb, env, "_webhook_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Subscriptions(ctx, db, seeds) })
+			withDB(tb, env, "_claims_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Claims(ctx, db, claims) })
+			seeds, claims = seeds[:0], claims[:0]
 		}
-		wg.Wait()
+		for u := have / hooksUnit; u < size/hooksUnit; u++ {
+			s, c := hooksUnitSeeds(u)
+			seeds, claims = append(seeds, s...), append(claims, c...)
+			if len(seeds) >= 900 {
+				flush()
+			}
+		}
+		flush()
 	},
 	routes: func(state any) []scaleRoute {
 		st := state.(*hooksState)

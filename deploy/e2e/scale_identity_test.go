@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/svcdev/svc/deploy/internal/preload"
@@ -210,26 +209,19 @@ var identityPhase = scalePhase{
 		return &identityState{hash: hash, key: key}
 	},
 	grow: func(tb testing.TB, env *Env, state any, have, size int) {
-		// Objects share no document: workers load batches of them side by side.
-		const batch, workers = 2000, 4
+		const batch = 2000
 		uri := testkit.Backends(tb).MongoURI
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				for from := have + w*batch; from < size; from += workers * batch {
-					var in []preload.Object
-					for i := from; i < min(size, from+batch); i++ {
-						in = append(in, preload.Object{InitialLLMTxt: fmt.Sprintf("# Scale object %d\n\nA profile.\n", i),
-							Private: i%5 == 4, Verified: i%40 == 3})
-					}
-					if _, err := preloadObjects(uri, env, in); err != nil {
-						tb.Error(err)
-						return
-					}
-				}
-			})
+		for from := have; from < size; from += batch {
+			var in []preload.Object
+			for i := from; i < min(size, from+batch); i++ {
+				in = append(in, preload.Object{InitialLLMTxt: fmt.Sprintf("# Scale object %d\n\nA profile.\n", i),
+					Private: i%5 == 4, Verified: i%40 == 3})
+			}
+			if _, err := preloadObjects(uri, env, in); err != nil {
+				tb.Error(err)
+				return
+			}
 		}
-		wg.Wait()
 	},
 	routes: func(state any) []scaleRoute {
 		st := state.(*identityState)

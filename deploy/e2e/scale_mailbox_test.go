@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,34 +54,17 @@ var mailboxPhase = scalePhase{
 			return
 		}
 		defer client.Disconnect(context.Background())
-		// Threads share nothing but their participants' hash records (inserted where missing), so
-		// that workers load them side by side.
-		const workers = 4
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				var threads []preload.Thread
-				start := time.Now().Add(-time.Duration(size) * time.Second)
-				flush := func() bool {
-					if err := preload.Threads(context.Background(), db, threads); err != nil {
-						tb.Error(err)
-						return false
-					}
-					threads = threads[:0]
-					return true
+		var threads []preload.Thread
+		start := time.Now().Add(-time.Duration(size) * time.Second)
+		for k := have / scaleThreadSize; k < size/scaleThreadSize; k++ {
+			if threads = append(threads, scaleThread(st, k, start)); len(threads) == 1000 || k == size/scaleThreadSize-1 {
+				if err := preload.Threads(context.Background(), db, threads); err != nil {
+					tb.Error(err)
+					return
 				}
-				for k := have / scaleThreadSize; k < size/scaleThreadSize; k++ {
-					if k%workers != w {
-						continue
-					}
-					if threads = append(threads, scaleThread(st, k, start)); len(threads) == 1000 && !flush() {
-						return
-					}
-				}
-				flush()
-			})
+				threads = threads[:0]
+			}
 		}
-		wg.Wait()
 	},
 	routes: func(state any) []scaleRoute {
 		st := state.(*mailboxState)
