@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/svcdev/svc/deploy/internal/preload"
@@ -35,22 +34,13 @@ var contextPhase = scalePhase{
 		return &contextState{hash: hash, key: key}
 	},
 	grow: func(tb testing.TB, env *Env, _ any, have, size int) {
-		const workers = 4
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				var objects []preload.ContextObject
-				for i := have; i < size; i += contextUnit {
-					if (i/contextUnit)%workers == w {
-						n := min(contextUnit, size-i)
-						objects = append(objects, preload.ContextObject{ObjectID: fmt.Sprintf("obj_ctxscale_%d", i/contextUnit),
-							From: i % contextUnit, Sources: n, Links: n / 10, Decisions: n / 10, Versions: n / 10})
-					}
-				}
-				preloadContext(tb, env, objects)
-			})
+		var objects []preload.ContextObject
+		for i := have; i < size; i += contextUnit {
+			n := min(contextUnit, size-i)
+			objects = append(objects, preload.ContextObject{ObjectID: fmt.Sprintf("obj_ctxscale_%d", i/contextUnit),
+				From: i % contextUnit, Sources: n, Links: n / 10, Decisions: n / 10, Versions: n / 10})
 		}
-		wg.Wait()
+		preloadContext(tb, env, objects)
 	},
 	routes: func(state any) []scaleRoute {
 		st := state.(*contextState)

@@ -22,7 +22,7 @@ type graphState struct {
 
 // graphPhase: message nodes in one thread (the phase's size of them), loaded through graph-svc's
 // own projection over its ordinary store (graph-svc's app.Preloader: every write a blind insert
-// keyed by its data, messages in batches of 200), and tracked sources of the owner's
+// keyed by its data, messages in batches of graphMessageBatch), and tracked sources of the owner's
 // self-ingest thread (a tenth of the size), stored as a failed ingest leaves them
 // (preload.GraphSources). A tenth of the messages say "kestrel", the
 // word the memory search looks for. Its routes are owner reads, with the key of the thread's
@@ -53,38 +53,20 @@ var graphPhase = scalePhase{
 		ctx := context.Background()
 		client, db, err := mongox.Connect(ctx, testkit.Backends(tb).MongoURI, env.Name+"_graph_svc")
 		if err != nil {
-			tb.Fatal(err)
+			tb.Error(err)
+			return
 		}
 		defer client.Disconnect(context.Background())
-		p := graphsvc.NewPreloader(db)
-		base := time.Now().UTC().Add(-time.Duration(size) * time.Millisecond)
-		var msgs []contract.MessageCreatedData
-		for i := have; i < size; i++ {
-			m := contract.MessageCreatedData{MessageID: fmt.Sprint("msg_scale_", i), ThreadID: st.thread, Kind: "note",
-				FromObjectID: st.idA, FromHash: st.hashA, ToObjectID: st.idB, ToHash: st.hashB,
-				Body:      fmt.Sprintf("Scale note on the w%d plan and the v%d review.", i%7, i%5),
-				CreatedAt: base.Add(time.Duration(i) * time.Millisecond).Format(time.RFC3339Nano)}
-			if i%2 == 1 {
-				m.FromObjectID, m.FromHash, m.ToObjectID, m.ToHash = st.idB, st.hashB, st.idA, st.hashA
-			}
-			if i > 0 { // as mailbox-svc names it: the thread's message before
-				m.PrevMessageID = fmt.Sprint("msg_scale_", i-1)
-			}
-			if i%10 == 0 {
-				m.Body += " The kestrel flies."
-			}
-			if msgs = append(msgs, m); len(msgs) == 200 || i == size-1 {
-				if err := p.Messages(ctx, msgs); err != nil {
-					tb.Fatal(err)
-				}
-				msgs = msgs[:0]
-			}
+		if err := growGraphMessages(ctx, graphsvc.NewPreloader(db), st, have, size); err != nil {
+			tb.Error(err)
+			return
 		}
 		var urls []string
 		for i := have / 10; i < size/10; i++ {
 			if urls = append(urls, fmt.Sprintf("https://example.com/scale/%d", i)); len(urls) == 1000 || i == size/10-1 {
 				if err := preload.GraphSources(ctx, db, st.idA, st.hashA, urls, preloadedPullError, graphSchedule); err != nil {
-					tb.Fatal(err)
+					tb.Error(err)
+					return
 				}
 				urls = urls[:0]
 			}
@@ -99,6 +81,41 @@ var graphPhase = scalePhase{
 			{path: "/api/objects/" + st.hashA + "/memory/search?q=kestrel", key: st.keyA},
 		}
 	},
+}
+
+// graphMessageBatch is how many messages the graph phase projects at once: enough that the
+// batch's few reads and counter moves cost little beside its inserts, and few enough that the
+// read of its stored nodes (two ids a message) stays one $in the embedded store's _id index
+// serves (at most 1,000 values).
+const graphMessageBatch = 450
+
+// growGraphMessages projects the graph phase's messages have to size into its thread, in order,
+// graphMessageBatch at a time.
+func growGraphMessages(ctx context.Context, p *graphsvc.Preloader, st *graphState, have, size int) error {
+	base := time.Now().UTC().Add(-time.Duration(size) * time.Millisecond)
+	var msgs []contract.MessageCreatedData
+	for i := have; i < size; i++ {
+		m := contract.MessageCreatedData{MessageID: fmt.Sprint("msg_scale_", i), ThreadID: st.thread, Kind: "note",
+			FromObjectID: st.idA, FromHash: st.hashA, ToObjectID: st.idB, ToHash: st.hashB,
+			Body:      fmt.Sprintf("Scale note on the w%d plan and the v%d review.", i%7, i%5),
+			CreatedAt: base.Add(time.Duration(i) * time.Millisecond).Format(time.RFC3339Nano)}
+		if i%2 == 1 {
+			m.FromObjectID, m.FromHash, m.ToObjectID, m.ToHash = st.idB, st.hashB, st.idA, st.hashA
+		}
+		if i > 0 { // as mailbox-svc names it: the thread's message before
+			m.PrevMessageID = fmt.Sprint("msg_scale_", i-1)
+		}
+		if i%10 == 0 {
+			m.Body += " The kestrel flies."
+		}
+		if msgs = append(msgs, m); len(msgs) == graphMessageBatch || i == size-1 {
+			if err := p.Messages(ctx, msgs); err != nil {
+				return err
+			}
+			msgs = msgs[:0]
+		}
+	}
+	return nil
 }
 
 // preloadedPullError is the error of a preloaded source's first pull.

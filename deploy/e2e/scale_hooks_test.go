@@ -183,32 +183,21 @@ var hooksPhase = scalePhase{
 		return st
 	},
 	grow: func(tb testing.TB, env *Env, _ any, have, size int) {
-		// Claims are appended one by one to their objects' lists: more workers keep the store busy.
-		const workers = 8
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				var seeds []preload.Subscription
-				var claims []preload.Claim
-				flush := func() {
-					withDB(tb, env, "_webhook_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Subscriptions(ctx, db, seeds) })
-					withDB(tb, env, "_claims_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Claims(ctx, db, claims) })
-					seeds, claims = seeds[:0], claims[:0]
-				}
-				for u := have / hooksUnit; u < size/hooksUnit; u++ {
-					if u%workers != w {
-						continue
-					}
-					s, c := hooksUnitSeeds(u)
-					seeds, claims = append(seeds, s...), append(claims, c...)
-					if len(seeds) >= 900 {
-						flush()
-					}
-				}
-				flush()
-			})
+		var seeds []preload.Subscription
+		var claims []preload.Claim
+		flush := func() {
+			withDB(tb, env, "_webhook_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Subscriptions(ctx, db, seeds) })
+			withDB(tb, env, "_claims_svc", func(ctx context.Context, db *mongo.Database) error { return preload.Claims(ctx, db, claims) })
+			seeds, claims = seeds[:0], claims[:0]
 		}
-		wg.Wait()
+		for u := have / hooksUnit; u < size/hooksUnit; u++ {
+			s, c := hooksUnitSeeds(u)
+			seeds, claims = append(seeds, s...), append(claims, c...)
+			if len(seeds) >= 900 {
+				flush()
+			}
+		}
+		flush()
 	},
 	routes: func(state any) []scaleRoute {
 		st := state.(*hooksState)
@@ -240,12 +229,14 @@ func hooksUnitSeeds(u int) ([]preload.Subscription, []preload.Claim) {
 	return seeds, []preload.Claim{claim}
 }
 
-// withDB runs fn on the database of one service of env (suffix: "_<service>_svc").
+// withDB runs fn on the database of one service of env (suffix: "_<service>_svc"), from any
+// goroutine: a failure is reported with tb.Error.
 func withDB(tb testing.TB, env *Env, suffix string, fn func(context.Context, *mongo.Database) error) {
 	ctx := context.Background()
 	client, db, err := mongox.Connect(ctx, testkit.Backends(tb).MongoURI, env.Name+suffix)
 	if err != nil {
-		tb.Fatal(err)
+		tb.Error(err)
+		return
 	}
 	defer client.Disconnect(ctx)
 	if err := fn(ctx, db); err != nil {

@@ -23,16 +23,21 @@ func init() { scalePhases = append(scalePhases, identityPhase) }
 // verification leave them (deploy/internal/preload), and returns them.
 func preloadIdentity(tb testing.TB, env *Env, in []preload.Object) []preload.PreloadedObject {
 	tb.Helper()
-	client, db, err := mongox.Connect(context.Background(), testkit.Backends(tb).MongoURI, env.Name+"_identity_svc")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer client.Disconnect(context.Background())
-	out, err := preload.Objects(context.Background(), db, in)
+	out, err := preloadObjects(testkit.Backends(tb).MongoURI, env, in)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return out
+}
+
+// preloadObjects is preloadIdentity on the store at uri, for any goroutine: it answers its error.
+func preloadObjects(uri string, env *Env, in []preload.Object) ([]preload.PreloadedObject, error) {
+	client, db, err := mongox.Connect(context.Background(), uri, env.Name+"_identity_svc")
+	if err != nil {
+		return nil, err
+	}
+	defer client.Disconnect(context.Background())
+	return preload.Objects(context.Background(), db, in)
 }
 
 // listPages reads every page of a list route (path has a query string) and returns the values of
@@ -205,13 +210,17 @@ var identityPhase = scalePhase{
 	},
 	grow: func(tb testing.TB, env *Env, state any, have, size int) {
 		const batch = 2000
+		uri := testkit.Backends(tb).MongoURI
 		for from := have; from < size; from += batch {
 			var in []preload.Object
 			for i := from; i < min(size, from+batch); i++ {
 				in = append(in, preload.Object{InitialLLMTxt: fmt.Sprintf("# Scale object %d\n\nA profile.\n", i),
 					Private: i%5 == 4, Verified: i%40 == 3})
 			}
-			preloadIdentity(tb, env, in)
+			if _, err := preloadObjects(uri, env, in); err != nil {
+				tb.Error(err)
+				return
+			}
 		}
 	},
 	routes: func(state any) []scaleRoute {

@@ -50,40 +50,21 @@ var mailboxPhase = scalePhase{
 		st := state.(*mailboxState)
 		client, db, err := mongox.Connect(context.Background(), testkit.Backends(tb).MongoURI, env.Name+"_mailbox_svc")
 		if err != nil {
-			tb.Fatal(err)
+			tb.Error(err)
+			return
 		}
 		defer client.Disconnect(context.Background())
 		var threads []preload.Thread
-		flush := func() {
-			if err := preload.Threads(context.Background(), db, threads); err != nil {
-				tb.Fatal(err)
-			}
-			threads = threads[:0]
-		}
-		body := strings.Repeat("scale message ", 20)
 		start := time.Now().Add(-time.Duration(size) * time.Second)
 		for k := have / scaleThreadSize; k < size/scaleThreadSize; k++ {
-			// Senders and the other mailboxes are shared by many threads, as a busy network's are.
-			other := preload.Participant{ObjectID: fmt.Sprint("obj_scalemb_", k%200), Hash: fmt.Sprint("svc_scalemb_", k%200)}
-			owner := preload.Participant{ObjectID: st.objectID, Hash: st.hash}
-			if k%scaleOwnerEvery != 0 {
-				owner = preload.Participant{ObjectID: fmt.Sprint("obj_scalemb_b", k%50), Hash: fmt.Sprint("svc_scalemb_b", k%50)}
-			}
-			t := preload.Thread{ID: scaleThreadID(k), Participants: [2]preload.Participant{other, owner}}
-			for i := range scaleThreadSize {
-				from, to := other.ObjectID, owner.ObjectID
-				if i == scaleThreadSize-1 {
-					from, to = to, from // the owner replies
+			if threads = append(threads, scaleThread(st, k, start)); len(threads) == 1000 || k == size/scaleThreadSize-1 {
+				if err := preload.Threads(context.Background(), db, threads); err != nil {
+					tb.Error(err)
+					return
 				}
-				t.Messages = append(t.Messages, preload.Message{ID: fmt.Sprint("msg_scalemb_", k*scaleThreadSize+i),
-					FromID: from, ToID: to, Body: body, At: start.Add(time.Duration(k*scaleThreadSize+i) * time.Second)})
-			}
-			threads = append(threads, t)
-			if len(threads) == 1000 {
-				flush()
+				threads = threads[:0]
 			}
 		}
-		flush()
 	},
 	routes: func(state any) []scaleRoute {
 		st := state.(*mailboxState)
@@ -93,6 +74,28 @@ var mailboxPhase = scalePhase{
 			{path: "/api/objects/" + st.hash + "/rules?show_blocked_list=1", key: st.key},
 		}
 	},
+}
+
+// scaleThread is the k-th thread of the mailbox phase, its messages a second apart from start
+// on: a sender's, the last the receiver's reply.
+func scaleThread(st *mailboxState, k int, start time.Time) preload.Thread {
+	body := strings.Repeat("scale message ", 20)
+	// Senders and the other mailboxes are shared by many threads, as a busy network's are.
+	other := preload.Participant{ObjectID: fmt.Sprint("obj_scalemb_", k%200), Hash: fmt.Sprint("svc_scalemb_", k%200)}
+	owner := preload.Participant{ObjectID: st.objectID, Hash: st.hash}
+	if k%scaleOwnerEvery != 0 {
+		owner = preload.Participant{ObjectID: fmt.Sprint("obj_scalemb_b", k%50), Hash: fmt.Sprint("svc_scalemb_b", k%50)}
+	}
+	t := preload.Thread{ID: scaleThreadID(k), Participants: [2]preload.Participant{other, owner}}
+	for i := range scaleThreadSize {
+		from, to := other.ObjectID, owner.ObjectID
+		if i == scaleThreadSize-1 {
+			from, to = to, from // the owner replies
+		}
+		t.Messages = append(t.Messages, preload.Message{ID: fmt.Sprint("msg_scalemb_", k*scaleThreadSize+i),
+			FromID: from, ToID: to, Body: body, At: start.Add(time.Duration(k*scaleThreadSize+i) * time.Second)})
+	}
+	return t
 }
 
 func scaleThreadID(k int) string { return fmt.Sprint("thr_scalemb_", k) }

@@ -2,6 +2,8 @@ package preload
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -30,13 +32,13 @@ type Thread struct {
 // Threads stores threads (none stored yet) in mailbox-svc's database db with their messages,
 // unread, as sends leave them (mailbox-svc's store, layout 2): each message under
 // <thread>|<seq> with its id's reference, the thread's entries in both mailboxes (all and open),
-// the thread itself, and the participants' hash records, a few inserts for all the threads.
+// the thread itself, and the participants' hash records it lacks, a few commands for all the threads.
 func Threads(ctx context.Context, db *mongo.Database, threads []Thread) error {
-	var hashes, msgs, boxes, docs []any
+	var msgs, boxes, docs []any
+	named := map[string]string{}
 	for _, t := range threads {
 		a, b := t.Participants[0], t.Participants[1]
-		hashes = append(hashes, bson.D{{Key: "_id", Value: a.ObjectID}, {Key: "hash", Value: a.Hash}},
-			bson.D{{Key: "_id", Value: b.ObjectID}, {Key: "hash", Value: b.Hash}})
+		named[a.ObjectID], named[b.ObjectID] = a.Hash, b.Hash
 		var seq, first int64
 		prev := ""
 		for _, m := range t.Messages {
@@ -78,9 +80,44 @@ func Threads(ctx context.Context, db *mongo.Database, threads []Thread) error {
 			}
 		}
 	}
+	hashes, err := missingHashes(ctx, db, named)
+	if err != nil {
+		return err
+	}
 	// The thread last, as an import writes it: a thread stored is a thread whole.
 	if err := insertAll(ctx, db, map[string][]any{"object_hashes": hashes, "thread_messages": msgs, "mailboxes": boxes}); err != nil {
 		return err
 	}
 	return insertAll(ctx, db, map[string][]any{"threads": docs})
+}
+
+// missingHashes are the hash records of named (object id to hash) that mailbox-svc's store does
+// not hold yet. Many threads name the same objects: inserting only the missing records keeps each
+// insert free of duplicates, which the embedded store would otherwise retry one document at a time.
+func missingHashes(ctx context.Context, db *mongo.Database, named map[string]string) ([]any, error) {
+	ids := make([]string, 0, len(named))
+	for id := range named {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []any
+	for start := 0; start < len(ids); start += insertBatch {
+		part := ids[start:min(start+insertBatch, len(ids))]
+		held, err := mongox.FindAll[struct {
+			ID string `bson:"_id"`
+		}](ctx, db.Collection("object_hashes"), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: part}}}})
+		if err != nil {
+			return nil, fmt.Errorf("preload object_hashes: %w", err)
+		}
+		have := map[string]bool{}
+		for _, h := range held {
+			have[h.ID] = true
+		}
+		for _, id := range part {
+			if !have[id] {
+				out = append(out, bson.D{{Key: "_id", Value: id}, {Key: "hash", Value: named[id]}})
+			}
+		}
+	}
+	return out, nil
 }
