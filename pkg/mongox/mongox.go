@@ -168,6 +168,21 @@ func InsertNew[T any](ctx context.Context, coll *mongo.Collection, docs []T) (in
 	return inserted, nil
 }
 
+// InsertNewInBatches is InsertNew over docs of any number, at most batch documents a command:
+// a large insert (an upgrade's, a preload's, a backlog's batch) would otherwise outlast the
+// client's timeout in one command. It reports which documents got in, in docs' order.
+func InsertNewInBatches[T any](ctx context.Context, coll *mongo.Collection, docs []T, batch int) ([]bool, error) {
+	out := make([]bool, 0, len(docs))
+	for start := 0; start < len(docs); start += batch {
+		in, err := InsertNew(ctx, coll, docs[start:min(start+batch, len(docs))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in...)
+	}
+	return out, nil
+}
+
 // Upsert updates the document with _id id, creating it when there is none. Of upserts of one new
 // _id at once, all but one may fail as duplicates on FerretDB (and on MongoDB before 4.2): the
 // document exists then, so Upsert runs the update again once, as an update of it.

@@ -2,6 +2,7 @@ package mongox_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -90,6 +91,31 @@ func TestInsertNew(t *testing.T) {
 	}
 	if got, err := mongox.InsertNew(ctx, coll, []bson.D{}); err != nil || len(got) != 0 {
 		t.Errorf("empty batch: %v, %v", got, err)
+	}
+}
+
+// TestInsertNewInBatches: documents of several batches report, in their order, which got in,
+// whichever batch held the ones that existed.
+func TestInsertNewInBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	coll := testkit.Database(t, testkit.Backends(t), "mongox").Collection("batches")
+	doc := func(i int) bson.D { return bson.D{{Key: "_id", Value: fmt.Sprintf("d%02d", i)}} }
+	var docs []bson.D
+	want := make([]bool, 25)
+	for i := range 25 {
+		docs = append(docs, doc(i))
+		want[i] = i != 3 && i != 12 && i != 24 // stored before, in each of the three batches
+	}
+	if _, err := mongox.InsertNew(ctx, coll, []bson.D{doc(3), doc(12), doc(24)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := mongox.InsertNewInBatches(ctx, coll, docs, 10)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("got %v, %v; want %v", got, err, want)
+	}
+	if n, err := coll.CountDocuments(ctx, bson.D{}); err != nil || n != 25 {
+		t.Errorf("%d documents (%v), want 25", n, err)
 	}
 }
 

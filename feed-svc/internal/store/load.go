@@ -148,16 +148,12 @@ func (s *Store) moveNewestBatch(ctx context.Context, l *load, pids []string) err
 	return nil
 }
 
-// insertNewBatches inserts docs in batches, leaving out those that exist, and reports which went in.
+// insertNewBatches inserts docs a thousand at a time, leaving out those that exist, and reports
+// which went in.
 func insertNewBatches[T any](ctx context.Context, coll *mongo.Collection, docs []T) ([]bool, error) {
-	const batch = 1000
-	out := make([]bool, 0, len(docs))
-	for start := 0; start < len(docs); start += batch {
-		in, err := mongox.InsertNew(ctx, coll, docs[start:min(start+batch, len(docs))])
-		if err != nil {
-			return nil, fmt.Errorf("store load: %w", err)
-		}
-		out = append(out, in...)
+	in, err := mongox.InsertNewInBatches(ctx, coll, docs, 1000)
+	if err != nil {
+		return nil, fmt.Errorf("store load: %w", err)
 	}
-	return out, nil
+	return in, nil
 }

@@ -280,16 +280,14 @@ func (s *Store) AppendMessages(ctx context.Context, batch []ThreadMessages) ([][
 			}
 		}
 	}
-	for start := 0; start < len(docs); start += listsBatch {
-		got, err := mongox.InsertNew(ctx, s.c(Lists), docs[start:min(start+listsBatch, len(docs))])
-		if err != nil {
-			return nil, fmt.Errorf("store lists: %w", err)
-		}
-		for i, ok := range got {
-			if at := start + i; !ok && at < len(slots) {
-				if err := s.renumber(ctx, batch[slots[at].thread], slots[at].msg, seqs[slots[at].thread], graph[slots[at].thread]); err != nil {
-					return nil, err
-				}
+	got, err := mongox.InsertNewInBatches(ctx, s.c(Lists), docs, listsBatch)
+	if err != nil {
+		return nil, fmt.Errorf("store lists: %w", err)
+	}
+	for at, sl := range slots { // the numbered documents come first
+		if !got[at] {
+			if err := s.renumber(ctx, batch[sl.thread], sl.msg, seqs[sl.thread], graph[sl.thread]); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -226,28 +226,24 @@ func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error 
 			}
 		}
 	}
+	got, err := mongox.InsertNewInBatches(ctx, s.c(MemoryPostings), docs, memoryBatch)
+	if err != nil {
+		return fmt.Errorf("store memory postings: %w", err)
+	}
 	added := map[owner]bool{}
-	for start := 0; start < len(docs); start += memoryBatch {
-		got, err := mongox.InsertNew(ctx, s.c(MemoryPostings), docs[start:min(start+memoryBatch, len(docs))])
-		if err != nil {
-			return fmt.Errorf("store memory postings: %w", err)
+	for i, ok := range got {
+		if ok {
+			added[owners[i]] = true
 		}
-		for i, ok := range got {
-			if ok {
-				added[owners[start+i]] = true
-			}
-		}
+	}
+	addedIn := make([]int64, len(batches)) // entries of each batch with a posting added now
+	for o := range added {
+		addedIn[o.batch]++
 	}
 	// A redelivery, whose postings exist, takes its entries off the stats again: one write more.
 	var back []statsMove
 	for b, m := range moves {
-		again := m.nodes
-		for o := range added {
-			if o.batch == b {
-				again--
-			}
-		}
-		if again > 0 {
+		if again := m.nodes - addedIn[b]; again > 0 {
 			back = append(back, statsMove{objectID: m.objectID, nodes: -again, first: m.first})
 		}
 	}
