@@ -11,6 +11,7 @@ require (
 	github.com/svcdev/svc/pkg v0.0.0
 	github.com/yuin/goldmark v1.7.13
 	go.mongodb.org/mongo-driver/v2 v2.9.3
+	golang.org/x/sync v0.23.0
 )
 
 require (
@@ -96,7 +97,6 @@ require (
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
 	golang.org/x/net v0.59.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20240701130421-f6361c86f094 // indirect

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
@@ -87,11 +88,14 @@ func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
 		}
 		others[i] = append(others[i], ev)
 	}
-	jobs := make([]func() error, len(others))
-	for i, g := range others {
-		jobs[i] = func() error { return n.inOrder(ctx, g) }
+	// Without a shared context: every object's events run to their end whatever the others do,
+	// so what one wrote is kept, and a failed batch is handled again (each write is idempotent).
+	var g errgroup.Group
+	g.SetLimit(objectWorkers)
+	for _, evs := range others {
+		g.Go(func() error { return n.inOrder(ctx, evs) })
 	}
-	if err := runAll(jobs, objectWorkers); err != nil {
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	return n.messages(ctx, msgs)
@@ -108,30 +112,6 @@ func (n *Network) inOrder(ctx context.Context, evs []events.Event) error {
 		}
 	}
 	return nil
-}
-
-// runAll runs jobs, up to workers at once (one alone runs in the caller), and returns their
-// errors. Every job runs to its end, whatever the others do: what one wrote is kept, and the batch
-// that failed is handled again (each job is idempotent).
-func runAll(jobs []func() error, workers int) error {
-	switch len(jobs) {
-	case 0:
-		return nil
-	case 1:
-		return jobs[0]()
-	}
-	errs := make([]error, len(jobs))
-	sem := make(chan struct{}, workers)
-	var wg sync.WaitGroup
-	for i, job := range jobs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			errs[i] = job()
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // messages counts messages in their recipients' analytics and, for a public recipient, in public

@@ -211,7 +211,7 @@ func (s *Store) AddEach(ctx context.Context, counters []string, added []bool) er
 		}
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countTimeout)
+	cctx, cancel := afterMarks(ctx)
 	defer cancel()
 	return s.count(cctx, nil, deltas)
 }
@@ -226,7 +226,7 @@ func (s *Store) CountOnce(ctx context.Context, counter, key string, delta int64)
 	if err != nil || !added {
 		return err
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countTimeout) // as in Tally
+	cctx, cancel := afterMarks(ctx)
 	defer cancel()
 	return s.Add(cctx, counter, delta)
 }
@@ -294,15 +294,20 @@ func (s *Store) Tally(ctx context.Context, ts []Tally) error {
 			deltas[c]++
 		}
 	}
-	// What went in now is counted only here: a handler whose context ends in between (its
-	// consumer group's generation ended, say, when the broker went away) must still count it, or
-	// the redelivered events would find their marks and count nothing.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countTimeout)
+	cctx, cancel := afterMarks(ctx)
 	defer cancel()
 	return s.count(cctx, daily, deltas)
 }
 
-// countTimeout bounds the counts that follow a Tally's marks once the caller has gone.
+// afterMarks is the context of the counts that follow their marks: what went in is counted only
+// there, so a handler whose context ends in between (its consumer group's generation ended, say,
+// when the broker went away) must still count it, or the redelivered events would find their
+// marks and count nothing. countTimeout bounds it once the caller has gone.
+func afterMarks(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), countTimeout)
+}
+
+// countTimeout bounds the counts that follow their marks once the caller has gone.
 const countTimeout = 30 * time.Second
 
 // count adds to the analytics documents and the network counters in one command: an update of
