@@ -89,7 +89,13 @@ func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllPa
 	db := c.r.DatabaseGetExisting(ctx, c.dbName)
 	meta := c.r.CollectionGet(ctx, c.dbName, c.name)
 
-	err := db.InTransaction(ctx, func(tx *fsql.Tx) error {
+	unlock, err := db.LockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
 		batchSize := c.r.BatchSize
 		if batchSize < 1 {
 			panic("batch-size should be greater or equal to 1")
@@ -141,7 +147,13 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 
 	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s = ?`, meta.TableName, metadata.DefaultColumn, metadata.IDColumn)
 
-	err := db.InTransaction(ctx, func(tx *fsql.Tx) error {
+	unlock, err := db.LockWrites(ctx)
+	if err != nil {
+		return nil, lazyerrors.Error(err)
+	}
+	defer unlock()
+
+	err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
 		for _, doc := range params.Docs {
 			b, err := sjson.Marshal(doc)
 			if err != nil {
@@ -216,6 +228,12 @@ func (c *collection) DeleteAll(ctx context.Context, params *backends.DeleteAllPa
 	}
 
 	q := fmt.Sprintf(`DELETE FROM %q WHERE %s IN (%s)`, meta.TableName, column, strings.Join(placeholders, ", "))
+
+	unlock, err := db.LockWrites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 
 	res, err := db.ExecContext(ctx, q, args...)
 	if err != nil {

@@ -39,6 +39,9 @@ type DB struct {
 	l         *slog.Logger
 	token     *resource.Token
 	BatchSize int
+
+	// writes holds the turn of the one write that runs at a time (see LockWrites).
+	writes chan struct{}
 }
 
 // WrapDB creates a new DB.
@@ -55,11 +58,28 @@ func WrapDB(db *sql.DB, name string, l *slog.Logger) *DB {
 		sqlDB:            db,
 		l:                logging.WithName(l, name),
 		token:            resource.NewToken(),
+		writes:           make(chan struct{}, 1),
 	}
 
 	resource.Track(res, res.token)
 
 	return res
+}
+
+// LockWrites waits for this process's turn to write to the database and returns the function that
+// ends it, or the context's error when it ends first.
+//
+// SQLite lets one connection write at a time. A connection that finds another writing sleeps in
+// its busy handler (1, 2, 5, 10 ms and longer, up to busy_timeout) and tries again, so with
+// concurrent writers most of a write's time went into those sleeps, long after the lock was free.
+// Writers of one process that take turns here start as soon as the one before them commits.
+func (db *DB) LockWrites(ctx context.Context) (unlock func(), err error) {
+	select {
+	case db.writes <- struct{}{}:
+		return func() { <-db.writes }, nil
+	case <-ctx.Done():
+		return nil, lazyerrors.Error(context.Cause(ctx))
+	}
 }
 
 // Close calls [*sql.DB.Close].

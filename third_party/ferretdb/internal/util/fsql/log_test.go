@@ -76,7 +76,7 @@ func BenchmarkExecLargeArgument(b *testing.B) {
 
 	b.ReportAllocs()
 
-	for b.Loop() {
+	for range b.N {
 		if _, err := db.ExecContext(ctx, "SELECT ?", doc); err != nil {
 			b.Fatal(err)
 		}
