@@ -84,6 +84,12 @@ func monitoredService(tb testing.TB, suffix string, started func(context.Context
 	tb.Cleanup(func() { _ = client.Disconnect(context.Background()) })
 	db := client.Database(env.Name + "_" + suffix)
 	tb.Cleanup(func() { _ = db.Drop(context.Background()) })
+	return serviceOn(tb, db)
+}
+
+// serviceOn is a service over db, its indexes made.
+func serviceOn(tb testing.TB, db *mongo.Database) *graph.Service {
+	tb.Helper()
 	if err := mongox.EnsureIndexes(context.Background(), db, append(store.Indexes, events.OutboxIndexes...)); err != nil {
 		tb.Fatal(err)
 	}

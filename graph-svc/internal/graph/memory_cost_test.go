@@ -96,7 +96,9 @@ func TestMemoryIndexCostIsConstant(t *testing.T) {
 
 // TestMemorySearchReadsOneRangePerTerm: a search sends one find of postings per query term and
 // one command besides (the hashes the candidates name), as many with 30 nodes indexed as with
-// 330: at most 2 per term, a one-term search 2 in all.
+// 330: at most 2 per term, a one-term search 2 in all. Every node here indexes every term, so
+// each candidate has a posting read for each and no scored stems are read
+// (TestMemorySearchScoresEveryTermOfTheNode counts the searches that read them).
 func TestMemorySearchReadsOneRangePerTerm(t *testing.T) {
 	t.Parallel()
 	cmds := &commandLog{counts: map[string]int{}}

@@ -37,6 +37,7 @@ type MemoryStore interface {
 	IndexMemory(ctx context.Context, objectID string, entries []store.MemoryEntry, indexed [][]string) error
 	IndexMemories(ctx context.Context, batches []store.MemoryBatch) error
 	Postings(ctx context.Context, r mongox.Range) ([]store.MemoryEntry, error)
+	ScoredStems(ctx context.Context, nodeIDs []string) (map[string]store.NodeStems, error)
 	Hashes(ctx context.Context, objectIDs []string) (map[string]string, error)
 }
 
@@ -95,11 +96,13 @@ type MemoryResult struct {
 // Per query term it reads ONE range of the caller's postings of that term, newest first (within
 // the query's time bounds), of 2 × (offset + limit) postings (at least 20, at most
 // MaxPostingsPerTerm), all terms at once. The postings read are the candidates: each carries
-// what the filters and the ranking need (the node's stems and counts, its validity fact once
-// superseded, the index's stats as they stood when it was written). Besides its terms' ranges
-// a search reads the current hashes of the objects the candidates name (one find, none when
-// they name only the caller): at most 1 command per term and 1 per search, whatever the index
-// holds.
+// what the filters need (its validity fact once superseded, the index's stats as they stood
+// when it was written) and its term's count in the node, which is all a one-term search ranks
+// on. A search of several terms scores a candidate on every term among the node's scored stems:
+// those of the candidates it did not read a posting of for every term are read in one find by
+// _id (scoredStems). Besides, a search reads the current hashes of the objects the candidates
+// name (one find, none when they name only the caller), at once with the stems: at most 2
+// commands per term, whatever the index holds.
 func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q MemoryQuery) (*MemoryResult, error) {
 	qt, err := q.validate()
 	if err != nil {
@@ -121,40 +124,123 @@ func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q Mem
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	entries := map[string]*store.MemoryEntry{}
-	for _, l := range lists {
-		for i := range l {
-			if _, ok := entries[l[i].NodeID]; !ok {
-				entries[l[i].NodeID] = &l[i]
-			}
-		}
-	}
-	stats := statsOf(entries)
-	n := max(float64(stats.Nodes), float64(len(entries)), 1)
+	cands := candidates(qt, lists)
+	stats := statsOf(cands)
+	n := max(float64(stats.Nodes), float64(len(cands)), 1)
 	idf := make(map[string]float64, len(qt))
 	for i, t := range qt {
 		if df := docFrequency(lists[i], want, n, stats.First, q); df > 0 {
 			idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
 		}
 	}
-	hashOf, err := s.hashes(ctx, c, entries)
-	if err != nil {
+	var hashOf func(string) (string, error)
+	g, gctx = errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		hashOf, err = s.hashes(gctx, c, cands)
+		return err
+	})
+	g.Go(func() error { return s.scoredStems(gctx, cands, q, idf) })
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	ranked, err := rank(entries, q, idf, hashOf)
+	ranked, err := rank(cands, q, qt, idf, hashOf)
 	if err != nil {
 		return nil, err
 	}
 	return page(res, ranked, q, hashOf)
 }
 
+// found is a node a search read postings of: the first posting read (what the filters and the
+// hit read) and the counts in the node of the query's terms known so far.
+type found struct {
+	e *store.MemoryEntry
+	// tf holds the count of each query term known for the node: those of the postings read
+	// (a posting's own term), or of every term once the node's scored stems are known (a
+	// posting of an earlier release carries them; scoredStems reads the others').
+	tf map[string]int
+	// scored says that tf holds every query term (a term missing is not among the node's
+	// scored stems).
+	scored bool
+}
+
+// candidates are the nodes of the postings read for each term (lists[i] for qt[i]), by id.
+func candidates(qt []string, lists [][]store.MemoryEntry) map[string]*found {
+	out := map[string]*found{}
+	for i, l := range lists {
+		for j := range l {
+			e := &l[j]
+			f := out[e.NodeID]
+			if f == nil {
+				f = &found{e: e, tf: map[string]int{}}
+				out[e.NodeID] = f
+			}
+			if f.scored {
+				continue
+			}
+			if len(e.Stems) > 0 { // a posting of an earlier release: the node's stems with it
+				f.setScored(qt, e.Stems, e.Counts)
+				continue
+			}
+			f.tf[qt[i]] = e.Count
+		}
+	}
+	return out
+}
+
+// setScored sets the counts of the query's terms from the node's scored stems.
+func (f *found) setScored(qt, stems []string, counts []int) {
+	for i, st := range stems {
+		if i < len(counts) && slices.Contains(qt, st) {
+			f.tf[st] = counts[i]
+		}
+	}
+	f.scored = true
+}
+
+// scoredStems completes the counts of the candidates that may be hits and lack one of a term
+// that weighs (one with an idf) with their nodes' scored stems: one find by _id (one per 1,000
+// nodes, at once), none when every candidate had a posting read for every such term, as in any
+// one-term search.
+func (s *Service) scoredStems(ctx context.Context, cands map[string]*found, q MemoryQuery, idf map[string]float64) error {
+	var ids []string
+	for id, f := range cands {
+		if f.scored || !mayBeHit(f.e, q) {
+			continue
+		}
+		for t := range idf {
+			if _, ok := f.tf[t]; !ok {
+				ids = append(ids, id)
+				break
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	stems, err := s.Store.ScoredStems(ctx, ids)
+	if err != nil {
+		return err
+	}
+	qt := make([]string, 0, len(idf))
+	for t := range idf {
+		qt = append(qt, t)
+	}
+	for _, id := range ids {
+		if ns, ok := stems[id]; ok {
+			cands[id].setScored(qt, ns.Stems, ns.Counts)
+		}
+	}
+	return nil
+}
+
 // statsOf is what the postings read say of the index's stats: the most nodes any of them saw
 // written (the newest of them, which every term's range reads first) and the first node's
 // time. Postings of an earlier release (before UpgradePostings ran) carry none: their count is
 // then the candidates'.
-func statsOf(entries map[string]*store.MemoryEntry) store.MemoryStats {
+func statsOf(cands map[string]*found) store.MemoryStats {
 	var st store.MemoryStats
-	for _, e := range entries {
+	for _, f := range cands {
+		e := f.e
 		st.Nodes = max(st.Nodes, e.Nodes)
 		if e.First != nil && !e.First.IsZero() && (st.First.IsZero() || e.First.Before(st.First)) {
 			st.First = *e.First
@@ -231,22 +317,24 @@ type candidate struct {
 	score float64
 }
 
-// rank scores the candidates that pass the filters, best first.
-func rank(entries map[string]*store.MemoryEntry, q MemoryQuery, idf map[string]float64, hashOf func(string) (string, error)) ([]candidate, error) {
+// rank scores the candidates that pass the filters, best first, on the query's terms (qt) in
+// their order, so that a score is the same sum whichever way its counts were read.
+func rank(cands map[string]*found, q MemoryQuery, qt []string, idf map[string]float64, hashOf func(string) (string, error)) ([]candidate, error) {
 	total := 0
-	for _, e := range entries {
-		total += e.Len
+	for _, f := range cands {
+		total += f.e.Len
 	}
-	avg := max(float64(total)/float64(max(len(entries), 1)), 1)
+	avg := max(float64(total)/float64(max(len(cands), 1)), 1)
 	var out []candidate
-	for _, e := range entries {
+	for _, f := range cands {
+		e := f.e
 		score := 0.0
-		for i, st := range e.Stems {
+		for _, st := range qt {
 			w, ok := idf[st]
-			if !ok || i >= len(e.Counts) {
+			if !ok || f.tf[st] == 0 {
 				continue
 			}
-			tf := float64(e.Counts[i])
+			tf := float64(f.tf[st])
 			score += w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(e.Len)/avg))
 		}
 		if score == 0 {
@@ -275,7 +363,18 @@ func rank(entries map[string]*store.MemoryEntry, q MemoryQuery, idf map[string]f
 	return out, nil
 }
 
-// keep applies the filters an entry carries what they need for.
+// mayBeHit tells whether an entry passes the filters it carries what they need for without the
+// hashes (all but the peer's), and is not one a page leaves out as superseded.
+func mayBeHit(e *store.MemoryEntry, q MemoryQuery) bool {
+	if ok, _ := keep(e, q, nil); !ok {
+		return false
+	}
+	at := e.SupersededAt
+	return at == nil || q.IncludeSuperseded || q.AsOf != nil && at.After(*q.AsOf)
+}
+
+// keep applies the filters an entry carries what they need for (all but the peer's when hashOf
+// is nil).
 func keep(e *store.MemoryEntry, q MemoryQuery, hashOf func(string) (string, error)) (bool, error) {
 	if len(q.Types) > 0 && !slices.Contains(q.Types, e.Type) {
 		return false, nil
@@ -289,7 +388,7 @@ func keep(e *store.MemoryEntry, q MemoryQuery, hashOf func(string) (string, erro
 	if q.ValidAt != nil && (e.ValidFrom != nil && e.ValidFrom.After(*q.ValidAt) || e.ValidUntil != nil && !e.ValidUntil.After(*q.ValidAt)) {
 		return false, nil
 	}
-	if q.PeerHash != "" {
+	if q.PeerHash != "" && hashOf != nil {
 		if e.PeerID == "" {
 			return false, nil
 		}
@@ -332,10 +431,10 @@ func page(res *MemoryResult, ranked []candidate, q MemoryQuery, hashOf func(stri
 
 // hashes reads, in one find, the current hashes of the objects the candidates name (authors and
 // peers; the caller's is the one it called with), for the peer filter and the hits.
-func (s *Service) hashes(ctx context.Context, c *contract.Principal, entries map[string]*store.MemoryEntry) (func(string) (string, error), error) {
+func (s *Service) hashes(ctx context.Context, c *contract.Principal, cands map[string]*found) (func(string) (string, error), error) {
 	var ids []string
-	for _, e := range entries {
-		for _, id := range []string{e.AuthorID, e.PeerID} {
+	for _, f := range cands {
+		for _, id := range []string{f.e.AuthorID, f.e.PeerID} {
 			if id != "" && id != c.ObjectID && !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}

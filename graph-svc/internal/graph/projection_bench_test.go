@@ -3,15 +3,20 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
 
 	"github.com/svcdev/svc/graph-svc/internal/graph"
+	"github.com/svcdev/svc/graph-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/contract"
+	"github.com/svcdev/svc/pkg/mongox"
+	"github.com/svcdev/svc/pkg/testkit"
 )
 
 // newThreadBatches are batches of first messages of new threads between 16 objects, as a
@@ -87,4 +92,63 @@ func BenchmarkProjectionUnderLoad(b *testing.B) {
 			b.ReportMetric(float64(40*c.size)/time.Since(start).Seconds(), "msgs/s")
 		})
 	}
+}
+
+// benchBody is deploy/benchstack's message body: a typical agent note of about 0.5 KiB.
+const benchBody = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore " +
+	"et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip " +
+	"ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu " +
+	"fugiat nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt " +
+	"mollit anim id est laborum. Sed ut perspiciatis unde omnis iste natus error sit voluptatem accusantium."
+
+// BenchmarkMessageIndexBytes projects messages of benchstack's 0.5 KiB body (new threads between
+// 16 objects, 100 an iteration in batches of 10) and prints how fast (msgs/s) and what the
+// memory index then holds: its postings per message, the BSON bytes of a posting, and the
+// index's bytes per message (postings and the nodes' scored stems; the objects' stats aside).
+// The bytes are the documents as the driver reads them back, before the backend's own overhead.
+func BenchmarkMessageIndexBytes(b *testing.B) {
+	const perLoop, size = 100, 10
+	db := testkit.Database(b, testkit.Backends(b), "bytes")
+	svc := serviceOn(b, db)
+	messages, loop := 0, 0
+	var took time.Duration
+	for b.Loop() {
+		loop++
+		var batches [][]contract.MessageCreatedData
+		for k := range perLoop {
+			if k%size == 0 {
+				batches = append(batches, nil)
+			}
+			from, to := fmt.Sprintf("obj_%d", k%8), fmt.Sprintf("obj_%d", 8+k%8)
+			id := fmt.Sprintf("by_%d_%d", loop, k)
+			batches[len(batches)-1] = append(batches[len(batches)-1], contract.MessageCreatedData{MessageID: "msg_" + id,
+				ThreadID: "thr_" + id, FromObjectID: from, ToObjectID: to, FromHash: "svc_" + from, ToHash: "svc_" + to,
+				Body: benchBody, CreatedAt: clock.Format(clock.Now())})
+		}
+		start := time.Now()
+		projectConcurrently(b, svc, [][][]contract.MessageCreatedData{batches})
+		took += time.Since(start)
+		messages += perLoop
+	}
+	b.StopTimer()
+	docs, err := mongox.FindAll[bson.Raw](context.Background(), db.Collection(store.MemoryPostings), bson.D{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var postings, postingBytes, indexBytes int
+	for _, d := range docs {
+		id, _ := d.Lookup("_id").StringValueOK()
+		switch {
+		case strings.HasPrefix(id, "p|"):
+			postings++
+			postingBytes += len(d)
+			indexBytes += len(d)
+		case !strings.HasPrefix(id, "n|"):
+			indexBytes += len(d)
+		}
+	}
+	b.ReportMetric(float64(messages)/took.Seconds(), "msgs/s")
+	b.ReportMetric(float64(postings)/float64(messages), "postings/msg")
+	b.ReportMetric(float64(postingBytes)/float64(max(postings, 1)), "B/posting")
+	b.ReportMetric(float64(indexBytes)/float64(messages), "B/msg")
 }

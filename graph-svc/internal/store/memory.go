@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -20,18 +22,24 @@ import (
 // "Memory search"). Its documents are keyed by the data a search reads them in:
 //
 //   - "p|<object>|<stem>|<created>|<node>": a posting, that node (one the object may see) holds
-//     stem among its indexed stems. It carries everything a search filters and ranks on (the
-//     node's scored stems and their counts, the index's stats as they stood when it was written,
-//     and the node's validity fact once a decision supersedes it), so that a query term is ONE
-//     range read, newest first, bounded by a limit, and ranking reads nothing else of the index.
+//     stem among its indexed stems. It carries what a search filters and ranks on for its stem
+//     and what a hit shows (the stem's count in the node, the node's length, the index's stats
+//     as they stood when it was written, and the node's validity fact once a decision
+//     supersedes it), so that a query term is ONE range read, newest first, bounded by a limit,
+//     and a one-term search ranks on the postings alone.
+//   - "s|<node>": the node's scored stems and their counts, once per node whatever the indexes
+//     and postings that name it. A search of several terms reads those of the candidates it
+//     found by some of its terms only, to score them on the others (ScoredStems).
 //   - "n|<object>": how many nodes the object's index holds and when its first was made, for
 //     BM25's idf. It is moved by $inc from whichever writer indexes a node, so on FerretDB (whose
 //     updates are read-then-write) concurrent writers may lose an increment: the count only
 //     weighs query terms against each other, never decides what is found.
 //   - "u|postings": that UpgradePostings carried the postings of the previous layout over.
 //
-// Every posting is inserted once, keyed by the node: a redelivered event inserts nothing new.
-// A posting changes once afterwards, when its node is superseded (SupersedePostings).
+// Every posting and scored-stems document is inserted once, keyed by its node: a redelivered
+// event inserts nothing new. A posting changes once afterwards, when its node is superseded
+// (SupersedePostings). Postings of earlier releases carry the node's scored stems themselves
+// (as the string "sc", or the arrays "st" and "tf") and are read as they are.
 const MemoryPostings = "memory_postings"
 
 // MemoryIndex is the collection of the index of earlier releases (positions and presence marks),
@@ -58,11 +66,14 @@ type MemoryEntry struct {
 	Len int `bson:"dl"`
 	// Stems and Counts are the node's most frequent stems (at most graph.MaxScoredStems), its
 	// indexed stems first, and how often each occurs: a search scores the node on every query
-	// term among them, whichever term found it.
-	// A posting stores them as one string (postingDoc.Scored); these fields are filled from it
-	// when read, and read as such from postings of earlier releases.
+	// term among them, whichever term found it. IndexMemory stores them once per node (the
+	// "s|<node>" document), not in the postings; a posting read back carries them only when an
+	// earlier release wrote it (as one string, postingDoc.Scored, or as these two arrays).
 	Stems  []string `bson:"st,omitempty"`
 	Counts []int    `bson:"tf,omitempty"`
+	// Count is how often the posting's own stem occurs in the node: what a search of that stem
+	// alone ranks on. Postings of earlier releases have none (0) and carry Stems instead.
+	Count int `bson:"f,omitempty"`
 	// Nodes and First are the object's index stats (MemoryStats) as IndexMemory moved them when
 	// it wrote the posting: a search takes BM25's idf from the newest postings it reads instead
 	// of reading the stats apart.
@@ -79,24 +90,24 @@ type postingDoc struct {
 	ID          string `bson:"_id"`
 	MemoryEntry `bson:",inline"`
 	// Scored is the entry's Stems and Counts as "<stem>:<count>" separated by spaces (stems are
-	// letters and digits only). Every posting of a node carries them, up to MaxScoredStems of
-	// each: as two arrays they were most of the index's bytes (on FerretDB each element also
-	// has its type recorded beside it), and so most of what a message's projection wrote.
+	// letters and digits only), as postings of earlier releases carry them: every posting of a
+	// node repeated them, most of the bytes a projected message wrote. Postings are written
+	// without them now (the node's "s|<node>" document holds them once).
 	Scored string `bson:"sc,omitempty"`
 }
 
 // postingFields is postingDoc as the driver stores it, without postingDoc's BSON methods.
 type postingFields postingDoc
 
-// MarshalBSON stores the entry's stems and counts as Scored.
+// MarshalBSON stores the posting without the node's stems and counts (see Scored).
 func (d postingDoc) MarshalBSON() ([]byte, error) {
 	f := postingFields(d)
-	f.Scored, f.Stems, f.Counts = packScored(d.Stems, d.Counts), nil, nil
+	f.Scored, f.Stems, f.Counts = "", nil, nil
 	return bson.Marshal(f)
 }
 
-// UnmarshalBSON reads a posting of either form: stems and counts as Scored, or as the two
-// arrays postings of earlier releases hold.
+// UnmarshalBSON reads a posting of any release: with its stem's count only, or with the node's
+// stems and counts as Scored or as the two arrays.
 func (d *postingDoc) UnmarshalBSON(b []byte) error {
 	var f postingFields
 	if err := bson.Unmarshal(b, &f); err != nil {
@@ -108,6 +119,19 @@ func (d *postingDoc) UnmarshalBSON(b []byte) error {
 	}
 	*d = postingDoc(f)
 	return nil
+}
+
+// scoredDoc is a node's scored stems and their counts ("s|<node>"), packed as postingDoc.Scored.
+type scoredDoc struct {
+	ID     string `bson:"_id"`
+	Scored string `bson:"sc"`
+}
+
+// NodeStems is a node's scored stems and how often each occurs in it (MemoryEntry.Stems and
+// Counts).
+type NodeStems struct {
+	Stems  []string
+	Counts []int
 }
 
 // packScored writes stems and their counts as "<stem>:<count> …".
@@ -170,6 +194,16 @@ func PostingID(objectID, stem string, created time.Time, nodeID string) string {
 
 func statsID(objectID string) string { return mongox.Key("n", keyText(objectID)) }
 
+func scoredID(nodeID string) string { return mongox.Key("s", keyText(nodeID)) }
+
+// countOf is how often stem occurs in the entry (0 when it is not among its scored stems).
+func countOf(e MemoryEntry, stem string) int {
+	if i := slices.Index(e.Stems, stem); i >= 0 && i < len(e.Counts) {
+		return e.Counts[i]
+	}
+	return 0
+}
+
 // MemoryBatch is entries to add to one object's index: a posting per indexed stem of each
 // (Indexed[i] for Entries[i]).
 type MemoryBatch struct {
@@ -180,7 +214,8 @@ type MemoryBatch struct {
 
 // IndexMemory adds entries to an object's index: one read of the object's stats and one move of
 // them by the entries (the result each posting carries), then for each entry a posting per indexed
-// stem (indexed[i] for entries[i]), all in one unordered insert. It costs three commands whatever
+// stem (indexed[i] for entries[i]) and its node's scored stems (entries[i].Stems and Counts), all
+// in one unordered insert. It costs three commands whatever
 // the entries hold; a redelivery, whose postings exist, takes its entries off the stats again (a
 // fourth command).
 func (s *Store) IndexMemory(ctx context.Context, objectID string, entries []MemoryEntry, indexed [][]string) error {
@@ -189,8 +224,9 @@ func (s *Store) IndexMemory(ctx context.Context, objectID string, entries []Memo
 
 // IndexMemories adds entries to the indexes of several objects as IndexMemory does: one read of
 // every object's stats and one write moving them all (see moveStats), and the postings of them
-// all in one unordered insert, so that a batch costs three commands whatever number of objects
-// and nodes it holds.
+// all with the scored stems of their nodes (once per node, however many objects index it) in one
+// unordered insert, so that a batch costs three commands whatever number of objects and nodes
+// it holds.
 func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error {
 	type owner struct{ batch, entry int }
 	moves := make([]statsMove, 0, len(batches))
@@ -211,8 +247,19 @@ func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error 
 	if err != nil {
 		return err
 	}
-	var docs []postingDoc
-	var owners []owner // docs[i] belongs to batches[owners[i].batch].Entries[owners[i].entry]
+	// The nodes' scored stems go first, so that a search that reads a posting finds them.
+	var docs []any
+	scored := map[string]bool{}
+	for _, mb := range batches {
+		for i, e := range mb.Entries {
+			if len(mb.Indexed[i]) > 0 && !scored[e.NodeID] {
+				scored[e.NodeID] = true
+				docs = append(docs, scoredDoc{ID: scoredID(e.NodeID), Scored: packScored(e.Stems, e.Counts)})
+			}
+		}
+	}
+	postingsFrom := len(docs)
+	var owners []owner // docs[postingsFrom+i] belongs to batches[owners[i].batch].Entries[owners[i].entry]
 	for b, mb := range batches {
 		if moves[b].nodes == 0 {
 			continue
@@ -221,6 +268,7 @@ func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error 
 		for i, e := range mb.Entries {
 			e.Nodes, e.First = st.Nodes, &st.First
 			for _, stem := range mb.Indexed[i] {
+				e.Count = countOf(e, stem)
 				docs = append(docs, postingDoc{ID: PostingID(mb.ObjectID, stem, e.CreatedAt, e.NodeID), MemoryEntry: e})
 				owners = append(owners, owner{b, i})
 			}
@@ -231,7 +279,7 @@ func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error 
 		return fmt.Errorf("store memory postings: %w", err)
 	}
 	added := map[owner]bool{}
-	for i, ok := range got {
+	for i, ok := range got[postingsFrom:] {
 		if ok {
 			added[owners[i]] = true
 		}
@@ -361,6 +409,39 @@ func (s *Store) Postings(ctx context.Context, r mongox.Range) ([]MemoryEntry, er
 	out := make([]MemoryEntry, len(docs))
 	for i, d := range docs {
 		out[i] = d.MemoryEntry
+	}
+	return out, nil
+}
+
+// ScoredStems reads the scored stems of nodes (those of postings of earlier releases, which
+// carry their own, are missing): one find by _id, or one per memoryBatch nodes, all at once.
+func (s *Store) ScoredStems(ctx context.Context, nodeIDs []string) (map[string]NodeStems, error) {
+	byID := make(map[string]string, len(nodeIDs))
+	ids := make([]string, 0, len(nodeIDs))
+	for _, n := range nodeIDs {
+		if id := scoredID(n); byID[id] == "" {
+			byID[id] = n
+			ids = append(ids, id)
+		}
+	}
+	chunks := make([][]scoredDoc, (len(ids)+memoryBatch-1)/memoryBatch)
+	g, gctx := errgroup.WithContext(ctx)
+	for c := range chunks {
+		in := ids[c*memoryBatch : min((c+1)*memoryBatch, len(ids))]
+		g.Go(func() (err error) {
+			chunks[c], err = mongox.FindAll[scoredDoc](gctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("store memory scored stems: %w", err)
+	}
+	out := make(map[string]NodeStems, len(ids))
+	for _, docs := range chunks {
+		for _, d := range docs {
+			stems, counts := unpackScored(d.Scored)
+			out[byID[d.ID]] = NodeStems{Stems: stems, Counts: counts}
+		}
 	}
 	return out, nil
 }

@@ -12,10 +12,12 @@ import (
 	"github.com/svcdev/svc/pkg/testkit"
 )
 
-// TestPostingsStoreScoredStemsAsOneString: a posting stores its entry's scored stems and counts
-// as one string, not as two arrays, and reads them back as they were written; a posting of an
-// earlier release (the two arrays) reads the same.
-func TestPostingsStoreScoredStemsAsOneString(t *testing.T) {
+// TestPostingsStoreScoredStemsOncePerNode: a posting stores its own stem's count and not the
+// node's scored stems, which are stored once per node (one document for the two indexes that
+// hold the node, none more on a redelivery) as one string, and read back as they were written;
+// postings of earlier releases (the stems as one string, or as two arrays) read with their
+// stems.
+func TestPostingsStoreScoredStemsOncePerNode(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testkit.Database(t, testkit.Backends(t), "graph")
@@ -23,31 +25,53 @@ func TestPostingsStoreScoredStemsAsOneString(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	e := MemoryEntry{NodeID: "nod_1", ThreadID: "thr_ab", Type: "message", AuthorID: "obj_a", CreatedAt: at,
 		Excerpt: "Ship the kestrel on Friday.", Len: 5, Stems: []string{"kestrel", "ship", "friday", "été"}, Counts: []int{1, 2, 1, 3}}
-	if err := st.IndexMemory(ctx, "obj_a", []MemoryEntry{e}, [][]string{{"kestrel"}}); err != nil {
-		t.Fatal(err)
+	batches := []MemoryBatch{{ObjectID: "obj_a", Entries: []MemoryEntry{e}, Indexed: [][]string{{"kestrel", "ship"}}},
+		{ObjectID: "obj_b", Entries: []MemoryEntry{e}, Indexed: [][]string{{"kestrel", "ship"}}}}
+	for range 2 { // the second time as a redelivery
+		if err := st.IndexMemories(ctx, batches); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var raw bson.M
-	if err := db.Collection(MemoryPostings).FindOne(ctx, mongox.ByID(PostingID("obj_a", "kestrel", at, "nod_1"))).Decode(&raw); err != nil {
+	if err := db.Collection(MemoryPostings).FindOne(ctx, mongox.ByID(PostingID("obj_a", "ship", at, "nod_1"))).Decode(&raw); err != nil {
 		t.Fatal(err)
 	}
-	if raw["sc"] != "kestrel:1 ship:2 friday:1 été:3" || raw["st"] != nil || raw["tf"] != nil {
-		t.Fatalf("stored posting: sc=%v st=%v tf=%v", raw["sc"], raw["st"], raw["tf"])
+	if raw["sc"] != nil || raw["st"] != nil || raw["tf"] != nil || raw["f"] != int32(2) {
+		t.Fatalf("stored posting: sc=%v st=%v tf=%v f=%v; want its stem's count 2 and no stems", raw["sc"], raw["st"], raw["tf"], raw["f"])
+	}
+	scored, err := mongox.FindAll[bson.M](ctx, db.Collection(MemoryPostings), mongox.Range{Scope: mongox.Scope("s")}.Filter())
+	if err != nil || len(scored) != 1 || scored[0]["_id"] != scoredID("nod_1") || scored[0]["sc"] != "kestrel:1 ship:2 friday:1 été:3" {
+		t.Fatalf("scored stems stored: %v %v; want one document of nod_1's", scored, err)
+	}
+	if stats, err := st.MemoryStatsOf(ctx, "obj_b"); err != nil || stats.Nodes != 1 {
+		t.Fatalf("obj_b's stats after a redelivery: %+v %v", stats, err)
+	}
+	got, err := st.ScoredStems(ctx, []string{"nod_1", "nod_1", "nod_missing"})
+	if err != nil || len(got) != 1 || !slices.Equal(got["nod_1"].Stems, e.Stems) || !slices.Equal(got["nod_1"].Counts, e.Counts) {
+		t.Fatalf("scored stems read back: %+v %v; want nod_1's %v %v", got, err, e.Stems, e.Counts)
 	}
 
-	old := bson.D{{Key: "_id", Value: PostingID("obj_a", "kestrel", at.Add(time.Second), "nod_0")}, {Key: "n", Value: "nod_0"},
-		{Key: "t", Value: "thr_ab"}, {Key: "ty", Value: "message"}, {Key: "a", Value: "obj_a"}, {Key: "c", Value: at.Add(time.Second)},
-		{Key: "dl", Value: 2}, {Key: "st", Value: bson.A{"kestrel", "nest"}}, {Key: "tf", Value: bson.A{1, 1}}}
-	if _, err := db.Collection(MemoryPostings).InsertOne(ctx, old); err != nil {
+	posting := func(node string, c time.Time, stems ...bson.E) bson.D {
+		return append(bson.D{{Key: "_id", Value: PostingID("obj_a", "kestrel", c, node)}, {Key: "n", Value: node},
+			{Key: "t", Value: "thr_ab"}, {Key: "ty", Value: "message"}, {Key: "a", Value: "obj_a"}, {Key: "c", Value: c},
+			{Key: "dl", Value: 2}}, stems...)
+	}
+	old := []any{posting("nod_0", at.Add(time.Second), bson.E{Key: "st", Value: bson.A{"kestrel", "nest"}}, bson.E{Key: "tf", Value: bson.A{1, 1}}),
+		posting("nod_2", at.Add(2*time.Second), bson.E{Key: "sc", Value: "kestrel:3 nest:1"})}
+	if _, err := db.Collection(MemoryPostings).InsertMany(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Postings(ctx, mongox.Range{Scope: PostingScope("obj_a", "kestrel")})
-	if err != nil || len(got) != 2 {
-		t.Fatalf("postings: %+v %v", got, err)
+	read, err := st.Postings(ctx, mongox.Range{Scope: PostingScope("obj_a", "kestrel")})
+	if err != nil || len(read) != 3 {
+		t.Fatalf("postings: %+v %v", read, err)
 	}
-	if !slices.Equal(got[0].Stems, e.Stems) || !slices.Equal(got[0].Counts, e.Counts) {
-		t.Fatalf("read back: %v %v, want %v %v", got[0].Stems, got[0].Counts, e.Stems, e.Counts)
+	if read[0].Stems != nil || read[0].Count != 1 {
+		t.Fatalf("read back: stems %v, count %d; want no stems, count 1", read[0].Stems, read[0].Count)
 	}
-	if !slices.Equal(got[1].Stems, []string{"kestrel", "nest"}) || !slices.Equal(got[1].Counts, []int{1, 1}) {
-		t.Fatalf("a posting of an earlier release read as %v %v", got[1].Stems, got[1].Counts)
+	if !slices.Equal(read[1].Stems, []string{"kestrel", "nest"}) || !slices.Equal(read[1].Counts, []int{1, 1}) {
+		t.Fatalf("a posting of an earlier release (arrays) read as %v %v", read[1].Stems, read[1].Counts)
+	}
+	if !slices.Equal(read[2].Stems, []string{"kestrel", "nest"}) || !slices.Equal(read[2].Counts, []int{3, 1}) {
+		t.Fatalf("a posting of an earlier release (one string) read as %v %v", read[2].Stems, read[2].Counts)
 	}
 }

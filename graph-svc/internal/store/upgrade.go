@@ -16,8 +16,8 @@ const upgradePage = 500
 
 // UpgradeMemory carries the memory index of earlier releases (collection memory_index: entries
 // "e|<object>|<position>" and presence marks) over to postings, once: every entry becomes the
-// postings of its first indexedStems stems (the indexed ones, which that layout kept first),
-// then the old collection is dropped. A run cut short runs again from the start: postings are
+// postings of its first indexedStems stems (the indexed ones, which that layout kept first) and
+// its node's scored stems (IndexMemory), then the old collection is dropped. A run cut short runs again from the start: postings are
 // inserted once each and the stats count only those new, so nothing is indexed twice.
 func (s *Store) UpgradeMemory(ctx context.Context, indexedStems int) error {
 	old := s.c(MemoryIndex)
