@@ -368,3 +368,76 @@ func documents(t *testing.T, db *mongo.Database, coll string) map[string]bson.Ra
 	}
 	return out
 }
+
+// TestABurstOfItemsCostsAFewCommands: a fetch of items published to many boxes is projected in
+// a few commands whatever the number of items and boxes, and exactly: every item is listed in
+// its box and, newest per box, in the unique lists.
+func TestABurstOfItemsCostsAFewCommands(t *testing.T) {
+	t.Parallel()
+	env := testkit.Backends(t)
+	var commands atomic.Int64
+	client, db, err := mongox.Connect(context.Background(), env.MongoURI, env.Name+"_feed", &event.CommandMonitor{
+		Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Drop(context.Background()); _ = client.Disconnect(context.Background()) })
+	ctx := context.Background()
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db)
+	n := &Network{Store: st}
+	const boxes, items = 16, 96
+	var creations, burst []events.Event
+	for i := range boxes {
+		id := fmt.Sprint("obj", i)
+		creations = append(creations, envelope(t, events.TopicIdentity, events.ObjectCreated, id, "svc_"+id,
+			contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: "public"}}))
+	}
+	if err := n.Handle(ctx, creations); err != nil {
+		t.Fatal(err)
+	}
+	author := "svc_obj0"
+	for i := range items {
+		box := fmt.Sprint("obj", i%boxes)
+		burst = append(burst, envelope(t, events.TopicFeed, events.FeedItemPublished, box, "svc_"+box, contract.FeedItemPublishedData{
+			ItemID: fmt.Sprint("itm_", i), Title: fmt.Sprint("item ", i), Tags: []string{}, AuthorObjectID: "obj0", AuthorHash: &author,
+			PostedAt: time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC).Format(time.RFC3339Nano)}))
+	}
+	// The first item reads what a running projection knows: the counters' newest changes.
+	if err := n.Handle(ctx, burst[:1]); err != nil {
+		t.Fatal(err)
+	}
+	before := commands.Load()
+	if err := n.Handle(ctx, burst[1:]); err != nil {
+		t.Fatal(err)
+	}
+	// The box entries, the rows, their counts, the newest rows (their pointers read, the rows
+	// inserted, the pointers replaced, the creations' rows deleted), the boxes-with-items marks
+	// and count, the hidden check, the activity entries and the analytics.
+	got := commands.Load() - before
+	t.Logf("a burst of %d items to %d boxes: %d store commands", items-1, boxes, got)
+	if got > 12 {
+		t.Errorf("a burst of %d items to %d boxes cost %d store commands, want at most 12", items-1, boxes, got)
+	}
+	if err := n.Handle(ctx, burst[40:70]); err != nil { // handled again in part: nothing changes
+		t.Fatal(err)
+	}
+	for c, want := range map[string]int64{store.CounterItems: items, store.CounterFeed: items + boxes, store.CounterBoxesWithItems: boxes} {
+		if got, err := st.Counter(ctx, c); err != nil || got != want {
+			t.Errorf("counter %s = %d %v, want %d", c, got, err, want)
+		}
+	}
+	rows, _, err := st.Rows(ctx, store.FeedItems, true, false, "", 100)
+	if err != nil || len(rows) != boxes {
+		t.Fatalf("unique item rows: %d %v, want one a box", len(rows), err)
+	}
+	for _, r := range rows {
+		var box int
+		fmt.Sscanf(r.BoxID, "obj%d", &box)
+		if want := fmt.Sprint("itm_", items-boxes+box); r.ItemID != want {
+			t.Errorf("%s's newest row is %s, want %s", r.BoxID, r.ItemID, want)
+		}
+	}
+}
