@@ -321,11 +321,7 @@ func (n *Network) created(ctx context.Context, evs []events.Event) error {
 		if err != nil {
 			return fmt.Errorf("project %d creations: %w", len(evs), err)
 		}
-		counters := make([]string, len(added))
-		for i := range added {
-			counters[i] = []string{store.CounterFeed, store.CounterCreated}[i%2] // AddRows' order
-		}
-		if err := n.Store.AddEach(ctx, counters, added); err != nil {
+		if err := n.counts(ctx, added, store.CounterFeed, store.CounterCreated); err != nil {
 			return fmt.Errorf("project %d creations: %w", len(evs), err)
 		}
 		if err := n.Store.SetNewest(ctx, rows, store.FeedAll); err != nil {
@@ -346,6 +342,16 @@ func (n *Network) created(ctx context.Context, evs []events.Event) error {
 		return fmt.Errorf("project %d creations: %w", len(evs), err)
 	}
 	return nil
+}
+
+// counts adds one to the counter of each row's feed where AddRows added the row: added holds,
+// row by row, a place for each feed, and counters are the feeds' counters in the same order.
+func (n *Network) counts(ctx context.Context, added []bool, counters ...string) error {
+	each := make([]string, len(added))
+	for i := range added {
+		each[i] = counters[i%len(counters)]
+	}
+	return n.Store.AddEach(ctx, each, added)
 }
 
 // contextUpdated records the object's profile title and counts the update. A decision-memory
@@ -450,11 +456,7 @@ func (n *Network) networkRows(ctx context.Context, rows []store.Row) error {
 	if err != nil {
 		return err
 	}
-	counters := make([]string, len(added))
-	for i := range added {
-		counters[i] = []string{store.CounterFeed, store.CounterItems}[i%2] // AddRows' order: row by row, feed by feed
-	}
-	if err := n.Store.AddEach(ctx, counters, added); err != nil {
+	if err := n.counts(ctx, added, store.CounterFeed, store.CounterItems); err != nil {
 		return err
 	}
 	if err := n.Store.SetNewest(ctx, rows, store.FeedAll, store.FeedItems); err != nil {

@@ -81,7 +81,11 @@ func dailyID(objectID string, day time.Time, kind string) string {
 	return mongox.Key("an", mongox.IDPart(objectID), dayPart(day), kind)
 }
 
-// addTurn is add for the writer whose turn it is (w locked).
+// addTurn changes counter by delta for the writer whose turn it is (w locked): it inserts the
+// change after the newest this store wrote or read, without reading it again. A change is only
+// ever inserted at the place after the newest, so a stale one (another replica went on
+// meanwhile) makes the insert collide, and only then is the newest read. The store's own writers
+// of a counter take turns, so that they never collide with each other.
 func (s *Store) addTurn(ctx context.Context, counter string, w *counterWriter, delta int64) error {
 	for {
 		next, err := s.nextSum(ctx, counter, w, delta)
