@@ -131,9 +131,9 @@ func (s *Store) AddRows(ctx context.Context, rows []Row, feeds ...string) ([]boo
 
 // SetNewest makes, in each of feeds' unique lists, each box's newest of rows its newest row,
 // unless a newer one is there: the new keys are inserted, the pointers moved to them and the old
-// keys deleted by _id, a few commands for every box of rows. One box's rows of one feed are
-// written by one consumer at a time (its items come in order on one partition of the feed topic,
-// and its creation is projected before any item, which waits for the object).
+// keys deleted by _id, a few commands for all of rows' boxes together. One box's rows of one feed
+// are written by one consumer at a time (its items come in order on one partition of the feed
+// topic, and its creation is projected before any item, which waits for the object).
 func (s *Store) SetNewest(ctx context.Context, rows []Row, feeds ...string) error {
 	want := map[string]keyed[Row]{}
 	for _, f := range feeds {
