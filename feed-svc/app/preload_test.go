@@ -66,7 +66,7 @@ func feedDB(t *testing.T) *mongo.Database {
 }
 
 // TestPreloadPagesLikeTheConsumer: the same events projected by the consumer into one store and
-// preloaded in bulk into another leave the same documents under the same keys (lists, boxes'
+// preloaded in chunks into another leave the same documents under the same keys (lists, boxes'
 // newest rows, marks, analytics), the same counts and item records; and the consumer, handed the
 // preloaded events again, adds nothing.
 func TestPreloadPagesLikeTheConsumer(t *testing.T) {
@@ -86,16 +86,12 @@ func TestPreloadPagesLikeTheConsumer(t *testing.T) {
 			if d.AuthorHash != nil {
 				it.AuthorHash = *d.AuthorHash
 			}
-			if err := store.New(consumed).PreloadItem(ctx, it); err != nil {
+			if err := store.New(consumed).InsertItem(ctx, &it); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	p := app.NewPreloader(loaded)
-	if err := p.Load(ctx, evs[:17]); err != nil { // two loads, the second after a flush
-		t.Fatal(err)
-	}
-	if err := p.Flush(ctx); err != nil {
+	if err := app.NewPreloader(loaded).Load(ctx, evs[:17]); err != nil { // two loads
 		t.Fatal(err)
 	}
 	if err := app.Preload(ctx, loaded, evs[17:]); err != nil {
@@ -104,7 +100,7 @@ func TestPreloadPagesLikeTheConsumer(t *testing.T) {
 	compare := func(when string) {
 		t.Helper()
 		// Every list document and mark alike, key by key (the counters' changes are placed
-		// differently: one per event by the consumer, one per flush by the preload).
+		// differently: one per batch the projection is handed).
 		for _, coll := range []string{store.Pages, store.Counts} {
 			want, err := mongox.FindAll[bson.Raw](ctx, consumed.Collection(coll), bson.D{})
 			if err != nil {

@@ -61,23 +61,30 @@ type AppliedVersions interface {
 // seen yet: it arrives on another topic, so the event is retried until it has.
 var ErrUnknownObject = errors.New("the object's creation is not projected yet")
 
-// Handle projects a batch of events (an events.BatchHandler): the events other than messages
-// each object's in their order, up to objectWorkers objects at once, then all the batch's
-// messages counted together (Store.Tally: a few commands whatever their number, one analytics
-// update per recipient). Nothing that a message's count depends on comes after it (its
-// recipient's creation comes before, and its visibility never changes), and nothing depends on
-// it, so the messages need no place among the other events; and the events of different objects
-// had no order between them to keep (the partitioner puts keys together by chance). The consumer
-// hands over a whole fetch: split by key, a burst of sends to many recipients would cost each
-// recipient its own round of commands, and the thread.created before each new thread's first
+// Handle projects a batch of events (an events.BatchHandler): first the objects' creations, all
+// together; then the events other than items and messages, each object's in their order, up to
+// objectWorkers objects at once; then all the batch's items and messages together (together).
+// Creations, items and messages cost a few commands whatever their number. An object's creation
+// is its first event, so it keeps its place before the object's others. Nothing that an item or
+// a message depends on comes after it (its box's or recipient's creation comes before, and an
+// object's visibility never changes; an item's rows name their box by id, not by its hash), and
+// nothing of another kind depends on them, so they need no place among the other events; and
+// the events of different objects had no order between them to keep (the partitioner puts keys
+// together by chance). An object's items keep their order among themselves. The consumer hands
+// over a whole fetch: split by key, a burst of sends or of publishing to many boxes would cost
+// each object its own round of commands, and the thread.created before each new thread's first
 // message would end every run of messages.
 func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
-	var msgs []events.Event
+	var creations, counted []events.Event
 	var others [][]events.Event
 	at := map[string]int{}
 	for _, ev := range evs {
-		if ev.Type == events.MessageCreated {
-			msgs = append(msgs, ev)
+		switch ev.Type {
+		case events.ObjectCreated:
+			creations = append(creations, ev)
+			continue
+		case events.MessageCreated, events.FeedItemPublished:
+			counted = append(counted, ev)
 			continue
 		}
 		i, ok := at[ev.ObjectID]
@@ -87,6 +94,9 @@ func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
 			others = append(others, nil)
 		}
 		others[i] = append(others[i], ev)
+	}
+	if err := n.created(ctx, creations); err != nil {
+		return err
 	}
 	// Without a shared context: every object's events run to their end whatever the others do,
 	// so what one wrote is kept, and a failed batch is handled again (each write is idempotent).
@@ -98,7 +108,7 @@ func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return n.messages(ctx, msgs)
+	return n.together(ctx, counted)
 }
 
 // objectWorkers bounds the objects whose events one batch projects at once.
@@ -114,9 +124,10 @@ func (n *Network) inOrder(ctx context.Context, evs []events.Event) error {
 	return nil
 }
 
-// messages counts messages in their recipients' analytics and, for a public recipient, in public
+// together projects published items (items) and then counts them and messages, all in one
+// Store.Tally: in their boxes' and recipients' analytics and, for a public object, in public
 // activity and the network's message count.
-func (n *Network) messages(ctx context.Context, evs []events.Event) error {
+func (n *Network) together(ctx context.Context, evs []events.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -126,14 +137,28 @@ func (n *Network) messages(ctx context.Context, evs []events.Event) error {
 	}
 	private, err := n.private(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("project %d messages: %w", len(evs), err)
+		return fmt.Errorf("project %d items and messages: %w", len(evs), err)
 	}
-	ts := make([]store.Tally, len(evs))
-	for i, ev := range evs {
-		ts[i] = n.tally(ev, eventTime(ev), store.CountMessages, private[ev.ObjectID], store.CounterMessages)
+	var its []published
+	ts := make([]store.Tally, 0, len(evs))
+	for _, ev := range evs {
+		at := eventTime(ev)
+		if ev.Type == events.MessageCreated {
+			ts = append(ts, n.tally(ev, at, store.CountMessages, private[ev.ObjectID], store.CounterMessages))
+			continue
+		}
+		var d contract.FeedItemPublishedData
+		if ev.Decode(&d) != nil {
+			continue // a malformed event can never be projected; retrying would not help
+		}
+		its = append(its, publishedItem(ev, d, at))
+		ts = append(ts, n.tally(ev, at, store.CountFeedItems, private[ev.ObjectID]))
+	}
+	if err := n.items(ctx, its, private); err != nil {
+		return fmt.Errorf("project %d items: %w", len(its), err)
 	}
 	if err := n.Store.Tally(ctx, ts); err != nil {
-		return fmt.Errorf("project %d messages: %w", len(evs), err)
+		return fmt.Errorf("project %d items and messages: %w", len(evs), err)
 	}
 	return nil
 }
@@ -205,16 +230,10 @@ func (n *Network) changed(ctx context.Context, feed string) {
 	}
 }
 
-// project projects one event other than a message (Handle counts those together).
+// project projects one event other than an item or a message (Handle projects those together).
 func (n *Network) project(ctx context.Context, ev events.Event) error {
 	at := eventTime(ev)
 	switch ev.Type {
-	case events.ObjectCreated:
-		var d contract.ObjectCreatedData
-		if ev.Decode(&d) != nil {
-			return nil // a malformed event can never be projected; retrying would not help
-		}
-		return n.created(ctx, ev, d, at)
 	case events.ObjectHashChanged:
 		var d contract.HashChangedData
 		if ev.Decode(&d) != nil {
@@ -242,12 +261,6 @@ func (n *Network) project(ctx context.Context, ev events.Event) error {
 		return n.contextUpdated(ctx, ev, at)
 	case events.ClaimVerified, events.ClaimLapsed:
 		return n.claim(ctx, ev, at)
-	case events.FeedItemPublished:
-		var d contract.FeedItemPublishedData
-		if ev.Decode(&d) != nil {
-			return nil
-		}
-		return n.item(ctx, ev, d, at)
 	}
 	return nil
 }
@@ -282,37 +295,63 @@ func (n *Network) object(ctx context.Context, id string) (*store.Object, error) 
 	return o, err
 }
 
-// created stores, for a public object, its rows of the network's feed, then the object. The rows
-// come first, so that the box's items, which wait for the object, never race its creation row
-// for the box's newest row.
-func (n *Network) created(ctx context.Context, ev events.Event, d contract.ObjectCreatedData, at time.Time) error {
-	o := store.Object{ID: ev.ObjectID, Hash: d.Hash, Visibility: d.Visibility, Title: d.Title, CreatedAt: at, HashAt: at}
-	if !o.Private() {
-		row := store.Row{Kind: store.KindNewSvc, EventID: ev.ID, BoxID: ev.ObjectID, Title: d.Title, At: at}
-		added, err := n.Store.AddRow(ctx, row, store.FeedAll, store.FeedCreated)
+// created stores objects' creations: for the public ones their rows of the network's feed, then
+// the objects, then the public ones' activity, a few commands for them all. The rows come first,
+// so that a box's items, which wait for the object, never race its creation row for the box's
+// newest row.
+func (n *Network) created(ctx context.Context, evs []events.Event) error {
+	var objs []store.Object
+	var rows []store.Row
+	var acts []store.Tally
+	for _, ev := range evs {
+		var d contract.ObjectCreatedData
+		if ev.Decode(&d) != nil {
+			continue // a malformed event can never be projected; retrying would not help
+		}
+		at := eventTime(ev)
+		o := store.Object{ID: ev.ObjectID, Hash: d.Hash, Visibility: d.Visibility, Title: d.Title, CreatedAt: at, HashAt: at}
+		objs = append(objs, o)
+		if !o.Private() {
+			rows = append(rows, store.Row{Kind: store.KindNewSvc, EventID: ev.ID, BoxID: ev.ObjectID, Title: d.Title, At: at})
+			acts = append(acts, n.tally(ev, at, "", false))
+		}
+	}
+	if len(rows) > 0 {
+		added, err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedCreated)
 		if err != nil {
-			return err
+			return fmt.Errorf("project %d creations: %w", len(evs), err)
 		}
 		if err := n.counts(ctx, added, store.CounterFeed, store.CounterCreated); err != nil {
-			return err
+			return fmt.Errorf("project %d creations: %w", len(evs), err)
 		}
-		if err := n.Store.SetNewest(ctx, store.FeedAll, row); err != nil {
-			return err
+		if err := n.Store.SetNewest(ctx, rows, store.FeedAll); err != nil {
+			return fmt.Errorf("project %d creations: %w", len(evs), err)
 		}
 	}
-	if err := n.Store.AddObject(ctx, o); err != nil {
-		return err
+	if err := n.Store.AddObjects(ctx, objs...); err != nil {
+		return fmt.Errorf("project %d creations: %w", len(evs), err)
 	}
-	if o.Private() {
+	for _, o := range objs {
+		n.visibility().Add(o.ID, o.Private())
+	}
+	if len(acts) == 0 {
 		return nil
 	}
 	n.changed(ctx, contract.NetworkFeed)
-	return n.Store.AddActivity(ctx, ev.ID, store.Activity{Type: ev.Type, BoxID: ev.ObjectID, At: at})
+	if err := n.Store.Tally(ctx, acts); err != nil { // public activity only: there is nothing to count
+		return fmt.Errorf("project %d creations: %w", len(evs), err)
+	}
+	return nil
 }
 
-// counts adds one to each counter whose document this call added (one command for them all).
+// counts adds one to the counter of each row's feed where AddRows added the row: added holds,
+// row by row, a place for each feed, and counters are the feeds' counters in the same order.
 func (n *Network) counts(ctx context.Context, added []bool, counters ...string) error {
-	return n.Store.AddEach(ctx, counters, added)
+	each := make([]string, len(added))
+	for i := range added {
+		each[i] = counters[i%len(counters)]
+	}
+	return n.Store.AddEach(ctx, each, added)
 }
 
 // contextUpdated records the object's profile title and counts the update. A decision-memory
@@ -348,7 +387,7 @@ func (n *Network) lapsed(ctx context.Context, ev events.Event) error {
 	if err != nil || o.Private() {
 		return err
 	}
-	return n.Store.CountOnce(ctx, store.CounterClaims, ev.ID, -1)
+	return n.Store.CountOnce(ctx, store.CounterClaims, -1, ev.ID)
 }
 
 // count counts an event in its object's analytics for the event's UTC day.
@@ -356,14 +395,13 @@ func (n *Network) count(ctx context.Context, ev events.Event, at time.Time, kind
 	return n.Store.Tally(ctx, []store.Tally{{EventID: ev.ID, ObjectID: ev.ObjectID, At: at, Kind: kind}})
 }
 
-// item projects a published item: into its box's list (again: this repairs a crash between
-// publishing's two writes), for a public box and a public author into the network's feed, then
-// into the box's analytics and activity.
-func (n *Network) item(ctx context.Context, ev events.Event, d contract.FeedItemPublishedData, at time.Time) error {
-	box, err := n.object(ctx, ev.ObjectID)
-	if err != nil {
-		return err
-	}
+// published is an item as its event announces it, with the event's id.
+type published struct {
+	eventID string
+	it      store.Item
+}
+
+func publishedItem(ev events.Event, d contract.FeedItemPublishedData, at time.Time) published {
 	posted, err := time.Parse(time.RFC3339Nano, d.PostedAt)
 	if err != nil {
 		posted = at
@@ -373,49 +411,76 @@ func (n *Network) item(ctx context.Context, ev events.Event, d contract.FeedItem
 	if !it.AuthorPrivate {
 		it.AuthorID, it.AuthorHash, it.AuthorName = d.AuthorObjectID, *d.AuthorHash, d.AuthorName
 	}
-	added, err := n.Store.ListItem(ctx, it)
+	return published{eventID: ev.ID, it: it}
+}
+
+// items projects published items: into their boxes' lists (again: this repairs a crash between
+// publishing's two writes) and, for a public box and a public author, into the network's feed.
+// private tells each box's visibility.
+func (n *Network) items(ctx context.Context, ps []published, private map[string]bool) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	its := make([]store.Item, len(ps))
+	for i, p := range ps {
+		its[i] = p.it
+	}
+	added, err := n.Store.ListItems(ctx, its...)
 	if err != nil {
 		return err
 	}
-	if added {
-		n.changed(ctx, contract.BoxFeed(ev.ObjectID))
-	}
-	if !box.Private() && !it.AuthorPrivate {
-		if err := n.networkRows(ctx, ev, it); err != nil {
-			return err
+	changed := map[string]bool{}
+	var rows []store.Row
+	for i, p := range ps {
+		if added[i] && !changed[p.it.FeedID] {
+			changed[p.it.FeedID] = true
+			n.changed(ctx, contract.BoxFeed(p.it.FeedID))
+		}
+		if !private[p.it.FeedID] && !p.it.AuthorPrivate {
+			rows = append(rows, store.Row{Kind: store.KindItem, EventID: p.eventID, BoxID: p.it.FeedID, ItemID: p.it.ID,
+				Title: p.it.Title, Body: p.it.Body, Tags: p.it.Tags, AuthorID: p.it.AuthorID, AuthorName: p.it.AuthorName, At: p.it.PostedAt})
 		}
 	}
-	return n.activity(ctx, ev, at, store.CountFeedItems)
+	return n.networkRows(ctx, rows)
 }
 
-// networkRows adds an item's rows to the network's feed, makes them their box's newest, and
-// takes them out again when the item was hidden meanwhile (a hide that ran before the rows were
-// added found nothing to take out; one that runs after this check takes them out itself).
-func (n *Network) networkRows(ctx context.Context, ev events.Event, it store.Item) error {
-	row := store.Row{Kind: store.KindItem, EventID: ev.ID, BoxID: ev.ObjectID, ItemID: it.ID, Title: it.Title,
-		Body: it.Body, Tags: it.Tags, AuthorID: it.AuthorID, AuthorName: it.AuthorName, At: it.PostedAt}
-	added, err := n.Store.AddRow(ctx, row, store.FeedAll, store.FeedItems)
+// networkRows adds items' rows to the network's feed, makes each box's newest of them its newest
+// row, and takes the rows of an item out again when it was hidden meanwhile (a hide that ran
+// before the rows were added found nothing to take out; one that runs after this check takes them
+// out itself).
+func (n *Network) networkRows(ctx context.Context, rows []store.Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	added, err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedItems)
 	if err != nil {
 		return err
 	}
 	if err := n.counts(ctx, added, store.CounterFeed, store.CounterItems); err != nil {
 		return err
 	}
-	for _, feed := range []string{store.FeedAll, store.FeedItems} {
-		if err := n.Store.SetNewest(ctx, feed, row); err != nil {
-			return err
-		}
-	}
-	if err := n.Store.CountOnce(ctx, store.CounterBoxesWithItems, ev.ObjectID, 1); err != nil {
+	if err := n.Store.SetNewest(ctx, rows, store.FeedAll, store.FeedItems); err != nil {
 		return err
 	}
-	hidden, err := n.Store.IsHidden(ctx, it.ID)
+	var boxes, ids []string
+	for _, r := range rows {
+		if !slices.Contains(boxes, r.BoxID) {
+			boxes = append(boxes, r.BoxID)
+		}
+		ids = append(ids, r.ItemID)
+	}
+	if err := n.Store.CountOnce(ctx, store.CounterBoxesWithItems, 1, boxes...); err != nil {
+		return err
+	}
+	hidden, err := n.Store.HiddenOf(ctx, ids)
 	if err != nil {
 		return err
 	}
-	if hidden {
-		if err := n.Store.UnlistItem(ctx, row); err != nil {
-			return err
+	for _, r := range rows {
+		if hidden[r.ItemID] {
+			if err := n.Store.UnlistItem(ctx, r); err != nil {
+				return err
+			}
 		}
 	}
 	n.changed(ctx, contract.NetworkFeed)

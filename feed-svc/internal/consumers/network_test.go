@@ -3,11 +3,13 @@ package consumers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -235,5 +237,207 @@ func TestABurstOfNewThreadsCostsAFewCommands(t *testing.T) {
 	}
 	if s.MessageCount != sends || total != sends {
 		t.Errorf("message count %d, analytics %d, want %d", s.MessageCount, total, sends)
+	}
+}
+
+// networkEvents are creations (two public objects, one private), items in each box (one by a
+// private author, several in one box so that its newest row moves), a hash change, a context
+// update, a verified claim and messages, each object's in order.
+func networkEvents(t *testing.T) []events.Event {
+	t.Helper()
+	var out []events.Event
+	for _, o := range []contract.Object{
+		{ObjectID: "pub", Hash: "svc_pub", Visibility: "public", Title: "Pub"},
+		{ObjectID: "pub2", Hash: "svc_pub2", Visibility: "public", Title: "Pub 2"},
+		{ObjectID: "priv", Hash: "svc_priv", Visibility: "private"},
+	} {
+		out = append(out, envelope(t, events.TopicIdentity, events.ObjectCreated, o.ObjectID, o.Hash, contract.ObjectCreatedData{Object: o}))
+	}
+	author := "svc_pub"
+	for i := range 12 {
+		box := []string{"pub", "pub2", "priv", "pub2"}[i%4]
+		d := contract.FeedItemPublishedData{ItemID: fmt.Sprint("itm_", i), Title: fmt.Sprint("item ", i), Body: "body",
+			Tags: []string{"t"}, AuthorObjectID: "pub", AuthorHash: &author, AuthorName: "Pub",
+			PostedAt: time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC).Format(time.RFC3339Nano)}
+		if i == 5 {
+			d.AuthorObjectID, d.AuthorHash, d.AuthorName = "", nil, ""
+		}
+		out = append(out, envelope(t, events.TopicFeed, events.FeedItemPublished, box, "svc_"+box, d))
+		if i%3 == 0 {
+			out = append(out, envelope(t, events.TopicMailbox, events.MessageCreated, box, "svc_"+box,
+				contract.MessageCreatedData{MessageID: fmt.Sprint("msg_", i)}))
+		}
+	}
+	return append(out,
+		envelope(t, events.TopicIdentity, events.ObjectHashChanged, "pub2", "svc_pub2b", contract.HashChangedData{Hash: "svc_pub2b"}),
+		envelope(t, events.TopicContext, events.ContextUpdated, "pub", "svc_pub", contract.ContextUpdatedData{Title: "Pub's profile", Version: 2}),
+		envelope(t, events.TopicClaims, events.ClaimVerified, "pub", "svc_pub", contract.ClaimVerifiedData{ClaimID: "clm_1", ProofType: "dns",
+			ClaimedTarget: "example.com", VerifiedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC).Format(time.RFC3339Nano)}))
+}
+
+// TestABatchProjectsAsOneEventAtATime: the same events, handled one at a time into one store and
+// as one batch into another (after an item of one box was hidden before its event came, in both),
+// leave the same documents under the same keys (lists, boxes' newest rows, marks, analytics,
+// objects) and the same counts; handled again, one at a time and in overlapping batches, the
+// same again.
+func TestABatchProjectsAsOneEventAtATime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	evs := networkEvents(t)
+	env := testkit.Backends(t)
+	alone, batched := testkit.Database(t, env, "alone"), testkit.Database(t, env, "batched")
+	for _, db := range []*mongo.Database{alone, batched} {
+		if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+			t.Fatal(err)
+		}
+		// itm_3 (pub2's) is hidden before its event is projected, as a hide does.
+		st := store.New(db)
+		it := &store.Item{ID: "itm_3", FeedID: "pub2", PostedAt: time.Date(2026, 1, 1, 0, 3, 0, 0, time.UTC)}
+		if err := st.HideItem(ctx, store.Hide{ItemID: it.ID, FeedID: it.FeedID, HiddenAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Tombstone(ctx, it); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.HideRows(ctx, it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := &Network{Store: store.New(alone)}
+	for _, ev := range evs {
+		if err := one.Handle(ctx, []events.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := &Network{Store: store.New(batched)}
+	if err := all.Handle(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	compare := func(when string) {
+		t.Helper()
+		for _, coll := range []string{store.Pages, store.Counts, store.Objects, store.Titles, store.Claims} {
+			want, got := documents(t, alone, coll), documents(t, batched, coll)
+			if len(want) == 0 || len(got) != len(want) {
+				t.Fatalf("%s %s: %d documents batched, %d one at a time", when, coll, len(got), len(want))
+			}
+			for id, d := range want {
+				if g := got[id]; g == nil || g.String() != d.String() {
+					t.Errorf("%s %s %s: batched %v, one at a time %v", when, coll, id, g, d)
+				}
+			}
+		}
+		for _, c := range []string{store.CounterFeed, store.CounterItems, store.CounterCreated, store.CounterBoxesWithItems,
+			store.CounterMessages, store.CounterClaims} {
+			want, errW := store.New(alone).Counter(ctx, c)
+			got, errG := store.New(batched).Counter(ctx, c)
+			if errW != nil || errG != nil || got != want || want == 0 {
+				t.Errorf("%s counter %s: batched %d %v, one at a time %d %v", when, c, got, errG, want, errW)
+			}
+		}
+	}
+	compare("handled once")
+	for _, ev := range evs {
+		if err := one.Handle(ctx, []events.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Handled again once each, in overlapping batches: a hidden item's event handled again adds
+	// back and counts its rows before it takes them out again, in either way (the count of
+	// shown rows then drifts by one per redelivery, as before batches).
+	for _, b := range [][]events.Event{evs[:12], evs[9:]} {
+		if err := all.Handle(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("handled again")
+}
+
+// documents are coll's documents by _id, but the network counters' changes (c|…), which are
+// placed one per batch a projection is handed.
+func documents(t *testing.T, db *mongo.Database, coll string) map[string]bson.Raw {
+	t.Helper()
+	docs, err := mongox.FindAll[bson.Raw](context.Background(), db.Collection(coll), bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bson.Raw{}
+	for _, d := range docs {
+		if id := d.Lookup("_id").StringValue(); !strings.HasPrefix(id, "c|") {
+			out[id] = d
+		}
+	}
+	return out
+}
+
+// TestABurstOfItemsCostsAFewCommands: a fetch of items published to many boxes is projected in
+// a few commands whatever the number of items and boxes, and exactly: every item is listed in
+// its box and, newest per box, in the unique lists.
+func TestABurstOfItemsCostsAFewCommands(t *testing.T) {
+	t.Parallel()
+	env := testkit.Backends(t)
+	var commands atomic.Int64
+	client, db, err := mongox.Connect(context.Background(), env.MongoURI, env.Name+"_feed", &event.CommandMonitor{
+		Started: func(context.Context, *event.CommandStartedEvent) { commands.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Drop(context.Background()); _ = client.Disconnect(context.Background()) })
+	ctx := context.Background()
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db)
+	n := &Network{Store: st}
+	const boxes, items = 16, 96
+	var creations, burst []events.Event
+	for i := range boxes {
+		id := fmt.Sprint("obj", i)
+		creations = append(creations, envelope(t, events.TopicIdentity, events.ObjectCreated, id, "svc_"+id,
+			contract.ObjectCreatedData{Object: contract.Object{ObjectID: id, Hash: "svc_" + id, Visibility: "public"}}))
+	}
+	if err := n.Handle(ctx, creations); err != nil {
+		t.Fatal(err)
+	}
+	author := "svc_obj0"
+	for i := range items {
+		box := fmt.Sprint("obj", i%boxes)
+		burst = append(burst, envelope(t, events.TopicFeed, events.FeedItemPublished, box, "svc_"+box, contract.FeedItemPublishedData{
+			ItemID: fmt.Sprint("itm_", i), Title: fmt.Sprint("item ", i), Tags: []string{}, AuthorObjectID: "obj0", AuthorHash: &author,
+			PostedAt: time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC).Format(time.RFC3339Nano)}))
+	}
+	// The first item reads what a running projection knows: the counters' newest changes.
+	if err := n.Handle(ctx, burst[:1]); err != nil {
+		t.Fatal(err)
+	}
+	before := commands.Load()
+	if err := n.Handle(ctx, burst[1:]); err != nil {
+		t.Fatal(err)
+	}
+	// The box entries, the rows, their counts, the newest rows (their pointers read, the rows
+	// inserted, the pointers replaced, the creations' rows deleted), the boxes-with-items marks
+	// and count, the hidden check, the activity entries and the analytics.
+	got := commands.Load() - before
+	t.Logf("a burst of %d items to %d boxes: %d store commands", items-1, boxes, got)
+	if got > 12 {
+		t.Errorf("a burst of %d items to %d boxes cost %d store commands, want at most 12", items-1, boxes, got)
+	}
+	if err := n.Handle(ctx, burst[40:70]); err != nil { // handled again in part: nothing changes
+		t.Fatal(err)
+	}
+	for c, want := range map[string]int64{store.CounterItems: items, store.CounterFeed: items + boxes, store.CounterBoxesWithItems: boxes} {
+		if got, err := st.Counter(ctx, c); err != nil || got != want {
+			t.Errorf("counter %s = %d %v, want %d", c, got, err, want)
+		}
+	}
+	rows, _, err := st.Rows(ctx, store.FeedItems, true, false, "", 100)
+	if err != nil || len(rows) != boxes {
+		t.Fatalf("unique item rows: %d %v, want one a box", len(rows), err)
+	}
+	for _, r := range rows {
+		var box int
+		fmt.Sscanf(r.BoxID, "obj%d", &box)
+		if want := fmt.Sprint("itm_", items-boxes+box); r.ItemID != want {
+			t.Errorf("%s's newest row is %s, want %s", r.BoxID, r.ItemID, want)
+		}
 	}
 }

@@ -61,7 +61,7 @@ type FeedStore interface {
 	IsFeed(ctx context.Context, objectID string) (bool, error)
 	Item(ctx context.Context, feedID, itemID string) (*store.Item, error)
 	ItemsPage(ctx context.Context, feedID, before string, limit int) ([]store.ListedItem, string, error)
-	ListItem(ctx context.Context, it store.Item) (bool, error)
+	ListItems(ctx context.Context, items ...store.Item) ([]bool, error)
 	Name(ctx context.Context, o *store.Object) (string, error)
 	Object(ctx context.Context, objectID string) (*store.Object, error)
 	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
@@ -180,8 +180,8 @@ func (f *Feeds) Publish(ctx context.Context, box *contract.Target, author *contr
 	if err := f.Store.InsertItem(ctx, it); err != nil {
 		return nil, err
 	}
-	if _, err := f.Store.ListItem(ctx, *it); err != nil {
-		return nil, err // the item's event lists it again (store.ListItem)
+	if _, err := f.Store.ListItems(ctx, *it); err != nil {
+		return nil, err // the item's event lists it again (store.ListItems)
 	}
 	f.Outbox.Confirm(ev)
 	f.Tags.Changed(ctx, contract.BoxFeed(box.ObjectID))

@@ -34,7 +34,7 @@ func TestUpgradeCarriesEarlierListsOver(t *testing.T) {
 	t0 := clock.Now().UTC().Truncate(time.Millisecond).Add(-time.Hour)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	for _, o := range []string{"a", "b"} {
-		if err := st.AddObject(ctx, store.Object{ID: o, Hash: "svc_" + o, Title: "T" + o, CreatedAt: at(0), HashAt: at(0)}); err != nil {
+		if err := st.AddObjects(ctx, store.Object{ID: o, Hash: "svc_" + o, Title: "T" + o, CreatedAt: at(0), HashAt: at(0)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,7 +77,7 @@ func TestUpgradeCarriesEarlierListsOver(t *testing.T) {
 	entry("quota:a:others:"+day, 1, "itm_1", at(3), bson.D{}) // the quota upgrade's, left alone here
 	for i, it := range []store.Item{it1, it2} {
 		entry("items:a", int64(i+1), it.ID, it.PostedAt, it)
-		if err := st.PreloadItem(ctx, it); err != nil {
+		if err := st.InsertItem(ctx, &it); err != nil {
 			t.Fatal(err)
 		}
 	}

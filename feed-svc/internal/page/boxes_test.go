@@ -53,7 +53,7 @@ func TestBoxPage(t *testing.T) {
 		{ID: "obj_pub", Hash: "svc_pub", Visibility: contract.Public, CreatedAt: created, HashAt: created.Add(time.Hour)},
 		{ID: "obj_priv", Hash: "svc_priv", Visibility: contract.Private, CreatedAt: created, HashAt: created},
 	} {
-		if err := st.AddObject(ctx, o); err != nil {
+		if err := st.AddObjects(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -81,43 +81,11 @@ func dailyID(objectID string, day time.Time, kind string) string {
 	return mongox.Key("an", mongox.IDPart(objectID), dayPart(day), kind)
 }
 
-// Mark records that key was counted in counter and reports whether this call did it.
-func (s *Store) Mark(ctx context.Context, counter, key string) (bool, error) {
-	err := mongox.Insert(ctx, s.c(Counts), bson.D{{Key: "_id", Value: markID(counter, key)}})
-	switch {
-	case errors.Is(err, mongox.ErrTaken):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("store counts: %w", err)
-	}
-	return true, nil
-}
-
-// Add changes a network counter by delta: it inserts the counter's next change with the new sum,
-// and goes again from the newest when another writer took that place.
-func (s *Store) Add(ctx context.Context, counter string, delta int64) error {
-	if s.load != nil {
-		s.load.deltas[counter] += delta
-		return nil
-	}
-	return s.add(ctx, counter, delta)
-}
-
-// add inserts the change after the newest this store wrote or read, without reading it again: a
-// change is only ever inserted at the place after the newest, so a stale one (another replica
-// went on meanwhile) makes the insert collide, and only then is the newest read. The store's own
-// writers of a counter take turns, so that they never collide with each other.
-func (s *Store) add(ctx context.Context, counter string, delta int64) error {
-	if delta == 0 {
-		return nil
-	}
-	w := s.sums.of(counter)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return s.addTurn(ctx, counter, w, delta)
-}
-
-// addTurn is add for the writer whose turn it is (w locked).
+// addTurn changes counter by delta for the writer whose turn it is (w locked): it inserts the
+// change after the newest this store wrote or read, without reading it again. A change is only
+// ever inserted at the place after the newest, so a stale one (another replica went on
+// meanwhile) makes the insert collide, and only then is the newest read. The store's own writers
+// of a counter take turns, so that they never collide with each other.
 func (s *Store) addTurn(ctx context.Context, counter string, w *counterWriter, delta int64) error {
 	for {
 		next, err := s.nextSum(ctx, counter, w, delta)
@@ -205,30 +173,62 @@ func (s *Store) AddEach(ctx context.Context, counters []string, added []bool) er
 			deltas[c]++
 		}
 	}
-	if s.load != nil {
-		for c, d := range deltas {
-			s.load.deltas[c] += d
-		}
-		return nil
-	}
 	cctx, cancel := afterMarks(ctx)
 	defer cancel()
 	return s.count(cctx, nil, deltas)
 }
 
-// CountOnce marks key in counter and, when this call marked it, adds delta.
-func (s *Store) CountOnce(ctx context.Context, counter, key string, delta int64) error {
-	if s.load != nil {
-		s.load.stage(countedMark{id: markID(counter, key), counter: counter, delta: delta})
-		return nil
+// CountOnce marks each of keys in counter and adds delta for each that this call marked (one
+// insert of the marks, one command of the counts).
+func (s *Store) CountOnce(ctx context.Context, counter string, delta int64, keys ...string) error {
+	marks := make([]countedMark, len(keys))
+	for i, k := range keys {
+		marks[i] = countedMark{id: markID(counter, k), counters: []string{counter}, delta: delta}
 	}
-	added, err := s.Mark(ctx, counter, key)
-	if err != nil || !added {
-		return err
+	return s.countMarks(ctx, marks, nil, nil)
+}
+
+// countedMark is a mark to insert with what it counts once it goes in: delta in each of
+// counters, or one in the analytics document daily.
+type countedMark struct {
+	id       string
+	counters []string
+	delta    int64
+	daily    string
+}
+
+// countMarks inserts marks, those that exist left as they are, and adds to daily and deltas what
+// the marks that went in now count, then counts them all (count). What went in is counted only
+// here, so the count runs to its end whether or not the caller is still waiting.
+func (s *Store) countMarks(ctx context.Context, marks []countedMark, daily, deltas map[string]int64) error {
+	if daily == nil {
+		daily = map[string]int64{}
+	}
+	if deltas == nil {
+		deltas = map[string]int64{}
+	}
+	docs := make([]bson.D, len(marks))
+	for i, m := range marks {
+		docs[i] = bson.D{{Key: "_id", Value: m.id}}
+	}
+	in, err := mongox.InsertNewInBatches(ctx, s.c(Counts), docs, 1000)
+	if err != nil {
+		return fmt.Errorf("store counts: %w", err)
+	}
+	for i, ok := range in {
+		switch m := marks[i]; {
+		case !ok:
+		case m.daily != "":
+			daily[m.daily]++
+		default:
+			for _, c := range m.counters {
+				deltas[c] += m.delta
+			}
+		}
 	}
 	cctx, cancel := afterMarks(ctx)
 	defer cancel()
-	return s.Add(cctx, counter, delta)
+	return s.count(cctx, daily, deltas)
 }
 
 // Counter is a network counter's count (one find).
@@ -256,12 +256,6 @@ type Tally struct {
 // the caller is still waiting. A crash between the inserts and the counts loses those counts, as
 // between a mark and its change.
 func (s *Store) Tally(ctx context.Context, ts []Tally) error {
-	if s.load != nil {
-		for _, t := range ts {
-			s.load.tally(t)
-		}
-		return nil
-	}
 	var acts, marks []any
 	var actOf, markOf []int // the tally of each document
 	for i, t := range ts {
@@ -435,75 +429,4 @@ func (s *Store) Daily(ctx context.Context, objectID string, since time.Time) (ma
 		out[day][kind] = d.N
 	}
 	return out, nil
-}
-
-// countedMark is a mark a load stages with what it counts once it goes in: delta in counter, or
-// one in the analytics counter daily.
-type countedMark struct {
-	id      string
-	counter string
-	delta   int64
-	daily   string
-}
-
-// tally stages what Tally writes. A preload's events are new: an activity entry counts at once,
-// a mark once it goes in, as in Tally.
-func (l *load) tally(t Tally) {
-	switch {
-	case t.Activity != nil:
-		l.pages = append(l.pages, keyed[Activity]{ID: activityKey(t.Activity, t.EventID), V: *t.Activity})
-		for _, c := range t.Counters {
-			l.deltas[c]++
-		}
-		if t.Kind != "" {
-			l.daily[dailyID(t.ObjectID, t.At, t.Kind)]++
-		}
-	case t.Kind != "":
-		id := dailyID(t.ObjectID, t.At, t.Kind)
-		l.stage(countedMark{id: markID(id, t.EventID), daily: id})
-	}
-}
-
-// stage stages a mark, once.
-func (l *load) stage(m countedMark) {
-	if !l.marked[m.id] {
-		l.marked[m.id] = true
-		l.marks = append(l.marks, m)
-	}
-}
-
-// flushCounts writes a load store's marks and then what those that went in count (a mark that
-// exists already counts nothing, as in CountOnce), and its direct counter changes.
-func (s *Store) flushCounts(ctx context.Context, l *load) error {
-	docs := make([]bson.D, len(l.marks))
-	for i, m := range l.marks {
-		docs[i] = bson.D{{Key: "_id", Value: m.id}}
-	}
-	inserted, err := insertNewBatches(ctx, s.c(Counts), docs)
-	if err != nil {
-		return err
-	}
-	for i, ok := range inserted {
-		switch m := l.marks[i]; {
-		case !ok:
-		case m.daily != "":
-			l.daily[m.daily]++
-		case m.counter == counterHidden:
-			l.deltas[CounterFeed]--
-			l.deltas[CounterItems]--
-		default:
-			l.deltas[m.counter] += m.delta
-		}
-	}
-	if len(l.daily) > 0 {
-		if _, err := s.c(Counts).BulkWrite(ctx, dailyModels(l.daily), options.BulkWrite().SetOrdered(false)); err != nil {
-			return fmt.Errorf("store load analytics: %w", err)
-		}
-	}
-	for counter, delta := range l.deltas {
-		if err := s.add(ctx, counter, delta); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -2,11 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -37,35 +37,26 @@ func (s *Store) Tombstone(ctx context.Context, it *Item) error {
 	return nil
 }
 
-// IsHidden reports whether an item is hidden (a point read).
-func (s *Store) IsHidden(ctx context.Context, itemID string) (bool, error) {
-	if s.load != nil {
-		return false, nil // a preload hides nothing
+// HiddenOf reports which of the given items are hidden (one find by _id, $in).
+func (s *Store) HiddenOf(ctx context.Context, itemIDs []string) (map[string]bool, error) {
+	hs, err := mongox.FindAll[Hide](ctx, s.c(Hidden), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: itemIDs}}}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("store hidden items: %w", err)
 	}
-	var h Hide
-	err := mongox.FindOne(ctx, s.c(Hidden), mongox.ByID(itemID), &h)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("store hidden items: %w", err)
+	out := make(map[string]bool, len(hs))
+	for _, h := range hs {
+		out[h.ItemID] = true
 	}
-	return true, nil
+	return out, nil
 }
 
 // HideRows takes a hidden item out of the network's feed (UnlistItem) and, once per item, out of
 // the feed's counters.
 func (s *Store) HideRows(ctx context.Context, it *Item) error {
-	added, err := s.Mark(ctx, counterHidden, it.ID)
-	if err != nil {
+	m := countedMark{id: markID(counterHidden, it.ID), counters: []string{CounterFeed, CounterItems}, delta: -1}
+	if err := s.countMarks(ctx, []countedMark{m}, nil, nil); err != nil {
 		return err
-	}
-	if added {
-		for _, c := range []string{CounterFeed, CounterItems} {
-			if err := s.Add(ctx, c, -1); err != nil {
-				return err
-			}
-		}
 	}
 	return s.UnlistItem(ctx, Row{Kind: KindItem, BoxID: it.FeedID, ItemID: it.ID, At: it.PostedAt})
 }

@@ -41,6 +41,15 @@ func (s *Store) InsertItem(ctx context.Context, it *Item) error {
 	return nil
 }
 
+// InsertItems stores the records of new items as publishing does, many a command (a preload's);
+// one stored already is left as it is.
+func (s *Store) InsertItems(ctx context.Context, items []Item) error {
+	if _, err := mongox.InsertNewInBatches(ctx, s.c(Items), items, 1000); err != nil {
+		return fmt.Errorf("store items: %w", err)
+	}
+	return nil
+}
+
 // listed is an item as its box's list keeps it: the item, or a tombstone once it is hidden.
 type listed struct {
 	Item   Item `bson:"item"`
@@ -54,16 +63,16 @@ func itemKey(feedID, itemID string, posted time.Time) string {
 // ItemsScope is the scope of a box's feed items.
 func ItemsScope(feedID string) string { return mongox.Scope("i", mongox.IDPart(feedID)) }
 
-// ListItem inserts an item into its box's list once (keyed by its time and id); publishing does
-// it before it answers and the consumer of its event again, which repairs a crash between the
-// two writes. It reports whether this call added it.
-func (s *Store) ListItem(ctx context.Context, it Item) (bool, error) {
-	it.Events = nil
-	added, err := s.insert(ctx, keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: listed{Item: it}})
-	if err != nil {
-		return false, err
+// ListItems inserts items into their boxes' lists once each (keyed by time and id); publishing
+// does it before it answers and the consumer of the item's event again, which repairs a crash
+// between the two writes. It reports which this call added.
+func (s *Store) ListItems(ctx context.Context, items ...Item) ([]bool, error) {
+	docs := make([]any, len(items))
+	for i, it := range items {
+		it.Events = nil
+		docs[i] = keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: listed{Item: it}}
 	}
-	return added[0], nil
+	return s.insert(ctx, docs...)
 }
 
 // Item returns one item of a feed, or mongox.ErrNotFound.

@@ -35,16 +35,9 @@ type Title struct {
 	Version  int    `bson:"version"`
 }
 
-// AddObject stores a created object once.
-func (s *Store) AddObject(ctx context.Context, o Object) error {
-	if s.load != nil {
-		if _, ok := s.load.objects[o.ID]; !ok {
-			s.load.objects[o.ID] = &o
-			s.load.created = append(s.load.created, o)
-		}
-		return nil
-	}
-	if err := mongox.InsertOnce(ctx, s.c(Objects), o); err != nil {
+// AddObjects stores created objects once each (those stored already are left as they are).
+func (s *Store) AddObjects(ctx context.Context, objs ...Object) error {
+	if _, err := mongox.InsertNewInBatches(ctx, s.c(Objects), objs, 1000); err != nil {
 		return fmt.Errorf("store objects: %w", err)
 	}
 	return nil
@@ -54,11 +47,6 @@ func (s *Store) AddObject(ctx context.Context, o Object) error {
 // projection does not know yet is left alone: its creation (earlier on the same partition)
 // records its hash as it was then.
 func (s *Store) SetHash(ctx context.Context, objectID, hash string, at time.Time) error {
-	if s.load != nil {
-		if err := s.Flush(ctx); err != nil { // the object may be staged, and kept for reads
-			return err
-		}
-	}
 	_, err := s.c(Objects).UpdateOne(ctx,
 		bson.D{{Key: "_id", Value: objectID}, {Key: "hash_at", Value: bson.D{{Key: "$lte", Value: at}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}, {Key: "hash_at", Value: at}}}})
@@ -70,19 +58,9 @@ func (s *Store) SetHash(ctx context.Context, objectID, hash string, at time.Time
 
 // Object returns one object (a point read), or mongox.ErrNotFound.
 func (s *Store) Object(ctx context.Context, objectID string) (*Object, error) {
-	if s.load != nil {
-		if o, ok := s.load.objects[objectID]; ok {
-			c := *o
-			return &c, nil
-		}
-	}
 	var o Object
 	if err := mongox.FindOne(ctx, s.c(Objects), mongox.ByID(objectID), &o); err != nil {
 		return nil, fmt.Errorf("store objects: %w", err)
-	}
-	if s.load != nil {
-		c := o
-		s.load.objects[objectID] = &c
 	}
 	return &o, nil
 }
@@ -98,13 +76,6 @@ func (s *Store) ObjectsOf(ctx context.Context, ids []string) (map[string]*Object
 			continue
 		}
 		seen[id] = true
-		if s.load != nil {
-			if o, ok := s.load.objects[id]; ok {
-				c := *o
-				out[id] = &c
-				continue
-			}
-		}
 		ask = append(ask, id)
 	}
 	if len(ask) == 0 {

@@ -2,11 +2,14 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -105,71 +108,108 @@ func RowScope(feed string, unique bool) string {
 // ActivityScope is the scope of public activity.
 var ActivityScope = mongox.Scope("a")
 
-// insert inserts docs into Pages (a load store stages them) and reports which went in now.
+// insert inserts docs into Pages, a thousand a command, and reports which went in now.
 func (s *Store) insert(ctx context.Context, docs ...any) ([]bool, error) {
-	if s.load != nil {
-		s.load.pages = append(s.load.pages, docs...)
-		added := make([]bool, len(docs))
-		for i := range added {
-			added[i] = true // a preload's events are new
-		}
-		return added, nil
-	}
-	added, err := mongox.InsertNew(ctx, s.c(Pages), docs)
+	added, err := mongox.InsertNewInBatches(ctx, s.c(Pages), docs, 1000)
 	if err != nil {
 		return nil, fmt.Errorf("store lists: %w", err)
 	}
 	return added, nil
 }
 
-// AddRow inserts a row into the lists of the given feeds once (by its item, or its box for a
-// creation) and reports, per feed, whether this call added it.
-func (s *Store) AddRow(ctx context.Context, r Row, feeds ...string) ([]bool, error) {
-	docs := make([]any, len(feeds))
-	for i, f := range feeds {
-		docs[i] = keyed[Row]{ID: rowKey(f, &r), V: r}
+// AddRows inserts rows into the lists of the given feeds once each (by its item, or its box for
+// a creation), and reports, row by row and for each row feed by feed, whether this call added it.
+func (s *Store) AddRows(ctx context.Context, rows []Row, feeds ...string) ([]bool, error) {
+	docs := make([]any, 0, len(rows)*len(feeds))
+	for i := range rows {
+		for _, f := range feeds {
+			docs = append(docs, keyed[Row]{ID: rowKey(f, &rows[i]), V: rows[i]})
+		}
 	}
 	return s.insert(ctx, docs...)
 }
 
-// SetNewest makes r its box's newest row of a feed's unique list, unless a newer one is there:
-// the new key is inserted, the pointer moved to it and the old key deleted by _id. One box's rows
-// of one feed are written by one consumer at a time (its items come in order on one partition of
-// the feed topic, and its creation is projected before any item, which waits for the object).
-func (s *Store) SetNewest(ctx context.Context, feed string, r Row) error {
-	key, pid := uniqueKey(feed, &r), newestID(feed, r.BoxID)
-	if s.load != nil {
-		if old, ok := s.load.newest[pid]; !ok || old.ID < key {
-			s.load.newest[pid] = keyed[Row]{ID: key, V: r}
+// SetNewest makes, in each of feeds' unique lists, each box's newest of rows its newest row,
+// unless a newer one is there: the new keys are inserted, the pointers moved to them and the old
+// keys deleted by _id, a few commands for all of rows' boxes together. One box's rows of one feed
+// are written by one consumer at a time (its items come in order on one partition of the feed
+// topic, and its creation is projected before any item, which waits for the object).
+func (s *Store) SetNewest(ctx context.Context, rows []Row, feeds ...string) error {
+	want := map[string]keyed[Row]{}
+	for _, f := range feeds {
+		for _, r := range rows {
+			key, pid := uniqueKey(f, &r), newestID(f, r.BoxID)
+			if cur, ok := want[pid]; !ok || cur.ID < key {
+				want[pid] = keyed[Row]{ID: key, V: r}
+			}
 		}
-		return nil
 	}
-	var cur newest
-	err := mongox.FindOne(ctx, s.c(Pages), mongox.ByID(pid), &cur)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-	case err != nil:
-		return fmt.Errorf("store newest rows: %w", err)
-	case cur.Key >= key:
-		return nil // this row or a newer one is the box's newest already
-	}
-	return s.moveNewest(ctx, pid, cur.Key, keyed[Row]{ID: key, V: r})
+	return s.moveNewest(ctx, want)
 }
 
-// moveNewest inserts a box's new newest row, points at it and deletes the one it replaces.
-func (s *Store) moveNewest(ctx context.Context, pid, old string, doc keyed[Row]) error {
-	if err := mongox.InsertOnce(ctx, s.c(Pages), doc); err != nil {
-		return fmt.Errorf("store newest rows: %w", err)
-	}
-	if err := mongox.ReplaceUpsert(ctx, s.c(Pages), pid, newest{ID: pid, Key: doc.ID}); err != nil {
-		return fmt.Errorf("store newest rows: %w", err)
-	}
-	if old != "" && old != doc.ID {
-		if _, err := s.c(Pages).DeleteOne(ctx, mongox.ByID(old)); err != nil {
+// moveNewest makes want[pid] the newest row of each box pointer pid, unless a newer one is
+// there, a thousand boxes at a time: one read of their pointers, an insert of the new rows, the
+// pointers' replacements and a delete of the rows they replace.
+func (s *Store) moveNewest(ctx context.Context, want map[string]keyed[Row]) error {
+	pids := slices.Sorted(maps.Keys(want))
+	for start := 0; start < len(pids); start += 1000 {
+		if err := s.moveNewestBatch(ctx, want, pids[start:min(start+1000, len(pids))]); err != nil {
 			return fmt.Errorf("store newest rows: %w", err)
 		}
 	}
 	return nil
+}
+
+func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row], pids []string) error {
+	cur, err := mongox.FindAll[newest](ctx, s.c(Pages), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: pids}}}})
+	if err != nil {
+		return err
+	}
+	old := make(map[string]string, len(cur))
+	for _, n := range cur {
+		old[n.ID] = n.Key
+	}
+	var docs []any
+	var pointers []mongo.WriteModel
+	var stale bson.A
+	for _, pid := range pids {
+		doc := want[pid]
+		if old[pid] >= doc.ID {
+			continue // this row or a newer one is the box's newest already
+		}
+		docs = append(docs, doc)
+		pointers = append(pointers, mongo.NewReplaceOneModel().SetFilter(mongox.ByID(pid)).
+			SetReplacement(newest{ID: pid, Key: doc.ID}).SetUpsert(true))
+		if old[pid] != "" {
+			stale = append(stale, old[pid])
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(Pages), docs); err != nil {
+		return err
+	}
+	if err := s.replace(ctx, pointers); err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: stale}}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replace runs replace-upserts of Pages in one unordered command, once more when some collided
+// with a concurrent upsert of the same new _id (FerretDB and MongoDB before 4.2 fail one of them
+// as a duplicate): the document exists then, and the second run replaces it.
+func (s *Store) replace(ctx context.Context, models []mongo.WriteModel) error {
+	_, err := s.c(Pages).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil && mongox.OnlyDuplicateKeys(err) {
+		_, err = s.c(Pages).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	}
+	return err
 }
 
 // UnlistItem takes a hidden item's rows out of the network's feed, by _id: its rows and, where it
@@ -234,12 +274,6 @@ func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, befo
 		}
 	}
 	return rows, next, nil
-}
-
-// AddActivity adds an entry of public activity once per event.
-func (s *Store) AddActivity(ctx context.Context, eventID string, a Activity) error {
-	_, err := s.insert(ctx, keyed[Activity]{ID: activityKey(&a, eventID), V: a})
-	return err
 }
 
 // ActivityPage reads a page of public activity, newest first, below before ("" from the newest).

@@ -54,7 +54,6 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	db   *mongo.Database
-	load *load // staged writes of a store made by NewLoad, nil otherwise
 	sums *newestSums
 }
 

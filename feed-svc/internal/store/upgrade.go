@@ -52,7 +52,7 @@ func (s *Store) UpgradeLists(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("upgrade lists: %w", err)
 	}
 	defer cur.Close(ctx)
-	u := &upgrade{s: s, l: newLoad(), hidden: map[string]bool{}}
+	u := &upgrade{s: s, hidden: map[string]bool{}}
 	n := 0
 	for cur.Next(ctx) {
 		var e logEntry
@@ -104,7 +104,7 @@ func cutLast(s, sep string) (string, string, bool) {
 // upgrade stages one batch of carried-over documents.
 type upgrade struct {
 	s      *Store
-	l      *load
+	pages  []any           // documents of Pages other than rows
 	rows   []keyed[Row]    // rows whose items' bodies are still to read
 	feeds  []string        // the feed of each of rows
 	marks  []countedMark   // marks that count once inserted
@@ -114,7 +114,7 @@ type upgrade struct {
 	newest map[string]keyed[Row]
 }
 
-func (u *upgrade) staged() int { return len(u.l.pages) + len(u.rows) + len(u.marks) }
+func (u *upgrade) staged() int { return len(u.pages) + len(u.rows) + len(u.marks) }
 
 // entry stages what one old entry becomes.
 func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
@@ -146,7 +146,7 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 		if err := bson.Unmarshal(e.V, &a); err != nil {
 			return fmt.Errorf("upgrade lists: %s: %w", e.ID, err)
 		}
-		u.l.pages = append(u.l.pages, keyed[Activity]{ID: activityKey(&a, e.Key), V: a})
+		u.pages = append(u.pages, keyed[Activity]{ID: activityKey(&a, e.Key), V: a})
 	case strings.HasPrefix(list, "items:"):
 		var it Item
 		if err := bson.Unmarshal(e.V, &it); err != nil {
@@ -160,17 +160,17 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 		if hidden {
 			v.Item = tombstone(&it)
 		}
-		u.l.pages = append(u.l.pages, keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
+		u.pages = append(u.pages, keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
 	case list == "global:hidden":
-		u.marks = append(u.marks, countedMark{id: markID(counterHidden, e.Key), counter: counterHidden})
+		u.marks = append(u.marks, countedMark{id: markID(counterHidden, e.Key), counters: []string{CounterFeed, CounterItems}, delta: -1})
 	case list == "boxes:item":
-		u.marks = append(u.marks, countedMark{id: markID(CounterBoxesWithItems, e.Key), counter: CounterBoxesWithItems, delta: 1})
+		u.marks = append(u.marks, countedMark{id: markID(CounterBoxesWithItems, e.Key), counters: []string{CounterBoxesWithItems}, delta: 1})
 	case list == "stats:messages":
-		u.marks = append(u.marks, countedMark{id: markID(CounterMessages, e.Key), counter: CounterMessages, delta: 1})
+		u.marks = append(u.marks, countedMark{id: markID(CounterMessages, e.Key), counters: []string{CounterMessages}, delta: 1})
 	case list == "stats:claims_verified":
-		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counter: CounterClaims, delta: 1})
+		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counters: []string{CounterClaims}, delta: 1})
 	case list == "stats:claims_lapsed":
-		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counter: CounterClaims, delta: -1})
+		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counters: []string{CounterClaims}, delta: -1})
 	case strings.HasPrefix(list, "an:"):
 		parts := strings.Split(strings.TrimPrefix(list, "an:"), ":")
 		if len(parts) != 3 {
@@ -213,6 +213,7 @@ func (u *upgrade) isHidden(ctx context.Context, itemID string) (bool, error) {
 // the counters by what went in now.
 func (u *upgrade) flush(ctx context.Context) error {
 	s := u.s
+	deltas := map[string]int64{}
 	if len(u.rows) > 0 {
 		var ids bson.A
 		for _, r := range u.rows {
@@ -236,36 +237,24 @@ func (u *upgrade) flush(ctx context.Context) error {
 			u.rows[i].V.Body = bodies[u.rows[i].V.ItemID]
 			docs[i] = u.rows[i]
 		}
-		in, err := insertNewBatches(ctx, s.c(Pages), docs)
+		in, err := s.insert(ctx, docs...)
 		if err != nil {
-			return err
+			return fmt.Errorf("upgrade lists: %w", err)
 		}
+		counter := map[string]string{FeedAll: CounterFeed, FeedItems: CounterItems, FeedCreated: CounterCreated}
 		for i, ok := range in {
-			if !ok {
-				continue
-			}
-			switch u.feeds[i] {
-			case FeedAll:
-				u.l.deltas[CounterFeed]++
-			case FeedItems:
-				u.l.deltas[CounterItems]++
-			case FeedCreated:
-				u.l.deltas[CounterCreated]++
+			if ok {
+				deltas[counter[u.feeds[i]]]++
 			}
 		}
 	}
-	if _, err := insertNewBatches(ctx, s.c(Pages), u.l.pages); err != nil {
-		return err
+	if _, err := s.insert(ctx, u.pages...); err != nil {
+		return fmt.Errorf("upgrade lists: %w", err)
 	}
-	for _, m := range u.marks {
-		u.l.stage(m)
+	if err := s.countMarks(ctx, u.marks, nil, deltas); err != nil {
+		return fmt.Errorf("upgrade lists: %w", err)
 	}
-	if err := s.flushCounts(ctx, u.l); err != nil {
-		return err
-	}
-	newest := u.newest
-	*u.l = *newLoad()
-	u.rows, u.feeds, u.marks, u.newest = nil, nil, nil, newest
+	u.pages, u.rows, u.feeds, u.marks = nil, nil, nil, nil
 	return nil
 }
 
@@ -296,6 +285,8 @@ func (u *upgrade) flushNewest(ctx context.Context) error {
 			}
 		}
 	}
-	u.l.newest = rows
-	return u.s.flushNewest(ctx, u.l)
+	if err := u.s.moveNewest(ctx, rows); err != nil {
+		return fmt.Errorf("upgrade lists: %w", err)
+	}
+	return nil
 }
