@@ -447,10 +447,13 @@ func (n *Network) items(ctx context.Context, ps []published, private map[string]
 // networkRows adds items' rows to the network's feed, makes each box's newest of them its newest
 // row, and takes the rows of an item out again when it was hidden meanwhile (a hide that ran
 // before the rows were added found nothing to take out; one that runs after this check takes them
-// out itself).
+// out itself). The rows of an item hidden before are left out: a redelivered event of an item
+// hidden since would otherwise add its rows and count them again, and the hide, which counts
+// each item out once, would not count them out a second time.
 func (n *Network) networkRows(ctx context.Context, rows []store.Row) error {
-	if len(rows) == 0 {
-		return nil
+	rows, err := n.notHidden(ctx, rows)
+	if err != nil || len(rows) == 0 {
+		return err
 	}
 	added, err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedItems)
 	if err != nil {
@@ -485,4 +488,20 @@ func (n *Network) networkRows(ctx context.Context, rows []store.Row) error {
 	}
 	n.changed(ctx, contract.NetworkFeed)
 	return nil
+}
+
+// notHidden are the rows of items not hidden: one find by _id.
+func (n *Network) notHidden(ctx context.Context, rows []store.Row) ([]store.Row, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ItemID
+	}
+	hidden, err := n.Store.HiddenOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(rows, func(r store.Row) bool { return hidden[r.ItemID] }), nil
 }
