@@ -35,10 +35,6 @@ var internalChange = map[string]string{
 // rolling upgrade): decision memory is the owner's alone, so it has no public event.
 const ownerOnlyChange = "decision_memory"
 
-// Change is the data.change a public payload of the internal event type carries to tell it from
-// other internal events of the same public name, or "".
-func Change(eventType string) string { return internalChange[eventType] }
-
 // Payload is the public form of an event: the body of a webhook delivery (Standard Webhooks'
 // {type, timestamp, data}, with the event id that is also the webhook-id header) and the data of
 // an event stream's event, whose SSE id is the same event id.

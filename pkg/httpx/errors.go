@@ -45,9 +45,6 @@ const (
 // Error is apierr.Error: the one error type, rendered by Abort.
 type Error = apierr.Error
 
-// New is apierr.New.
-func New(status int, code, message string) *Error { return apierr.New(status, code, message) }
-
 // Errorf is apierr.Errorf.
 func Errorf(status int, code, format string, args ...any) *Error {
 	return apierr.Errorf(status, code, format, args...)
@@ -72,9 +69,6 @@ func Forbidden(code, message string) *Error { return apierr.Forbidden(code, mess
 
 // Conflict is apierr.Conflict.
 func Conflict(code, message string) *Error { return apierr.Conflict(code, message) }
-
-// QuotaExceeded is apierr.QuotaExceeded.
-func QuotaExceeded(what string, max int64) *Error { return apierr.QuotaExceeded(what, max) }
 
 // TooLarge is apierr.TooLarge.
 func TooLarge(limit int64) *Error { return apierr.TooLarge(limit) }

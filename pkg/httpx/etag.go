@@ -35,11 +35,6 @@ func NewETags(rdb *redis.Client, log *slog.Logger, ttl time.Duration) *ETags {
 
 const etagPrefix = "svc:etag:"
 
-// ETagKey is the Redis key of the object's validator, for a cache that reads it in one round trip
-// with its own entry: content labelled with the validator it was read under is current while the
-// validator is.
-func ETagKey(objectID string) string { return etagPrefix + objectID }
-
 // Tokens returns the validators themselves, for caches that must follow the same writes.
 func (e *ETags) Tokens() *versions.Tokens { return e.tokens }
 
