@@ -20,22 +20,23 @@ import (
 	_ "modernc.org/sqlite" // the SQLite driver FerretDB itself uses
 )
 
-// FerretDB v1.24 pushes `_id` equality down to SQL, but neither handler's own index serves that
-// SQL, so a point read or update by `_id` scans the whole table:
+// FerretDB v1.24 pushes `_id` equality down to SQL, but on PostgreSQL no index of its own serves
+// that SQL, so a point read or update by `_id` scans the whole table: the postgresql handler
+// filters on `_jsonb->'_id' @> $2`, a containment its btree cannot answer (FerretDB issue 4646);
+// a GIN index on the same expression can. (The sqlite handler filtered on
+// `_ferretdb_sjson->'$._id' = ?` while its unique index is on `_ferretdb_sjson->"_id"`, a
+// different expression to SQLite's planner; the patched FerretDB in third_party/ferretdb filters
+// on its index's expression now, so SQLite needs no index of ours for it.)
 //
-//   - sqlite filters on `_ferretdb_sjson->'$._id' = ?` while its unique index is on
-//     `_ferretdb_sjson->"_id"`, a different expression to SQLite's planner;
-//   - postgresql filters on `_jsonb->'_id' @> $2`, a containment the btree cannot answer
-//     (FerretDB issue 4646); a GIN index on the same expression can.
-//
-// idIndexer adds, to every collection table FerretDB keeps, an index on exactly the expression the
-// pushdown uses, and a second one on the `_id` string that the patched FerretDB in
-// third_party/ferretdb reads an `_id` range by: with it, a page of a list (an `_id` range, an `_id`
-// sort and a limit; see mongox.Range) is an index range scan without a sort step. FerretDB does
-// not know about these indexes (they are not in its metadata), so they never show in listIndexes
-// and disappear with their table. Collections are found in FerretDB's own metadata tables:
-// `_ferretdb_collections` in each `<database>.sqlite` file, and
-// `<schema>._ferretdb_database_metadata` rows `{_id: collection, table: table}` on PostgreSQL.
+// idIndexer adds, to every collection table FerretDB keeps, the indexes the patched FerretDB's
+// SQL needs and FerretDB does not create: on PostgreSQL one on exactly the expression of the
+// equality pushdown, and on both backends one on the `_id` string that it reads an `_id` range
+// by: with it, a page of a list (an `_id` range, an `_id` sort and a limit; see mongox.Range) is
+// an index range scan without a sort step. FerretDB does not know about these indexes (they are
+// not in its metadata), so they never show in listIndexes and disappear with their table.
+// Collections are found in FerretDB's own metadata tables: `_ferretdb_collections` in each
+// `<database>.sqlite` file, and `<schema>._ferretdb_database_metadata` rows
+// `{_id: collection, table: table}` on PostgreSQL.
 type idIndexer interface {
 	// sync indexes every collection table that has no `_id` pushdown index yet.
 	sync(ctx context.Context) error
@@ -57,17 +58,22 @@ func idRangeIndexName(table string) string {
 }
 
 // sqliteIndexes are the indexes every collection table gets on SQLite: one on the expression of
-// FerretDB's `_id` equality pushdown (the JSON text of `_id`), and one on the expression of the
-// `_id` range pushdown (`_id` unquoted, which compares as MongoDB compares strings; IDTextColumn
-// in third_party/ferretdb/internal/backends/sqlite). SQLite uses an index only for the very
-// expression it was created on.
+// the `_id` range pushdown (`_id` unquoted, which compares as MongoDB compares strings;
+// IDTextColumn in third_party/ferretdb/internal/backends/sqlite). SQLite uses an index only for
+// the very expression it was created on.
 var sqliteIndexes = []struct {
 	name func(table string) string
 	expr string
 }{
-	{idIndexName, `_ferretdb_sjson->'$._id'`},
 	{idRangeIndexName, `_ferretdb_sjson->>'$._id'`},
 }
+
+// obsoleteSQLiteIndex tells the indexes of earlier releases that sync drops: the one on
+// `_ferretdb_sjson->'$._id'` (named by idIndexName), which served FerretDB's `_id` equality
+// until the patched FerretDB used the expression of its own unique `_id` index. Nothing reads it
+// any more, and every insert paid for it: another extraction of `_id` from the document's JSON,
+// another b-tree entry and another page in the commit.
+func obsoleteSQLiteIndex(name string) bool { return strings.HasPrefix(name, "svc_id_") }
 
 // sqliteIndexer indexes the SQLite files of one FerretDB directory.
 type sqliteIndexer struct {
@@ -146,6 +152,13 @@ func (s *sqliteIndexer) syncFile(ctx context.Context, db *sql.DB) error {
 			q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (%s)`, ix.name(table), table, ix.expr)
 			if _, err := db.ExecContext(ctx, q); err != nil && !strings.Contains(err.Error(), "no such table") {
 				errs = append(errs, fmt.Errorf("index %s: %w", table, err))
+			}
+		}
+	}
+	for _, name := range have {
+		if obsoleteSQLiteIndex(name) {
+			if _, err := db.ExecContext(ctx, fmt.Sprintf(`DROP INDEX IF EXISTS %q`, name)); err != nil {
+				errs = append(errs, fmt.Errorf("drop index %s: %w", name, err))
 			}
 		}
 	}

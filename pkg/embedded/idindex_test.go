@@ -138,10 +138,11 @@ func TestIDIndexServesPointReadsOnSQLite(t *testing.T) {
 	if err := db.QueryRow(`SELECT table_name FROM _ferretdb_collections WHERE name = 'things'`).Scan(&table); err != nil {
 		t.Fatal(err)
 	}
-	// The statement FerretDB's sqlite handler runs for FindOne({_id}).
-	plan := explainSQLite(t, db, fmt.Sprintf(`SELECT _ferretdb_sjson FROM %q WHERE _ferretdb_sjson->'$._id' = ?`, table))
-	if !strings.Contains(plan, "SEARCH") || !strings.Contains(plan, idIndexName(table)) {
-		t.Fatalf("plan of an _id lookup = %q, want a SEARCH using %s", plan, idIndexName(table))
+	// The statement the patched FerretDB's sqlite handler runs for FindOne({_id}), served by the
+	// unique `_id` index FerretDB creates with the collection.
+	plan := explainSQLite(t, db, fmt.Sprintf(`SELECT _ferretdb_sjson FROM %q WHERE _ferretdb_sjson->'_id' = ?`, table))
+	if want := table + "__id_"; !strings.Contains(plan, "SEARCH") || !strings.Contains(plan, want) {
+		t.Fatalf("plan of an _id lookup = %q, want a SEARCH using %s", plan, want)
 	}
 	var doc bson.M
 	if err := c.Database("app").Collection("things").FindOne(ctx, bson.M{"_id": "a"}).Decode(&doc); err != nil {
@@ -314,13 +315,13 @@ func TestCollectionsCreatedAfterStartAreIndexed(t *testing.T) {
 		var table string
 		err := db.QueryRow(`SELECT table_name FROM _ferretdb_collections WHERE name = 'later'`).Scan(&table)
 		if err == nil {
-			err = db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, idIndexName(table)).Scan(&n)
+			err = db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, idRangeIndexName(table)).Scan(&n)
 		}
 		if err == nil && n == 1 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no _id index on a collection created after start (count %d, err %v)", n, err)
+			t.Fatalf("no _id range index on a collection created after start (count %d, err %v)", n, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -372,12 +372,76 @@ func TestRangeIndexIsAddedToExistingTables(t *testing.T) {
 	if err := m.SyncIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{idIndexName(table), idRangeIndexName(table)} {
-		var n int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&n); err != nil || n != 1 {
-			t.Errorf("index %s: count %d, err %v; want it there", name, n, err)
-		}
+	if n := countIndex(t, db, idRangeIndexName(table)); n != 1 {
+		t.Errorf("range index %s: count %d; want it there", idRangeIndexName(table), n)
 	}
+}
+
+// TestEqualityIndexOfEarlierReleasesIsDropped: a store indexed by earlier releases (an index on
+// `_ferretdb_sjson->'$._id'` next to the range index) loses that index at the next sync, and its
+// documents are still found, updated and deleted by `_id` from FerretDB's own `_id` index.
+func TestEqualityIndexOfEarlierReleasesIsDropped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	m, c := startMongo(t, MongoOptions{Dir: dir, IndexInterval: time.Hour})
+	coll := c.Database("old").Collection("things")
+	if _, err := coll.InsertMany(ctx, []any{bson.M{"_id": "a", "v": 1}, bson.M{"_id": "b", "v": 2}, bson.M{"_id": "c", "v": 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t, dir, "old")
+	table := tableOf(t, db, "things")
+	// What earlier releases created on every table.
+	old := idIndexName(table)
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`CREATE INDEX %q ON %q (_ferretdb_sjson->'$._id')`, old, table)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := countIndex(t, db, old); n != 0 {
+		t.Errorf("index %s of earlier releases: count %d after sync, want it dropped", old, n)
+	}
+	if n := countIndex(t, db, idRangeIndexName(table)); n != 1 {
+		t.Errorf("range index %s: count %d; want it kept", idRangeIndexName(table), n)
+	}
+	var doc bson.M
+	if err := coll.FindOne(ctx, bson.M{"_id": "b"}).Decode(&doc); err != nil || doc["v"] != int32(2) {
+		t.Fatalf("FindOne(b) = %v, %v; want v 2", doc, err)
+	}
+	if res, err := coll.UpdateOne(ctx, bson.M{"_id": "c"}, bson.M{"$set": bson.M{"v": 30}}); err != nil || res.ModifiedCount != 1 {
+		t.Fatalf("UpdateOne(c) = %+v, %v; want one modified", res, err)
+	}
+	if res, err := coll.DeleteOne(ctx, bson.M{"_id": "a"}); err != nil || res.DeletedCount != 1 {
+		t.Fatalf("DeleteOne(a) = %+v, %v; want one deleted", res, err)
+	}
+	cur, err := coll.Find(ctx, bson.M{}, options.Find().SetSort(bson.M{"_id": 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []struct {
+		ID string `bson:"_id"`
+		V  int    `bson:"v"`
+	}
+	if err := cur.All(ctx, &all); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(all); got != "[{b 2} {c 30}]" {
+		t.Fatalf("documents after update and delete: %s, want [{b 2} {c 30}]", got)
+	}
+}
+
+// countIndex counts the indexes of db named name (0 or 1).
+func countIndex(t *testing.T, db *sql.DB, name string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // BenchmarkIDRangePage prints the cost of one page of 50 of a list (mongox.Find of a Range) at

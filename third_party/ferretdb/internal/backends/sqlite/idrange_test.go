@@ -161,3 +161,52 @@ func TestIDPushdown(t *testing.T) {
 		})
 	}
 }
+
+// TestIDEqualityUsesIDIndex checks that an _id lookup is a search of the unique index on _id that
+// FerretDB creates with every collection, for string and ObjectID ids alike.
+func TestIDEqualityUsesIDIndex(t *testing.T) {
+	t.Parallel()
+
+	ctx := testutil.Ctx(t)
+
+	sp, err := state.NewProvider("")
+	require.NoError(t, err)
+
+	b, err := NewBackend(&NewBackendParams{URI: testutil.TestSQLiteURI(t, ""), L: testutil.Logger(t), P: sp, BatchSize: 100})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+
+	db, err := b.Database(testutil.DatabaseName(t))
+	require.NoError(t, err)
+
+	coll, err := db.Collection(testutil.CollectionName(t))
+	require.NoError(t, err)
+
+	oid := types.ObjectID{0xb0}
+	_, err = coll.InsertAll(ctx, &backends.InsertAllParams{Docs: []*types.Document{
+		must.NotFail(types.NewDocument("_id", "a", "v", int32(1))),
+		must.NotFail(types.NewDocument("_id", oid, "v", int32(2))),
+		must.NotFail(types.NewDocument("_id", "b", "v", int32(3))),
+	}})
+	require.NoError(t, err)
+
+	for _, id := range []any{"a", oid} {
+		filter := must.NotFail(types.NewDocument("_id", id))
+
+		res, err := coll.Explain(ctx, &backends.ExplainParams{Filter: filter})
+		require.NoError(t, err)
+		assert.True(t, res.FilterPushdown)
+
+		plan := fmt.Sprint(must.NotFail(res.QueryPlanner.Get("Plan")))
+		assert.Contains(t, plan, "SEARCH", "plan: %s", plan)
+		assert.Contains(t, plan, "__id_ (<expr>=?)", "plan: %s", plan)
+
+		q, err := coll.Query(ctx, &backends.QueryParams{Filter: filter})
+		require.NoError(t, err)
+
+		got, err := iterator.ConsumeValues(q.Iter)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		assert.Equal(t, id, must.NotFail(got[0].Get("_id")))
+	}
+}

@@ -144,49 +144,46 @@ var (
 // marshalSchemaForDoc makes schema for the given document based on its data.
 // The result is json encoded schema that can be used to unmarshal the given document.
 func marshalSchemaForDoc(td *types.Document) ([]byte, error) {
-	var buf bytes.Buffer
+	return appendSchemaForDoc(nil, td)
+}
 
+// appendSchemaForDoc appends the schema of td, as marshalSchemaForDoc returns it, to b.
+func appendSchemaForDoc(b []byte, td *types.Document) ([]byte, error) {
 	keys := td.Keys()
 	if len(keys) == 0 {
-		return []byte("{}"), nil
+		return append(b, "{}"...), nil
 	}
 
-	buf.WriteString(`{"p":{`)
+	values := td.Values()
+
+	b = append(b, `{"p":{`...)
+
+	var err error
 
 	for i, key := range keys {
 		if i > 0 {
-			buf.WriteByte(',')
+			b = append(b, ',')
 		}
 
-		var b []byte
-		var err error
+		b = appendString(b, key)
+		b = append(b, ':')
 
-		if b, err = json.Marshal(key); err != nil {
+		if b, err = appendSchemaElem(b, values[i]); err != nil {
 			return nil, lazyerrors.Error(err)
 		}
+	}
 
-		buf.Write(b)
-		buf.WriteByte(':')
+	b = append(b, `},"$k":[`...)
 
-		b, err = marshalElemForSingleValue(must.NotFail(td.Get(key)))
-		if err != nil {
-			return nil, lazyerrors.Error(err)
+	for i, key := range keys {
+		if i > 0 {
+			b = append(b, ',')
 		}
 
-		buf.Write(b)
+		b = appendString(b, key)
 	}
 
-	buf.WriteString(`},"$k":`)
-
-	b, err := json.Marshal(keys)
-	if err != nil {
-		return nil, lazyerrors.Error(err)
-	}
-
-	buf.Write(b)
-	buf.WriteByte('}')
-
-	return buf.Bytes(), nil
+	return append(b, "]}"...), nil
 }
 
 // marshalElemForSingleValue makes elem for the given element based on its data.

@@ -327,36 +327,30 @@ func Marshal(d *types.Document) ([]byte, error) {
 		panic("v is nil")
 	}
 
-	schema, err := marshalSchemaForDoc(d)
+	// one allocation for a document of up to about 1 KiB of sjson; append grows it for larger ones
+	b := make([]byte, 0, 1024)
+
+	b = append(b, `{"$s":`...)
+
+	b, err := appendSchemaForDoc(b, d)
 	if err != nil {
 		return nil, err
 	}
-
-	var buf bytes.Buffer
-
-	buf.WriteString(`{"$s":`)
-	buf.Write(schema)
 
 	keys := d.Keys()
 	values := d.Values()
 
 	for i, key := range keys {
-		buf.WriteByte(',')
-		buf.WriteString(`"`)
-		buf.WriteString(key)
-		buf.WriteString(`":`)
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
 
-		b, err := toSJSON(values[i]).MarshalJSON()
-		if err != nil {
+		if b, err = appendValue(b, values[i]); err != nil {
 			return nil, lazyerrors.Error(err)
 		}
-
-		buf.Write(b)
 	}
 
-	buf.WriteByte('}')
-
-	return buf.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // MarshalSingleValue encodes given built-in or types' package value into sjson.

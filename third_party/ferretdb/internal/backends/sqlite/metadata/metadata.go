@@ -27,7 +27,14 @@ const (
 	DefaultColumn = backends.ReservedPrefix + "sjson"
 
 	// IDColumn is a SQLite path expression for _id field.
-	IDColumn = DefaultColumn + "->'$._id'"
+	//
+	// It is written as the unique index on `_id` that every collection has is created
+	// (indexesCreate: `_ferretdb_sjson->"_id"`, a string in double quotes, as no column has that
+	// name), so that SQLite's planner, which uses an index only for the very expression it was
+	// created on, serves `_id` lookups from it: `->'$._id'`, the same value, was a different
+	// expression to the planner, and every lookup read the whole table unless a second index on
+	// that expression was kept up to date on every write.
+	IDColumn = DefaultColumn + "->'_id'"
 
 	// RecordIDColumn is a name for RecordID column to store capped collection record id.
 	RecordIDColumn = backends.ReservedPrefix + "record_id"
