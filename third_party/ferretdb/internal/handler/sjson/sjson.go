@@ -174,7 +174,20 @@ func toSJSON(v any) sjsontype {
 
 // Unmarshal decodes the top-level document.
 // It decodes document's schema from the `$s` field and uses it to decode the data of the document.
+//
+// The sjson Marshal writes is decoded in one pass over its bytes (see unmarshal_fast.go);
+// anything else goes through encoding/json as before, which also reports the errors.
 func Unmarshal(data []byte) (*types.Document, error) {
+	if d, ok := unmarshalFast(data); ok {
+		return d, nil
+	}
+
+	return unmarshalDecoder(data)
+}
+
+// unmarshalDecoder decodes the top-level document with encoding/json: into raw messages per
+// field, its schema, then each value on its own.
+func unmarshalDecoder(data []byte) (*types.Document, error) {
 	var v map[string]json.RawMessage
 	r := bytes.NewReader(data)
 	dec := json.NewDecoder(r)
