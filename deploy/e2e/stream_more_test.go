@@ -50,13 +50,19 @@ func TestEventLongPollAndRetention(t *testing.T) {
 		return env.Do(t, "GET", base+query, aliceKey, nil).Expect(t, http.StatusOK).JSON(t)
 	}
 
-	// An unknown id: lost, then everything retained, the object's creation first.
-	all := poll("?after=evt_00000000000000000000000000")
+	// An unknown id: lost, then everything retained, the object's creation first (once the
+	// stream's consumer has appended it: the log follows the write, it is not part of it).
+	var all map[string]any
+	var evs []any
+	env.Eventually(t, func() bool {
+		all = poll("?after=evt_00000000000000000000000000")
+		evs, _ = all["events"].([]any)
+		return len(evs) > 0
+	}, "the object's creation in its event stream")
 	if all["lost"] == nil {
 		t.Fatalf("after an unknown id: no lost notice: %v", all)
 	}
-	evs := all["events"].([]any)
-	if len(evs) == 0 || evs[0].(map[string]any)["type"] != "identifier" {
+	if evs[0].(map[string]any)["type"] != "identifier" {
 		t.Fatalf("retained events after lost = %v, want the identifier event first", evs)
 	}
 	createdID := evs[0].(map[string]any)["id"].(string)
