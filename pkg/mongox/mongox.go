@@ -202,6 +202,24 @@ func ReplaceUpsert(ctx context.Context, coll *mongo.Collection, id, doc any) err
 	})
 }
 
+// BulkUpsert runs upsert models of coll (replaces or updates with SetUpsert) in one unordered
+// command. Upserts of one new _id at once may fail as duplicates, as Upsert's may: when every
+// failure was one, those documents exist then, and the models run once more, as updates of them.
+func BulkUpsert(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) error {
+	write := func() error {
+		_, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		return err
+	}
+	err := write()
+	if err != nil && OnlyDuplicateKeys(err) {
+		err = write()
+	}
+	if err != nil {
+		return fmt.Errorf("upsert into %s: %w", coll.Name(), err)
+	}
+	return nil
+}
+
 func retryDuplicate(coll *mongo.Collection, write func() error) error {
 	err := write()
 	if IsDuplicateKey(err) {

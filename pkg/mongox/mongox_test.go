@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
@@ -119,9 +120,9 @@ func TestInsertNewInBatches(t *testing.T) {
 	}
 }
 
-// TestUpsertsOfOneNewDocumentAtOnce: concurrent upserts and replaces of one _id that does not
-// exist yet all succeed (the losers of the insert race update what the winner created), and the
-// document then takes a later upsert.
+// TestUpsertsOfOneNewDocumentAtOnce: concurrent upserts, replaces and bulk replaces of one _id
+// that does not exist yet all succeed (the losers of the insert race update what the winner
+// created), and the document then takes a later upsert.
 func TestUpsertsOfOneNewDocumentAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -134,10 +135,14 @@ func TestUpsertsOfOneNewDocumentAtOnce(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				var err error
-				if i%2 == 0 {
+				switch i % 3 {
+				case 0:
 					err = mongox.Upsert(ctx, coll, id, bson.D{{Key: "$max", Value: bson.D{{Key: "n", Value: i}}}})
-				} else {
+				case 1:
 					err = mongox.ReplaceUpsert(ctx, coll, id, bson.D{{Key: "_id", Value: id}, {Key: "n", Value: -1}})
+				default:
+					err = mongox.BulkUpsert(ctx, coll, []mongo.WriteModel{mongo.NewReplaceOneModel().SetFilter(mongox.ByID(id)).
+						SetReplacement(bson.D{{Key: "_id", Value: id}, {Key: "n", Value: -2}}).SetUpsert(true)})
 				}
 				if err != nil {
 					t.Errorf("round %d, writer %d: %v", round, i, err)

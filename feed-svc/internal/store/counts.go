@@ -211,7 +211,7 @@ func (s *Store) countMarks(ctx context.Context, marks []countedMark, daily, delt
 	for i, m := range marks {
 		docs[i] = bson.D{{Key: "_id", Value: m.id}}
 	}
-	in, err := mongox.InsertNewInBatches(ctx, s.c(Counts), docs, 1000)
+	in, err := mongox.InsertNewInBatches(ctx, s.c(Counts), docs, batch)
 	if err != nil {
 		return fmt.Errorf("store counts: %w", err)
 	}

@@ -44,7 +44,7 @@ func (s *Store) InsertItem(ctx context.Context, it *Item) error {
 // InsertItems stores the records of new items as publishing does, many a command (a preload's);
 // one stored already is left as it is.
 func (s *Store) InsertItems(ctx context.Context, items []Item) error {
-	if _, err := mongox.InsertNewInBatches(ctx, s.c(Items), items, 1000); err != nil {
+	if _, err := mongox.InsertNewInBatches(ctx, s.c(Items), items, batch); err != nil {
 		return fmt.Errorf("store items: %w", err)
 	}
 	return nil

@@ -37,7 +37,7 @@ type Title struct {
 
 // AddObjects stores created objects once each (those stored already are left as they are).
 func (s *Store) AddObjects(ctx context.Context, objs ...Object) error {
-	if _, err := mongox.InsertNewInBatches(ctx, s.c(Objects), objs, 1000); err != nil {
+	if _, err := mongox.InsertNewInBatches(ctx, s.c(Objects), objs, batch); err != nil {
 		return fmt.Errorf("store objects: %w", err)
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -110,7 +109,7 @@ var ActivityScope = mongox.Scope("a")
 
 // insert inserts docs into Pages, a thousand a command, and reports which went in now.
 func (s *Store) insert(ctx context.Context, docs ...any) ([]bool, error) {
-	added, err := mongox.InsertNewInBatches(ctx, s.c(Pages), docs, 1000)
+	added, err := mongox.InsertNewInBatches(ctx, s.c(Pages), docs, batch)
 	if err != nil {
 		return nil, fmt.Errorf("store lists: %w", err)
 	}
@@ -152,8 +151,8 @@ func (s *Store) SetNewest(ctx context.Context, rows []Row, feeds ...string) erro
 // pointers' replacements and a delete of the rows they replace.
 func (s *Store) moveNewest(ctx context.Context, want map[string]keyed[Row]) error {
 	pids := slices.Sorted(maps.Keys(want))
-	for start := 0; start < len(pids); start += 1000 {
-		if err := s.moveNewestBatch(ctx, want, pids[start:min(start+1000, len(pids))]); err != nil {
+	for start := 0; start < len(pids); start += batch {
+		if err := s.moveNewestBatch(ctx, want, pids[start:min(start+batch, len(pids))]); err != nil {
 			return fmt.Errorf("store newest rows: %w", err)
 		}
 	}
@@ -190,7 +189,7 @@ func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row],
 	if _, err := mongox.InsertNew(ctx, s.c(Pages), docs); err != nil {
 		return err
 	}
-	if err := s.replace(ctx, pointers); err != nil {
+	if err := mongox.BulkUpsert(ctx, s.c(Pages), pointers); err != nil {
 		return err
 	}
 	if len(stale) > 0 {
@@ -199,17 +198,6 @@ func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row],
 		}
 	}
 	return nil
-}
-
-// replace runs replace-upserts of Pages in one unordered command, once more when some collided
-// with a concurrent upsert of the same new _id (FerretDB and MongoDB before 4.2 fail one of them
-// as a duplicate): the document exists then, and the second run replaces it.
-func (s *Store) replace(ctx context.Context, models []mongo.WriteModel) error {
-	_, err := s.c(Pages).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-	if err != nil && mongox.OnlyDuplicateKeys(err) {
-		_, err = s.c(Pages).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-	}
-	return err
 }
 
 // UnlistItem takes a hidden item's rows out of the network's feed, by _id: its rows and, where it

@@ -17,6 +17,11 @@ import (
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
+// batch bounds the documents of one write command and the ids of one _id $in: the embedded store
+// serves an _id $in of at most that many from its index, and a larger insert (an upgrade's, a
+// preload's) would outlast the client's timeout in one command.
+const batch = 1000
+
 // Collection names.
 const (
 	Feeds   = "feeds"
