@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -45,7 +44,7 @@ func (p *Preloader) Load(ctx context.Context, evs []events.Event) error {
 			if err := ev.Decode(&d); err != nil {
 				return fmt.Errorf("preload %s: %w", ev.ID, err)
 			}
-			items = append(items, publishedItem(ev.ObjectID, d))
+			items = append(items, consumers.ItemOf(ev, d))
 		}
 		if err := p.st.InsertItems(ctx, items); err != nil {
 			return fmt.Errorf("preload: %w", err)
@@ -55,17 +54,6 @@ func (p *Preloader) Load(ctx context.Context, evs []events.Event) error {
 		}
 	}
 	return nil
-}
-
-// publishedItem is the record publishing stored of the item d announces in box.
-func publishedItem(box string, d contract.FeedItemPublishedData) store.Item {
-	posted, _ := time.Parse(time.RFC3339Nano, d.PostedAt)
-	it := store.Item{ID: d.ItemID, FeedID: box, Title: d.Title, Body: d.Body, Tags: d.Tags, PostedAt: posted,
-		AuthorID: d.AuthorObjectID, AuthorName: d.AuthorName, AuthorPrivate: d.AuthorHash == nil}
-	if d.AuthorHash != nil {
-		it.AuthorHash = *d.AuthorHash
-	}
-	return it
 }
 
 // Preload loads evs into feed-svc's store at db (NewPreloader, Load).

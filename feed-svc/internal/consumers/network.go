@@ -151,7 +151,7 @@ func (n *Network) together(ctx context.Context, evs []events.Event) error {
 		if ev.Decode(&d) != nil {
 			continue // a malformed event can never be projected; retrying would not help
 		}
-		its = append(its, publishedItem(ev, d, at))
+		its = append(its, published{eventID: ev.ID, it: ItemOf(ev, d)})
 		ts = append(ts, n.tally(ev, at, store.CountFeedItems, private[ev.ObjectID]))
 	}
 	if err := n.items(ctx, its, private); err != nil {
@@ -401,17 +401,19 @@ type published struct {
 	it      store.Item
 }
 
-func publishedItem(ev events.Event, d contract.FeedItemPublishedData, at time.Time) published {
+// ItemOf is the record publishing stored of the item that ev, a feed.item_published of data d,
+// announces (a private author's id, hash and name are not in it, as publishing leaves them out).
+func ItemOf(ev events.Event, d contract.FeedItemPublishedData) store.Item {
 	posted, err := time.Parse(time.RFC3339Nano, d.PostedAt)
 	if err != nil {
-		posted = at
+		posted = eventTime(ev)
 	}
 	it := store.Item{ID: d.ItemID, FeedID: ev.ObjectID, Title: d.Title, Body: d.Body, Tags: d.Tags, PostedAt: posted,
 		AuthorPrivate: d.AuthorHash == nil || d.AuthorObjectID == ""}
 	if !it.AuthorPrivate {
 		it.AuthorID, it.AuthorHash, it.AuthorName = d.AuthorObjectID, *d.AuthorHash, d.AuthorName
 	}
-	return published{eventID: ev.ID, it: it}
+	return it
 }
 
 // items projects published items: into their boxes' lists (again: this repairs a crash between
