@@ -18,7 +18,7 @@ test:
 
 # The patched FerretDB's packages whose tests need no database server (internal/backends' own tests
 # need PostgreSQL). It is its own module, outside go.work, hence GOWORK=off.
-FERRETDB_TEST_PKGS ?= ./internal/backends/sqlite/... ./internal/handler/ ./internal/handler/common/... ./internal/handler/sjson/ ./internal/util/fsql/
+FERRETDB_TEST_PKGS ?= ./internal/backends/sqlite/... ./internal/handler/ ./internal/handler/common/... ./internal/handler/sjson/ ./internal/util/fsql/ ./internal/util/resource/
 FERRETDB_MODULE = github.com/FerretDB/FerretDB@v1.24.0
 
 ## test-ferretdb: FerretDB's unit tests of the packages third_party/ferretdb patches, the patch's own among them
