@@ -215,6 +215,10 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 	fmt.Fprintf(out, "\nfreshness: new-thread sends spread over %d senders → %d recipients, each rate for %s; p99 from the send's 201 to:\n",
 		len(senders), len(recipients), o.phase)
 	fmt.Fprintf(out, "%8s %9s %14s %14s %14s %14s\n", "rate/s", "achieved", freshPaths[0], freshPaths[1], freshPaths[2], freshPaths[3])
+	stopProfile, err := startProfile(o.sendProfile)
+	if err != nil {
+		return err
+	}
 	best := 0
 	for _, rate := range []int{5, 10, 20, 40, 80, 120, 160, 240, 320, 480, 640} {
 		st := s.freshStep(ctx, run, senders, hashes, rate, o.phase)
@@ -233,6 +237,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		}
 		best = rate
 	}
+	stopProfile()
 	b := s.freshBurst(ctx, run, senders, hashes, o.workers, 2*o.phase)
 	stopWatching()
 	raw := s.mongo.Database(s.prefix + "mailbox_svc").Collection("bench_raw_inserts")

@@ -54,7 +54,7 @@ func main() {
 	flag.IntVar(&o.preload, "preload", 0, "messages inserted straight into the store before the load (threads of 100), so that the\n"+
 		"load and the idle window run over stored data")
 	flag.DurationVar(&o.drainLimit, "drain-limit", 5*time.Minute, "longest wait for the event backlog to drain")
-	flag.StringVar(&o.sendProfile, "send-profile", "", "write a CPU profile of the send phases to this file (go tool pprof)")
+	flag.StringVar(&o.sendProfile, "send-profile", "", "write a CPU profile of the send phases (with -fresh: of the rate ramp) to this file (go tool pprof)")
 	flag.StringVar(&o.idleProfile, "idle-profile", "", "write a CPU profile of the idle window to this file (go tool pprof)")
 	flag.BoolVar(&o.fresh, "fresh", false, "instead of the phases, ramp the send rate and print how long a send takes to show in the\n"+
 		"recipient's mailbox, graph, webhook and stream (make bench-fresh)")
