@@ -26,6 +26,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/FerretDB/FerretDB/internal/backends"
+	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
+	"github.com/FerretDB/FerretDB/internal/handler/sjson"
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/iterator"
 	"github.com/FerretDB/FerretDB/internal/util/must"
@@ -121,6 +123,81 @@ func TestIDRangePushdown(t *testing.T) {
 		assert.Contains(t, plan, "USING INDEX idtext", "plan: %s", plan)
 		assert.False(t, strings.Contains(plan, "TEMP B-TREE"), "plan: %s", plan)
 	}
+}
+
+// TestIDRangeStringCheck checks the two ways an _id range query tells a string _id: by the start
+// of the text sjson.Marshal writes (the fast path, which must match what Marshal writes for a
+// string _id and for nothing else), and by the JSON path for a text of another layout.
+func TestIDRangeStringCheck(t *testing.T) {
+	t.Parallel()
+
+	for _, id := range []any{"a", "", `a"b`, "é", types.ObjectID{0xb0}, int32(7), must.NotFail(types.NewDocument("k", "b"))} {
+		b, err := sjson.Marshal(must.NotFail(types.NewDocument("_id", id, "x", "y")))
+		require.NoError(t, err)
+
+		_, isString := id.(string)
+		assert.Equal(t, isString, strings.HasPrefix(string(b), stringIDPrefix), "%s", b)
+	}
+
+	ctx := testutil.Ctx(t)
+
+	sp, err := state.NewProvider("")
+	require.NoError(t, err)
+
+	uri := testutil.TestSQLiteURI(t, "")
+	b, err := NewBackend(&NewBackendParams{URI: uri, L: testutil.Logger(t), P: sp, BatchSize: 100})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+
+	dbName := testutil.DatabaseName(t)
+	db, err := b.Database(dbName)
+	require.NoError(t, err)
+
+	coll, err := db.Collection(testutil.CollectionName(t))
+	require.NoError(t, err)
+
+	_, err = coll.InsertAll(ctx, &backends.InsertAllParams{Docs: []*types.Document{
+		must.NotFail(types.NewDocument("_id", "b1")),
+		must.NotFail(types.NewDocument("_id", types.ObjectID{0xb2})),
+	}})
+	require.NoError(t, err)
+
+	// Texts of other layouts, as another writer could store them: the schema after the fields,
+	// and with whitespace.
+	u, err := url.Parse(uri)
+	require.NoError(t, err)
+
+	sqlDB, err := sql.Open("sqlite", "file:"+filepath.Join(u.Opaque, dbName+".sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sqlDB.Close() })
+
+	var table string
+	require.NoError(t, sqlDB.QueryRowContext(ctx, `SELECT table_name FROM _ferretdb_collections`).Scan(&table))
+
+	for _, text := range []string{
+		`{"_id":"b3","$s":{"p":{"_id":{"t":"string"}},"$k":["_id"]}}`,
+		`{ "$s": {"p": {"_id": {"t": "string"}}, "$k": ["_id"]}, "_id": "b4"}`,
+		`{"_id":"0000000000000000000000b5","$s":{"p":{"_id":{"t":"objectId"}},"$k":["_id"]}}`,
+	} {
+		_, err = sqlDB.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %q (%s) VALUES (?)`, table, metadata.DefaultColumn), text)
+		require.NoError(t, err)
+	}
+
+	res, err := coll.Query(ctx, &backends.QueryParams{
+		Filter: must.NotFail(types.NewDocument("_id", must.NotFail(types.NewDocument("$gte", "0", "$lt", "c")))),
+		IDSort: 1,
+	})
+	require.NoError(t, err)
+
+	got, err := iterator.ConsumeValues(res.Iter)
+	require.NoError(t, err)
+
+	var ids []any
+	for _, doc := range got {
+		ids = append(ids, must.NotFail(doc.Get("_id")))
+	}
+
+	assert.Equal(t, []any{"b1", "b3", "b4"}, ids)
 }
 
 // TestIDPushdown checks which queries get an _id sort and limit pushed down.

@@ -16,6 +16,7 @@ package sqlite
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/FerretDB/FerretDB/internal/backends"
@@ -79,8 +80,16 @@ func prepareOrderByClause(sort *types.Document) string {
 const IDTextColumn = metadata.DefaultColumn + "->>'$._id'"
 
 // idIsString is the condition that a document's _id is a string: strings are not the only values
-// whose IDTextColumn is text (an ObjectID's is its hex, for one).
-const idIsString = metadata.DefaultColumn + `->>'$."$s".p._id.t' = 'string'`
+// whose IDTextColumn is text (an ObjectID's is its hex, for one). The type is in the sjson
+// schema, which sjson.Marshal writes first, with _id (always a document's first field) first in
+// it: a text that starts with stringIDPrefix has a string _id, and SQLite then skips the JSON
+// path after OR, which parses the whole document (a page of a range read spent most of its
+// SQLite time there). A text of another layout is judged by the JSON path alone.
+var idIsString = `(substr(` + metadata.DefaultColumn + `, 1, ` + strconv.Itoa(len(stringIDPrefix)) + `) = '` +
+	stringIDPrefix + `' OR ` + metadata.DefaultColumn + `->>'$."$s".p._id.t' = 'string')`
+
+// stringIDPrefix is how sjson.Marshal's text of a document with a string _id starts.
+const stringIDPrefix = `{"$s":{"p":{"_id":{"t":"string"}`
 
 // pushdown tells which parts of a query prepareQuery applied in SQL.
 type pushdown struct {
