@@ -20,19 +20,30 @@ test:
 # need PostgreSQL). It is its own module, outside go.work, hence GOWORK=off.
 FERRETDB_TEST_PKGS ?= ./internal/backends/sqlite/... ./internal/handler/ ./internal/handler/common/... ./internal/handler/sjson/ ./internal/util/fsql/ ./internal/util/resource/
 FERRETDB_MODULE = github.com/FerretDB/FerretDB@v1.24.0
+WIRE_MODULE = github.com/FerretDB/wire@v0.0.7
 
 ## test-ferretdb: FerretDB's unit tests of the packages third_party/ferretdb patches, the patch's own among them
 test-ferretdb:
 	@echo "== go test third_party/ferretdb"
 	cd third_party/ferretdb && GOWORK=off go test $(GO_TEST_FLAGS) $(FERRETDB_TEST_PKGS)
+	@echo "== go test third_party/wire"
+	cd third_party/wire && GOWORK=off go test $(GO_TEST_FLAGS) -short ./...
 
-## ferretdb-patch: rewrite third_party/ferretdb/svc.patch, the diff from the published module to the tree
+## ferretdb-patch: rewrite third_party/ferretdb/svc.patch and third_party/wire/svc.patch, the diffs
+## from the published modules to the trees
 ferretdb-patch:
-	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	dir=$$(cd "$$tmp" && GOWORK=off go mod download -json $(FERRETDB_MODULE) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
-	cp -r "$$dir" "$$tmp/a"; cp -r third_party/ferretdb "$$tmp/b"; chmod -R u+w "$$tmp/a"; \
-	rm -f "$$tmp/a/README.md" "$$tmp/b/README.md" "$$tmp/b/svc.patch"; \
-	(cd "$$tmp" && diff -ruN a b > patch) || test $$? -eq 1; mv "$$tmp/patch" third_party/ferretdb/svc.patch
+	@$(call module-patch,$(FERRETDB_MODULE),third_party/ferretdb)
+	@$(call module-patch,$(WIRE_MODULE),third_party/wire)
+
+# module-patch writes $(2)/svc.patch: the diff from the published module $(1) to the tree $(2),
+# leaving out the README and the patch itself.
+define module-patch
+set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+dir=$$(cd "$$tmp" && GOWORK=off go mod download -json $(1) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+cp -r "$$dir" "$$tmp/a"; cp -r $(2) "$$tmp/b"; chmod -R u+w "$$tmp/a"; \
+rm -f "$$tmp/a/README.md" "$$tmp/b/README.md" "$$tmp/b/svc.patch"; \
+(cd "$$tmp" && diff -ruN a b > patch) || test $$? -eq 1; mv "$$tmp/patch" $(2)/svc.patch
+endef
 
 ## test-browser: the home page and box pages in a real headless Chromium (Debian: apt-get install -y
 ## chromium), at phone and desktop size: screenshots (SCREENSHOT_DIR) and axe-core's accessibility

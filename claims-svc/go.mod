@@ -113,3 +113,5 @@ require (
 )
 
 replace github.com/FerretDB/FerretDB v1.24.0 => ../third_party/ferretdb
+
+replace github.com/FerretDB/wire v0.0.7 => ../third_party/wire

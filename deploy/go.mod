@@ -287,3 +287,5 @@ replace github.com/svcdev/svc/feed-svc => ../feed-svc
 replace github.com/svcdev/svc/webhook-svc => ../webhook-svc
 
 replace github.com/FerretDB/FerretDB v1.24.0 => ../third_party/ferretdb
+
+replace github.com/FerretDB/wire v0.0.7 => ../third_party/wire

@@ -18,6 +18,7 @@ package bson
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/FerretDB/wire/wirebson"
@@ -26,6 +27,9 @@ import (
 	"github.com/FerretDB/FerretDB/internal/util/iterator"
 	"github.com/FerretDB/FerretDB/internal/util/lazyerrors"
 )
+
+// errNaN is the error of a request that holds a NaN, which FerretDB does not store or compare.
+var errNaN = errors.New("NaN is not supported")
 
 // convertFromTypes converts types package value to wirebson package value.
 //
@@ -181,6 +185,13 @@ func convertToTypes(v any) (any, error) {
 		return arr, nil
 
 	case float64:
+		// The wire package's check of every message for NaN (wire.CheckNaNs) decoded each
+		// message in full once more, requests and responses alike; converting a request is where
+		// every value is read anyway.
+		if math.IsNaN(v) {
+			return nil, errNaN
+		}
+
 		return v, nil
 	case string:
 		return v, nil

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/FerretDB/wire"
+	"github.com/FerretDB/wire/wirebson"
 	"github.com/pmezard/go-difflib/difflib"
 	"go.opentelemetry.io/otel"
 	otelattribute "go.opentelemetry.io/otel/attribute"
@@ -409,10 +410,14 @@ func (c *conn) route(connCtx context.Context, reqHeader *wire.MsgHeader, reqBody
 
 		resHeader.OpCode = wire.OpCodeMsg
 
-		// decoded successfully already in [run] [wire.ReadMessage] [UnmarshalBinaryNocopy] [check]
-		doc := must.NotFail(msg.RawSection0().Decode())
-
-		document, err = bson.ToDocument(doc)
+		// [wire.ReadMessage] checks sections, not documents (wire.CheckNaNs is off): a document
+		// that does not decode is an error of the request.
+		doc, e := msg.RawSection0().Decode()
+		if e != nil {
+			doc, err = wirebson.MakeDocument(0), lazyerrors.Error(e)
+		} else {
+			document, err = bson.ToDocument(doc)
+		}
 
 		if err == nil {
 			comment, _ := common.GetOptionalParam(document, "comment", "")

@@ -23,11 +23,6 @@ import (
 	"github.com/FerretDB/FerretDB/internal/util/must"
 )
 
-// init sets wire package to return error if float64 NaN value is present in wire messages.
-func init() {
-	wire.CheckNaNs = true
-}
-
 // opMsgDocument gets a raw document from section 0 and converts to [*types.Document].
 // Then it iterates raw documents from sections 1 if any, appends them
 // to the response using the section identifier as the key.
