@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -145,4 +148,70 @@ func TestMemorySearchNeverLeaks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMemorySearchLimitNamesItsBound: the documented bound of a search's limit (openapi.json and
+// the search_memory tool's input schema state one maximum) is the one the route keeps: a limit
+// past it, within every other list's bound or not, or not an integer from 1 up, is 400 naming
+// that bound; the bound itself is served.
+func TestMemorySearchLimitNamesItsBound(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	hash, key := env.CreateObject(t, nil)
+
+	doc := env.send(t, Request{Method: "GET", Path: "/openapi.json"}).Expect(t, 200).JSON(t)
+	op := doc["paths"].(map[string]any)["/api/objects/{hash}/memory/search"].(map[string]any)["get"].(map[string]any)
+	bound := -1
+	for _, p := range op["parameters"].([]any) {
+		if p := p.(map[string]any); p["name"] == "limit" {
+			max, ok := p["schema"].(map[string]any)["maximum"].(float64)
+			if !ok {
+				t.Fatalf("openapi.json states no maximum of memory search's limit: %v", p)
+			}
+			bound = int(max)
+		}
+	}
+	if bound < 1 || bound >= 200 {
+		t.Fatalf("openapi.json's maximum of memory search's limit is %d, want one below every other list's 200", bound)
+	}
+	tools, err := mcpSession(t, env, key).ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolBound := -1
+	for _, tool := range tools.Tools {
+		if tool.Name == "search_memory" {
+			var in struct {
+				Properties map[string]struct {
+					Maximum *float64 `json:"maximum"`
+				} `json:"properties"`
+			}
+			if err := json.Unmarshal([]byte(MustJSON(tool.InputSchema)), &in); err != nil {
+				t.Fatal(err)
+			}
+			if m := in.Properties["limit"].Maximum; m != nil {
+				toolBound = int(*m)
+			}
+		}
+	}
+	if toolBound != bound {
+		t.Errorf("search_memory's input schema states a maximum limit of %d, openapi.json %d", toolBound, bound)
+	}
+
+	search := "/api/objects/" + hash + "/memory/search?q=ship&limit="
+	want := fmt.Sprintf("limit must be an integer from 1 to %d", bound)
+	for _, limit := range []string{"500", "201", "200", strconv.Itoa(bound + 1), "0", "-1", "ten", "1.5"} {
+		r := env.Do(t, "GET", search+url.QueryEscape(limit), key, nil)
+		r.ExpectError(t, 400, "INVALID_REQUEST")
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		r.Decode(t, &body)
+		if body.Error.Message != want {
+			t.Errorf("limit=%s: %q, want %q", limit, body.Error.Message, want)
+		}
+	}
+	env.Do(t, "GET", search+strconv.Itoa(bound), key, nil).Expect(t, 200)
 }

@@ -18,7 +18,8 @@ import (
 // a test starts reports the queries its services send; when the run ends (TestMain) any filter the
 // embedded store cannot serve from its _id index fails the run, unless its collection is bounded
 // by design (boundedByDesign, with the reason). Served from the index: _id equality (with other
-// conditions beside it: one document), _id $in, and an _id range, alone, sorted by _id or not.
+// conditions beside it: one document), _id $in of 1 to maxIDIn strings, and an _id range, alone,
+// sorted by _id or not.
 
 // boundedByDesign are the collections whose filtered queries read what the collection holds,
 // which its design keeps small whatever the store holds: each reason says why. (One-off upgrade
@@ -161,10 +162,12 @@ func servedByID(filter, sort bson.Raw) (string, bool) {
 	for _, e := range elems {
 		switch e.Key() {
 		case "$in":
-			if len(keys) == 1 {
-				continue
+			if len(keys) != 1 {
+				return shape, false
 			}
-			return shape, false
+			if why := inUnserved(e.Value()); why != "" {
+				return shape + " " + why, false
+			}
 		case "$gt", "$gte", "$lt", "$lte":
 			if len(keys) == 1 && sortByID {
 				continue
@@ -177,6 +180,33 @@ func servedByID(filter, sort bson.Raw) (string, bool) {
 		}
 	}
 	return shape, true
+}
+
+// maxIDIn is the most values of an _id $in that the embedded store reads from its _id index
+// (third_party/ferretdb: IDRange); a longer list, an empty one or one of any value but strings
+// reads the whole collection. A caller with more ids sends them mongox.MaxIDIn at a time.
+const maxIDIn = 1000
+
+// inUnserved says why the _id index cannot serve an _id $in of v ("" when it can), without its
+// values: the line the guard reports.
+func inUnserved(v bson.RawValue) string {
+	arr, ok := v.ArrayOK()
+	if !ok {
+		return "(not an array)"
+	}
+	vals, _ := arr.Values()
+	switch {
+	case len(vals) == 0:
+		return "(empty)"
+	case len(vals) > maxIDIn:
+		return fmt.Sprintf("(more than %d values)", maxIDIn)
+	}
+	for _, x := range vals {
+		if x.Type != bson.TypeString {
+			return "(of " + x.Type.String() + " values, not strings)"
+		}
+	}
+	return ""
 }
 
 // shapeOf names the fields of d and the operators on them, without values.

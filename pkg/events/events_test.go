@@ -10,9 +10,11 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/svcdev/svc/pkg/events"
+	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/testkit"
 )
 
@@ -130,10 +132,25 @@ type fixture struct {
 	stop   func()
 }
 
-func newFixture(t *testing.T, opts events.OutboxOptions) *fixture {
+// newFixture builds an outbox on a database of the test's own; monitor, when given, sees every
+// command of the outbox's client.
+func newFixture(t *testing.T, opts events.OutboxOptions, monitor ...*event.CommandMonitor) *fixture {
 	t.Helper()
 	env := testkit.Backends(t)
-	f := &fixture{env: env, db: testkit.Database(t, env, "events")}
+	f := &fixture{env: env}
+	if len(monitor) == 0 {
+		f.db = testkit.Database(t, env, "events")
+	} else {
+		client, db, err := mongox.Connect(context.Background(), env.MongoURI, env.Name+"_events", monitor...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = db.Drop(context.Background())
+			_ = client.Disconnect(context.Background())
+		})
+		f.db = db
+	}
 	live := events.NewProducer(env.Brokers, env.Name+".")
 	dead := events.NewProducer([]string{"127.0.0.1:1"}, env.Name+".")
 	t.Cleanup(func() { _ = live.Close(); _ = dead.Close() })
@@ -331,6 +348,52 @@ func TestOutboxSweepPagesThroughABacklog(t *testing.T) {
 	f.run(t)
 	f.log.waitFor(t, ids...)
 	eventually(t, 10*time.Second, "the backlog is acknowledged", func() bool { return f.pending(t) == 30 })
+}
+
+// TestOutboxSweepsMoreThanOneInHolds: a backlog of more events than one _id $in may name (the
+// embedded store serves up to mongox.MaxIDIn from its _id index) is read, published and
+// acknowledged in full with the outbox's default batches, and no command names more.
+func TestOutboxSweepsMoreThanOneInHolds(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	longest := 0 // the most ids of an _id $in the outbox sent
+	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		var qs []bson.Raw
+		switch e.CommandName {
+		case "find":
+			q, _ := e.Command.Lookup("filter").DocumentOK()
+			qs = append(qs, q)
+		case "update", "delete":
+			list := map[string]string{"update": "updates", "delete": "deletes"}[e.CommandName]
+			vals, _ := e.Command.Lookup(list).Array().Values()
+			for _, v := range vals {
+				q, _ := v.Document().Lookup("q").DocumentOK()
+				qs = append(qs, q)
+			}
+		}
+		for _, q := range qs {
+			if in, err := q.LookupErr("_id", "$in"); err == nil {
+				vals, _ := in.Array().Values()
+				mu.Lock()
+				longest = max(longest, len(vals))
+				mu.Unlock()
+			}
+		}
+	}}
+	f := newFixture(t, events.OutboxOptions{SweepInterval: 500 * time.Millisecond, RecoverAfter: time.Millisecond}, monitor)
+	const n = mongox.MaxIDIn + 150
+	var ids []string
+	for i := range n { // writes whose writer died before confirming
+		ids = append(ids, f.write(t, fmt.Sprintf("doc%04d", i)).ID)
+	}
+	f.run(t)
+	f.log.waitFor(t, ids...)
+	f.waitEmpty(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if longest == 0 || longest > mongox.MaxIDIn {
+		t.Errorf("the outbox sent an _id $in of %d ids, want 1 to %d", longest, mongox.MaxIDIn)
+	}
 }
 
 // TestOutboxCarriesEarlierEntriesOver leaves entries as an earlier release staged them (no key

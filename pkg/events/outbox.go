@@ -419,8 +419,9 @@ func (o *Outbox) ack(_ context.Context, batch []Pending) { o.acks <- batch }
 // sweep leaves it alone, and a crash meanwhile only publishes it again, which consumers dedupe.
 const ackLinger = 250 * time.Millisecond
 
-// acknowledge deletes published entries (retaining copies when asked), with one command for all
-// that arrive within ackLinger of the first, until it receives nil (Run's end).
+// acknowledge deletes published entries (retaining copies when asked), with one command (per
+// mongox.MaxIDIn ids) for all that arrive within ackLinger of the first, until it receives nil
+// (Run's end).
 func (o *Outbox) acknowledge() {
 	for evs := range o.acks {
 		last := evs == nil
@@ -433,8 +434,8 @@ func (o *Outbox) acknowledge() {
 			for _, e := range evs {
 				ids = append(ids, pendingKey(e))
 			}
-			_, err := o.coll.DeleteMany(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
-			if err != nil {
+			// Up to 4 batches of events and a key of each: mongox.MaxIDIn ids a command.
+			if err := mongox.DeleteIn(context.Background(), o.coll, ids); err != nil {
 				o.log.Warn("outbox ack failed; events may be published again", "error", err, "events", len(evs))
 			}
 			o.release(evs)
@@ -476,8 +477,7 @@ func (o *Outbox) Keep(ctx context.Context, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := o.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "confirmed", Value: true}}}})
+	err := mongox.UpdateIn(ctx, o.coll, ids, bson.D{{Key: "$set", Value: bson.D{{Key: "confirmed", Value: true}}}})
 	if err != nil {
 		return fmt.Errorf("keep events: %w", err)
 	}
@@ -503,7 +503,7 @@ func (o *Outbox) sweep(ctx context.Context) {
 func (o *Outbox) sweepLimit() int { return 4 * o.opts.Batch }
 
 // sweepPage handles one page of the sweep's range: one read of the keys, one of their entries by
-// _id. It returns the keys, and false when it could not finish.
+// _id per mongox.MaxIDIn keys. It returns the keys, and false when it could not finish.
 func (o *Outbox) sweepPage(ctx context.Context, now time.Time, r mongox.Range) ([]pendingDoc, bool) {
 	o.forgetAcknowledged()
 	keys, err := mongox.Find[pendingDoc](ctx, o.coll, r)
@@ -513,7 +513,7 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, r mongox.Range) (
 		for i, k := range keys {
 			ids[i] = k.Event
 		}
-		entries, err = mongox.FindAll[entry](ctx, o.coll, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+		entries, err = mongox.FindIn[entry](ctx, o.coll, ids)
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -582,7 +582,7 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, r mongox.Range) (
 		o.log.Info("outbox sweep: dropping events whose write never happened", "events", dropped)
 	}
 	if len(discard) > 0 {
-		if _, err := o.coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: discard}}}}); err != nil {
+		if err := mongox.DeleteIn(ctx, o.coll, discard); err != nil {
 			o.log.Warn("outbox sweep: dropping events failed", "error", err)
 		}
 	}

@@ -43,17 +43,18 @@ func (h *Handler) searchMemory(c *gin.Context) error {
 	default:
 		return httpx.BadRequest(httpx.CodeInvalidRequest, "include_superseded must be true or false")
 	}
-	// The cursor is the offset of the next page in the ranking, bound to the object and the
-	// query, so a cursor of another search is refused.
-	scope := memoryScope(c, t.ObjectID)
-	limit, offset, err := httpx.PageSeq(c, scope)
+	limit, err := memoryLimit(c)
 	if err != nil {
 		return err
 	}
-	if c.Query("limit") == "" {
-		limit = 10
+	// The cursor is the offset of the next page in the ranking, bound to the object and the
+	// query, so a cursor of another search is refused.
+	scope := memoryScope(c, t.ObjectID)
+	_, offset, err := httpx.PageSeq(c, scope) // the limit is within httpx.MaxLimit by now
+	if err != nil {
+		return err
 	}
-	q.Offset, q.Limit = int(offset), limit // SearchMemory refuses a limit past MaxMemoryHits
+	q.Offset, q.Limit = int(offset), limit
 	res, err := h.Graph.SearchMemory(c.Request.Context(), &contract.Principal{ObjectID: t.ObjectID, Hash: t.Hash}, q)
 	if err != nil {
 		return err
@@ -65,6 +66,21 @@ func (h *Handler) searchMemory(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, gin.H{"q": res.Query, "terms": res.Terms, "hits": res.Hits, "next_cursor": next})
 	return nil
+}
+
+// memoryLimit reads a search's limit: 1 to graph.MaxMemoryHits, 10 when absent. It is read here,
+// before the cursor, so that a limit out of bounds is told the search's own bound rather than the
+// larger one of every other list (httpx.MaxLimit).
+func memoryLimit(c *gin.Context) (int, error) {
+	raw := c.Query("limit")
+	if raw == "" {
+		return 10, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > graph.MaxMemoryHits {
+		return 0, httpx.BadRequest(httpx.CodeInvalidRequest, "limit must be an integer from 1 to %d", graph.MaxMemoryHits)
+	}
+	return n, nil
 }
 
 // memoryScope binds a search cursor to the object and every parameter but the page's.

@@ -306,7 +306,7 @@ type statsMove struct {
 }
 
 // moveStats applies moves (those of no node are left out) and returns the stats of their objects
-// as they then are: one read of them all, one write moving them all, and for objects whose
+// as they then are: one read of them all (per mongox.MaxIDIn objects), one write moving them all, and for objects whose
 // stats do not exist yet (their first node) one insert before the write. The stats returned are
 // those read plus the moves: a concurrent writer's move may be missing from them, as it may
 // from the count itself (see MemoryPostings).
@@ -323,7 +323,7 @@ func (s *Store) moveStats(ctx context.Context, moves []statsMove) (map[string]Me
 	if len(moved) == 0 {
 		return out, nil
 	}
-	docs, err := mongox.FindAll[MemoryStats](ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	docs, err := mongox.FindIn[MemoryStats](ctx, s.c(MemoryPostings), ids)
 	if err != nil {
 		return nil, fmt.Errorf("store memory stats: %w", err)
 	}
