@@ -22,7 +22,8 @@ func IDIn(ids []string) bson.D {
 }
 
 // FindIn reads the documents of coll whose _id is one of ids, with one find per MaxIDIn ids (none
-// for no ids; an empty result is an empty, non-nil slice). opts apply to each find: a projection, not a sort or a limit of the whole.
+// for no ids; an empty result is an empty, non-nil slice). opts apply to each find: a projection,
+// not a sort or a limit of the whole.
 func FindIn[T any](ctx context.Context, coll *mongo.Collection, ids []string, opts ...options.Lister[options.FindOptions]) ([]T, error) {
 	out := []T{}
 	for part := range slices.Chunk(ids, MaxIDIn) {
