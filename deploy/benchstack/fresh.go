@@ -224,7 +224,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		return err
 	}
 	best := 0
-	for _, rate := range []int{5, 10, 20, 40, 80, 120, 160, 240, 320, 480, 640} {
+	for _, rate := range []int{5, 10, 20, 40, 80, 120, 160, 200, 240, 320, 480, 640} {
 		st := s.freshStep(ctx, run, senders, hashes, rate, o.phase)
 		fresh := st.achieved >= 0.9*st.offered
 		cells := make([]string, 4)
