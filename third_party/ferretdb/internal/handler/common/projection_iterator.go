@@ -60,6 +60,12 @@ func (iter *projectionIterator) Next() (struct{}, *types.Document, error) {
 		return unused, nil, lazyerrors.Error(err)
 	}
 
+	// No projection leaves every field: ProjectDocument would return a copy, made of two deep
+	// copies of doc, which no caller needs (each document the iterator reads is its own).
+	if iter.projection.Len() == 0 {
+		return unused, doc, nil
+	}
+
 	projected, err := ProjectDocument(doc, iter.projection, iter.filter, iter.inclusion)
 	if err != nil {
 		return unused, nil, lazyerrors.Error(err)
