@@ -306,10 +306,10 @@ type statsMove struct {
 }
 
 // moveStats applies moves (those of no node are left out) and returns the stats of their objects
-// as they then are: one read of them all (per mongox.MaxIDIn objects), one write moving them all, and for objects whose
-// stats do not exist yet (their first node) one insert before the write. The stats returned are
-// those read plus the moves: a concurrent writer's move may be missing from them, as it may
-// from the count itself (see MemoryPostings).
+// as they then are: one read of them all (per mongox.MaxIDIn objects), one write moving them all,
+// and for objects whose stats do not exist yet (their first node) one insert before the write.
+// The stats returned are those read plus the moves: a concurrent writer's move may be missing
+// from them, as it may from the count itself (see MemoryPostings).
 func (s *Store) moveStats(ctx context.Context, moves []statsMove) (map[string]MemoryStats, error) {
 	var ids []string
 	var moved []statsMove
@@ -370,21 +370,16 @@ func (s *Store) writeStats(ctx context.Context, moves []statsMove) error {
 }
 
 // SupersedePostings copies a node's validity fact onto postings (by _id; those that do not
-// exist are left out): one update per memoryBatch postings.
+// exist are left out): one update per mongox.MaxIDIn postings.
 func (s *Store) SupersedePostings(ctx context.Context, ids []string, at time.Time, by string) error {
 	return s.setPostings(ctx, ids, bson.D{{Key: "ia", Value: at}, {Key: "ib", Value: by}})
 }
 
-// setPostings sets fields of postings by _id, memoryBatch at a time: the embedded store serves
-// an _id $in of at most that many from its index.
+// setPostings sets fields of postings by _id, mongox.MaxIDIn at a time (what the embedded store
+// serves from its index).
 func (s *Store) setPostings(ctx context.Context, ids []string, set bson.D) error {
-	for start := 0; start < len(ids); start += memoryBatch {
-		in := ids[start:min(start+memoryBatch, len(ids))]
-		_, err := s.c(MemoryPostings).UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}},
-			bson.D{{Key: "$set", Value: set}})
-		if err != nil {
-			return fmt.Errorf("store memory postings: %w", err)
-		}
+	if err := mongox.UpdateIn(ctx, s.c(MemoryPostings), ids, bson.D{{Key: "$set", Value: set}}); err != nil {
+		return fmt.Errorf("store memory postings: %w", err)
 	}
 	return nil
 }
@@ -414,7 +409,7 @@ func (s *Store) Postings(ctx context.Context, r mongox.Range) ([]MemoryEntry, er
 }
 
 // ScoredStems reads the scored stems of nodes (those of postings of earlier releases, which
-// carry their own, are missing): one find by _id, or one per memoryBatch nodes, all at once.
+// carry their own, are missing): one find by _id, or one per mongox.MaxIDIn nodes, all at once.
 func (s *Store) ScoredStems(ctx context.Context, nodeIDs []string) (map[string]NodeStems, error) {
 	byID := make(map[string]string, len(nodeIDs))
 	ids := make([]string, 0, len(nodeIDs))
@@ -424,12 +419,12 @@ func (s *Store) ScoredStems(ctx context.Context, nodeIDs []string) (map[string]N
 			ids = append(ids, id)
 		}
 	}
-	chunks := make([][]scoredDoc, (len(ids)+memoryBatch-1)/memoryBatch)
+	chunks := make([][]scoredDoc, (len(ids)+mongox.MaxIDIn-1)/mongox.MaxIDIn)
 	g, gctx := errgroup.WithContext(ctx)
 	for c := range chunks {
-		in := ids[c*memoryBatch : min((c+1)*memoryBatch, len(ids))]
+		in := ids[c*mongox.MaxIDIn : min((c+1)*mongox.MaxIDIn, len(ids))]
 		g.Go(func() (err error) {
-			chunks[c], err = mongox.FindAll[scoredDoc](gctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}})
+			chunks[c], err = mongox.FindAll[scoredDoc](gctx, s.c(MemoryPostings), mongox.IDIn(in))
 			return err
 		})
 	}
