@@ -23,20 +23,19 @@ import (
 // FerretDB v1.24 pushes `_id` equality down to SQL, but on PostgreSQL no index of its own serves
 // that SQL, so a point read or update by `_id` scans the whole table: the postgresql handler
 // filters on `_jsonb->'_id' @> $2`, a containment its btree cannot answer (FerretDB issue 4646);
-// a GIN index on the same expression can. (The sqlite handler filtered on
-// `_ferretdb_sjson->'$._id' = ?` while its unique index is on `_ferretdb_sjson->"_id"`, a
-// different expression to SQLite's planner; the patched FerretDB in third_party/ferretdb filters
-// on its index's expression now, so SQLite needs no index of ours for it.)
+// a GIN index on the same expression can. On SQLite the patched FerretDB in third_party/ferretdb
+// serves `_id` equality, `$in` and ranges from its own unique `_id` index, which it creates on
+// the `_id`'s text and type (metadata.IDIndexSQL there), so SQLite needs no index of ours.
 //
-// idIndexer adds, to every collection table FerretDB keeps, the indexes the patched FerretDB's
-// SQL needs and FerretDB does not create: on PostgreSQL one on exactly the expression of the
-// equality pushdown, and on both backends one on the `_id` string that it reads an `_id` range
-// by: with it, a page of a list (an `_id` range, an `_id` sort and a limit; see mongox.Range) is
-// an index range scan without a sort step. FerretDB does not know about these indexes (they are
-// not in its metadata), so they never show in listIndexes and disappear with their table.
-// Collections are found in FerretDB's own metadata tables: `_ferretdb_collections` in each
-// `<database>.sqlite` file, and `<schema>._ferretdb_database_metadata` rows
-// `{_id: collection, table: table}` on PostgreSQL.
+// idIndexer adds, to every collection table FerretDB keeps on PostgreSQL, the indexes the patched
+// FerretDB's SQL needs and FerretDB does not create: one on exactly the expression of the
+// equality pushdown, and one on the `_id` string that it reads an `_id` range by: with it, a page
+// of a list (an `_id` range, an `_id` sort and a limit; see mongox.Range) is an index range scan
+// without a sort step. FerretDB does not know about these indexes (they are not in its metadata),
+// so they never show in listIndexes and disappear with their table. Collections are found in
+// FerretDB's own metadata tables: `<schema>._ferretdb_database_metadata` rows
+// `{_id: collection, table: table}` on PostgreSQL, and `_ferretdb_collections` in each
+// `<database>.sqlite` file, whose indexes of earlier releases the SQLite indexer drops.
 type idIndexer interface {
 	// sync indexes every collection table that has no `_id` pushdown index yet.
 	sync(ctx context.Context) error
@@ -57,25 +56,18 @@ func idRangeIndexName(table string) string {
 	return strings.Replace(idIndexName(table), "svc_id_", "svc_idr_", 1)
 }
 
-// sqliteIndexes are the indexes every collection table gets on SQLite: one on the expression of
-// the `_id` range pushdown (`_id` unquoted, which compares as MongoDB compares strings;
-// IDTextColumn in third_party/ferretdb/internal/backends/sqlite). SQLite uses an index only for
-// the very expression it was created on.
-var sqliteIndexes = []struct {
-	name func(table string) string
-	expr string
-}{
-	{idRangeIndexName, `_ferretdb_sjson->>'$._id'`},
+// obsoleteSQLiteIndex tells the indexes that earlier releases created on every SQLite table and
+// sync drops: one on `_ferretdb_sjson->'$._id'` (named by idIndexName), which served FerretDB's
+// `_id` equality, and one on `_ferretdb_sjson->>'$._id'` (idRangeIndexName), which served `_id`
+// ranges, until the patched FerretDB's own `_id` index served both. Nothing reads them any more,
+// and every insert paid for each: another extraction of `_id` from the document's JSON, another
+// b-tree entry and more pages in the commit.
+func obsoleteSQLiteIndex(name string) bool {
+	return strings.HasPrefix(name, "svc_id_") || strings.HasPrefix(name, "svc_idr_")
 }
 
-// obsoleteSQLiteIndex tells the indexes of earlier releases that sync drops: the one on
-// `_ferretdb_sjson->'$._id'` (named by idIndexName), which served FerretDB's `_id` equality
-// until the patched FerretDB used the expression of its own unique `_id` index. Nothing reads it
-// any more, and every insert paid for it: another extraction of `_id` from the document's JSON,
-// another b-tree entry and another page in the commit.
-func obsoleteSQLiteIndex(name string) bool { return strings.HasPrefix(name, "svc_id_") }
-
-// sqliteIndexer indexes the SQLite files of one FerretDB directory.
+// sqliteIndexer drops the indexes of earlier releases (obsoleteSQLiteIndex) from the SQLite files
+// of one FerretDB directory.
 type sqliteIndexer struct {
 	dir string
 	log *slog.Logger
@@ -135,26 +127,11 @@ func (s *sqliteIndexer) open(file string) (*sql.DB, error) {
 }
 
 func (s *sqliteIndexer) syncFile(ctx context.Context, db *sql.DB) error {
-	tables, err := queryStrings(ctx, db, `SELECT table_name FROM _ferretdb_collections`)
-	if err != nil {
-		if strings.Contains(err.Error(), "no such table") {
-			return nil // a database file FerretDB has only begun to create
-		}
-		return err
-	}
 	have, err := queryStrings(ctx, db, `SELECT name FROM sqlite_master WHERE type = 'index'`)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, ix := range sqliteIndexes {
-		for _, table := range missing(tables, have, ix.name) {
-			q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (%s)`, ix.name(table), table, ix.expr)
-			if _, err := db.ExecContext(ctx, q); err != nil && !strings.Contains(err.Error(), "no such table") {
-				errs = append(errs, fmt.Errorf("index %s: %w", table, err))
-			}
-		}
-	}
 	for _, name := range have {
 		if obsoleteSQLiteIndex(name) {
 			if _, err := db.ExecContext(ctx, fmt.Sprintf(`DROP INDEX IF EXISTS %q`, name)); err != nil {

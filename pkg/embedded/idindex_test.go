@@ -140,33 +140,20 @@ func TestIDIndexServesPointReadsOnSQLite(t *testing.T) {
 	}
 	// The statement the patched FerretDB's sqlite handler runs for FindOne({_id}), served by the
 	// unique `_id` index FerretDB creates with the collection.
-	plan := explainSQLite(t, db, fmt.Sprintf(`SELECT _ferretdb_sjson FROM %q WHERE _ferretdb_sjson->'_id' = ?`, table))
-	if want := table + "__id_"; !strings.Contains(plan, "SEARCH") || !strings.Contains(plan, want) {
+	var res struct {
+		QueryPlanner bson.Raw `bson:"queryPlanner"`
+	}
+	find := bson.D{{Key: "find", Value: "things"}, {Key: "filter", Value: bson.D{{Key: "_id", Value: "a"}}}}
+	if err := c.Database("app").RunCommand(ctx, bson.D{{Key: "explain", Value: find}}).Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	if plan, want := res.QueryPlanner.String(), table+"__id_"; !strings.Contains(plan, "SEARCH") || !strings.Contains(plan, want) {
 		t.Fatalf("plan of an _id lookup = %q, want a SEARCH using %s", plan, want)
 	}
 	var doc bson.M
 	if err := c.Database("app").Collection("things").FindOne(ctx, bson.M{"_id": "a"}).Decode(&doc); err != nil {
 		t.Fatalf("FindOne after indexing: %v", err)
 	}
-}
-
-func explainSQLite(t *testing.T, db *sql.DB, q string) string {
-	t.Helper()
-	rows, err := db.Query("EXPLAIN QUERY PLAN "+q, `"a"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	return strings.Join(plan, "; ")
 }
 
 func TestIDIndexServesPointReadsOnPostgreSQL(t *testing.T) {
@@ -293,37 +280,6 @@ func TestSyncSkipsADroppedDatabase(t *testing.T) {
 	m, _ := startHandler(t, "postgresql")
 	if err := m.indexer.(*postgresIndexer).syncSchema(context.Background(), uniqueDB("dropped")); err != nil {
 		t.Fatalf("sync of a schema that is gone: %v", err)
-	}
-}
-
-func TestCollectionsCreatedAfterStartAreIndexed(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dir := t.TempDir()
-	_, c := startMongo(t, MongoOptions{Dir: dir, IndexInterval: 50 * time.Millisecond})
-	if err := c.Database("late").CreateCollection(ctx, "later"); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "late.sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
-		var table string
-		err := db.QueryRow(`SELECT table_name FROM _ferretdb_collections WHERE name = 'later'`).Scan(&table)
-		if err == nil {
-			err = db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, idRangeIndexName(table)).Scan(&n)
-		}
-		if err == nil && n == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no _id range index on a collection created after start (count %d, err %v)", n, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

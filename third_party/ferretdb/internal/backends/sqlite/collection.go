@@ -169,7 +169,7 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 		return &res, nil
 	}
 
-	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s = ?`, meta.TableName, metadata.DefaultColumn, metadata.IDColumn)
+	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s`, meta.TableName, metadata.DefaultColumn, idEquals)
 
 	unlock, err := db.LockWrites(ctx)
 	if err != nil {
@@ -189,7 +189,7 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 
 			arg := string(must.NotFail(sjson.MarshalSingleValue(id)))
 
-			r, err := tx.ExecContext(ctx, q, string(b), arg)
+			r, err := tx.ExecContext(ctx, q, string(b), arg, arg)
 			if err != nil {
 				return lazyerrors.Error(err)
 			}
@@ -225,33 +225,41 @@ func (c *collection) DeleteAll(ctx context.Context, params *backends.DeleteAllPa
 
 	// TODO https://github.com/FerretDB/FerretDB/issues/3888
 
-	var column string
-	var placeholders []string
+	if len(params.IDs) == 0 && len(params.RecordIDs) == 0 {
+		return &backends.DeleteAllResult{Deleted: 0}, nil
+	}
+
+	var where string
 	var args []any
 
 	if params.RecordIDs == nil {
-		placeholders = make([]string, len(params.IDs))
-		args = make([]any, len(params.IDs))
+		// the rows found by IDTextColumn from the _id index, and among them those with exactly
+		// the ids' JSON texts (as idEquals)
+		texts := make([]string, len(params.IDs))
+		args = make([]any, 2*len(params.IDs))
 
 		for i, id := range params.IDs {
-			placeholders[i] = "?"
+			texts[i] = "(? ->> '$')"
 			args[i] = string(must.NotFail(sjson.MarshalSingleValue(id)))
+			args[len(params.IDs)+i] = args[i]
 		}
 
-		column = metadata.IDColumn
+		where = fmt.Sprintf(
+			`%s IN (%s) AND %s IN (%s)`,
+			IDTextColumn, strings.Join(texts, ", "),
+			metadata.IDColumn, strings.Repeat(", ?", len(params.IDs))[2:],
+		)
 	} else {
-		placeholders = make([]string, len(params.RecordIDs))
 		args = make([]any, len(params.RecordIDs))
 
 		for i, id := range params.RecordIDs {
-			placeholders[i] = "?"
 			args[i] = id
 		}
 
-		column = metadata.RecordIDColumn
+		where = fmt.Sprintf(`%s IN (%s)`, metadata.RecordIDColumn, strings.Repeat(", ?", len(params.RecordIDs))[2:])
 	}
 
-	q := fmt.Sprintf(`DELETE FROM %q WHERE %s IN (%s)`, meta.TableName, column, strings.Join(placeholders, ", "))
+	q := fmt.Sprintf(`DELETE FROM %q WHERE %s`, meta.TableName, where)
 
 	unlock, err := db.LockWrites(ctx)
 	if err != nil {

@@ -73,11 +73,15 @@ func prepareOrderByClause(sort *types.Document) string {
 	return fmt.Sprintf(" ORDER BY %s%s", metadata.RecordIDColumn, order)
 }
 
-// IDTextColumn is the _id of a document as an SQL value: the text of a string, unlike IDColumn's
-// JSON text, so that strings compare as MongoDB compares them (by UTF-8 bytes, where the JSON
-// text of a string would put its escaped characters out of order). An index on exactly this
-// expression serves the _id ranges of prepareQuery; the backend does not create one.
-const IDTextColumn = metadata.DefaultColumn + "->>'$._id'"
+// IDTextColumn is the first column of the unique _id index (metadata.IDTextColumn): it serves
+// _id equality, $in and ranges with an _id sort.
+const IDTextColumn = metadata.IDTextColumn
+
+// idEquals is the condition that a document's _id is the value whose sjson text (MarshalSingleValue)
+// is each of its two arguments: the index finds the rows by IDTextColumn, and IDColumn, the same
+// JSON text, tells among them the one with exactly that id (a string from an embedded document
+// whose JSON text it is, say).
+const idEquals = IDTextColumn + ` = (? ->> '$') AND ` + metadata.IDColumn + ` = ?`
 
 // idIsString is the condition that a document's _id is a string: strings are not the only values
 // whose IDTextColumn is text (an ObjectID's is its hex, for one). The type is in the sjson
@@ -112,8 +116,9 @@ func prepareQuery(filter, sort *types.Document, limit, idSort, idLimit int64) (s
 		switch v.(type) {
 		case string, types.ObjectID:
 			p.filter = true
-			q = fmt.Sprintf(` WHERE %s = ?`, metadata.IDColumn)
-			args = []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}
+			id := string(must.NotFail(sjson.MarshalSingleValue(v)))
+			q = ` WHERE ` + idEquals
+			args = []any{id, id}
 		}
 	}
 

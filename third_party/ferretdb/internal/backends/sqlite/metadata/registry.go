@@ -32,6 +32,7 @@ import (
 	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata/pool"
 	"github.com/FerretDB/FerretDB/internal/util/fsql"
 	"github.com/FerretDB/FerretDB/internal/util/lazyerrors"
+	"github.com/FerretDB/FerretDB/internal/util/logging"
 	"github.com/FerretDB/FerretDB/internal/util/must"
 	"github.com/FerretDB/FerretDB/internal/util/state"
 )
@@ -122,7 +123,41 @@ func (r *Registry) initCollections(ctx context.Context, dbName string, db *fsql.
 
 	r.colls[dbName] = colls
 
+	for _, c := range colls {
+		r.rebuildIDIndex(ctx, db, c.TableName)
+	}
+
 	return nil
+}
+
+// rebuildIDIndex rebuilds the unique _id index of a table made by an earlier release (see
+// IDIndexSQL), in one transaction: the old index stays if that fails (a store that holds both
+// -0 and 0 as ids, say), which only makes lookups by _id slower, and the failure is logged.
+func (r *Registry) rebuildIDIndex(ctx context.Context, db *fsql.DB, table string) {
+	name := table + "_" + backends.DefaultIndexName
+	want := IDIndexSQL(table, name)
+
+	var have string
+	err := db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&have)
+	if err != nil || have == want {
+		return
+	}
+
+	err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DROP INDEX %q`, name)); err != nil {
+			return err
+		}
+
+		_, err := tx.ExecContext(ctx, want)
+
+		return err
+	})
+	if err != nil {
+		r.l.WarnContext(ctx, "The _id index of an earlier release was kept", slog.String("table", table), logging.Error(err))
+		return
+	}
+
+	r.l.InfoContext(ctx, "Rebuilt the _id index", slog.String("table", table))
 }
 
 // DatabaseList returns a sorted list of existing databases.
@@ -462,6 +497,18 @@ func (r *Registry) indexesCreate(ctx context.Context, dbName, collectionName str
 
 	for _, index := range indexes {
 		if slices.ContainsFunc(c.Settings.Indexes, func(i IndexInfo) bool { return index.Name == i.Name }) {
+			continue
+		}
+
+		if index.Name == backends.DefaultIndexName {
+			if _, err := db.ExecContext(ctx, IDIndexSQL(c.TableName, c.TableName+"_"+index.Name)); err != nil {
+				_ = r.indexesDrop(ctx, dbName, collectionName, created)
+				return lazyerrors.Error(err)
+			}
+
+			created = append(created, index.Name)
+			c.Settings.Indexes = append(c.Settings.Indexes, index)
+
 			continue
 		}
 

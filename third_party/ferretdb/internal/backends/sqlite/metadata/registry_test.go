@@ -417,10 +417,11 @@ func TestIndexesCreateDrop(t *testing.T) {
 		require.NoError(t, row.Scan(&sql))
 
 		expected := fmt.Sprintf(
-			`CREATE UNIQUE INDEX "%s" ON "%s" (_ferretdb_sjson->"_id")`,
+			`CREATE UNIQUE INDEX "%s" ON "%s" (_ferretdb_sjson->>'$._id', json_type(_ferretdb_sjson, '$._id'))`,
 			indexName, collection.TableName,
 		)
 		require.Equal(t, expected, sql)
+		require.Equal(t, IDIndexSQL(collection.TableName, indexName), sql)
 	})
 
 	t.Run("NestedIndex", func(t *testing.T) {

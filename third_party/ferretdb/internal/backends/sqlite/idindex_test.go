@@ -1,0 +1,113 @@
+// Copyright 2021 FerretDB Inc.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package sqlite
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/FerretDB/FerretDB/internal/backends"
+	"github.com/FerretDB/FerretDB/internal/types"
+	"github.com/FerretDB/FerretDB/internal/util/iterator"
+	"github.com/FerretDB/FerretDB/internal/util/must"
+	"github.com/FerretDB/FerretDB/internal/util/state"
+	"github.com/FerretDB/FerretDB/internal/util/testutil"
+)
+
+// TestIDsOfOneText checks that ids whose IDTextColumn is the same SQL value but whose types
+// differ (a string and the embedded document whose JSON text it is, "1" and 1, true and 1) are
+// different documents to the unique _id index, to a lookup, to an update and to a delete, while
+// a second document with the same id is refused.
+func TestIDsOfOneText(t *testing.T) {
+	t.Parallel()
+
+	ctx := testutil.Ctx(t)
+
+	sp, err := state.NewProvider("")
+	require.NoError(t, err)
+
+	b, err := NewBackend(&NewBackendParams{URI: testutil.TestSQLiteURI(t, ""), L: testutil.Logger(t), P: sp, BatchSize: 100})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+
+	db, err := b.Database(testutil.DatabaseName(t))
+	require.NoError(t, err)
+
+	coll, err := db.Collection(testutil.CollectionName(t))
+	require.NoError(t, err)
+
+	ids := []any{`{"k":"b"}`, must.NotFail(types.NewDocument("k", "b")), "1", int32(1), true}
+
+	var docs []*types.Document
+	for i, id := range ids {
+		docs = append(docs, must.NotFail(types.NewDocument("_id", id, "v", int32(i))))
+	}
+
+	_, err = coll.InsertAll(ctx, &backends.InsertAllParams{Docs: docs})
+	require.NoError(t, err)
+
+	_, err = coll.InsertAll(ctx, &backends.InsertAllParams{Docs: []*types.Document{
+		must.NotFail(types.NewDocument("_id", "1", "v", int32(9))),
+	}})
+	require.True(t, backends.ErrorCodeIs(err, backends.ErrorCodeInsertDuplicateID), "%v", err)
+
+	values := func() map[string]int32 {
+		t.Helper()
+
+		res, err := coll.Query(ctx, nil)
+		require.NoError(t, err)
+
+		got, err := iterator.ConsumeValues(res.Iter)
+		require.NoError(t, err)
+
+		out := map[string]int32{}
+		for _, doc := range got {
+			out[types.FormatAnyValue(must.NotFail(doc.Get("_id")))] = must.NotFail(doc.Get("v")).(int32)
+		}
+
+		return out
+	}
+
+	// the backend pushes down lookups of string ids (and ObjectIDs) only
+	for _, i := range []int{0, 2} {
+		id := ids[i]
+		res, err := coll.Query(ctx, &backends.QueryParams{Filter: must.NotFail(types.NewDocument("_id", id))})
+		require.NoError(t, err)
+
+		got, err := iterator.ConsumeValues(res.Iter)
+		require.NoError(t, err)
+		require.Len(t, got, 1, "%v", id)
+		assert.Equal(t, int32(i), must.NotFail(got[0].Get("v")))
+	}
+
+	up, err := coll.UpdateAll(ctx, &backends.UpdateAllParams{Docs: []*types.Document{
+		must.NotFail(types.NewDocument("_id", ids[1], "v", int32(11))),
+		must.NotFail(types.NewDocument("_id", ids[3], "v", int32(13))),
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), up.Updated)
+
+	del, err := coll.DeleteAll(ctx, &backends.DeleteAllParams{IDs: []any{ids[0], ids[4]}})
+	require.NoError(t, err)
+	assert.Equal(t, int32(1+1), del.Deleted)
+
+	assert.Equal(t, map[string]int32{
+		types.FormatAnyValue(ids[1]): 11,
+		types.FormatAnyValue(ids[2]): 2,
+		types.FormatAnyValue(ids[3]): 13,
+	}, values())
+}
