@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,18 +44,63 @@ func Ping(ctx context.Context, db *mongo.Database) error {
 	return db.Client().Ping(ctx, readpref.Primary())
 }
 
-// Index declares one index of a collection.
+// Index declares one index of a collection, or the collection alone.
+//
+// Keys of `_id` alone (`{_id: 1}`) declare the collection only: every collection has its `_id`
+// index. Earlier releases made such a declaration with createIndexes, which real MongoDB takes as
+// its `_id` index, but on which FerretDB built a second, non-unique index on `_id` ("_id_1")
+// that every insert then kept up to date; EnsureIndexes drops it where it finds it.
 type Index struct {
 	Collection string
 	Keys       bson.D
 	Unique     bool
 	Sparse     bool
 	Name       string
+	// Retired says that earlier releases created this index, which no query needs any more: the
+	// entry declares the collection, and EnsureIndexes drops the index where it finds it.
+	Retired bool
 }
 
-// EnsureIndexes creates the indexes that real MongoDB needs; creating an existing one is a no-op.
+// declaresOnly tells an entry that declares its collection and no index of its own, and the name
+// of the index that earlier releases created for it, if any.
+func (ix Index) declaresOnly() (retired string, ok bool) {
+	if len(ix.Keys) == 1 && ix.Keys[0].Key == "_id" && !ix.Unique && !ix.Sparse {
+		return "_id_1", true
+	}
+	if ix.Retired {
+		return ix.name(), true
+	}
+	return "", false
+}
+
+// name is the index's name: Name, or the name MongoDB and its drivers give an index by default
+// (each key and its direction, joined by "_").
+func (ix Index) name() string {
+	if ix.Name != "" {
+		return ix.Name
+	}
+	parts := make([]string, 0, 2*len(ix.Keys))
+	for _, k := range ix.Keys {
+		parts = append(parts, k.Key, fmt.Sprint(k.Value))
+	}
+	return strings.Join(parts, "_")
+}
+
+// EnsureIndexes creates the collections and indexes declared (creating an existing one is a
+// no-op), and drops the indexes of earlier releases that entries retire: one listCollections,
+// and a listIndexes per retiring entry.
 func EnsureIndexes(ctx context.Context, db *mongo.Database, indexes []Index) error {
+	have, err := db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
+		return fmt.Errorf("list collections: %w", err)
+	}
 	for _, ix := range indexes {
+		if retired, ok := ix.declaresOnly(); ok {
+			if err := declareCollection(ctx, db, ix.Collection, retired, &have); err != nil {
+				return err
+			}
+			continue
+		}
 		opts := options.Index()
 		if ix.Unique {
 			opts.SetUnique(true)
@@ -68,6 +114,37 @@ func EnsureIndexes(ctx context.Context, db *mongo.Database, indexes []Index) err
 		_, err := db.Collection(ix.Collection).Indexes().CreateOne(ctx, mongo.IndexModel{Keys: ix.Keys, Options: opts})
 		if err != nil {
 			return fmt.Errorf("create index on %s: %w", ix.Collection, err)
+		}
+		have = append(have, ix.Collection)
+	}
+	return nil
+}
+
+// declareCollection creates the collection name unless it is among have, or else drops its index
+// retired where it is.
+func declareCollection(ctx context.Context, db *mongo.Database, name, retired string, have *[]string) error {
+	if !slices.Contains(*have, name) {
+		err := db.CreateCollection(ctx, name)
+		var ce mongo.CommandError
+		if err != nil && !(errors.As(err, &ce) && ce.Code == 48) { // NamespaceExists: another replica made it
+			return fmt.Errorf("create collection %s: %w", name, err)
+		}
+		*have = append(*have, name)
+		return nil
+	}
+	specs, err := db.Collection(name).Indexes().ListSpecifications(ctx)
+	if err != nil {
+		return fmt.Errorf("list indexes of %s: %w", name, err)
+	}
+	for _, spec := range specs {
+		if spec.Name != retired {
+			continue
+		}
+		if err := db.Collection(name).Indexes().DropOne(ctx, retired); err != nil {
+			var ce mongo.CommandError
+			if !errors.As(err, &ce) || ce.Code != 27 { // IndexNotFound: another replica dropped it
+				return fmt.Errorf("drop index %s of %s: %w", retired, name, err)
+			}
 		}
 	}
 	return nil
