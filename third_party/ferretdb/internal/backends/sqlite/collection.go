@@ -177,7 +177,7 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 	}
 	defer unlock()
 
-	err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
+	update := func(exec func(context.Context, string, ...any) (sql.Result, error)) error {
 		for _, doc := range params.Docs {
 			b, err := sjson.Marshal(doc)
 			if err != nil {
@@ -189,7 +189,7 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 
 			arg := string(must.NotFail(sjson.MarshalSingleValue(id)))
 
-			r, err := tx.ExecContext(ctx, q, string(b), arg, arg)
+			r, err := exec(ctx, q, string(b), arg, arg)
 			if err != nil {
 				return lazyerrors.Error(err)
 			}
@@ -203,7 +203,16 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 		}
 
 		return nil
-	})
+	}
+
+	// One document is one statement, its own transaction (see InsertAll); only several take BEGIN
+	// and COMMIT around them, which were a sixth of the CPU of an update of one document.
+	if len(params.Docs) == 1 {
+		err = update(db.ExecContext)
+	} else {
+		err = db.InTransaction(ctx, func(tx *fsql.Tx) error { return update(tx.ExecContext) })
+	}
+
 	if err != nil {
 		return nil, lazyerrors.Error(err)
 	}

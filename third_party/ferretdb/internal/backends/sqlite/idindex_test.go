@@ -30,8 +30,8 @@ import (
 
 // TestIDsOfOneText checks that ids whose IDTextColumn is the same SQL value but whose types
 // differ (a string and the embedded document whose JSON text it is, "1" and 1, true and 1) are
-// different documents to the unique _id index, to a lookup, to an update and to a delete, while
-// a second document with the same id is refused.
+// different documents to the unique _id index, to a lookup, to an update (of one document or of
+// several) and to a delete, while a second document with the same id is refused.
 func TestIDsOfOneText(t *testing.T) {
 	t.Parallel()
 
@@ -101,13 +101,20 @@ func TestIDsOfOneText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), up.Updated)
 
+	// one document: one statement, without a transaction around it
+	up, err = coll.UpdateAll(ctx, &backends.UpdateAllParams{Docs: []*types.Document{
+		must.NotFail(types.NewDocument("_id", ids[2], "v", int32(12))),
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), up.Updated)
+
 	del, err := coll.DeleteAll(ctx, &backends.DeleteAllParams{IDs: []any{ids[0], ids[4]}})
 	require.NoError(t, err)
 	assert.Equal(t, int32(1+1), del.Deleted)
 
 	assert.Equal(t, map[string]int32{
 		types.FormatAnyValue(ids[1]): 11,
-		types.FormatAnyValue(ids[2]): 2,
+		types.FormatAnyValue(ids[2]): 12,
 		types.FormatAnyValue(ids[3]): 13,
 	}, values())
 }
