@@ -90,16 +90,32 @@ func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllPa
 	db := c.r.DatabaseGetExisting(ctx, c.dbName)
 	meta := c.r.CollectionGet(ctx, c.dbName, c.name)
 
+	batchSize := c.r.BatchSize
+	if batchSize < 1 {
+		panic("batch-size should be greater or equal to 1")
+	}
+
+	// The statements are made (their documents marshaled) before the turn to write is taken: the
+	// turn is the database's one writer, which marshaling would hold for nothing.
+	var stmts []insertStatement
+
+	for docs := params.Docs; len(docs) > 0; {
+		i := min(batchSize, len(docs))
+
+		q, args, err := prepareInsertStatement(meta.TableName, meta.Capped(), docs[:i])
+		if err != nil {
+			return nil, lazyerrors.Error(err)
+		}
+
+		stmts = append(stmts, insertStatement{q: q, args: args})
+		docs = docs[i:]
+	}
+
 	unlock, err := db.LockWrites(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-
-	batchSize := c.r.BatchSize
-	if batchSize < 1 {
-		panic("batch-size should be greater or equal to 1")
-	}
 
 	// Documents that fit in one statement are inserted by that statement alone, without BEGIN
 	// and COMMIT around it: a statement outside a transaction is its own transaction, as atomic
@@ -107,23 +123,19 @@ func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllPa
 	// a table with a unique index changes to a statement journal first (so that a duplicate
 	// `_id` halfway can undo that statement alone), which was a tenth of an insert's CPU time;
 	// alone, the statement's failure rolls back its transaction, and no statement journal is kept.
-	if len(params.Docs) <= batchSize {
-		if err = insertBatch(ctx, db.ExecContext, meta, params.Docs); err != nil {
-			return nil, err
+	if len(stmts) <= 1 {
+		for _, st := range stmts {
+			if err = st.exec(ctx, db.ExecContext); err != nil {
+				return nil, err
+			}
 		}
 
 		return new(backends.InsertAllResult), nil
 	}
 
 	err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
-		var batch []*types.Document
-		docs := params.Docs
-
-		for len(docs) > 0 {
-			i := min(batchSize, len(docs))
-			batch, docs = docs[:i], docs[i:]
-
-			if err := insertBatch(ctx, tx.ExecContext, meta, batch); err != nil {
+		for _, st := range stmts {
+			if err := st.exec(ctx, tx.ExecContext); err != nil {
 				return err
 			}
 		}
@@ -137,14 +149,15 @@ func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllPa
 	return new(backends.InsertAllResult), nil
 }
 
-// insertBatch inserts docs into the collection's table with one statement, run by exec.
-func insertBatch(ctx context.Context, exec func(context.Context, string, ...any) (sql.Result, error), meta *metadata.Collection, docs []*types.Document) error {
-	q, args, err := prepareInsertStatement(meta.TableName, meta.Capped(), docs)
-	if err != nil {
-		return lazyerrors.Error(err)
-	}
+// insertStatement is an INSERT of a batch of documents, with its arguments.
+type insertStatement struct {
+	q    string
+	args []any
+}
 
-	if _, err = exec(ctx, q, args...); err != nil {
+// exec runs the statement with exec; a duplicate _id is ErrorCodeInsertDuplicateID.
+func (st insertStatement) exec(ctx context.Context, exec func(context.Context, string, ...any) (sql.Result, error)) error {
+	if _, err := exec(ctx, st.q, st.args...); err != nil {
 		var se *sqlite3.Error
 		if errors.As(err, &se) && se.Code() == sqlite3lib.SQLITE_CONSTRAINT_UNIQUE {
 			return backends.NewError(backends.ErrorCodeInsertDuplicateID, err)
@@ -171,6 +184,22 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 
 	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s`, meta.TableName, metadata.DefaultColumn, idEquals)
 
+	// The arguments are made before the turn to write is taken, as InsertAll's statements are.
+	args := make([][]any, len(params.Docs))
+
+	for i, doc := range params.Docs {
+		b, err := sjson.Marshal(doc)
+		if err != nil {
+			return nil, lazyerrors.Error(err)
+		}
+
+		id, _ := doc.Get("_id")
+		must.NotBeZero(id)
+
+		arg := string(must.NotFail(sjson.MarshalSingleValue(id)))
+		args[i] = []any{string(b), arg, arg}
+	}
+
 	unlock, err := db.LockWrites(ctx)
 	if err != nil {
 		return nil, lazyerrors.Error(err)
@@ -178,18 +207,8 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 	defer unlock()
 
 	update := func(exec func(context.Context, string, ...any) (sql.Result, error)) error {
-		for _, doc := range params.Docs {
-			b, err := sjson.Marshal(doc)
-			if err != nil {
-				return lazyerrors.Error(err)
-			}
-
-			id, _ := doc.Get("_id")
-			must.NotBeZero(id)
-
-			arg := string(must.NotFail(sjson.MarshalSingleValue(id)))
-
-			r, err := exec(ctx, q, string(b), arg, arg)
+		for _, a := range args {
+			r, err := exec(ctx, q, a...)
 			if err != nil {
 				return lazyerrors.Error(err)
 			}
