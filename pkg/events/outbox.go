@@ -657,7 +657,8 @@ func (o *Outbox) writeState(ctx context.Context, e *entry) (writeState, error) {
 }
 
 // OutboxIndexes create the collections, and the index MongoDB needs for the pruning of retained
-// events.
+// events (prune deletes those published before the retention by published_at). The outbox is
+// read by _id ranges only (pending entries, the sweep), and declared with no index of its own.
 var OutboxIndexes = []mongox.Index{
 	{Collection: OutboxCollection, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: PublishedCollection, Keys: bson.D{{Key: "published_at", Value: 1}}},

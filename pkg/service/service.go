@@ -86,8 +86,11 @@ type Options struct {
 	Indexes []mongox.Index
 }
 
-// eventIndexes create the event collections at start-up (FerretDB needs that) and index their
-// sweeps on MongoDB.
+// eventIndexes create the event collections at start-up (FerretDB needs that) and index what
+// MongoDB needs beside _id: the dedupe records by expires_at, which the consumers' periodic sweep
+// deletes the expired ones by, and the dead letters by parked_at, which an operator's list sorts
+// by (a dead letter is written only when a consumer gives up on an event, so the index costs the
+// serving path nothing).
 var eventIndexes = append([]mongox.Index{
 	{Collection: processedEvents, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 	{Collection: events.DeadLetterCollection, Keys: bson.D{{Key: "parked_at", Value: 1}}},

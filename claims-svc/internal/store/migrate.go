@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,13 +55,10 @@ func (s *Store) Upgrade(ctx context.Context, period time.Time, maxPlaces int) (i
 	return n, nil
 }
 
-// each decodes every document of coll that filter selects, in _id order (sort when set), and
-// hands it to fn.
-func each[T any](ctx context.Context, coll *mongo.Collection, filter any, sort bson.D, fn func(T) error) error {
-	if sort == nil {
-		sort = bson.D{{Key: "_id", Value: 1}}
-	}
-	return mongox.Each(ctx, coll, filter, options.Find().SetSort(sort), fn)
+// each decodes every document of coll that filter selects, in _id order (which the _id index
+// serves), and hands it to fn.
+func each[T any](ctx context.Context, coll *mongo.Collection, filter any, fn func(T) error) error {
+	return mongox.Each(ctx, coll, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}), fn)
 }
 
 // oldLayout selects the documents whose _id has a '/' (earlier releases numbered states so).
@@ -69,7 +67,7 @@ var oldLayout = bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "/"}}}}
 // upgradeStates rewrites "<claim>/<gen>" states as <claim>|<gen>, then drops the old ones and
 // the head hints.
 func (s *Store) upgradeStates(ctx context.Context) error {
-	err := each(ctx, s.c(States), oldLayout, nil, func(st State) error {
+	err := each(ctx, s.c(States), oldLayout, func(st State) error {
 		if strings.HasSuffix(st.ID, "/head") {
 			return nil
 		}
@@ -108,7 +106,7 @@ var oldChecks = bson.D{{Key: "check_id", Value: bson.D{{Key: "$exists", Value: f
 
 // upgradeChecks rewrites the checks stored under their id alone under their data keys.
 func (s *Store) upgradeChecks(ctx context.Context) error {
-	err := each(ctx, s.c(Checks), oldChecks, nil, func(o oldCheck) error { return s.InsertCheck(ctx, o.check()) })
+	err := each(ctx, s.c(Checks), oldChecks, func(o oldCheck) error { return s.InsertCheck(ctx, o.check()) })
 	if err != nil {
 		return err
 	}
@@ -127,7 +125,7 @@ type logEntry struct {
 // upgradeLogs carries the checks and re-check schedules of the earlier release's lists over
 // (its lists of claims are rebuilt from the claims), then drops them.
 func (s *Store) upgradeLogs(ctx context.Context) error {
-	err := each(ctx, s.c(Logs), bson.D{}, nil, func(e logEntry) error {
+	err := each(ctx, s.c(Logs), bson.D{}, func(e logEntry) error {
 		list, pos, ok := strings.Cut(e.ID, "#")
 		if _, err := strconv.ParseInt(pos, 10, 64); !ok || err != nil {
 			return nil // a head hint or a key marker
@@ -159,27 +157,22 @@ func (s *Store) upgradeLogs(ctx context.Context) error {
 }
 
 // upgradeClaims lists every claim on its object's list, gives it a place of its object's quota
-// (in the order of creation) and schedules the verified ones for a re-check in period.
+// (in the order of creation) and schedules the verified ones for a re-check in period. Claims
+// are read in _id order, which is their order of creation (claim ids are ULIDs), and so each
+// object's in its order too; a claim that has a place already (a run cut short) takes none.
 func (s *Store) upgradeClaims(ctx context.Context, period time.Time, maxPlaces int) (int, error) {
 	n := 0
-	var object string
-	placed := map[string]bool{}
-	err := each(ctx, s.c(Claims), bson.D{}, bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}, func(c Claim) error {
-		if c.ObjectID != object {
-			object = c.ObjectID
-			taken, err := mongox.Find[place](ctx, s.c(Places), mongox.Range{Scope: mongox.Scope(object), Limit: maxPlaces})
-			if err != nil {
-				return fmt.Errorf("read claim places: %w", err)
-			}
-			clear(placed)
-			for _, p := range taken {
-				placed[p.ClaimID] = true
-			}
+	err := each(ctx, s.c(Claims), bson.D{}, func(c Claim) error {
+		// Bounded by the quota: at most maxPlaces places exist per object.
+		taken, err := mongox.Find[place](ctx, s.c(Places), mongox.Range{Scope: mongox.Scope(c.ObjectID), Limit: maxPlaces})
+		if err != nil {
+			return fmt.Errorf("read claim places: %w", err)
 		}
+		placed := slices.ContainsFunc(taken, func(p place) bool { return p.ClaimID == c.ID })
 		if err := s.listClaim(ctx, &c); err != nil {
 			return err
 		}
-		if !placed[c.ID] {
+		if !placed {
 			// An object past the quota (a smaller CLAIMS_MAX_PER_OBJECT) keeps its claims
 			// and takes no new one.
 			if _, err := s.TakePlace(ctx, c.ObjectID, c.ID, maxPlaces); err != nil {

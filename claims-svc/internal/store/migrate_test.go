@@ -140,3 +140,40 @@ func TestUpgradeOfANewStore(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradePlacesClaimsInTheirOrderOfCreation: the claims of two objects, stored interleaved,
+// take their objects' places in the order they were made, whatever the other object's claims
+// between them; a claim that holds a place already (a run cut short) takes no second one, and a
+// claim past the quota takes none.
+func TestUpgradePlacesClaimsInTheirOrderOfCreation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testkit.Database(t, testkit.Backends(t), "claims")
+	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db)
+	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	for i, object := range []string{"obj_a", "obj_b", "obj_a", "obj_b", "obj_a"} {
+		insert(t, db.Collection(store.Claims), store.Claim{ID: fmt.Sprintf("clm_0%d", i+1), ObjectID: object, ObjectHash: "svc_x",
+			ProofType: "domain", ClaimedTarget: "example.com", Subject: "example.com", Token: "t", CreatedAt: base, ExpiresAt: base.Add(time.Hour)})
+	}
+	insert(t, db.Collection(store.Places), bson.M{"_id": mongox.Key("obj_a", mongox.Seq(1)), "claim_id": "clm_01"})
+
+	if n, err := st.Upgrade(ctx, time.Now().Truncate(time.Hour), 2); err != nil || n != 5 {
+		t.Fatalf("Upgrade = %d, %v; want 5 claims listed", n, err)
+	}
+	want := map[string]string{
+		mongox.Key("obj_a", mongox.Seq(1)): "clm_01", mongox.Key("obj_a", mongox.Seq(2)): "clm_03",
+		mongox.Key("obj_b", mongox.Seq(1)): "clm_02", mongox.Key("obj_b", mongox.Seq(2)): "clm_04",
+	}
+	places, err := mongox.FindAll[bson.M](ctx, db.Collection(store.Places), bson.D{})
+	if err != nil || len(places) != len(want) {
+		t.Fatalf("places = %v, %v; want %v", places, err, want)
+	}
+	for _, p := range places {
+		if want[p["_id"].(string)] != p["claim_id"] {
+			t.Fatalf("places = %v; want %v", places, want)
+		}
+	}
+}

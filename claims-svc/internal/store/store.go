@@ -48,17 +48,21 @@ const (
 var ErrTaken = mongox.ErrTaken
 
 // Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
-// collections created at start-up). Every read is by _id or an _id range; the leases are swept by
-// their expiry.
+// collections created at start-up). Every read is by _id or an _id range; one entry indexes a
+// field: the leases, by expires_at, which the re-check loop sweeps by it (mongox.Leases.Sweep).
+// The others only declare their collections: claims' object_id and the markers' done_at are
+// Retired, and EnsureIndexes drops the index an earlier release made for each (their keys stay
+// as they were, so that the name is the one it made). No query filters on either: the one-off
+// Upgrade reads the claims in _id order.
 var Indexes = []mongox.Index{
-	{Collection: Claims, Keys: bson.D{{Key: "object_id", Value: 1}}},
+	{Collection: Claims, Keys: bson.D{{Key: "object_id", Value: 1}}, Retired: true},
 	{Collection: ClaimLists, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Places, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: States, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Checks, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Due, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: Leases, Keys: bson.D{{Key: "expires_at", Value: 1}}},
-	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
+	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}, Retired: true},
 }
 
 // Store is the repository.

@@ -39,20 +39,22 @@ const (
 	Quotas = "feed_quotas"
 )
 
-// Indexes create every collection at start-up (FerretDB needs that). Every query is by _id, so
-// real MongoDB needs no other index either: each entry indexes a field no query filters on only
-// because an index is how a collection is declared here, but for the sweep of the publishing
-// places by their time.
+// Indexes create every collection at start-up (FerretDB needs that). One entry indexes a field:
+// the places of Quotas, by "at", which the hourly sweep (SweepQuotas) deletes by their time.
+// Every other query is by _id (a point read, an $in, an _id range), so the other entries only
+// declare their collections: they are Retired, and EnsureIndexes drops the index an earlier
+// release made for each, which every insert and update of the collection kept up to date for
+// no query (their keys stay as they were, so that the index's name is the one it made).
 var Indexes = []mongox.Index{
-	{Collection: Feeds, Keys: bson.D{{Key: "created_at", Value: 1}}},
-	{Collection: Items, Keys: bson.D{{Key: "feed_id", Value: 1}}},
-	{Collection: Hidden, Keys: bson.D{{Key: "feed_id", Value: 1}}},
-	{Collection: Pages, Keys: bson.D{{Key: "at", Value: 1}}},
-	{Collection: Counts, Keys: bson.D{{Key: "sum", Value: 1}}},
-	{Collection: Objects, Keys: bson.D{{Key: "created_at", Value: 1}}},
-	{Collection: Titles, Keys: bson.D{{Key: "version", Value: 1}}},
-	{Collection: Blocks, Keys: bson.D{{Key: "at", Value: 1}}},
-	{Collection: Claims, Keys: bson.D{{Key: "claims.verified_at", Value: 1}}},
+	{Collection: Feeds, Keys: bson.D{{Key: "created_at", Value: 1}}, Retired: true},
+	{Collection: Items, Keys: bson.D{{Key: "feed_id", Value: 1}}, Retired: true},
+	{Collection: Hidden, Keys: bson.D{{Key: "feed_id", Value: 1}}, Retired: true},
+	{Collection: Pages, Keys: bson.D{{Key: "at", Value: 1}}, Retired: true},
+	{Collection: Counts, Keys: bson.D{{Key: "sum", Value: 1}}, Retired: true},
+	{Collection: Objects, Keys: bson.D{{Key: "created_at", Value: 1}}, Retired: true},
+	{Collection: Titles, Keys: bson.D{{Key: "version", Value: 1}}, Retired: true},
+	{Collection: Blocks, Keys: bson.D{{Key: "at", Value: 1}}, Retired: true},
+	{Collection: Claims, Keys: bson.D{{Key: "claims.verified_at", Value: 1}}, Retired: true},
 	{Collection: Quotas, Keys: bson.D{{Key: "at", Value: 1}}},
 }
 

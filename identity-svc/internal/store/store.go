@@ -45,21 +45,32 @@ const (
 // ErrTaken says that a unique name (a hash, a voucher) is already held.
 var ErrTaken = mongox.ErrTaken
 
-// Indexes are the indexes real MongoDB needs for the queries below.
+// Indexes create the collections at start-up (FerretDB needs that). Every query of the serving
+// path is by _id (a point read, an $in, an _id range), so no entry indexes anything: each only
+// declares its collection. The entries of fields are Retired: EnsureIndexes drops the index an
+// earlier release made for each (their keys stay as they were, so that the name is the one it
+// made), which every write of the collection kept up to date for no query:
+//   - keys' unique key_id: a key id is unique by the _id of its record in KeyIDs, which
+//     InsertKey inserts before the key (a taken one is ErrTaken), and which the one-off Upgrade
+//     makes for the keys stored before the records; key ids are ULIDs, so none made since can be
+//     an older key's;
+//   - keys' object_id and key_id: read by a filter only for a key stored before the key id
+//     records, until the one-off Upgrade has made them (activeKey);
+//   - objects' visibility, associations', facts', hashes' and association deletions' object_id,
+//     the migration markers' done_at, the key id records' digest: no query filters on them but
+//     the one-off Upgrade, which reads each collection once.
 var Indexes = []mongox.Index{
-	{Collection: Objects, Keys: bson.D{{Key: "visibility", Value: 1}, {Key: "_id", Value: -1}}},
-	{Collection: Hashes, Keys: bson.D{{Key: "object_id", Value: 1}}},
-	{Collection: Keys, Keys: bson.D{{Key: "key_id", Value: 1}}, Unique: true},
-	{Collection: Keys, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "key_id", Value: 1}}},
-	{Collection: Associations, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}},
-	{Collection: Facts, Keys: bson.D{{Key: "object_id", Value: 1}}},
-	{Collection: AssociationDeletions, Keys: bson.D{{Key: "object_id", Value: 1}}},
-	// Ranges and migrations are read by _id only; the index makes the collections exist from the
-	// start (FerretDB's point-read index is added to the collections it holds).
+	{Collection: Objects, Keys: bson.D{{Key: "visibility", Value: 1}, {Key: "_id", Value: -1}}, Retired: true},
+	{Collection: Hashes, Keys: bson.D{{Key: "object_id", Value: 1}}, Retired: true},
+	{Collection: Keys, Keys: bson.D{{Key: "key_id", Value: 1}}, Unique: true, Retired: true},
+	{Collection: Keys, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "key_id", Value: 1}}, Retired: true},
+	{Collection: Associations, Keys: bson.D{{Key: "object_id", Value: 1}, {Key: "_id", Value: 1}}, Retired: true},
+	{Collection: Facts, Keys: bson.D{{Key: "object_id", Value: 1}}, Retired: true},
+	{Collection: AssociationDeletions, Keys: bson.D{{Key: "object_id", Value: 1}}, Retired: true},
 	{Collection: Ranges, Keys: bson.D{{Key: "_id", Value: 1}}},
 	{Collection: ProfileVersions, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
-	{Collection: KeyIDs, Keys: bson.D{{Key: "digest", Value: 1}}},
+	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}, Retired: true},
+	{Collection: KeyIDs, Keys: bson.D{{Key: "digest", Value: 1}}, Retired: true},
 }
 
 // Store is the repository.

@@ -47,23 +47,24 @@ func (s *Store) Upgrade(ctx context.Context) (int, error) {
 	case !errors.Is(err, mongox.ErrNotFound):
 		return 0, fmt.Errorf("read migration marker: %w", err)
 	}
+	// Each step reads its collection once, in _id order, which the _id index serves: every entry
+	// is keyed by its data, so the order it is written in does not matter.
 	steps := []struct {
 		name   string
 		coll   string
 		filter bson.D
-		sort   string
 		list   func(context.Context, bson.Raw) error
 	}{
-		{"directory", Objects, bson.D{{Key: "visibility", Value: contract.Public}}, "_id", s.backfillObject},
-		{"keys", Keys, bson.D{{Key: "owner", Value: false}}, "key_id", s.backfillKey},
-		{"key ids", Keys, bson.D{unlisted}, "_id", s.backfillKeyID},
-		{"associations", Associations, bson.D{}, "_id", s.backfillAssociation},
-		{"claims", Facts, bson.D{{Key: "kind", Value: bson.D{{Key: "$in", Value: bson.A{factClaim, factLapse}}}}}, "at", s.backfillClaim},
-		{"profiles", Facts, bson.D{{Key: "kind", Value: factProfile}}, "_id", s.backfillProfile},
+		{"directory", Objects, bson.D{{Key: "visibility", Value: contract.Public}}, s.backfillObject},
+		{"keys", Keys, bson.D{{Key: "owner", Value: false}}, s.backfillKey},
+		{"key ids", Keys, bson.D{unlisted}, s.backfillKeyID},
+		{"associations", Associations, bson.D{}, s.backfillAssociation},
+		{"claims", Facts, bson.D{{Key: "kind", Value: bson.D{{Key: "$in", Value: bson.A{factClaim, factLapse}}}}}, s.backfillClaim},
+		{"profiles", Facts, bson.D{{Key: "kind", Value: factProfile}}, s.backfillProfile},
 	}
 	n := 0
 	for _, step := range steps {
-		opts := options.Find().SetSort(bson.D{{Key: step.sort, Value: 1}}).SetBatchSize(upgradeBatch).
+		opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(upgradeBatch).
 			SetProjection(bson.D{{Key: "initial_llm_txt", Value: 0}, {Key: "_events", Value: 0}})
 		cur, err := s.db.Collection(step.coll).Find(ctx, step.filter, opts)
 		if err != nil {

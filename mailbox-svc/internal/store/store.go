@@ -54,17 +54,25 @@ const (
 )
 
 // Indexes are the indexes real MongoDB needs beside _id, and through them the collections
-// created at start-up, which FerretDB needs. Every read a request makes is by _id; these serve
-// the sweeps and the one-off upgrade (the threads it has not carried over, the old messages and
-// receipts of a thread); the data-keyed collections need none but _id, and take a small one
-// only to be created.
+// created at start-up, which FerretDB needs. Every read a request makes of this layout's
+// collections is by _id; four entries index something:
+//   - Idempotencies and SignedNonces by expires_at: the periodic sweeps (SweepIdempotency,
+//     SweepNonces) delete the expired ones by it;
+//   - the old layout's messages and receipts by thread_id: carrying a thread over
+//     (UpgradeThread, from a request or the one-off Upgrade) reads the thread's by it, once per
+//     thread, and nothing writes those collections any more, so the index costs no write.
+//
+// The other entries only declare their collections: they are Retired, and EnsureIndexes drops
+// the index an earlier release made for each (their keys stay as they were, so that the name is
+// the one it made), which every send kept up to date for no query. The one-off Upgrade reads the
+// threads not carried over by their layout in one pass over the collection, which needs none.
 var Indexes = []mongox.Index{
-	{Collection: Threads, Keys: bson.D{{Key: "layout", Value: 1}}},
-	{Collection: Messages, Keys: bson.D{{Key: "thread_id", Value: 1}}},
-	{Collection: Mailboxes, Keys: bson.D{{Key: "object_id", Value: 1}}},
-	{Collection: ReadStates, Keys: bson.D{{Key: "reader_id", Value: 1}}},
-	{Collection: SenderBlocks, Keys: bson.D{{Key: "created_at", Value: 1}}},
-	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}},
+	{Collection: Threads, Keys: bson.D{{Key: "layout", Value: 1}}, Retired: true},
+	{Collection: Messages, Keys: bson.D{{Key: "thread_id", Value: 1}}, Retired: true},
+	{Collection: Mailboxes, Keys: bson.D{{Key: "object_id", Value: 1}}, Retired: true},
+	{Collection: ReadStates, Keys: bson.D{{Key: "reader_id", Value: 1}}, Retired: true},
+	{Collection: SenderBlocks, Keys: bson.D{{Key: "created_at", Value: 1}}, Retired: true},
+	{Collection: Migrations, Keys: bson.D{{Key: "done_at", Value: 1}}, Retired: true},
 	{Collection: Idempotencies, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 	{Collection: SignedNonces, Keys: bson.D{{Key: "expires_at", Value: 1}}},
 	{Collection: oldMessages, Keys: bson.D{{Key: "thread_id", Value: 1}}},
