@@ -30,6 +30,7 @@ var boundedByDesign = map[string]string{
 	"signed_nonces":    "expired nonces swept by expires_at: the minutes a signature may be replayed in",
 	"recheck_leases":   "expired leases swept by expires_at: one per claim and period",
 	"leases":           "expired leases swept by expires_at: one per item and period",
+	"feed_quotas":      "the publishing places of a day, swept hourly by their time: each box and lane at most its cap a day",
 	"processed_events": "expired dedupe records swept by expires_at every 10 minutes: the events of the dedupe window of the consumers that keep them",
 }
 
