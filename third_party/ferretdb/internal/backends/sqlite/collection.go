@@ -253,6 +253,7 @@ func (c *collection) DeleteAll(ctx context.Context, params *backends.DeleteAllPa
 
 	// TODO https://github.com/FerretDB/FerretDB/issues/3888
 
+	// either _ids or record ids (capped collections); none deletes nothing
 	if len(params.IDs) == 0 && len(params.RecordIDs) == 0 {
 		return &backends.DeleteAllResult{Deleted: 0}, nil
 	}

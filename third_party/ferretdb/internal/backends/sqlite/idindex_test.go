@@ -108,6 +108,12 @@ func TestIDsOfOneText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), up.Updated)
 
+	for _, none := range []*backends.DeleteAllParams{{IDs: []any{}}, {RecordIDs: []int64{}}} {
+		del, err := coll.DeleteAll(ctx, none)
+		require.NoError(t, err)
+		assert.Equal(t, int32(0), del.Deleted, "%+v", none)
+	}
+
 	del, err := coll.DeleteAll(ctx, &backends.DeleteAllParams{IDs: []any{ids[0], ids[4]}})
 	require.NoError(t, err)
 	assert.Equal(t, int32(1+1), del.Deleted)
