@@ -112,23 +112,29 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 			qp.Filter = u.Filter
 		}
 
-		res, err := c.Query(ctx, &qp)
-		if err != nil {
-			return 0, 0, nil, lazyerrors.Error(err)
-		}
+		// Each statement's query is closed when the statement is done: its rows hold one of the
+		// database's pooled connections, so a command of more statements than the pool holds
+		// (or two of them at once) left every write waiting for a connection that only the
+		// command's end would give back.
+		result, err := func() (*common.UpdateResult, error) {
+			res, err := c.Query(ctx, &qp)
+			if err != nil {
+				return nil, lazyerrors.Error(err)
+			}
 
-		closer := iterator.NewMultiCloser()
-		defer closer.Close()
+			closer := iterator.NewMultiCloser()
+			defer closer.Close()
 
-		closer.Add(res.Iter)
+			closer.Add(res.Iter)
 
-		iter := common.FilterIterator(res.Iter, closer, u.Filter)
+			iter := common.FilterIterator(res.Iter, closer, u.Filter)
 
-		if !u.Multi {
-			iter = common.LimitIterator(iter, closer, 1)
-		}
+			if !u.Multi {
+				iter = common.LimitIterator(iter, closer, 1)
+			}
 
-		result, err := common.UpdateDocument(ctx, c, "update", iter, &u)
+			return common.UpdateDocument(ctx, c, "update", iter, &u)
+		}()
 		if err != nil {
 			return 0, 0, nil, lazyerrors.Error(err)
 		}
