@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -79,16 +81,24 @@ func (s *Store) DeliveriesByID(ctx context.Context, ids []string) (map[string]*D
 	return out, nil
 }
 
-// ReplaceDeliveries rewrites deliveries; only the holder of each one's attempt calls it. Each is
-// its own replace by _id: on the embedded FerretDB (SQLite) a bulk write of several replaces
-// running beside another replica's writes stalled every command of the database until the
-// driver gave up (TestPollersOfTwoReplicasDeliverEachOnce), so a page's outcomes share every
-// command but this one.
+// ReplaceDeliveries rewrites deliveries; only the holder of each one's attempt calls it. Several
+// are one bulk write of a replace by _id each, so that a page's or a batch's outcomes cost one
+// command. (The embedded FerretDB once kept each statement of such a command holding a pooled
+// connection until the command ended, which stalled two replicas' bulk writes at once:
+// TestPollersOfTwoReplicasDeliverEachOnce, and TestUpdateCommandOfManyStatements in pkg/embedded.)
 func (s *Store) ReplaceDeliveries(ctx context.Context, ds ...*Delivery) error {
-	for _, d := range ds {
-		if err := s.replace(ctx, Deliveries, d.ID, d); err != nil {
-			return err
-		}
+	switch len(ds) {
+	case 0:
+		return nil
+	case 1:
+		return s.replace(ctx, Deliveries, ds[0].ID, ds[0])
+	}
+	models := make([]mongo.WriteModel, len(ds))
+	for i, d := range ds {
+		models[i] = mongo.NewReplaceOneModel().SetFilter(mongox.ByID(d.ID)).SetReplacement(d).SetUpsert(true)
+	}
+	if err := mongox.BulkUpsert(ctx, s.c(Deliveries), models); err != nil {
+		return fmt.Errorf("store %s: %w", Deliveries, err)
 	}
 	return nil
 }
