@@ -70,25 +70,31 @@ func BenchmarkInsertPostings(b *testing.B) {
 		var next atomic.Int64
 		start, cpu := time.Now(), processCPU(b)
 		for b.Loop() {
-			var wg sync.WaitGroup
-			errs := make(chan error, 16)
-			for range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if _, err := coll.InsertOne(context.Background(), postingLike(next.Add(1))); err != nil {
-						errs <- err
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				b.Fatal(err)
-			}
+			at16(b, func() error {
+				_, err := coll.InsertOne(context.Background(), postingLike(next.Add(1)))
+				return err
+			})
 		}
 		reportRate(b, float64(next.Load()), start, cpu)
 	})
+}
+
+// at16 runs op from 16 goroutines at once and fails b on any error.
+func at16(b *testing.B, op func() error) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			if err := op(); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
 }
 
 // postingsCollection starts a SQLite store with a posting collection that has its `_id` indexes,

@@ -29,25 +29,14 @@ func BenchmarkUpdateByID(b *testing.B) {
 	var next atomic.Int64
 	start, cpu := time.Now(), processCPU(b)
 	for b.Loop() {
-		var wg sync.WaitGroup
-		errs := make(chan error, 16)
-		for range 16 {
-			wg.Go(func() {
-				res, err := coll.UpdateOne(context.Background(), bson.D{{Key: "_id", Value: counterID(int(next.Add(1) % docs))}},
-					bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}})
-				if err == nil && res.ModifiedCount != 1 {
-					err = fmt.Errorf("%d documents modified, want 1", res.ModifiedCount)
-				}
-				if err != nil {
-					errs <- err
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			b.Fatal(err)
-		}
+		at16(b, func() error {
+			res, err := coll.UpdateOne(context.Background(), bson.D{{Key: "_id", Value: counterID(int(next.Add(1) % docs))}},
+				bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}})
+			if err == nil && res.ModifiedCount != 1 {
+				err = fmt.Errorf("%d documents modified, want 1", res.ModifiedCount)
+			}
+			return err
+		})
 	}
 	reportRate(b, float64(next.Load()), start, cpu)
 }
