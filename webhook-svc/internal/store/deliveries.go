@@ -81,17 +81,14 @@ func (s *Store) DeliveriesByID(ctx context.Context, ids []string) (map[string]*D
 	return out, nil
 }
 
-// ReplaceDeliveries rewrites deliveries; only the holder of each one's attempt calls it. Several
+// ReplaceDeliveries rewrites deliveries; only the holder of each one's attempt calls it. They
 // are one bulk write of a replace by _id each, so that a page's or a batch's outcomes cost one
 // command. (The embedded FerretDB once kept each statement of such a command holding a pooled
 // connection until the command ended, which stalled two replicas' bulk writes at once:
 // TestPollersOfTwoReplicasDeliverEachOnce, and TestUpdateCommandOfManyStatements in pkg/embedded.)
 func (s *Store) ReplaceDeliveries(ctx context.Context, ds ...*Delivery) error {
-	switch len(ds) {
-	case 0:
+	if len(ds) == 0 {
 		return nil
-	case 1:
-		return s.replace(ctx, Deliveries, ds[0].ID, ds[0])
 	}
 	models := make([]mongo.WriteModel, len(ds))
 	for i, d := range ds {
