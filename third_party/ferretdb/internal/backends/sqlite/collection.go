@@ -262,21 +262,19 @@ func (c *collection) DeleteAll(ctx context.Context, params *backends.DeleteAllPa
 	var args []any
 
 	if params.RecordIDs == nil {
-		// the rows found by IDTextColumn from the _id index, and among them those with exactly
-		// the ids' JSON texts (as idEquals)
-		texts := make([]string, len(params.IDs))
-		args = make([]any, 2*len(params.IDs))
+		// the rows of the ids' values of both columns of the _id index (as idEquals)
+		values := make([]string, len(params.IDs))
+		args = make([]any, 0, 2*len(params.IDs))
 
 		for i, id := range params.IDs {
-			texts[i] = "(? ->> '$')"
-			args[i] = string(must.NotFail(sjson.MarshalSingleValue(id)))
-			args[len(params.IDs)+i] = args[i]
+			values[i] = "(" + metadata.IDColumnValues + ")"
+			arg := string(must.NotFail(sjson.MarshalSingleValue(id)))
+			args = append(args, arg, arg)
 		}
 
 		where = fmt.Sprintf(
-			`%s IN (%s) AND %s IN (%s)`,
-			IDTextColumn, strings.Join(texts, ", "),
-			metadata.IDColumn, strings.Repeat(", ?", len(params.IDs))[2:],
+			`(%s, %s) IN (VALUES %s)`,
+			IDTextColumn, metadata.IDTypeColumn, strings.Join(values, ", "),
 		)
 	} else {
 		args = make([]any, len(params.RecordIDs))

@@ -104,7 +104,8 @@ func TestDatabaseStatsFreeStorage(t *testing.T) {
 			c, err := db.Collection(cNames[0])
 			require.NoError(t, err)
 
-			nInsert, deleteFromIndex, deleteToIndex := 50, 10, 40
+			// enough rows that deleting most of them frees whole pages of the table and of its _id index
+			nInsert, deleteFromIndex, deleteToIndex := 500, 100, 400
 			ids := make([]any, nInsert)
 			toInsert := make([]*types.Document, nInsert)
 			for i := 0; i < nInsert; i++ {

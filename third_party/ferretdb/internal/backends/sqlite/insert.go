@@ -22,9 +22,11 @@ import (
 	"github.com/FerretDB/FerretDB/internal/handler/sjson"
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/lazyerrors"
+	"github.com/FerretDB/FerretDB/internal/util/must"
 )
 
-// prepareInsertStatement returns a statement and arguments for inserting the given documents.
+// prepareInsertStatement returns a statement and arguments for inserting the given documents,
+// each with its _id in metadata.IDTextColumn and metadata.IDTypeColumn.
 //
 // If capped is true, it returns a statement and arguments for inserting record IDs and documents.
 func prepareInsertStatement(tableName string, capped bool, docs []*types.Document) (string, []any, error) {
@@ -37,26 +39,34 @@ func prepareInsertStatement(tableName string, capped bool, docs []*types.Documen
 			return "", nil, lazyerrors.Error(err)
 		}
 
+		id, _ := doc.Get("_id")
+		must.NotBeZero(id)
+
+		idJSON, err := sjson.MarshalSingleValue(id)
+		if err != nil {
+			return "", nil, lazyerrors.Error(err)
+		}
+
 		if capped {
-			rows[i] = "(?, ?)"
-			args = append(args, doc.RecordID(), string(b))
+			rows[i] = "(?, ?, " + metadata.IDColumnValues + ")"
+			args = append(args, doc.RecordID(), string(b), string(idJSON), string(idJSON))
 
 			continue
 		}
 
-		rows[i] = "(?)"
-		args = append(args, string(b))
+		rows[i] = "(?, " + metadata.IDColumnValues + ")"
+		args = append(args, string(b), string(idJSON), string(idJSON))
 	}
 
-	columns := metadata.DefaultColumn
+	columns := []string{metadata.DefaultColumn, metadata.IDTextColumn, metadata.IDTypeColumn}
 	if capped {
-		columns = strings.Join([]string{metadata.RecordIDColumn, metadata.DefaultColumn}, ", ")
+		columns = append([]string{metadata.RecordIDColumn}, columns...)
 	}
 
 	return fmt.Sprintf(
 		`INSERT INTO %q (%s) VALUES %s`,
 		tableName,
-		columns,
+		strings.Join(columns, ", "),
 		strings.Join(rows, ", "),
 	), args, nil
 }

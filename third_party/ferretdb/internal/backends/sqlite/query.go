@@ -78,10 +78,9 @@ func prepareOrderByClause(sort *types.Document) string {
 const IDTextColumn = metadata.IDTextColumn
 
 // idEquals is the condition that a document's _id is the value whose sjson text (MarshalSingleValue)
-// is each of its two arguments: the index finds the rows by IDTextColumn, and IDColumn, the same
-// JSON text, tells among them the one with exactly that id (a string from an embedded document
-// whose JSON text it is, say).
-const idEquals = IDTextColumn + ` = (? ->> '$') AND ` + metadata.IDColumn + ` = ?`
+// is each of its two arguments: both columns of the unique _id index, found in it without a read
+// of the document.
+const idEquals = `(` + IDTextColumn + `, ` + metadata.IDTypeColumn + `) = (` + metadata.IDColumnValues + `)`
 
 // idIsString is the condition that a document's _id is a string: strings are not the only values
 // whose IDTextColumn is text (an ObjectID's is its hex, for one). The type is in the sjson

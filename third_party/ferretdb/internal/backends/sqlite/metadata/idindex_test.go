@@ -24,10 +24,12 @@ import (
 	"github.com/FerretDB/FerretDB/internal/util/testutil"
 )
 
-// TestIDIndexOfEarlierReleasesIsRebuilt checks that opening a store whose _id index is on
-// IDColumn, as FerretDB 1.24 made it, rebuilds that index as IDIndexSQL with every row kept; and
-// that a table whose rows the new index cannot hold keeps its old index.
-func TestIDIndexOfEarlierReleasesIsRebuilt(t *testing.T) {
+// TestIDOfEarlierReleasesIsCarriedOver checks that opening a store whose tables have no _id
+// columns, with the _id index FerretDB 1.24 made (on IDColumn) or the one of the release before
+// the columns (on IDText and IDType), carries every row over to IDIndexSQL's layout; that rows a
+// release rolled back to inserted without the columns are filled; and that a table whose rows
+// the new unique index cannot hold keeps its old index, with its columns filled and indexed.
+func TestIDOfEarlierReleasesIsCarriedOver(t *testing.T) {
 	t.Parallel()
 
 	ctx := testutil.Ctx(t)
@@ -43,36 +45,60 @@ func TestIDIndexOfEarlierReleasesIsRebuilt(t *testing.T) {
 	db, err := r.DatabaseGetOrCreate(ctx, dbName)
 	require.NoError(t, err)
 
-	rows := map[string][]string{
-		"kept": {
-			`{"$s":{"p":{"_id":{"t":"string"}},"$k":["_id"]},"_id":"a"}`,
-			`{"$s":{"p":{"_id":{"t":"string"}},"$k":["_id"]},"_id":"1"}`,
-			`{"$s":{"p":{"_id":{"t":"int"}},"$k":["_id"]},"_id":1}`,
-			`{"$s":{"p":{"_id":{"t":"bool"}},"$k":["_id"]},"_id":true}`,
-		},
+	kept := []string{
+		`{"$s":{"p":{"_id":{"t":"string"}},"$k":["_id"]},"_id":"a"}`,
+		`{"$s":{"p":{"_id":{"t":"string"}},"$k":["_id"]},"_id":"1"}`,
+		`{"$s":{"p":{"_id":{"t":"int"}},"$k":["_id"]},"_id":1}`,
+		`{"$s":{"p":{"_id":{"t":"bool"}},"$k":["_id"]},"_id":true}`,
+		`{"$s":{"p":{"_id":{"t":"null"}},"$k":["_id"]},"_id":null}`,
+	}
+
+	oldTable := `CREATE TABLE %q (_ferretdb_sjson TEXT NOT NULL CHECK(_ferretdb_sjson != '')) STRICT`
+	index124 := `CREATE UNIQUE INDEX %q ON %q (_ferretdb_sjson->"_id")`
+	indexText := `CREATE UNIQUE INDEX %q ON %q (_ferretdb_sjson->>'$._id', json_type(_ferretdb_sjson, '$._id'))`
+
+	cases := map[string]struct {
+		table, index string // the earlier release's table and index; "" for today's
+		rows         []string
+		wantIndex    string // the _id index after, "" for IDIndexSQL
+	}{
+		"v124":       {table: oldTable, index: index124, rows: kept},
+		"text":       {table: oldTable, index: indexText, rows: kept},
+		"rolledBack": {rows: kept},
+		// a release rolled back to rebuilt the index on its expressions
+		"rolledBackIndex": {index: indexText, rows: kept},
 		// -0 and 0: different JSON texts, one SQL value
-		"clash": {
+		"clash": {table: oldTable, index: index124, rows: []string{
 			`{"$s":{"p":{"_id":{"t":"double"}},"$k":["_id"]},"_id":-0.0}`,
 			`{"$s":{"p":{"_id":{"t":"double"}},"$k":["_id"]},"_id":0.0}`,
-		},
+		}, wantIndex: index124},
 	}
 
 	tables := map[string]string{}
 
-	for coll, docs := range rows {
+	for coll, tc := range cases {
 		_, err = r.CollectionCreate(ctx, &CollectionCreateParams{DBName: dbName, Name: coll})
 		require.NoError(t, err)
 
 		table := r.CollectionGet(ctx, dbName, coll).TableName
 		tables[coll] = table
-		index := table + "__id_"
 
-		_, err = db.ExecContext(ctx, fmt.Sprintf(`DROP INDEX %q`, index))
-		require.NoError(t, err)
-		_, err = db.ExecContext(ctx, fmt.Sprintf(`CREATE UNIQUE INDEX %q ON %q (_ferretdb_sjson->"_id")`, index, table))
-		require.NoError(t, err)
+		if tc.table != "" {
+			_, err = db.ExecContext(ctx, fmt.Sprintf(`DROP TABLE %q`, table))
+			require.NoError(t, err)
+			_, err = db.ExecContext(ctx, fmt.Sprintf(tc.table, table))
+			require.NoError(t, err)
+		}
 
-		for _, doc := range docs {
+		if tc.index != "" {
+			_, err = db.ExecContext(ctx, fmt.Sprintf(`DROP INDEX IF EXISTS %q`, table+"__id_"))
+			require.NoError(t, err)
+			_, err = db.ExecContext(ctx, fmt.Sprintf(tc.index, table+"__id_", table))
+			require.NoError(t, err)
+		}
+
+		// as a release without the columns inserts
+		for _, doc := range tc.rows {
 			_, err = db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %q (%s) VALUES (?)`, table, DefaultColumn), doc)
 			require.NoError(t, err)
 		}
@@ -87,21 +113,45 @@ func TestIDIndexOfEarlierReleasesIsRebuilt(t *testing.T) {
 	db = r.DatabaseGetExisting(ctx, dbName)
 	require.NotNil(t, db)
 
-	for coll, want := range map[string]string{
-		"kept":  IDIndexSQL(tables["kept"], tables["kept"]+"__id_"),
-		"clash": fmt.Sprintf(`CREATE UNIQUE INDEX %q ON %q (_ferretdb_sjson->"_id")`, tables["clash"]+"__id_", tables["clash"]),
-	} {
+	for coll, tc := range cases {
+		table := tables[coll]
+
+		want := IDIndexSQL(table, table+"__id_")
+		if tc.wantIndex != "" {
+			want = fmt.Sprintf(tc.wantIndex, table+"__id_", table)
+		}
+
 		var sql string
-		err = db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, tables[coll]+"__id_").Scan(&sql)
+		err = db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, table+"__id_").Scan(&sql)
 		require.NoError(t, err)
 		require.Equal(t, want, sql, coll)
 
-		var n int
-		require.NoError(t, db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q`, tables[coll])).Scan(&n))
-		require.Equal(t, len(rows[coll]), n, coll)
+		// every row is found by its columns, as IDText and IDType read them from the document
+		var n, found int
+		require.NoError(t, db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q`, table)).Scan(&n))
+		require.Equal(t, len(tc.rows), n, coll)
+
+		q := fmt.Sprintf(`SELECT count(*) FROM %q WHERE %s IS %s AND %s IS %s`, table, IDTextColumn, IDText, IDTypeColumn, IDType)
+		require.NoError(t, db.QueryRowContext(ctx, q).Scan(&found))
+		require.Equal(t, n, found, coll)
+
+		// and through an index
+		var plan string
+		q = fmt.Sprintf(`EXPLAIN QUERY PLAN SELECT * FROM %q WHERE (%s, %s) = ('a', 'text')`, table, IDTextColumn, IDTypeColumn)
+		var id, parent, notused int
+		require.NoError(t, db.QueryRowContext(ctx, q).Scan(&id, &parent, &notused, &plan))
+		require.Contains(t, plan, "USING INDEX", coll)
 	}
 
-	// the rebuilt index is as unique as the old one
-	_, err = db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %q (%s) VALUES (?)`, tables["kept"], DefaultColumn), rows["kept"][0])
+	// the new index is as unique as the old one
+	_, err = db.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %q (%s, %s, %s) VALUES (?, %s)`,
+		tables["v124"], DefaultColumn, IDTextColumn, IDTypeColumn, IDColumnValues), kept[0], `"a"`, `"a"`)
 	require.ErrorContains(t, err, "UNIQUE constraint failed")
+
+	// a second start finds the tables carried over
+	r.Close()
+
+	r, err = NewRegistry(uri, 100, testutil.Logger(t), sp)
+	require.NoError(t, err)
+	t.Cleanup(r.Close)
 }

@@ -31,24 +31,26 @@ const (
 	DefaultColumn = backends.ReservedPrefix + "sjson"
 
 	// IDColumn is a SQLite path expression for _id field: its JSON text, as sjson writes it.
-	//
-	// It tells an _id exactly (a string from a document with the same JSON text, say), but no
-	// index is on it: lookups find their rows by IDTextColumn, from the unique _id index, and
-	// check this on the few rows found (see IDIndexSQL).
 	IDColumn = DefaultColumn + "->'_id'"
 
-	// IDTextColumn is the _id of a document as an SQL value: the text of a string, unlike
-	// IDColumn's JSON text, so that strings compare as MongoDB compares them (by UTF-8 bytes,
-	// where the JSON text of a string would put its escaped characters out of order). It is the
-	// first column of the unique _id index, which therefore serves _id equality, $in and ranges
-	// with an _id sort.
-	IDTextColumn = DefaultColumn + "->>'$._id'"
+	// IDTextColumn is the column of a document's _id as an SQL value (IDText): the text of a
+	// string, unlike IDColumn's JSON text, so that strings compare as MongoDB compares them (by
+	// UTF-8 bytes, where the JSON text of a string would put its escaped characters out of order).
+	// It is the first column of the unique _id index, which therefore serves _id equality, $in and
+	// ranges with an _id sort.
+	IDTextColumn = backends.ReservedPrefix + "id"
 
-	// IDTypeColumn is the JSON type of a document's _id, the second column of the unique _id
-	// index: with it, values of other types whose IDTextColumn is the same (a string and an
-	// embedded document whose JSON text it is, true and 1) are different ids, as they were when
-	// the index was on IDColumn.
-	IDTypeColumn = "json_type(" + DefaultColumn + ", '$._id')"
+	// IDTypeColumn is the column of the JSON type of a document's _id (IDType), the second column
+	// of the unique _id index: with it, values of other types whose IDTextColumn is the same (a
+	// string and an embedded document whose JSON text it is, true and 1) are different ids, as
+	// they were when the index was on IDColumn.
+	IDTypeColumn = backends.ReservedPrefix + "id_type"
+
+	// IDText is the SQL expression of IDTextColumn's value for a document's JSON text.
+	IDText = DefaultColumn + "->>'$._id'"
+
+	// IDType is the SQL expression of IDTypeColumn's value for a document's JSON text.
+	IDType = "json_type(" + DefaultColumn + ", '$._id')"
 
 	// RecordIDColumn is a name for RecordID column to store capped collection record id.
 	RecordIDColumn = backends.ReservedPrefix + "record_id"
@@ -85,12 +87,23 @@ func (c *Collection) deepCopy() *Collection {
 // IDIndexSQL is the statement that creates the unique _id index (backends.DefaultIndexName) of
 // a collection's table, named index.
 //
-// FerretDB 1.24 created it on IDColumn (`_ferretdb_sjson->"_id"`), and an _id range read by
-// IDTextColumn needed a second index that every insert also paid for (a second extraction of
-// _id from the document's JSON, a second b-tree entry, more pages in each commit). On
-// (IDTextColumn, IDTypeColumn), one index serves both, and is as unique: two ids share both
-// columns only when they share their JSON text, the -0 and 0 that MongoDB takes for one id aside.
-// Registry.initCollections rebuilds the indexes of earlier releases.
+// FerretDB 1.24 created it on IDColumn (`_ferretdb_sjson->"_id"`), an expression of the
+// document's JSON: every insert, update and delete parsed the whole document to find its index
+// entry, and an _id range read by IDTextColumn needed a second index. The id is now stored
+// beside the document, in IDTextColumn and IDTypeColumn, which the writer fills from the id alone
+// (IDColumnValues); an update, which never changes an _id, leaves the index alone. One index on
+// them serves equality, $in and ranges, and is as unique: two ids share both columns only when
+// they share their JSON text, the -0 and 0 that MongoDB takes for one id aside.
+// Registry.initCollections carries the tables of earlier releases over.
 func IDIndexSQL(table, index string) string {
 	return fmt.Sprintf(`CREATE UNIQUE INDEX %q ON %q (%s, %s)`, index, table, IDTextColumn, IDTypeColumn)
 }
+
+// IDColumnsDef is the definition of IDTextColumn and IDTypeColumn in a collection's table: the
+// text column holds SQL values of any type, as IDText gives them (numbers order as numbers).
+const IDColumnsDef = IDTextColumn + " ANY, " + IDTypeColumn + " TEXT"
+
+// IDColumnValues is the SQL of the values of IDTextColumn and IDTypeColumn for an _id whose sjson
+// text (sjson.MarshalSingleValue) is each of its two arguments: they equal IDText and IDType of
+// the document, parsing only the id.
+const IDColumnValues = "? ->> '$', json_type(?)"

@@ -16,6 +16,8 @@ package metadata
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -124,27 +126,74 @@ func (r *Registry) initCollections(ctx context.Context, dbName string, db *fsql.
 	r.colls[dbName] = colls
 
 	for _, c := range colls {
-		r.rebuildIDIndex(ctx, db, c.TableName)
+		if err = r.carryIDOver(ctx, db, c.TableName); err != nil {
+			return lazyerrors.Error(err)
+		}
 	}
 
 	return nil
 }
 
-// rebuildIDIndex rebuilds the unique _id index of a table made by an earlier release (see
-// IDIndexSQL), in one transaction: the old index stays if that fails (a store that holds both
-// -0 and 0 as ids, say), which only makes lookups by _id slower, and the failure is logged.
-func (r *Registry) rebuildIDIndex(ctx context.Context, db *fsql.DB, table string) {
+// carryIDOver brings a table of an earlier release to the layout of IDIndexSQL: its _id in
+// IDTextColumn and IDTypeColumn, and the unique _id index on them. A table already there is left
+// as it is, at the cost of three small queries.
+//
+// Otherwise the columns are added, filled from every document that has them empty (rows a
+// release rolled back to inserted without them too) and the index is rebuilt, in one
+// transaction. If the unique index cannot hold the rows (a store that holds both -0 and 0 as
+// ids, say), the old index stays to keep them unique and the columns get an index that is not
+// unique, so that lookups still find their rows; that is logged, and tried again at each start.
+func (r *Registry) carryIDOver(ctx context.Context, db *fsql.DB, table string) error {
 	name := table + "_" + backends.DefaultIndexName
 	want := IDIndexSQL(table, name)
 
 	var have string
 	err := db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&have)
-	if err != nil || have == want {
-		return
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return lazyerrors.Error(err)
+	}
+
+	var columns int
+	q := `SELECT count(*) FROM pragma_table_info(?) WHERE name IN (?, ?)`
+	if err = db.QueryRowContext(ctx, q, table, IDTextColumn, IDTypeColumn).Scan(&columns); err != nil {
+		return lazyerrors.Error(err)
+	}
+
+	unfilled := fmt.Sprintf(`%s IS NULL AND %s IS NULL`, IDTextColumn, IDTypeColumn)
+
+	if have == want && columns == 2 {
+		var n int
+		q = fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %q WHERE %s LIMIT 1)`, table, unfilled)
+		if err = db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return lazyerrors.Error(err)
+		}
+
+		if n == 0 {
+			return nil
+		}
+	}
+
+	fill := func(tx *fsql.Tx) error {
+		if columns == 0 {
+			for _, def := range strings.Split(IDColumnsDef, ", ") {
+				if _, err := tx.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %q ADD COLUMN %s`, table, def)); err != nil {
+					return err
+				}
+			}
+		}
+
+		_, err := tx.ExecContext(ctx, fmt.Sprintf(`UPDATE %q SET (%s, %s) = (%s, %s) WHERE %s`,
+			table, IDTextColumn, IDTypeColumn, IDText, IDType, unfilled))
+
+		return err
 	}
 
 	err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DROP INDEX %q`, name)); err != nil {
+		if err := fill(tx); err != nil {
+			return err
+		}
+
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DROP INDEX IF EXISTS %q`, name)); err != nil {
 			return err
 		}
 
@@ -152,12 +201,28 @@ func (r *Registry) rebuildIDIndex(ctx context.Context, db *fsql.DB, table string
 
 		return err
 	})
-	if err != nil {
-		r.l.WarnContext(ctx, "The _id index of an earlier release was kept", slog.String("table", table), logging.Error(err))
-		return
+	if err == nil {
+		r.l.InfoContext(ctx, "Carried the _id over to its own columns", slog.String("table", table))
+		return nil
 	}
 
-	r.l.InfoContext(ctx, "Rebuilt the _id index", slog.String("table", table))
+	r.l.WarnContext(ctx, "The unique _id index of an earlier release was kept", slog.String("table", table), logging.Error(err))
+
+	err = db.InTransaction(ctx, func(tx *fsql.Tx) error {
+		if err := fill(tx); err != nil {
+			return err
+		}
+
+		_, err := tx.ExecContext(ctx, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (%s, %s)`,
+			table+"_id_columns", table, IDTextColumn, IDTypeColumn))
+
+		return err
+	})
+	if err != nil {
+		return lazyerrors.Error(err)
+	}
+
+	return nil
 }
 
 // DatabaseList returns a sorted list of existing databases.
@@ -323,7 +388,7 @@ func (r *Registry) collectionCreate(ctx context.Context, params *CollectionCreat
 		q += fmt.Sprintf("%s INTEGER PRIMARY KEY, ", RecordIDColumn)
 	}
 
-	q += fmt.Sprintf("%[1]s TEXT NOT NULL CHECK(%[1]s != '')) STRICT", DefaultColumn)
+	q += fmt.Sprintf("%[1]s TEXT NOT NULL CHECK(%[1]s != ''), %[2]s) STRICT", DefaultColumn, IDColumnsDef)
 
 	if _, err = db.ExecContext(ctx, q); err != nil {
 		return false, lazyerrors.Error(err)

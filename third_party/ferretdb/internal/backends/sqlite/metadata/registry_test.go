@@ -417,7 +417,7 @@ func TestIndexesCreateDrop(t *testing.T) {
 		require.NoError(t, row.Scan(&sql))
 
 		expected := fmt.Sprintf(
-			`CREATE UNIQUE INDEX "%s" ON "%s" (_ferretdb_sjson->>'$._id', json_type(_ferretdb_sjson, '$._id'))`,
+			`CREATE UNIQUE INDEX "%s" ON "%s" (_ferretdb_id, _ferretdb_id_type)`,
 			indexName, collection.TableName,
 		)
 		require.Equal(t, expected, sql)
