@@ -15,12 +15,18 @@
 package sqlite
 
 import (
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/FerretDB/FerretDB/internal/backends"
+	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/iterator"
 	"github.com/FerretDB/FerretDB/internal/util/must"
@@ -123,4 +129,89 @@ func TestIDsOfOneText(t *testing.T) {
 		types.FormatAnyValue(ids[2]): 12,
 		types.FormatAnyValue(ids[3]): 13,
 	}, values())
+}
+
+// TestIDColumnsHoldTheDocumentsID checks that the _id columns InsertAll fills hold what SQLite
+// reads from each document's JSON (metadata.IDText and IDType), for the ids InsertAll gives as
+// they are (strings, ObjectIDs) and for those SQLite reads from the id's JSON, and that each
+// document is found by its _id.
+func TestIDColumnsHoldTheDocumentsID(t *testing.T) {
+	t.Parallel()
+
+	ctx := testutil.Ctx(t)
+
+	sp, err := state.NewProvider("")
+	require.NoError(t, err)
+
+	uri := testutil.TestSQLiteURI(t, "")
+	b, err := NewBackend(&NewBackendParams{URI: uri, L: testutil.Logger(t), P: sp, BatchSize: 100})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+
+	dbName := testutil.DatabaseName(t)
+	db, err := b.Database(dbName)
+	require.NoError(t, err)
+
+	coll, err := db.Collection(testutil.CollectionName(t))
+	require.NoError(t, err)
+
+	ids := []any{
+		"a", "", `a"b`, `back\slash`, "é", "日本", "🦓", "tab\there", "\u2028", "bad\xffutf8", "nul\x00byte",
+		types.ObjectID{0xb0, 0x01}, int32(7), int64(-8), 1.5, 2.0, true, false, types.Null,
+		must.NotFail(types.NewDocument("k", "b")),
+	}
+
+	var docs []*types.Document
+	for i, id := range ids {
+		docs = append(docs, must.NotFail(types.NewDocument("_id", id, "v", int32(i))))
+	}
+
+	_, err = coll.InsertAll(ctx, &backends.InsertAllParams{Docs: docs})
+	require.NoError(t, err)
+
+	u, err := url.Parse(uri)
+	require.NoError(t, err)
+
+	sqlDB, err := sql.Open("sqlite", "file:"+filepath.Join(u.Opaque, dbName+".sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sqlDB.Close() })
+
+	var table string
+	require.NoError(t, sqlDB.QueryRowContext(ctx, `SELECT table_name FROM _ferretdb_collections`).Scan(&table))
+
+	rows, err := sqlDB.QueryContext(ctx, fmt.Sprintf(`SELECT %s->>'$.v', %s IS %s AND %s IS %s FROM %q`,
+		metadata.DefaultColumn, metadata.IDTextColumn, metadata.IDText, metadata.IDTypeColumn, metadata.IDType, table))
+	require.NoError(t, err)
+
+	same := map[int]bool{}
+	for rows.Next() {
+		var v int
+		var ok bool
+		require.NoError(t, rows.Scan(&v, &ok))
+		same[v] = ok
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, same, len(ids))
+
+	for i, id := range ids {
+		assert.True(t, same[i], "%#v", id)
+
+		if s, ok := id.(string); ok && !utf8.ValidString(s) {
+			continue // sjson stores U+FFFD in place of the invalid byte: no document has this _id
+		}
+
+		res, err := coll.Query(ctx, &backends.QueryParams{Filter: must.NotFail(types.NewDocument("_id", id))})
+		require.NoError(t, err)
+
+		got, err := iterator.ConsumeValues(res.Iter)
+		require.NoError(t, err)
+
+		var vs []int32
+		for _, doc := range got {
+			if types.Compare(must.NotFail(doc.Get("_id")), id) == types.Equal {
+				vs = append(vs, must.NotFail(doc.Get("v")).(int32))
+			}
+		}
+		assert.Equal(t, []int32{int32(i)}, vs, "%#v", id)
+	}
 }
