@@ -97,7 +97,7 @@ func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllPa
 
 	// The statements are made (their documents marshaled) before the turn to write is taken: the
 	// turn is the database's one writer, which marshaling would hold for nothing.
-	var stmts []insertStatement
+	var stmts []statement
 
 	for docs := params.Docs; len(docs) > 0; {
 		i := min(batchSize, len(docs))
@@ -107,7 +107,7 @@ func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllPa
 			return nil, lazyerrors.Error(err)
 		}
 
-		stmts = append(stmts, insertStatement{q: q, args: args})
+		stmts = append(stmts, statement{q: q, args: args})
 		docs = docs[i:]
 	}
 
@@ -149,14 +149,15 @@ func (c *collection) InsertAll(ctx context.Context, params *backends.InsertAllPa
 	return new(backends.InsertAllResult), nil
 }
 
-// insertStatement is an INSERT of a batch of documents, with its arguments.
-type insertStatement struct {
+// statement is an SQL statement with its arguments: an INSERT of a batch of documents, or the
+// UPDATE of one.
+type statement struct {
 	q    string
 	args []any
 }
 
 // exec runs the statement with exec; a duplicate _id is ErrorCodeInsertDuplicateID.
-func (st insertStatement) exec(ctx context.Context, exec func(context.Context, string, ...any) (sql.Result, error)) error {
+func (st statement) exec(ctx context.Context, exec func(context.Context, string, ...any) (sql.Result, error)) error {
 	if _, err := exec(ctx, st.q, st.args...); err != nil {
 		var se *sqlite3.Error
 		if errors.As(err, &se) && se.Code() == sqlite3lib.SQLITE_CONSTRAINT_UNIQUE {
@@ -182,10 +183,8 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 		return &res, nil
 	}
 
-	q := fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s`, meta.TableName, metadata.DefaultColumn, idEquals)
-
-	// The arguments are made before the turn to write is taken, as InsertAll's statements are.
-	args := make([][]any, len(params.Docs))
+	// The statements are made before the turn to write is taken, as InsertAll's are.
+	stmts := make([]statement, len(params.Docs))
 
 	for i, doc := range params.Docs {
 		b, err := sjson.Marshal(doc)
@@ -196,8 +195,11 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 		id, _ := doc.Get("_id")
 		must.NotBeZero(id)
 
-		arg := string(must.NotFail(sjson.MarshalSingleValue(id)))
-		args[i] = []any{string(b), arg, arg}
+		cond, idArgs := idEquals(id)
+		stmts[i] = statement{
+			q:    fmt.Sprintf(`UPDATE %q SET %s = ? WHERE %s`, meta.TableName, metadata.DefaultColumn, cond),
+			args: append([]any{string(b)}, idArgs...),
+		}
 	}
 
 	unlock, err := db.LockWrites(ctx)
@@ -207,8 +209,8 @@ func (c *collection) UpdateAll(ctx context.Context, params *backends.UpdateAllPa
 	defer unlock()
 
 	update := func(exec func(context.Context, string, ...any) (sql.Result, error)) error {
-		for _, a := range args {
-			r, err := exec(ctx, q, a...)
+		for _, st := range stmts {
+			r, err := exec(ctx, st.q, st.args...)
 			if err != nil {
 				return lazyerrors.Error(err)
 			}
@@ -264,12 +266,11 @@ func (c *collection) DeleteAll(ctx context.Context, params *backends.DeleteAllPa
 	if params.RecordIDs == nil {
 		// the rows of the ids' values of both columns of the _id index (as idEquals)
 		values := make([]string, len(params.IDs))
-		args = make([]any, 0, 2*len(params.IDs))
 
 		for i, id := range params.IDs {
-			values[i] = "(" + metadata.IDColumnValues + ")"
-			arg := string(must.NotFail(sjson.MarshalSingleValue(id)))
-			args = append(args, arg, arg)
+			v, idArgs := idColumns(id)
+			values[i] = "(" + v + ")"
+			args = append(args, idArgs...)
 		}
 
 		where = fmt.Sprintf(

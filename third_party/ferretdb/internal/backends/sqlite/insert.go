@@ -44,10 +44,7 @@ func prepareInsertStatement(tableName string, capped bool, docs []*types.Documen
 		id, _ := doc.Get("_id")
 		must.NotBeZero(id)
 
-		idValues, idArgs, err := idColumns(id)
-		if err != nil {
-			return "", nil, lazyerrors.Error(err)
-		}
+		idValues, idArgs := idColumns(id)
 
 		if capped {
 			rows[i] = "(?, ?, " + idValues + ")"
@@ -74,25 +71,23 @@ func prepareInsertStatement(tableName string, capped bool, docs []*types.Documen
 }
 
 // idColumns returns the SQL of the values of metadata.IDTextColumn and metadata.IDTypeColumn for
-// a document's _id, and their arguments. A string (valid UTF-8, without NUL) and an ObjectID are
-// text, as SQLite reads them from sjson's JSON (the string itself, the ObjectID's hex), given as
-// they are: SQLite parses an insert of many documents anew for every insert, and two JSON
-// functions per document tripled that parse. Other ids are read from their sjson text by SQLite
+// an _id, and their arguments: what an insert fills the columns with, and what an equality
+// compares them to (idEquals). A string (valid UTF-8, without NUL) and an ObjectID are text, as
+// SQLite reads them from sjson's JSON (the string itself, the ObjectID's hex), given as they are:
+// SQLite parses a statement anew every time it runs it, and two JSON functions per document
+// tripled the parse of an insert of many documents. SQLite reads other ids from their sjson text
 // (metadata.IDColumnValues).
-func idColumns(id any) (string, []any, error) {
+func idColumns(id any) (string, []any) {
 	switch id := id.(type) {
 	case string:
 		if utf8.ValidString(id) && !strings.ContainsRune(id, 0) {
-			return "?, 'text'", []any{id}, nil
+			return "?, 'text'", []any{id}
 		}
 	case types.ObjectID:
-		return "?, 'text'", []any{hex.EncodeToString(id[:])}, nil
+		return "?, 'text'", []any{hex.EncodeToString(id[:])}
 	}
 
-	b, err := sjson.MarshalSingleValue(id)
-	if err != nil {
-		return "", nil, err
-	}
+	b := string(must.NotFail(sjson.MarshalSingleValue(id)))
 
-	return metadata.IDColumnValues, []any{string(b), string(b)}, nil
+	return metadata.IDColumnValues, []any{b, b}
 }

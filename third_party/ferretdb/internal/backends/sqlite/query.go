@@ -21,7 +21,6 @@ import (
 
 	"github.com/FerretDB/FerretDB/internal/backends"
 	"github.com/FerretDB/FerretDB/internal/backends/sqlite/metadata"
-	"github.com/FerretDB/FerretDB/internal/handler/sjson"
 	"github.com/FerretDB/FerretDB/internal/types"
 	"github.com/FerretDB/FerretDB/internal/util/must"
 )
@@ -77,10 +76,12 @@ func prepareOrderByClause(sort *types.Document) string {
 // _id equality, $in and ranges with an _id sort.
 const IDTextColumn = metadata.IDTextColumn
 
-// idEquals is the condition that a document's _id is the value whose sjson text (MarshalSingleValue)
-// is each of its two arguments: both columns of the unique _id index, found in it without a read
-// of the document.
-const idEquals = `(` + IDTextColumn + `, ` + metadata.IDTypeColumn + `) = (` + metadata.IDColumnValues + `)`
+// idEquals is the condition that a document's _id is id, with its arguments: both columns of the
+// unique _id index equal to id's values (idColumns), found in it without a read of the document.
+func idEquals(id any) (string, []any) {
+	values, args := idColumns(id)
+	return `(` + IDTextColumn + `, ` + metadata.IDTypeColumn + `) = (` + values + `)`, args
+}
 
 // idIsString is the condition that a document's _id is a string: strings are not the only values
 // whose IDTextColumn is text (an ObjectID's is its hex, for one). The type is in the sjson
@@ -115,9 +116,9 @@ func prepareQuery(filter, sort *types.Document, limit, idSort, idLimit int64) (s
 		switch v.(type) {
 		case string, types.ObjectID:
 			p.filter = true
-			id := string(must.NotFail(sjson.MarshalSingleValue(v)))
-			q = ` WHERE ` + idEquals
-			args = []any{id, id}
+			var cond string
+			cond, args = idEquals(v)
+			q = ` WHERE ` + cond
 		}
 	}
 

@@ -91,7 +91,7 @@ func (c *Collection) deepCopy() *Collection {
 // document's JSON: every insert, update and delete parsed the whole document to find its index
 // entry, and an _id range read by IDTextColumn needed a second index. The id is now stored
 // beside the document, in IDTextColumn and IDTypeColumn, which the writer fills from the id alone
-// (IDColumnValues); an update, which never changes an _id, leaves the index alone. One index on
+// (idColumns in package sqlite, which lookups compare them to as well); an update, which never changes an _id, leaves the index alone. One index on
 // them serves equality, $in and ranges, and is as unique: two ids share both columns only when
 // they share their JSON text, the -0 and 0 that MongoDB takes for one id aside.
 // Registry.initCollections carries the tables of earlier releases over.
