@@ -25,11 +25,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 func TestUpgradeCarriesAnEarlierLayoutOverOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testkit.Database(t, testkit.Backends(t), "claims")
-	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
-		t.Fatal(err)
-	}
-	st := store.New(db)
+	db, st := openStore(t)
 	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
 	var ids []string
 	for i := range 3 {
@@ -117,6 +113,16 @@ func TestUpgradeCarriesAnEarlierLayoutOverOnce(t *testing.T) {
 	}
 }
 
+// openStore opens a store on a fresh database of the test backends, its collections made.
+func openStore(t *testing.T) (*mongo.Database, *store.Store) {
+	t.Helper()
+	db := testkit.Database(t, testkit.Backends(t), "claims")
+	if err := mongox.EnsureIndexes(context.Background(), db, store.Indexes); err != nil {
+		t.Fatal(err)
+	}
+	return db, store.New(db)
+}
+
 func insert(t *testing.T, coll *mongo.Collection, doc any) {
 	t.Helper()
 	if _, err := coll.InsertOne(context.Background(), doc); err != nil {
@@ -129,11 +135,7 @@ func insert(t *testing.T, coll *mongo.Collection, doc any) {
 func TestUpgradeOfANewStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testkit.Database(t, testkit.Backends(t), "claims")
-	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
-		t.Fatal(err)
-	}
-	st := store.New(db)
+	_, st := openStore(t)
 	for range 2 {
 		if n, err := st.Upgrade(ctx, time.Now().Truncate(time.Hour), 5); err != nil || n != 0 {
 			t.Fatalf("Upgrade of a new store = %d, %v; want 0, nil", n, err)
@@ -148,11 +150,7 @@ func TestUpgradeOfANewStore(t *testing.T) {
 func TestUpgradePlacesClaimsInTheirOrderOfCreation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testkit.Database(t, testkit.Backends(t), "claims")
-	if err := mongox.EnsureIndexes(ctx, db, store.Indexes); err != nil {
-		t.Fatal(err)
-	}
-	st := store.New(db)
+	db, st := openStore(t)
 	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
 	for i, object := range []string{"obj_a", "obj_b", "obj_a", "obj_b", "obj_a"} {
 		insert(t, db.Collection(store.Claims), store.Claim{ID: fmt.Sprintf("clm_0%d", i+1), ObjectID: object, ObjectHash: "svc_x",
