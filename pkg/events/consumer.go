@@ -354,28 +354,65 @@ func (c *consumer) handleBatch(ctx context.Context, msgs []kafka.Message) bool {
 	return true
 }
 
+// commitEvery is the least time between two offset commits of a partition. A commit is a request
+// to the group's coordinator (and a write to its log); a partition that keeps up handles its
+// events one at a time, so committing after each would cost a commit per event. Spaced, a crash
+// delivers again at most the events of the last commitEvery, which handlers take as any
+// redelivery (dedupe records, inserts by _id); a partition let go commits at once (stop).
+const commitEvery = 250 * time.Millisecond
+
 // committer commits a partition's offsets beside its worker, so that the next event is handled
-// while the last one is committed. Only the newest handled offset waiting is committed, so a
-// burst costs a few commits, not one per event. Offsets only ever move past handled events.
+// while the last one is committed. Only the newest handled offset waiting is committed, at most
+// once per commitEvery, so a burst costs a few commits, not one per event. Offsets only ever
+// move past handled events.
 type committer struct {
 	next chan int64
+	quit chan struct{}
 	done chan struct{}
 }
 
 func (c *consumer) committer(gen *kafka.Generation, topic string, partition int) *committer {
-	cm := &committer{next: make(chan int64, 1), done: make(chan struct{})}
+	cm := &committer{next: make(chan int64, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(cm.done)
+		var last time.Time
 		for offset := range cm.next {
+			offset, open := cm.newest(offset, time.Until(last.Add(commitEvery)))
 			c.commitMu.Lock()
 			err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: offset}})
 			c.commitMu.Unlock()
+			last = time.Now()
 			if err != nil {
 				c.cfg.Log.Warn("kafka commit failed; the event may be handled again", "topic", topic, "partition", partition, "error", err)
+			}
+			if !open {
+				return
 			}
 		}
 	}()
 	return cm
+}
+
+// newest waits up to wait (less when stop is called) and returns the newest offset handled by
+// then, offset or a later one, and whether more may come.
+func (cm *committer) newest(offset int64, wait time.Duration) (int64, bool) {
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-cm.quit:
+			t.Stop()
+		}
+	}
+	select {
+	case o, ok := <-cm.next:
+		if !ok {
+			return offset, false
+		}
+		return o, true
+	default:
+		return offset, true
+	}
 }
 
 // handled queues offset for commit in place of any older offset still waiting. Only the worker
@@ -388,8 +425,9 @@ func (cm *committer) handled(offset int64) {
 	cm.next <- offset
 }
 
-// stop commits what is waiting and returns when the last commit is done.
+// stop commits what is waiting, at once, and returns when the last commit is done.
 func (cm *committer) stop() {
+	close(cm.quit)
 	close(cm.next)
 	<-cm.done
 }
