@@ -32,12 +32,24 @@ func TestPostingsStoreScoredStemsOncePerNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var raw bson.M
-	if err := db.Collection(MemoryPostings).FindOne(ctx, mongox.ByID(PostingID("obj_a", "ship", at, "nod_1"))).Decode(&raw); err != nil {
+	var stored bson.D
+	if err := db.Collection(MemoryPostings).FindOne(ctx, mongox.ByID(PostingID("obj_a", "ship", at, "nod_1"))).Decode(&stored); err != nil {
 		t.Fatal(err)
 	}
-	if raw["sc"] != nil || raw["st"] != nil || raw["tf"] != nil || raw["f"] != int32(2) {
-		t.Fatalf("stored posting: sc=%v st=%v tf=%v f=%v; want its stem's count 2 and no stems", raw["sc"], raw["st"], raw["tf"], raw["f"])
+	var packed bson.Binary
+	ok := len(stored) == 2 && stored[1].Key == "e"
+	if ok {
+		packed, ok = stored[1].Value.(bson.Binary)
+	}
+	if !ok {
+		t.Fatalf("stored posting %v; want its _id and its entry packed as binary in e", stored)
+	}
+	var raw bson.M
+	if err := bson.Unmarshal(packed.Data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw["sc"] != nil || raw["st"] != nil || raw["tf"] != nil || raw["f"] != int32(2) || raw["x"] != e.Excerpt {
+		t.Fatalf("packed entry: sc=%v st=%v tf=%v f=%v x=%v; want its stem's count 2, its excerpt and no stems", raw["sc"], raw["st"], raw["tf"], raw["f"], raw["x"])
 	}
 	scored, err := mongox.FindAll[bson.M](ctx, db.Collection(MemoryPostings), mongox.Range{Scope: mongox.Scope("s")}.Filter())
 	if err != nil || len(scored) != 1 || scored[0]["_id"] != scoredID("nod_1") || scored[0]["sc"] != "kestrel:1 ship:2 friday:1 été:3" {
