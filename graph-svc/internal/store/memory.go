@@ -22,12 +22,11 @@ import (
 // "Memory search"). Its documents are keyed by the data a search reads them in:
 //
 //   - "p|<object>|<stem>|<created>|<node>": a posting, that node (one the object may see) holds
-//     stem among its indexed stems, packed in one field (packedPosting). It carries what a search
-//     filters and ranks on for its stem
-//     and what a hit shows (the stem's count in the node, the node's length, the index's stats
-//     as they stood when it was written, and the node's validity fact once a decision
-//     supersedes it), so that a query term is ONE range read, newest first, bounded by a limit,
-//     and a one-term search ranks on the postings alone.
+//     stem among its indexed stems, packed in one field (packedPosting). It carries what a
+//     search filters and ranks on for its stem and what a hit shows (the stem's count in the
+//     node, the node's length, the index's stats as they stood when it was written, and the
+//     node's validity fact once a decision supersedes it), so that a query term is ONE range
+//     read, newest first, bounded by a limit, and a one-term search ranks on the postings alone.
 //   - "s|<node>": the node's scored stems and their counts, once per node whatever the indexes
 //     and postings that name it. A search of several terms reads those of the candidates it
 //     found by some of its terms only, to score them on the others (ScoredStems).
@@ -104,7 +103,7 @@ type postingFields postingDoc
 // stored as binary. A message writes about 64 postings, most of what its projection costs, and
 // the embedded store's cost of a document grows with its fields (FerretDB keeps each field's
 // type beside the document's JSON and converts field by field): one field instead of thirteen
-// takes about an eighth off the projection's CPU (BenchmarkMessageIndexBytes in
+// takes about a sixth off the projection's CPU (BenchmarkMessageIndexBytes in
 // graph-svc/internal/graph). Nothing filters on a posting's fields, on any store: a search reads
 // a range of _ids and decodes what it read. SupersedePostings sets SupersededAt and SupersededBy
 // beside Entry later, and they win over any packed.
