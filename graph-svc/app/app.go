@@ -114,6 +114,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 		return st.UpgradePostings(ctx)
 	})
+	// The object hashes projected before copies of them were kept beside the memory index are
+	// copied there once; until then a search reads those from the projection, one find more.
+	b.Once("object hash copies upgrade", st.UpgradeHashCopies)
 	api.Register(b.API, &api.Handler{Graph: svc})
 	// The projection's writes are inserts keyed by the message: no dedupe record is needed.
 	b.Consume(service.Consumer{Group: consumers.Group, Topics: consumers.Topics,

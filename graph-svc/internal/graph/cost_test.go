@@ -87,10 +87,15 @@ func monitoredService(tb testing.TB, suffix string, started func(context.Context
 	return serviceOn(tb, db)
 }
 
-// serviceOn is a service over db, its indexes made.
+// serviceOn is a service over db, its indexes made and the one-off copy of object hashes run, as
+// the app does at start-up.
 func serviceOn(tb testing.TB, db *mongo.Database) *graph.Service {
 	tb.Helper()
 	if err := mongox.EnsureIndexes(context.Background(), db, append(store.Indexes, events.OutboxIndexes...)); err != nil {
+		tb.Fatal(err)
+	}
+	st := store.New(db)
+	if err := st.UpgradeHashCopies(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 	lim, err := outbound.NewLimiter(outbound.LimiterOptions{Max: 1})
@@ -98,7 +103,7 @@ func serviceOn(tb testing.TB, db *mongo.Database) *graph.Service {
 		tb.Fatal(err)
 	}
 	return &graph.Service{Limits: graph.DefaultLimits, Schedule: graph.Schedule{Interval: time.Hour, Scan: time.Minute},
-		Store: store.New(db), Mailbox: mailbox{}, Limiter: lim, Log: testkit.Logger(tb),
+		Store: st, Mailbox: mailbox{}, Limiter: lim, Log: testkit.Logger(tb),
 		Outbox: &confirmed{Outbox: events.NewOutbox(db, nil, testkit.Logger(tb), events.OutboxOptions{})}}
 }
 

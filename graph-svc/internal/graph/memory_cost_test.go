@@ -49,9 +49,10 @@ func (l *commandLog) total(c map[string]int) int {
 
 // TestMemoryIndexCostIsConstant: projecting a message costs the same store commands for a short
 // message and a 64 KiB one of thousands of distinct words, and its memory index work is three
-// commands for its two participants, the same after a restart (here a new service): one read of
-// both participants' index stats, one write moving them and one insert of the node's postings in
-// both indexes.
+// commands for its two participants: one read of both participants' index stats, one write
+// moving them and one insert of the node's postings in both indexes. After a restart (here a new
+// service) the first message naming an object also makes sure its hash is copied beside the
+// index: one command more there.
 func TestMemoryIndexCostIsConstant(t *testing.T) {
 	t.Parallel()
 	cmds := &commandLog{counts: map[string]int{}}
@@ -88,17 +89,16 @@ func TestMemoryIndexCostIsConstant(t *testing.T) {
 	if coldShort[store.MemoryPostings] != coldLarge[store.MemoryPostings] || cmds.total(coldShort) != cmds.total(coldLarge) {
 		t.Errorf("after a restart a 64 KiB message cost %v, a short one %v", coldLarge, coldShort)
 	}
-	if short[store.MemoryPostings] > 3 || coldShort[store.MemoryPostings] > 3 {
-		t.Errorf("memory index commands: %d warm, %d cold for two participants; want at most 3",
+	if short[store.MemoryPostings] > 3 || coldShort[store.MemoryPostings] > 4 {
+		t.Errorf("memory index commands: %d warm, %d cold for two participants; want at most 3 and 4",
 			short[store.MemoryPostings], coldShort[store.MemoryPostings])
 	}
 }
 
 // TestMemorySearchReadsOneRangePerTerm: a search sends one find of postings per query term and
-// one command besides (the hashes the candidates name), as many with 30 nodes indexed as with
-// 330: at most 2 per term, a one-term search 2 in all. Every node here indexes every term, so
-// each candidate has a posting read for each and no scored stems are read
-// (TestMemorySearchScoresEveryTermOfTheNode counts the searches that read them).
+// one command besides (the cards of the candidates and the hashes they name, from the same
+// collection), as many with 30 nodes indexed as with 330: at most 2 per term, a one-term search
+// 2 in all.
 func TestMemorySearchReadsOneRangePerTerm(t *testing.T) {
 	t.Parallel()
 	cmds := &commandLog{counts: map[string]int{}}
@@ -140,9 +140,9 @@ func TestMemorySearchReadsOneRangePerTerm(t *testing.T) {
 		postings, total := search(q)
 		t.Logf("a search of %d terms: %d commands on the index (%d with 30 nodes), %d in all (%d with 30 nodes)",
 			terms, postings, small[i][0], total, small[i][1])
-		if postings != terms || total != terms+1 || postings != small[i][0] || total != small[i][1] {
+		if postings != terms+1 || total != terms+1 || postings != small[i][0] || total != small[i][1] {
 			t.Errorf("a search of %d terms cost %d index commands and %d in all (%v with 30 nodes); want %d and %d",
-				terms, postings, total, small[i], terms, terms+1)
+				terms, postings, total, small[i], terms+1, terms+1)
 		}
 		if total > 2*terms {
 			t.Errorf("a search of %d terms cost %d commands, more than 2 per term", terms, total)

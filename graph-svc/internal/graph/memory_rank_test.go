@@ -65,8 +65,8 @@ func rankNodes(base time.Time) []rankNode {
 // read (a term the node holds without indexing it; an indexed one older than the range read):
 // the same index written as earlier releases wrote it, every posting carrying the node's stems,
 // ranks the same nodes with the same scores for searches of one, two and three terms, filtered
-// and paged. A search of several terms reads the scored stems of the candidates it lacks a
-// count of in one find: at most 2 commands per term.
+// and paged. A search reads the cards of its candidates (their stems, what a hit shows) and the
+// hashes they name in one find: at most 2 commands per term.
 func TestMemorySearchScoresEveryTermOfTheNode(t *testing.T) {
 	t.Parallel()
 	cmds := &commandLog{counts: map[string]int{}}

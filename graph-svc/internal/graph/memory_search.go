@@ -37,8 +37,7 @@ type MemoryStore interface {
 	IndexMemory(ctx context.Context, objectID string, entries []store.MemoryEntry, indexed [][]string) error
 	IndexMemories(ctx context.Context, batches []store.MemoryBatch) error
 	Postings(ctx context.Context, r mongox.Range) ([]store.MemoryEntry, error)
-	ScoredStems(ctx context.Context, nodeIDs []string) (map[string]store.NodeStems, error)
-	Hashes(ctx context.Context, objectIDs []string) (map[string]string, error)
+	Cards(ctx context.Context, nodeIDs, objectIDs []string) (map[string]store.NodeCard, map[string]string, error)
 }
 
 // MemoryQuery is a search of an object's relationship memory.
@@ -97,12 +96,11 @@ type MemoryResult struct {
 // the query's time bounds), of 2 × (offset + limit) postings (at least 20, at most
 // MaxPostingsPerTerm), all terms at once. The postings read are the candidates: each carries
 // what the filters need (its validity fact once superseded, the index's stats as they stood
-// when it was written) and its term's count in the node, which is all a one-term search ranks
-// on. A search of several terms scores a candidate on every term among the node's scored stems:
-// those of the candidates it did not read a posting of for every term are read in one find by
-// _id (scoredStems). Besides, a search reads the current hashes of the objects the candidates
-// name (one find, none when they name only the caller), at once with the stems: at most 2
-// commands per term, whatever the index holds.
+// when it was written) and its term's count in the node. Then ONE find by _id (one per 1,000
+// ids) reads the cards of the candidates that may be hits (what a hit shows, and the node's
+// scored stems, on every one of which a candidate is scored, whichever term found it) and the
+// current hashes of the objects the candidates name (cards): at most 2 commands per term,
+// whatever the index holds.
 func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q MemoryQuery) (*MemoryResult, error) {
 	qt, err := q.validate()
 	if err != nil {
@@ -133,14 +131,8 @@ func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q Mem
 			idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
 		}
 	}
-	var hashOf func(string) (string, error)
-	g, gctx = errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		hashOf, err = s.hashes(gctx, c, cands)
-		return err
-	})
-	g.Go(func() error { return s.scoredStems(gctx, cands, q, idf) })
-	if err := g.Wait(); err != nil {
+	hashOf, err := s.cards(ctx, c, cands, q, qt)
+	if err != nil {
 		return nil, err
 	}
 	ranked, err := rank(cands, q, qt, idf, hashOf)
@@ -197,40 +189,45 @@ func (f *found) setScored(qt, stems []string, counts []int) {
 	f.scored = true
 }
 
-// scoredStems completes the counts of the candidates that may be hits and lack one of a term
-// that weighs (one with an idf) with their nodes' scored stems: one find by _id (one per 1,000
-// nodes, at once), none when every candidate had a posting read for every such term, as in any
-// one-term search.
-func (s *Service) scoredStems(ctx context.Context, cands map[string]*found, q MemoryQuery, idf map[string]float64) error {
-	var ids []string
+// cards reads, in one find (Cards), the cards of the candidates that may be hits and the current
+// hashes of the objects every candidate names (authors and peers; the caller's is the one it
+// called with). A card gives its candidate the count of every query term among the node's
+// scored stems, and what the hit shows when the posting (of a release that wrote no cards)
+// does not carry it. A candidate that may be a hit but has no card yet (its postings were
+// inserted, its card not) is left out, as not indexed yet.
+func (s *Service) cards(ctx context.Context, c *contract.Principal, cands map[string]*found, q MemoryQuery, qt []string) (func(string) (string, error), error) {
+	var nodes, objects []string
+	named := map[string]bool{c.ObjectID: true}
 	for id, f := range cands {
-		if f.scored || !mayBeHit(f.e, q) {
-			continue
-		}
-		for t := range idf {
-			if _, ok := f.tf[t]; !ok {
-				ids = append(ids, id)
-				break
+		for _, o := range []string{f.e.AuthorID, f.e.PeerID} {
+			if o != "" && !named[o] {
+				named[o] = true
+				objects = append(objects, o)
 			}
 		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	stems, err := s.Store.ScoredStems(ctx, ids)
-	if err != nil {
-		return err
-	}
-	qt := make([]string, 0, len(idf))
-	for t := range idf {
-		qt = append(qt, t)
-	}
-	for _, id := range ids {
-		if ns, ok := stems[id]; ok {
-			cands[id].setScored(qt, ns.Stems, ns.Counts)
+		if mayBeHit(f.e, q) {
+			nodes = append(nodes, id)
 		}
 	}
-	return nil
+	cards, known, err := s.Store.Cards(ctx, nodes, objects)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range nodes {
+		f, card := cands[id], cards[id]
+		if f.e.ThreadID == "" {
+			if card.ThreadID == "" {
+				delete(cands, id)
+				continue
+			}
+			f.e.ThreadID, f.e.Title, f.e.Excerpt, f.e.MessageID, f.e.SourceID = card.ThreadID, card.Title, card.Excerpt, card.MessageID, card.SourceID
+		}
+		if !f.scored && len(card.Stems) > 0 {
+			f.setScored(qt, card.Stems, card.Counts)
+		}
+	}
+	known[c.ObjectID] = c.Hash
+	return func(id string) (string, error) { return known[id], nil }, nil
 }
 
 // statsOf is what the postings read say of the index's stats: the most nodes any of them saw
@@ -427,25 +424,6 @@ func page(res *MemoryResult, ranked []candidate, q MemoryQuery, hashOf func(stri
 		res.Hits = append(res.Hits, h)
 	}
 	return res, nil
-}
-
-// hashes reads, in one find, the current hashes of the objects the candidates name (authors and
-// peers; the caller's is the one it called with), for the peer filter and the hits.
-func (s *Service) hashes(ctx context.Context, c *contract.Principal, cands map[string]*found) (func(string) (string, error), error) {
-	var ids []string
-	for _, f := range cands {
-		for _, id := range []string{f.e.AuthorID, f.e.PeerID} {
-			if id != "" && id != c.ObjectID && !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-	}
-	known, err := s.Store.Hashes(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	known[c.ObjectID] = c.Hash
-	return func(id string) (string, error) { return known[id], nil }, nil
 }
 
 func hit(cd candidate, superseded *time.Time, hashOf func(string) (string, error)) (MemoryHit, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,14 +28,18 @@ import (
 //     node, the node's length, the index's stats as they stood when it was written, and the
 //     node's validity fact once a decision supersedes it), so that a query term is ONE range
 //     read, newest first, bounded by a limit, and a one-term search ranks on the postings alone.
-//   - "s|<node>": the node's scored stems and their counts, once per node whatever the indexes
-//     and postings that name it. A search of several terms reads those of the candidates it
-//     found by some of its terms only, to score them on the others (ScoredStems).
+//   - "s|<node>": the node's card (nodeCard): its scored stems and their counts, and what a hit
+//     shows of it (thread, title, excerpt, provenance), once per node whatever the indexes and
+//     postings that name it. A search reads those of the candidates that may be hits, in one
+//     find with the hashes below (Cards).
+//   - "h|<object>": a copy of the object's current hash (hashCopy), kept beside the Hashes
+//     projection so that that one find reads the hashes a search's hits name too.
 //   - "n|<object>": how many nodes the object's index holds and when its first was made, for
 //     BM25's idf. It is moved by $inc from whichever writer indexes a node, so on FerretDB (whose
 //     updates are read-then-write) concurrent writers may lose an increment: the count only
 //     weighs query terms against each other, never decides what is found.
-//   - "u|postings": that UpgradePostings carried the postings of the previous layout over.
+//   - "u|postings": that UpgradePostings carried the postings of the previous layout over;
+//     "u|hashes": that UpgradeHashCopies copied the Hashes projection.
 //
 // Every posting and scored-stems document is inserted once, keyed by its node: a redelivered
 // event inserts nothing new. A posting changes once afterwards, when its node is superseded
@@ -49,7 +54,7 @@ const MemoryIndex = "memory_index"
 // MemoryEntry is one node as the index of one object holds it.
 type MemoryEntry struct {
 	NodeID     string     `bson:"n"`
-	ThreadID   string     `bson:"t"`
+	ThreadID   string     `bson:"t,omitempty"`
 	Type       string     `bson:"ty"`
 	PeerID     string     `bson:"p,omitempty"`
 	AuthorID   string     `bson:"a"`
@@ -112,11 +117,12 @@ type packedPosting struct {
 	Entry []byte `bson:"e"`
 }
 
-// MarshalBSON stores the posting packed (packedPosting), without the node's stems and counts
-// (see Scored).
+// MarshalBSON stores the posting packed (packedPosting), without what its node's card holds
+// (nodeCard): the node's stems and counts (see Scored) and what a hit shows of it.
 func (d postingDoc) MarshalBSON() ([]byte, error) {
 	e := d.MemoryEntry
 	e.Stems, e.Counts = nil, nil
+	e.ThreadID, e.Title, e.Excerpt, e.MessageID, e.SourceID = "", "", "", "", ""
 	entry, err := bson.Marshal(e)
 	if err != nil {
 		return nil, err
@@ -154,17 +160,29 @@ func (d *postingDoc) UnmarshalBSON(b []byte) error {
 	return nil
 }
 
-// scoredDoc is a node's scored stems and their counts ("s|<node>"), packed as postingDoc.Scored.
-type scoredDoc struct {
-	ID     string `bson:"_id"`
-	Scored string `bson:"sc"`
+// nodeCard is what a search reads of a node besides its postings, once per node ("s|<node>"):
+// its scored stems and their counts, packed as postingDoc.Scored, and what a hit shows of it.
+// Cards of earlier releases hold the stems only: their postings carry the rest.
+type nodeCard struct {
+	ID        string `bson:"_id"`
+	Scored    string `bson:"sc"`
+	ThreadID  string `bson:"t,omitempty"`
+	Title     string `bson:"ti,omitempty"`
+	Excerpt   string `bson:"x,omitempty"`
+	MessageID string `bson:"m,omitempty"`
+	SourceID  string `bson:"s,omitempty"`
+	// Hash is set on the copies of object hashes that share the collection (hashCopy), so that
+	// one find reads cards and hashes alike.
+	Hash string `bson:"hash,omitempty"`
 }
 
-// NodeStems is a node's scored stems and how often each occurs in it (MemoryEntry.Stems and
-// Counts).
-type NodeStems struct {
-	Stems  []string
-	Counts []int
+// NodeCard is a node's scored stems with how often each occurs in it (MemoryEntry.Stems and
+// Counts), and what a hit shows of it (ThreadID empty for a node indexed by an earlier release,
+// whose postings carry it).
+type NodeCard struct {
+	Stems                                         []string
+	Counts                                        []int
+	ThreadID, Title, Excerpt, MessageID, SourceID string
 }
 
 // packScored writes stems and their counts as "<stem>:<count> …".
@@ -280,14 +298,15 @@ func (s *Store) IndexMemories(ctx context.Context, batches []MemoryBatch) error 
 	if err != nil {
 		return err
 	}
-	// The nodes' scored stems go first, so that a search that reads a posting finds them.
+	// The nodes' cards go first, so that a search that reads a posting finds its card.
 	var docs []any
 	scored := map[string]bool{}
 	for _, mb := range batches {
 		for i, e := range mb.Entries {
 			if len(mb.Indexed[i]) > 0 && !scored[e.NodeID] {
 				scored[e.NodeID] = true
-				docs = append(docs, scoredDoc{ID: scoredID(e.NodeID), Scored: packScored(e.Stems, e.Counts)})
+				docs = append(docs, nodeCard{ID: scoredID(e.NodeID), Scored: packScored(e.Stems, e.Counts), ThreadID: e.ThreadID,
+					Title: e.Title, Excerpt: e.Excerpt, MessageID: e.MessageID, SourceID: e.SourceID})
 			}
 		}
 	}
@@ -441,37 +460,63 @@ func (s *Store) Postings(ctx context.Context, r mongox.Range) ([]MemoryEntry, er
 	return out, nil
 }
 
-// ScoredStems reads the scored stems of nodes (those of postings of earlier releases, which
-// carry their own, are missing): one find by _id, or one per mongox.MaxIDIn nodes, all at once.
-func (s *Store) ScoredStems(ctx context.Context, nodeIDs []string) (map[string]NodeStems, error) {
-	byID := make(map[string]string, len(nodeIDs))
-	ids := make([]string, 0, len(nodeIDs))
+// Cards reads, in one find by _id (one per mongox.MaxIDIn ids, all at once), the cards of nodes
+// and the copies of objects' current hashes (hashCopy). Until UpgradeHashCopies has run, the
+// hashes of objects without a copy are read from the Hashes projection itself, one find more.
+// A node without a card is left out, as is an object graph-svc has not seen.
+func (s *Store) Cards(ctx context.Context, nodeIDs, objectIDs []string) (map[string]NodeCard, map[string]string, error) {
+	want := make(map[string]string, len(nodeIDs)+len(objectIDs)) // _id → node or object
+	ids := make([]string, 0, len(nodeIDs)+len(objectIDs))
 	for _, n := range nodeIDs {
-		if id := scoredID(n); byID[id] == "" {
-			byID[id] = n
+		if id := scoredID(n); want[id] == "" {
+			want[id] = n
 			ids = append(ids, id)
 		}
 	}
-	chunks := make([][]scoredDoc, (len(ids)+mongox.MaxIDIn-1)/mongox.MaxIDIn)
+	for _, o := range objectIDs {
+		if id := hashCopyID(o); want[id] == "" {
+			want[id] = o
+			ids = append(ids, id)
+		}
+	}
+	chunks := make([][]nodeCard, (len(ids)+mongox.MaxIDIn-1)/mongox.MaxIDIn)
 	g, gctx := errgroup.WithContext(ctx)
 	for c := range chunks {
 		in := ids[c*mongox.MaxIDIn : min((c+1)*mongox.MaxIDIn, len(ids))]
 		g.Go(func() (err error) {
-			chunks[c], err = mongox.FindAll[scoredDoc](gctx, s.c(MemoryPostings), mongox.IDIn(in))
+			chunks[c], err = mongox.FindAll[nodeCard](gctx, s.c(MemoryPostings), mongox.IDIn(in))
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("store memory scored stems: %w", err)
+		return nil, nil, fmt.Errorf("store memory cards: %w", err)
 	}
-	out := make(map[string]NodeStems, len(ids))
+	cards, hashes := make(map[string]NodeCard, len(nodeIDs)), make(map[string]string, len(objectIDs))
 	for _, docs := range chunks {
 		for _, d := range docs {
+			if strings.HasPrefix(d.ID, hashCopyScope) {
+				hashes[want[d.ID]] = d.Hash
+				continue
+			}
 			stems, counts := unpackScored(d.Scored)
-			out[byID[d.ID]] = NodeStems{Stems: stems, Counts: counts}
+			cards[want[d.ID]] = NodeCard{Stems: stems, Counts: counts, ThreadID: d.ThreadID, Title: d.Title,
+				Excerpt: d.Excerpt, MessageID: d.MessageID, SourceID: d.SourceID}
 		}
 	}
-	return out, nil
+	var uncopied []string
+	for _, o := range objectIDs {
+		if _, ok := hashes[o]; !ok {
+			uncopied = append(uncopied, o)
+		}
+	}
+	if len(uncopied) > 0 && !s.hashesCopied.Load() {
+		known, err := s.Hashes(ctx, uncopied)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(hashes, known)
+	}
+	return cards, hashes, nil
 }
 
 // memoryBatch bounds the documents of one insert into the index: a large batch (an upgrade's or

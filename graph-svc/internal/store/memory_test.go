@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -48,19 +49,21 @@ func TestPostingsStoreScoredStemsOncePerNode(t *testing.T) {
 	if err := bson.Unmarshal(packed.Data, &raw); err != nil {
 		t.Fatal(err)
 	}
-	if raw["sc"] != nil || raw["st"] != nil || raw["tf"] != nil || raw["f"] != int32(2) || raw["x"] != e.Excerpt {
-		t.Fatalf("packed entry: sc=%v st=%v tf=%v f=%v x=%v; want its stem's count 2, its excerpt and no stems", raw["sc"], raw["st"], raw["tf"], raw["f"], raw["x"])
+	if raw["sc"] != nil || raw["st"] != nil || raw["tf"] != nil || raw["f"] != int32(2) || raw["x"] != nil || raw["t"] != nil {
+		t.Fatalf("packed entry: sc=%v st=%v tf=%v f=%v x=%v t=%v; want its stem's count 2, no stems and no display", raw["sc"], raw["st"], raw["tf"], raw["f"], raw["x"], raw["t"])
 	}
 	scored, err := mongox.FindAll[bson.M](ctx, db.Collection(MemoryPostings), mongox.Range{Scope: mongox.Scope("s")}.Filter())
-	if err != nil || len(scored) != 1 || scored[0]["_id"] != scoredID("nod_1") || scored[0]["sc"] != "kestrel:1 ship:2 friday:1 été:3" {
-		t.Fatalf("scored stems stored: %v %v; want one document of nod_1's", scored, err)
+	if err != nil || len(scored) != 1 || scored[0]["_id"] != scoredID("nod_1") || scored[0]["sc"] != "kestrel:1 ship:2 friday:1 été:3" ||
+		scored[0]["x"] != e.Excerpt || scored[0]["t"] != e.ThreadID {
+		t.Fatalf("cards stored: %v %v; want one document of nod_1's, with its stems, thread and excerpt", scored, err)
 	}
 	if stats, err := st.MemoryStatsOf(ctx, "obj_b"); err != nil || stats.Nodes != 1 {
 		t.Fatalf("obj_b's stats after a redelivery: %+v %v", stats, err)
 	}
-	got, err := st.ScoredStems(ctx, []string{"nod_1", "nod_1", "nod_missing"})
-	if err != nil || len(got) != 1 || !slices.Equal(got["nod_1"].Stems, e.Stems) || !slices.Equal(got["nod_1"].Counts, e.Counts) {
-		t.Fatalf("scored stems read back: %+v %v; want nod_1's %v %v", got, err, e.Stems, e.Counts)
+	got, _, err := st.Cards(ctx, []string{"nod_1", "nod_1", "nod_missing"}, nil)
+	if err != nil || len(got) != 1 || !slices.Equal(got["nod_1"].Stems, e.Stems) || !slices.Equal(got["nod_1"].Counts, e.Counts) ||
+		got["nod_1"].Excerpt != e.Excerpt || got["nod_1"].ThreadID != e.ThreadID {
+		t.Fatalf("cards read back: %+v %v; want nod_1's %v %v, its thread and excerpt", got, err, e.Stems, e.Counts)
 	}
 
 	posting := func(node string, c time.Time, stems ...bson.E) bson.D {
@@ -85,5 +88,63 @@ func TestPostingsStoreScoredStemsOncePerNode(t *testing.T) {
 	}
 	if !slices.Equal(read[2].Stems, []string{"kestrel", "nest"}) || !slices.Equal(read[2].Counts, []int{3, 1}) {
 		t.Fatalf("a posting of an earlier release (one string) read as %v %v", read[2].Stems, read[2].Counts)
+	}
+}
+
+// TestHashCopiesFollowTheProjection: a search reads the hashes its hits name beside the cards
+// (Cards). The copies are written from the projection, never from a message (whose hash may be
+// older than a change the projection holds), and by every change; objects projected before
+// copies existed and named by no message since are read from the projection until
+// UpgradeHashCopies copies them, which never overwrites a newer copy.
+func TestHashCopiesFollowTheProjection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testkit.Database(t, testkit.Backends(t), "graph")
+	st := New(db)
+	// obj_old, obj_changed and obj_legacy were projected before copies existed; obj_changed has
+	// changed since.
+	if _, err := db.Collection(Hashes).InsertMany(ctx, []any{ObjectHash{ObjectID: "obj_old", Hash: "svc_old"},
+		ObjectHash{ObjectID: "obj_changed", Hash: "svc_first"}, ObjectHash{ObjectID: "obj_legacy", Hash: "svc_legacy"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetHash(ctx, "obj_changed", "svc_second"); err != nil {
+		t.Fatal(err)
+	}
+	// A message names obj_new for the first time, and obj_old with a hash older than its own.
+	if err := st.RememberHashes(ctx, []ObjectHash{{ObjectID: "obj_new", Hash: "svc_new"}, {ObjectID: "obj_old", Hash: "svc_stale"}}); err != nil {
+		t.Fatal(err)
+	}
+	copies := func() map[string]string {
+		t.Helper()
+		docs, err := mongox.FindAll[hashCopy](ctx, db.Collection(MemoryPostings), mongox.Range{Scope: hashCopyScope}.Filter())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, d := range docs {
+			out[d.ID] = d.Hash
+		}
+		return out
+	}
+	want := map[string]string{hashCopyID("obj_new"): "svc_new", hashCopyID("obj_changed"): "svc_second", hashCopyID("obj_old"): "svc_old"}
+	if got := copies(); !maps.Equal(got, want) {
+		t.Fatalf("copies: %v, want %v (the projection's hashes, not the message's)", got, want)
+	}
+	all := []string{"obj_old", "obj_changed", "obj_new", "obj_legacy", "obj_unknown"}
+	wantHashes := map[string]string{"obj_old": "svc_old", "obj_changed": "svc_second", "obj_new": "svc_new", "obj_legacy": "svc_legacy"}
+	if _, hashes, err := st.Cards(ctx, nil, all); err != nil || !maps.Equal(hashes, wantHashes) {
+		t.Fatalf("hashes before the copy: %v %v, want %v", hashes, err, wantHashes)
+	}
+	for range 2 { // the second run stops at the record of the first
+		if err := st.UpgradeHashCopies(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want[hashCopyID("obj_legacy")] = "svc_legacy"
+	if got := copies(); !maps.Equal(got, want) {
+		t.Fatalf("copies after the upgrade: %v, want %v", got, want)
+	}
+	if _, hashes, err := st.Cards(ctx, nil, all); err != nil || !maps.Equal(hashes, wantHashes) {
+		t.Fatalf("hashes after the copy: %v %v, want %v", hashes, err, wantHashes)
 	}
 }

@@ -22,19 +22,98 @@ type ObjectHash struct {
 // RememberHashes records the hashes of objects seen for the first time, in one insert. It never
 // overwrites: a change of hash is the consumer of identity-svc's events to record, so a message
 // carrying the hash from before a change cannot undo it.
+//
+// Then it makes sure the objects' hashes are copied beside the memory index (hashCopy): one read
+// of the projection and one insert of what it holds, where no copy is. A callers calls it only
+// for objects it has not recorded since it started, so that costs two commands the first time
+// an object is named, and mends a copy that a failure left unwritten.
 func (s *Store) RememberHashes(ctx context.Context, hs []ObjectHash) error {
+	if len(hs) == 0 {
+		return nil
+	}
 	if _, err := mongox.InsertNew(ctx, s.c(Hashes), hs); err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
+	}
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.ObjectID
+	}
+	// The copies are made of the projection as it now is, never of the message, whose hash may
+	// be older than a change the projection holds.
+	current, err := mongox.FindIn[ObjectHash](ctx, s.c(Hashes), ids)
+	if err != nil {
+		return fmt.Errorf("store object hash copies: %w", err)
+	}
+	copies := make([]hashCopy, len(current))
+	for i, h := range current {
+		copies[i] = hashCopy{ID: hashCopyID(h.ObjectID), Hash: h.Hash}
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(MemoryPostings), copies); err != nil {
+		return fmt.Errorf("store object hash copies: %w", err)
 	}
 	return nil
 }
 
-// SetHash records an object's new current hash.
+// SetHash records an object's new current hash, in the projection and its copy.
 func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
-	err := mongox.Upsert(ctx, s.c(Hashes), objectID, bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}})
-	if err != nil {
+	set := bson.D{{Key: "$set", Value: bson.D{{Key: "hash", Value: hash}}}}
+	if err := mongox.Upsert(ctx, s.c(Hashes), objectID, set); err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
 	}
+	if err := mongox.Upsert(ctx, s.c(MemoryPostings), hashCopyID(objectID), set); err != nil {
+		return fmt.Errorf("store object hash copies: %w", err)
+	}
+	return nil
+}
+
+// hashCopy is a copy of an object's current hash in the memory index's collection
+// ("h|<object>"), so that a search reads its hits' cards and hashes in one find (Cards). It is
+// written with the projection's own document (RememberHashes, SetHash), and once for the
+// objects the projection held before copies existed (UpgradeHashCopies); until that has run, a
+// search reads the projection itself for an object without a copy.
+type hashCopy struct {
+	ID   string `bson:"_id"`
+	Hash string `bson:"hash"`
+}
+
+// hashCopyScope starts the _id of every hashCopy.
+var hashCopyScope = mongox.Scope("h")
+
+func hashCopyID(objectID string) string { return hashCopyScope + keyText(objectID) }
+
+// hashesCopied is the _id of the record that UpgradeHashCopies ran to its end.
+var hashesCopied = mongox.Key("u", "hashes")
+
+// UpgradeHashCopies copies the hashes the projection held before copies existed, once: a page
+// of the projection at a time, each copy inserted only where none is (a copy written since by
+// RememberHashes or SetHash is as new as the projection). A run cut short runs again from the
+// start; a run that ends leaves a record the next ones stop at.
+func (s *Store) UpgradeHashCopies(ctx context.Context) error {
+	var done bson.Raw
+	err := mongox.FindOne(ctx, s.c(MemoryPostings), mongox.ByID(hashesCopied), &done)
+	if err == nil {
+		s.hashesCopied.Store(true)
+		return nil
+	}
+	if !errors.Is(err, mongox.ErrNotFound) {
+		return fmt.Errorf("upgrade object hash copies: %w", err)
+	}
+	r := mongox.Range{Limit: upgradePage}
+	id := func(h ObjectHash) string { return h.ObjectID }
+	if err := mongox.Pages(ctx, s.c(Hashes), r, id, func(hs []ObjectHash) error {
+		copies := make([]hashCopy, len(hs))
+		for i, h := range hs {
+			copies[i] = hashCopy{ID: hashCopyID(h.ObjectID), Hash: h.Hash}
+		}
+		_, err := mongox.InsertNew(ctx, s.c(MemoryPostings), copies)
+		return err
+	}); err != nil {
+		return fmt.Errorf("upgrade object hash copies: %w", err)
+	}
+	if err := s.insertOnce(ctx, MemoryPostings, bson.D{{Key: "_id", Value: hashesCopied}}); err != nil {
+		return err
+	}
+	s.hashesCopied.Store(true)
 	return nil
 }
 

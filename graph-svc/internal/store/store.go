@@ -13,6 +13,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -57,6 +58,10 @@ var Indexes = []mongox.Index{
 // Store is the repository.
 type Store struct {
 	db *mongo.Database
+	// hashesCopied is set once UpgradeHashCopies has run on the database (by any replica): from
+	// then on every object of the Hashes projection has its copy (hashCopy), so Cards no longer
+	// reads the projection for the objects it finds none of.
+	hashesCopied atomic.Bool
 }
 
 // New returns a store over db.
