@@ -24,9 +24,10 @@ type ObjectHash struct {
 // carrying the hash from before a change cannot undo it.
 //
 // Then it makes sure the objects' hashes are copied beside the memory index (hashCopy): one read
-// of the projection and one insert of what it holds, where no copy is. A callers calls it only
-// for objects it has not recorded since it started, so that costs two commands the first time
-// an object is named, and mends a copy that a failure left unwritten.
+// of the projection and one insert of what it holds, where no copy is. Its caller calls it only
+// for objects it has not recorded lately (graph.Service keeps an LRU of them), so that costs two
+// commands the first time a process records an object, and a call retried after a failure
+// writes the copy the failure left out.
 func (s *Store) RememberHashes(ctx context.Context, hs []ObjectHash) error {
 	if len(hs) == 0 {
 		return nil
