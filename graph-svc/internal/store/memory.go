@@ -24,10 +24,10 @@ import (
 //
 //   - "p|<object>|<stem>|<created>|<node>": a posting, that node (one the object may see) holds
 //     stem among its indexed stems, packed in one field (packedPosting). It carries what a
-//     search filters and ranks on for its stem and what a hit shows (the stem's count in the
-//     node, the node's length, the index's stats as they stood when it was written, and the
-//     node's validity fact once a decision supersedes it), so that a query term is ONE range
-//     read, newest first, bounded by a limit, and a one-term search ranks on the postings alone.
+//     search filters and ranks on for its stem (the node's type, peer, author and times, the
+//     stem's count in the node, the node's length, the index's stats as they stood when it was
+//     written, and the node's validity fact once a decision supersedes it), so that a query
+//     term is ONE range read, newest first, bounded by a limit.
 //   - "s|<node>": the node's card (nodeCard): its scored stems and their counts, and what a hit
 //     shows of it (thread, title, excerpt, provenance), once per node whatever the indexes and
 //     postings that name it. A search reads those of the candidates that may be hits, in one
@@ -41,10 +41,11 @@ import (
 //   - "u|postings": that UpgradePostings carried the postings of the previous layout over;
 //     "u|hashes": that UpgradeHashCopies copied the Hashes projection.
 //
-// Every posting and scored-stems document is inserted once, keyed by its node: a redelivered
-// event inserts nothing new. A posting changes once afterwards, when its node is superseded
+// Every posting and card is inserted once, keyed by its node: a redelivered event inserts
+// nothing new. A posting changes once afterwards, when its node is superseded
 // (SupersedePostings). Postings of earlier releases carry the node's scored stems themselves
-// (as the string "sc", or the arrays "st" and "tf") and are read as they are.
+// (as the string "sc", or the arrays "st" and "tf"), and what a hit shows, and are read as they
+// are.
 const MemoryPostings = "memory_postings"
 
 // MemoryIndex is the collection of the index of earlier releases (positions and presence marks),
@@ -64,7 +65,8 @@ type MemoryEntry struct {
 	MessageID  string     `bson:"m,omitempty"`
 	SourceID   string     `bson:"s,omitempty"`
 	// Title and Excerpt (the body's start, bounded) let a hit say what it is without a read of
-	// the node.
+	// the node. They, ThreadID, MessageID and SourceID are stored in the node's card, not in its
+	// postings (nodeCard); postings of earlier releases carry them.
 	Title   string `bson:"ti,omitempty"`
 	Excerpt string `bson:"x,omitempty"`
 	// Len is the node's length in stems (BM25's document length).
