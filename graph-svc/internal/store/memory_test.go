@@ -92,10 +92,10 @@ func TestPostingsStoreScoredStemsOncePerNode(t *testing.T) {
 }
 
 // TestHashCopiesFollowTheProjection: a search reads the hashes its hits name beside the cards
-// (Cards). The copies are written from the projection, never from a message (whose hash may be
-// older than a change the projection holds), and by every change; objects projected before
-// copies existed and named by no message since are read from the projection until
-// UpgradeHashCopies copies them, which never overwrites a newer copy.
+// (Cards). The copies hold what the projection holds, never a message's hash for an object the
+// projection already held (it may be older than a change), and follow every change; objects
+// projected before copies existed and named by no message since are read from the projection
+// until UpgradeHashCopies copies them, which never overwrites a newer copy.
 func TestHashCopiesFollowTheProjection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

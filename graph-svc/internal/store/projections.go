@@ -23,33 +23,35 @@ type ObjectHash struct {
 // overwrites: a change of hash is the consumer of identity-svc's events to record, so a message
 // carrying the hash from before a change cannot undo it.
 //
-// Then it makes sure the objects' hashes are copied beside the memory index (hashCopy): one read
-// of the projection and one insert of what it holds, where no copy is. Its caller calls it only
-// for objects it has not recorded lately (graph.Service keeps an LRU of them), so that costs two
-// commands the first time a process records an object, and a call retried after a failure
-// writes the copy the failure left out.
+// Then it makes sure the objects' hashes are copied beside the memory index (hashCopy): an
+// object its insert found new gets the hash it inserted; for the others, one read of the
+// projection, whose hash may be newer than the message's. One insert writes the copies where
+// none is. Its caller calls it only for objects it has not recorded lately (graph.Service keeps
+// an LRU of them), and a call retried after a failure writes the copy the failure left out.
 func (s *Store) RememberHashes(ctx context.Context, hs []ObjectHash) error {
 	if len(hs) == 0 {
 		return nil
 	}
-	if _, err := mongox.InsertNew(ctx, s.c(Hashes), hs); err != nil {
+	inserted, err := mongox.InsertNew(ctx, s.c(Hashes), hs)
+	if err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
 	}
-	ids := make([]string, len(hs))
+	var current, known []ObjectHash
+	var ids []string
 	for i, h := range hs {
-		ids[i] = h.ObjectID
+		if inserted[i] {
+			current = append(current, h)
+		} else {
+			ids = append(ids, h.ObjectID)
+		}
 	}
-	// The copies are made of the projection as it now is, never of the message, whose hash may
-	// be older than a change the projection holds.
-	current, err := mongox.FindIn[ObjectHash](ctx, s.c(Hashes), ids)
-	if err != nil {
-		return fmt.Errorf("store object hash copies: %w", err)
+	if len(ids) > 0 {
+		// Never the message's hash for an object already known: it may predate a change.
+		if known, err = mongox.FindIn[ObjectHash](ctx, s.c(Hashes), ids); err != nil {
+			return fmt.Errorf("store object hash copies: %w", err)
+		}
 	}
-	copies := make([]hashCopy, len(current))
-	for i, h := range current {
-		copies[i] = hashCopy{ID: hashCopyID(h.ObjectID), Hash: h.Hash}
-	}
-	if _, err := mongox.InsertNew(ctx, s.c(MemoryPostings), copies); err != nil {
+	if _, err := mongox.InsertNew(ctx, s.c(MemoryPostings), copiesOf(append(current, known...))); err != nil {
 		return fmt.Errorf("store object hash copies: %w", err)
 	}
 	return nil
@@ -82,6 +84,15 @@ var hashCopyScope = mongox.Scope("h")
 
 func hashCopyID(objectID string) string { return hashCopyScope + keyText(objectID) }
 
+// copiesOf is the copies of hashes of the projection.
+func copiesOf(hs []ObjectHash) []hashCopy {
+	copies := make([]hashCopy, len(hs))
+	for i, h := range hs {
+		copies[i] = hashCopy{ID: hashCopyID(h.ObjectID), Hash: h.Hash}
+	}
+	return copies
+}
+
 // hashesCopied is the _id of the record that UpgradeHashCopies ran to its end.
 var hashesCopied = mongox.Key("u", "hashes")
 
@@ -102,11 +113,7 @@ func (s *Store) UpgradeHashCopies(ctx context.Context) error {
 	r := mongox.Range{Limit: upgradePage}
 	id := func(h ObjectHash) string { return h.ObjectID }
 	if err := mongox.Pages(ctx, s.c(Hashes), r, id, func(hs []ObjectHash) error {
-		copies := make([]hashCopy, len(hs))
-		for i, h := range hs {
-			copies[i] = hashCopy{ID: hashCopyID(h.ObjectID), Hash: h.Hash}
-		}
-		_, err := mongox.InsertNew(ctx, s.c(MemoryPostings), copies)
+		_, err := mongox.InsertNew(ctx, s.c(MemoryPostings), copiesOf(hs))
 		return err
 	}); err != nil {
 		return fmt.Errorf("upgrade object hash copies: %w", err)
