@@ -90,10 +90,11 @@ func (c *Collection) deepCopy() *Collection {
 // FerretDB 1.24 created it on IDColumn (`_ferretdb_sjson->"_id"`), an expression of the
 // document's JSON: every insert, update and delete parsed the whole document to find its index
 // entry, and an _id range read by IDTextColumn needed a second index. The id is now stored
-// beside the document, in IDTextColumn and IDTypeColumn, which the writer fills from the id alone
-// (idColumns in package sqlite, which lookups compare them to as well); an update, which never changes an _id, leaves the index alone. One index on
-// them serves equality, $in and ranges, and is as unique: two ids share both columns only when
-// they share their JSON text, the -0 and 0 that MongoDB takes for one id aside.
+// beside the document, in IDTextColumn and IDTypeColumn, which the writer fills from the id
+// alone (idColumns in package sqlite, which lookups compare them to as well); an update, which
+// never changes an _id, leaves the index alone. One index on them serves equality, $in and
+// ranges, and is as unique: two ids share both columns only when they share their JSON text,
+// the -0 and 0 that MongoDB takes for one id aside.
 // Registry.initCollections carries the tables of earlier releases over.
 func IDIndexSQL(table, index string) string {
 	return fmt.Sprintf(`CREATE UNIQUE INDEX %q ON %q (%s, %s)`, index, table, IDTextColumn, IDTypeColumn)
