@@ -215,3 +215,26 @@ func TestMemorySearchLimitNamesItsBound(t *testing.T) {
 	}
 	env.Do(t, "GET", search+strconv.Itoa(bound), key, nil).Expect(t, 200)
 }
+
+// TestMemorySearchNamesCurrentHashes: a search's hits name their authors and peers by their hash
+// now, and the peer filter takes the peer's hash now: after alice claims a custom hash, bob's
+// search shows her node under it and filters on it.
+func TestMemorySearchNamesCurrentHashes(t *testing.T) {
+	t.Parallel()
+	env := Start(t)
+	alice, aliceKey, bob, bobKey, threadID := thread(t, env)
+	node := Str(t, env.Do(t, "POST", "/api/threads/"+threadID+"/nodes", aliceKey, map[string]any{
+		"type": "evidence", "body": "The kestrel parser passes every fixture.",
+	}).Expect(t, 201).JSON(t), "id")
+	named := func(hash string, q url.Values) bool {
+		hits := memorySearch(t, env, bob, bobKey, q)
+		return len(hits) == 1 && hits[0]["node_id"] == node && hits[0]["author_hash"] == hash && hits[0]["peer_hash"] == hash
+	}
+	env.Eventually(t, func() bool { return named(alice, url.Values{"q": {"kestrel"}}) }, "alice's node in bob's memory under her hash")
+
+	env.Do(t, "POST", "/api/objects/claim-custom-hash", aliceKey,
+		map[string]any{"username": "memory_alice", "payment_reference": issueVoucher()}).Expect(t, 200)
+	env.Eventually(t, func() bool {
+		return named("svc_memory_alice", url.Values{"q": {"kestrel"}, "peer": {"svc_memory_alice"}})
+	}, "alice's node in bob's memory under her custom hash, found by it")
+}
