@@ -3,6 +3,7 @@ module github.com/svcdev/svc/deploy
 go 1.26.0
 
 require (
+	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/svcdev/svc/context-svc v0.0.0
 	github.com/svcdev/svc/feed-svc v0.0.0

@@ -244,6 +244,28 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 	stopProfile()
 	b := s.freshBurst(ctx, run, senders, hashes, o.workers, 2*o.phase)
 	stopWatching()
+	// The same sends again, unpaced and unwatched, once the burst's backlog has drained: the
+	// highest rate the machine accepts them at, and what of their CPU the store spends.
+	if _, ok := s.cmds.settle(ctx, o.drainLimit); !ok {
+		fmt.Fprintln(out, "consumers NOT quiet after the burst: the unwatched sends below include their work")
+	}
+	stopStore, err := recordProfile("")
+	if err != nil {
+		return err
+	}
+	alone := s.phase(ctx, "new-thread sends, unwatched", o.phase, o.workers, false, func(ctx context.Context, w, i int) error {
+		from, to := senders[i%len(senders)], hashes[(w+i)%len(hashes)]
+		_, _, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": from, "to_hash": to, "kind": "note", "body": "fresh"}, nil, 201)
+		return err
+	})
+	prof, err := stopStore()
+	if err != nil {
+		return err
+	}
+	share, err := storeCPUShare(prof)
+	if err != nil {
+		return err
+	}
 	raw := s.mongo.Database(s.prefix + "mailbox_svc").Collection("bench_raw_inserts")
 	r := s.phase(ctx, "raw insertOne (same store)", o.phase, o.workers, false, func(ctx context.Context, w, i int) error {
 		_, err := raw.InsertOne(ctx, bson.D{{Key: "_id", Value: apikey.NewID("msg")}, {Key: "from_id", Value: "obj_a"},
@@ -252,6 +274,11 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 	})
 	fmt.Fprintf(out, "highest rate with every path within %s p99: %d sends/s; raw insertOne on the same store: %.0f/s (%d clients); ratio %s\n",
 		freshWithin, best, r.rps(), o.workers, percent(float64(best), r.rps()))
+	c := alone.cpuPerRequest()
+	fmt.Fprintf(out, "the same sends unpaced and unwatched (%d clients, %s): %.0f/s (%s of raw insertOne), %d failed; "+
+		"the store's CPU alone bounds them at %s of raw insertOne (%s): no freshness-bounded rate can pass either\n",
+		o.workers, o.phase, alone.rps(), percent(alone.rps(), r.rps()), alone.Errors,
+		percent(r.cpuPerRequest().total(), share*c.self+c.postgres), s.storeCPUIs(share))
 	b.print(out, o.workers, 2*o.phase)
 	return nil
 }
