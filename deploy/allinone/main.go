@@ -68,10 +68,13 @@ func realMain(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	if err := addrFree(cfg.Addr); err != nil {
+	// The gateway's port is taken before the backends pick theirs: free ports they may be given
+	// include one just let go of, as SVC_ADDR's is after a restart.
+	gatewayLn, err := listenGateway(cfg.Addr)
+	if err != nil {
 		return err
 	}
-	var stops []func()
+	stops := []func(){func() { _ = gatewayLn.Close() }}
 	defer func() {
 		for i := len(stops) - 1; i >= 0; i-- {
 			stops[i]()
@@ -147,7 +150,7 @@ func realMain(ctx context.Context) error {
 	maps.Copy(env, brokerEnv)
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: cfg.MongoURI, Brokers: cfg.KafkaBrokers, RedisURL: cfg.RedisURL,
-		BaseURL: baseURL, GatewayAddr: cfg.Addr, Env: env, Log: base,
+		BaseURL: baseURL, GatewayListener: gatewayLn, Env: env, Log: base,
 	})
 	if err != nil {
 		return err
@@ -252,17 +255,18 @@ func dataDirSecret(dataDir, name, given string) (string, error) {
 	return secret, nil
 }
 
-// addrFree checks SVC_ADDR before anything starts, so that a busy port is said in the words a
-// person set it with rather than as a bare "address already in use" after the backends started.
-func addrFree(addr string) error {
+// listenGateway listens on SVC_ADDR before anything starts, so that a busy port is said in the
+// words a person set it with rather than as a bare "address already in use" after the backends
+// started.
+func listenGateway(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("SVC_ADDR %s is already in use (another svc, or another program, listens there): stop it, or choose another address, e.g. SVC_ADDR=127.0.0.1:8081", addr)
+		return nil, fmt.Errorf("SVC_ADDR %s is already in use (another svc, or another program, listens there): stop it, or choose another address, e.g. SVC_ADDR=127.0.0.1:8081", addr)
 	}
 	if err != nil {
-		return fmt.Errorf("SVC_ADDR %s: %w", addr, err)
+		return nil, fmt.Errorf("SVC_ADDR %s: %w", addr, err)
 	}
-	return ln.Close()
+	return ln, nil
 }
 
 // greet tells a person, whatever the log level, where svc answers and what to do next.

@@ -66,9 +66,12 @@ func startAllinone(t *testing.T, bin, dataDir, addr, caFile string, log *syncBuf
 	}
 	a := &allinone{cmd: cmd, log: log}
 	t.Cleanup(func() { a.kill() })
+	// The gateway's port is bound before the backends start, and a request waits there until the
+	// gateway serves: each try has its own timeout, so that a start that hangs fails the deadline.
+	client := &http.Client{Timeout: 10 * time.Second}
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		res, err := http.Get("http://" + addr + "/readyz")
+		res, err := client.Get("http://" + addr + "/readyz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {

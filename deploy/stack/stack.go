@@ -45,6 +45,9 @@ type Options struct {
 	BaseURL       string
 	// GatewayAddr is where the gateway listens (default 127.0.0.1:0, any free port).
 	GatewayAddr string
+	// GatewayListener, if set, is the gateway's listener, bound by the caller (GatewayAddr is then
+	// not used); Stop closes it.
+	GatewayListener net.Listener
 	// Env is added to every service's environment (rate limits, secrets, outbound settings).
 	Env map[string]string
 	// Replicas runs that many instances of a service (default 1), sharing its database, behind
@@ -158,10 +161,12 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	// The gateway's address is known first: services write public links with it (BASE_URL).
-	ln, err := net.Listen("tcp", opts.GatewayAddr)
-	if err != nil {
-		s.Stop()
-		return nil, fmt.Errorf("listen for the gateway: %w", err)
+	ln := opts.GatewayListener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", opts.GatewayAddr); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("listen for the gateway: %w", err)
+		}
 	}
 	s.GatewayURL = "http://" + ln.Addr().String()
 	if env["BASE_URL"] == "" {
