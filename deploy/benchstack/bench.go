@@ -218,7 +218,7 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 		}
 	}
 	var rs []result
-	stopProfile, err := recordProfile(o.sendProfile)
+	stopProfile, err := profileStore(o.sendProfile)
 	if err != nil {
 		return err
 	}
@@ -226,11 +226,7 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	rs = append(rs, s.phase(ctx, "new-thread sends", o.sendPhase, o.workers, true, send(false)))
 	rs = append(rs, s.phase(ctx, "replies", o.sendPhase, o.workers, true, send(true)))
 	bg0, sendsEnd := s.cmds.background.Load(), time.Now()
-	prof, err := stopProfile()
-	if err != nil {
-		return err
-	}
-	storeShare, err := storeCPUShare(prof)
+	storeShare, err := stopProfile()
 	if err != nil {
 		return err
 	}
@@ -510,6 +506,22 @@ func procCPU(pid string) float64 {
 		return 0
 	}
 	return (utime + stime) / clockTicks
+}
+
+// profileStore starts a CPU profile of the process (written to path, if one is given); the
+// returned function stops it and returns the share of the CPU the store took (storeCPUShare).
+func profileStore(path string) (func() (float64, error), error) {
+	stop, err := recordProfile(path)
+	if err != nil {
+		return nil, err
+	}
+	return func() (float64, error) {
+		prof, err := stop()
+		if err != nil {
+			return 0, err
+		}
+		return storeCPUShare(prof)
+	}, nil
 }
 
 // storeCPUIs says what the store's CPU is, with the share of the process's CPU that FerretDB

@@ -249,7 +249,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 	if _, ok := s.cmds.settle(ctx, o.drainLimit); !ok {
 		fmt.Fprintln(out, "consumers NOT quiet after the burst: the unwatched sends below include their work")
 	}
-	stopStore, err := recordProfile("")
+	stopStore, err := profileStore("")
 	if err != nil {
 		return err
 	}
@@ -258,11 +258,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		_, _, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": from, "to_hash": to, "kind": "note", "body": "fresh"}, nil, 201)
 		return err
 	})
-	prof, err := stopStore()
-	if err != nil {
-		return err
-	}
-	share, err := storeCPUShare(prof)
+	share, err := stopStore()
 	if err != nil {
 		return err
 	}
