@@ -123,7 +123,7 @@ func (s *Store) deleteKeys(ctx context.Context, coll string, ids []string) error
 	case 1:
 		filter = mongox.ByID(ids[0])
 	default:
-		filter = byIDs(ids)
+		filter = mongox.IDIn(ids)
 	}
 	if _, err := s.c(coll).DeleteMany(ctx, filter); err != nil {
 		return fmt.Errorf("delete from %s: %w", coll, err)
