@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -40,9 +38,4 @@ func page[T any](ctx context.Context, s *Store, r mongox.Range) ([]entry[T], err
 		return nil, fmt.Errorf("read %s: %w", r.Scope, err)
 	}
 	return out, nil
-}
-
-// byIDs selects the documents with the given ids.
-func byIDs(ids []string) bson.D {
-	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
 }

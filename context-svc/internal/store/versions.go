@@ -230,11 +230,7 @@ func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, er
 		top = min(top, q.Before-1)
 	}
 	count := max(0, min(q.Limit, top))
-	ids := versionIDs(q.ObjectID, top, count)
-	if len(ids) == 0 {
-		return []Profile{}, nil
-	}
-	found, err := mongox.FindAll[Profile](ctx, s.versions, byIDs(ids), options.Find().SetProjection(versionSummary))
+	found, err := mongox.FindIn[Profile](ctx, s.versions, versionIDs(q.ObjectID, top, count), options.Find().SetProjection(versionSummary))
 	if err != nil {
 		return nil, fmt.Errorf("store versions: %w", err)
 	}
