@@ -128,19 +128,24 @@ func decodeEmpty(c *gin.Context) error {
 	return httpx.Decode(c, &struct{}{})
 }
 
-// ownerWrite runs an owner's write: decode reads the request, write makes it the object's next
-// version.
-func ownerWrite[T any](c *gin.Context, decode func(*gin.Context) (T, error),
-	write func(context.Context, profile.Target, T) (*store.Profile, error)) (*store.Profile, error) {
+// ownerWrite runs an owner's write: decode reads the request, write applies it.
+func ownerWrite[T, R any](c *gin.Context, decode func(*gin.Context) (T, error),
+	write func(context.Context, profile.Target, T) (R, error)) (R, error) {
 	t, err := owner(c)
 	if err != nil {
-		return nil, err
+		return *new(R), err
 	}
 	in, err := decode(c)
 	if err != nil {
-		return nil, err
+		return *new(R), err
 	}
 	return write(c.Request.Context(), t, in)
+}
+
+// decodeJSON reads a JSON request body into a new T.
+func decodeJSON[T any](c *gin.Context) (*T, error) {
+	req := new(T)
+	return req, httpx.Decode(c, req)
 }
 
 // readableProfile returns the target and current profile of a public profile read.
