@@ -28,9 +28,6 @@ type AttemptQuery struct {
 	Limit  int
 }
 
-// AttemptLogName is the list a query pages, which its cursors are bound to.
-func AttemptLogName(id, outcome string) string { return store.AttemptScope(id, outcome) }
-
 // CheckOutcome validates an outcome filter.
 func CheckOutcome(outcome string) error {
 	switch outcome {

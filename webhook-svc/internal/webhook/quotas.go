@@ -44,21 +44,18 @@ type quota struct {
 func (s *Subscriptions) quotas(sub *store.Subscription) []quota {
 	q := s.Quotas
 	if sub.Kind == store.KindWebhook {
-		return []quota{{webhookScope(sub.ObjectID), bound(q.WebhooksPerObject, DefaultQuotas.WebhooksPerObject),
+		return []quota{{"webhooks:" + sub.ObjectID, bound(q.WebhooksPerObject, DefaultQuotas.WebhooksPerObject),
 			"an object has at most %d webhooks"}}
 	}
 	return []quota{
 		{"watcher:" + sub.CreatorID + ":box:" + sub.ObjectID, bound(q.ContextPerWatcherPerBox, DefaultQuotas.ContextPerWatcherPerBox),
 			"an object may hold at most %d context subscriptions to one box"},
-		{boxScope(sub.ObjectID), bound(q.ContextPerBox, DefaultQuotas.ContextPerBox),
+		{"box:" + sub.ObjectID, bound(q.ContextPerBox, DefaultQuotas.ContextPerBox),
 			"a box has at most %d context subscriptions (its owner can list and remove them)"},
 		{"watcher:" + sub.CreatorID, bound(q.ContextPerWatcher, DefaultQuotas.ContextPerWatcher),
 			"an object may hold at most %d context subscriptions"},
 	}
 }
-
-func webhookScope(objectID string) string { return "webhooks:" + objectID }
-func boxScope(objectID string) string     { return "box:" + objectID }
 
 // takeSlots takes a place in each of a new subscription's quotas, or none: a full one frees
 // those already taken and answers 409 QUOTA_EXCEEDED. Each search starts at a random place, so
