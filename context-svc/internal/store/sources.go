@@ -153,18 +153,14 @@ func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, string
 	if q.After != "" {
 		r.After = sourceKey(q.ObjectID, q.After)
 	}
-	entries, err := page[string](ctx, s, r)
+	ids, err := page[string](ctx, s, r)
 	if err != nil {
 		return nil, "", fmt.Errorf("store sources: %w", err)
 	}
 	next := ""
-	if len(entries) > q.Limit {
-		entries = entries[:q.Limit]
-		next = entries[q.Limit-1].Value
-	}
-	ids := make([]string, len(entries))
-	for i, e := range entries {
-		ids[i] = e.Value
+	if len(ids) > q.Limit {
+		ids = ids[:q.Limit]
+		next = ids[q.Limit-1]
 	}
 	found, err := s.sourcesIn(ctx, q.ObjectID, ids)
 	if err != nil {
