@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 
@@ -64,10 +65,7 @@ type webhookStatusResponse struct {
 }
 
 func webhookView(sub *store.Subscription, hash, secret string) webhookResponse {
-	names := []string{}
-	for name := range sub.Headers {
-		names = append(names, name)
-	}
+	names := slices.AppendSeq([]string{}, maps.Keys(sub.Headers))
 	slices.Sort(names)
 	return webhookResponse{ID: sub.ID, Hash: hash, CallbackURL: sub.CallbackURL, Events: sub.Events, HeaderNames: names,
 		Secret: secret, CreatedAt: clock.Format(sub.CreatedAt), UpdatedAt: clock.Format(sub.UpdatedAt)}
