@@ -118,11 +118,7 @@ func (s *Subscriptions) Recover(ctx context.Context, t *contract.Target, id stri
 // deliveries failed, then two commands.
 func (s *Subscriptions) recoverChunk(ctx context.Context, id string, since time.Time, entries []store.LoggedAttempt, seen map[string]bool) (int, error) {
 	now := clock.Now()
-	ids := make([]string, len(entries))
-	for i, e := range entries {
-		ids[i] = e.DeliveryID
-	}
-	found, err := s.Store.DeliveriesByID(ctx, ids)
+	found, err := s.Store.DeliveriesByID(ctx, idsOf(entries, func(e store.LoggedAttempt) string { return e.DeliveryID }))
 	if err != nil {
 		return 0, err
 	}

@@ -108,11 +108,7 @@ func (s *Subscriptions) freeStrays(ctx context.Context, q quota) (int, error) {
 	if err != nil || len(places) == 0 {
 		return 0, err
 	}
-	ids := make([]string, len(places))
-	for i, sl := range places {
-		ids[i] = sl.SubscriptionID
-	}
-	subs, err := s.Store.SubscriptionsByID(ctx, ids)
+	subs, err := s.Store.SubscriptionsByID(ctx, idsOf(places, func(sl store.Slot) string { return sl.SubscriptionID }))
 	if err != nil {
 		return 0, err
 	}
