@@ -101,9 +101,7 @@ func (s *Subscriptions) Recover(ctx context.Context, t *contract.Target, id stri
 	out := &Recovery{More: len(failed) > RecoverMax}
 	failed = failed[:min(len(failed), RecoverMax)]
 	seen := map[string]bool{}
-	const chunk = 100
-	for start := 0; start < len(failed); start += chunk {
-		entries := failed[start:min(start+chunk, len(failed))]
+	for entries := range slices.Chunk(failed, 100) {
 		k, err := s.recoverChunk(ctx, id, since, entries, seen)
 		if err != nil {
 			return nil, err
