@@ -251,22 +251,6 @@ func (s *Service) nodesOfThread(ctx context.Context, threadID, objectID string, 
 	return out, nil
 }
 
-// ErrBadAsOf says that as_of is not a date-time.
-var ErrBadAsOf = errors.New("as_of must be an ISO 8601 date-time, for example 2026-01-31T12:00:00.000Z")
-
-// ParseAsOf reads the as_of query parameter (empty: now).
-func ParseAsOf(raw string) (*time.Time, error) {
-	if raw == "" {
-		return nil, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, raw)
-	if err != nil {
-		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "%s", ErrBadAsOf.Error())
-	}
-	t = t.UTC()
-	return &t, nil
-}
-
 // ParseTime reads an optional date-time field (empty: nil), in UTC.
 func ParseTime(field, raw string) (*time.Time, error) {
 	if raw == "" {
