@@ -274,10 +274,7 @@ func (s *Service) learnThread(ctx context.Context, threadID string) (*store.Thre
 
 // parseTime reads a timestamp of the public API; the zero time when it is not one.
 func parseTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
+	t, _ := time.Parse(time.RFC3339Nano, s)
 	return t.UTC()
 }
 

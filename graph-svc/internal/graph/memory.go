@@ -1,13 +1,13 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 
@@ -81,33 +81,16 @@ func memoryEntry(n *store.Node) (store.MemoryEntry, []string) {
 	indexed := ranked[:min(len(ranked), MaxIndexedStems)]
 	// Scored: the indexed stems, then the others by count, then by first occurrence.
 	rest := slices.Clone(ranked[len(indexed):])
-	slices.SortStableFunc(rest, func(a, b string) int {
-		if tf[a] != tf[b] {
-			return tf[b] - tf[a]
-		}
-		return first[a] - first[b]
-	})
+	slices.SortStableFunc(rest, func(a, b string) int { return cmp.Or(tf[b]-tf[a], first[a]-first[b]) })
 	scored := append(slices.Clone(indexed), rest[:min(len(rest), MaxScoredStems-len(indexed))]...)
 	e := store.MemoryEntry{NodeID: n.ID, ThreadID: n.ThreadID, Type: n.Type, AuthorID: n.AuthorID,
 		CreatedAt: n.CreatedAt, ValidFrom: n.ValidFrom, ValidUntil: n.ValidUntil, MessageID: n.MessageID,
-		SourceID: n.SourceID, Title: n.Title, Excerpt: excerpt(n.Body), Len: length, Stems: scored,
+		SourceID: n.SourceID, Title: n.Title, Excerpt: truncate(n.Body, MaxExcerpt), Len: length, Stems: scored,
 		Counts: make([]int, len(scored))}
 	for i, st := range scored {
 		e.Counts[i] = tf[st]
 	}
 	return e, indexed
-}
-
-// excerpt is the start of a body, cut at a character boundary.
-func excerpt(body string) string {
-	if len(body) <= MaxExcerpt {
-		return body
-	}
-	cut := MaxExcerpt
-	for cut > 0 && !utf8.RuneStart(body[cut]) {
-		cut--
-	}
-	return body[:cut]
 }
 
 // indexNode adds a node to the memory index of each participant who may see it (the other side

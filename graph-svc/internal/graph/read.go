@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -137,10 +138,7 @@ func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID str
 }
 
 func byTime(at1, id1, at2, id2 string) int {
-	if c := strings.Compare(at1, at2); c != 0 {
-		return c
-	}
-	return strings.Compare(id1, id2)
+	return cmp.Or(strings.Compare(at1, at2), strings.Compare(id1, id2))
 }
 
 // cutToBudget ends a page (items newest first) once its node bodies passed PageBodyBytes; the
@@ -243,8 +241,5 @@ func replyEdge(threadID string, n *store.Node, prevNodeID string) store.Edge {
 
 // before reports whether message ref was created before node n (ties broken by id).
 func before(ref *store.MessageRef, n *store.Node) bool {
-	if c := ref.CreatedAt.Compare(n.CreatedAt); c != 0 {
-		return c < 0
-	}
-	return ref.NodeID < n.ID
+	return cmp.Or(ref.CreatedAt.Compare(n.CreatedAt), strings.Compare(ref.NodeID, n.ID)) < 0
 }
