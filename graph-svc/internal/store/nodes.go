@@ -49,16 +49,12 @@ type Node struct {
 	Events    []string  `bson:"_events,omitempty"`
 }
 
-// InsertNode stores a new node; ErrTaken when its _id exists.
+// InsertNode stores a new node; mongox.ErrTaken when its _id exists.
 func (s *Store) InsertNode(ctx context.Context, n *Node) error { return s.insert(ctx, Nodes, n) }
 
 // Node reads a node; mongox.ErrNotFound if there is none.
 func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
-	var n Node
-	if err := mongox.FindOne(ctx, s.c(Nodes), mongox.ByID(id), &n); err != nil {
-		return nil, err
-	}
-	return &n, nil
+	return byID[Node](ctx, s, Nodes, id)
 }
 
 // StoredNodes reports which of ids are stored nodes, each with its position in its thread's

@@ -45,11 +45,7 @@ func (s *Store) InsertSource(ctx context.Context, src *Source) error {
 
 // Source reads a source; mongox.ErrNotFound if there is none.
 func (s *Store) Source(ctx context.Context, id string) (*Source, error) {
-	var src Source
-	if err := mongox.FindOne(ctx, s.c(Sources), mongox.ByID(id), &src); err != nil {
-		return nil, err
-	}
-	return &src, nil
+	return byID[Source](ctx, s, Sources, id)
 }
 
 // SourcesScope is the range of a thread's tracked sources.

@@ -64,11 +64,7 @@ func (s *Store) AddThread(ctx context.Context, t *Thread) error {
 
 // Thread reads a thread; mongox.ErrNotFound if graph-svc does not know it.
 func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
-	var t Thread
-	if err := mongox.FindOne(ctx, s.c(Threads), mongox.ByID(id), &t); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return byID[Thread](ctx, s, Threads, id)
 }
 
 func threadsScope(objectID string) string { return mongox.Scope("t", keyText(objectID)) }
