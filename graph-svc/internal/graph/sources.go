@@ -268,6 +268,14 @@ func (s *Service) RepullDue(ctx context.Context) error {
 // when no replica can still be pulling it), one point delete per source it listed: leases cost
 // what was due, never a sweep of them all.
 func (s *Service) dropLeases(ctx context.Context, bucket time.Time) error {
+	return s.eachDue(ctx, bucket, func(name, sourceID string) error {
+		return s.Store.DropLease(ctx, leaseKey(sourceID, name))
+	})
+}
+
+// eachDue hands each source of a due bucket to fn, with the bucket's name, a page at a time,
+// until fn fails.
+func (s *Service) eachDue(ctx context.Context, bucket time.Time, fn func(name, sourceID string) error) error {
 	name := store.DueBucket(bucket, s.Schedule.Scan)
 	for after := ""; ; {
 		es, next, err := s.Store.DuePage(ctx, name, after, duePage)
@@ -275,7 +283,7 @@ func (s *Service) dropLeases(ctx context.Context, bucket time.Time) error {
 			return err
 		}
 		for _, e := range es {
-			if err := s.Store.DropLease(ctx, leaseKey(e.Value.SourceID, name)); err != nil {
+			if err := fn(name, e.Value.SourceID); err != nil {
 				return err
 			}
 		}
@@ -290,26 +298,19 @@ func leaseKey(sourceID, bucket string) string { return sourceID + "/" + bucket }
 
 // repullBucket pulls the sources of one due bucket.
 func (s *Service) repullBucket(ctx context.Context, bucket, now time.Time) error {
-	name := store.DueBucket(bucket, s.Schedule.Scan)
-	var errs []error
-	for after := ""; ; {
-		es, next, err := s.Store.DuePage(ctx, name, after, duePage)
-		if err != nil {
-			return err
+	var errs []error // one source's failure does not stop the others'
+	err := s.eachDue(ctx, bucket, func(name, sourceID string) error {
+		ok, err := s.Store.Leases().Take(ctx, leaseKey(sourceID, name), now.Add(2*s.Schedule.Interval))
+		if err == nil && ok {
+			err = s.repull(ctx, sourceID, now)
 		}
-		for _, e := range es {
-			ok, err := s.Store.Leases().Take(ctx, leaseKey(e.Value.SourceID, name), now.Add(2*s.Schedule.Interval))
-			if err != nil || !ok {
-				errs = append(errs, err)
-				continue
-			}
-			errs = append(errs, s.repull(ctx, e.Value.SourceID, now))
-		}
-		if next == "" {
-			return errors.Join(errs...)
-		}
-		after = next
+		errs = append(errs, err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return errors.Join(errs...)
 }
 
 // repull reschedules a source, then pulls it.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -61,19 +59,8 @@ func (s *Store) UpgradeTookPart(ctx context.Context) error {
 		ThreadID string `bson:"thread_id"`
 		AuthorID string `bson:"author_id"`
 	}
-	after := ""
-	for {
-		filter := bson.D{}
-		if after != "" {
-			filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
-		}
-		ns, err := mongox.FindAll[authored](ctx, s.c(Nodes), filter, mongox.Range{Limit: upgradePage}.Options())
-		if err != nil {
-			return fmt.Errorf("upgrade participation: %w", err)
-		}
-		if len(ns) == 0 {
-			return nil
-		}
+	id := func(n authored) string { return n.ID }
+	err := mongox.Pages(ctx, s.c(Nodes), mongox.Range{Limit: upgradePage}, id, func(ns []authored) error {
 		seen := map[[2]string]bool{}
 		var pairs [][2]string
 		for _, n := range ns {
@@ -83,9 +70,10 @@ func (s *Store) UpgradeTookPart(ctx context.Context) error {
 				pairs = append(pairs, p)
 			}
 		}
-		if err := s.MarkTookPart(ctx, pairs); err != nil {
-			return err
-		}
-		after = ns[len(ns)-1].ID
+		return s.MarkTookPart(ctx, pairs)
+	})
+	if err != nil {
+		return fmt.Errorf("upgrade participation: %w", err)
 	}
+	return nil
 }
