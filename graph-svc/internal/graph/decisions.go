@@ -117,11 +117,7 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 	if err := s.recordDecision(ctx, n, parts); err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(parts))
-	for i, p := range parts {
-		ids[i] = p.ObjectID
-	}
-	if err := s.indexNode(ctx, n, ids); err != nil {
+	if err := s.indexNode(ctx, n, th.Participants); err != nil { // parts' objects, in their order
 		return nil, err
 	}
 	v := nodeView(n, nil)

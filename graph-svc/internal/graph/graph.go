@@ -226,24 +226,22 @@ func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store
 		return nil, apierr.NotFound("thread")
 	}
 	s.knownOnce.Do(s.initKnown)
-	if th, ok := s.threads.Get(threadID); ok {
-		if !slices.Contains(th.Participants, objectID) {
-			return nil, apierr.NotFound("thread")
+	th, ok := s.threads.Get(threadID)
+	if !ok {
+		stored, err := s.Store.Thread(ctx, threadID)
+		if errors.Is(err, mongox.ErrNotFound) {
+			stored, err = s.learnThread(ctx, threadID)
 		}
-		return &th, nil
+		if err != nil {
+			return nil, err
+		}
+		th = *stored
+		s.threads.Add(th.ID, th)
 	}
-	th, err := s.Store.Thread(ctx, threadID)
-	if errors.Is(err, mongox.ErrNotFound) {
-		th, err = s.learnThread(ctx, threadID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	s.threads.Add(th.ID, *th)
 	if !slices.Contains(th.Participants, objectID) {
 		return nil, apierr.NotFound("thread")
 	}
-	return th, nil
+	return &th, nil
 }
 
 // learnThread asks mailbox-svc who takes part in a thread and records it.

@@ -120,16 +120,12 @@ func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID str
 			inv = v
 		}
 		v := nodeView(n, inv)
-		if h := hashes[n.AuthorID]; h != "" {
-			v.AuthorHash = h
-		}
+		v.AuthorHash = cmp.Or(hashes[n.AuthorID], v.AuthorHash)
 		out.Nodes = append(out.Nodes, v)
 	}
 	for i := range edges {
 		v := edgeView(&edges[i])
-		if h := hashes[edges[i].AuthorID]; h != "" {
-			v.AuthorHash = h
-		}
+		v.AuthorHash = cmp.Or(hashes[edges[i].AuthorID], v.AuthorHash)
 		out.Edges = append(out.Edges, v)
 	}
 	slices.SortStableFunc(out.Nodes, func(a, b NodeView) int { return byTime(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
