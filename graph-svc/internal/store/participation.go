@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -38,15 +37,11 @@ func (s *Store) MarkTookPart(ctx context.Context, pairs [][2]string) error {
 
 // TookPartIn reports whether an object wrote into a thread: a point read.
 func (s *Store) TookPartIn(ctx context.Context, threadID, objectID string) (bool, error) {
-	var m tookPart
-	err := mongox.FindOne(ctx, s.c(TookPart), mongox.ByID(tookPartID(threadID, objectID)), &m)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return false, nil
-	}
+	took, err := s.find(ctx, TookPart, tookPartID(threadID, objectID), &tookPart{})
 	if err != nil {
 		return false, fmt.Errorf("store participation: %w", err)
 	}
-	return true, nil
+	return took, nil
 }
 
 // UpgradeTookPart marks, once, the authors of the nodes stored by earlier releases (messages,

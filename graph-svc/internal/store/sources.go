@@ -80,10 +80,9 @@ func statesScope(sourceID string) string { return mongox.Scope("u", keyText(sour
 
 // AppendPull adds p to its source's states, with the summary it leaves after prev.
 func (s *Store) AppendPull(ctx context.Context, prev PullSummary, p *Pull) error {
-	next := PullSummary{Latest: p, LatestOK: prev.LatestOK, LatestError: prev.LatestError}
 	q := *p
 	q.Events = nil
-	next.Latest = &q
+	next := PullSummary{Latest: &q, LatestOK: prev.LatestOK, LatestError: prev.LatestError}
 	if p.Status == "ok" {
 		next.LatestOK = &q
 	} else {

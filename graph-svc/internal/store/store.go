@@ -12,6 +12,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -61,6 +62,15 @@ type Store struct {
 func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
+
+// find reads the document of coll whose _id is id into dst and reports whether there is one.
+func (s *Store) find(ctx context.Context, coll, id string, dst any) (bool, error) {
+	err := mongox.FindOne(ctx, s.c(coll), mongox.ByID(id), dst)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
 
 // byID reads the document of coll whose _id is id; mongox.ErrNotFound if there is none.
 func byID[T any](ctx context.Context, s *Store, coll, id string) (*T, error) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -61,17 +60,15 @@ var postingsUpgraded = mongox.Key("u", "postings")
 // run that ends leaves a record the next ones stop at. Run it after UpgradeMemory, whose
 // postings it completes too.
 func (s *Store) UpgradePostings(ctx context.Context) error {
-	coll := s.c(MemoryPostings)
-	var done bson.Raw
-	err := mongox.FindOne(ctx, coll, mongox.ByID(postingsUpgraded), &done)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, mongox.ErrNotFound) {
+	done, err := s.find(ctx, MemoryPostings, postingsUpgraded, &bson.Raw{})
+	if err != nil {
 		return fmt.Errorf("upgrade memory postings: %w", err)
 	}
+	if done {
+		return nil
+	}
 	r := mongox.Range{Scope: mongox.Scope("p"), Limit: upgradePage}
-	if err := mongox.Pages(ctx, coll, r, postingDoc.id, func(docs []postingDoc) error {
+	if err := mongox.Pages(ctx, s.c(MemoryPostings), r, postingDoc.id, func(docs []postingDoc) error {
 		return s.upgradePostingsPage(ctx, docs)
 	}); err != nil {
 		return fmt.Errorf("upgrade memory postings: %w", err)
