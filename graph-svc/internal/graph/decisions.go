@@ -62,20 +62,17 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 		Visibility: Participants, AuthorID: c.ObjectID, AuthorHash: c.Hash, Confidence: d.Confidence,
 		ValidFrom: d.ValidFrom, ValidUntil: d.ValidUntil,
 		Supersedes: slices.Compact(slices.Sorted(slices.Values(d.Supersedes))), CreatedAt: clock.Now()}
-	var old []store.Node
-	if len(n.Supersedes) > 0 {
-		fields := make(map[string]string, len(n.Supersedes))
-		for _, id := range n.Supersedes {
-			fields[id] = "supersedes_node_ids"
-		}
-		old, err = s.nodesOfThread(ctx, th.ID, c.ObjectID, fields)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range old {
-			if o.Visibility == OwnerOnly {
-				n.PrivateSupersedes = append(n.PrivateSupersedes, o.ID)
-			}
+	fields := make(map[string]string, len(n.Supersedes))
+	for _, id := range n.Supersedes {
+		fields[id] = "supersedes_node_ids"
+	}
+	old, err := s.nodesOfThread(ctx, th.ID, c.ObjectID, fields) // no read when it supersedes none
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range old {
+		if o.Visibility == OwnerOnly {
+			n.PrivateSupersedes = append(n.PrivateSupersedes, o.ID)
 		}
 	}
 	parts, err := s.participants(ctx, th, c)

@@ -299,8 +299,7 @@ func (s *Service) Overview(ctx context.Context, c *contract.Principal, graphs bo
 	}
 	out.Sources = page.Sources
 	if page.Next != "" {
-		cur := cursor(page.Next)
-		out.NextCursor = &cur
+		out.NextCursor = contract.Optional(cursor(page.Next))
 	}
 	if out.SelfThread, err = s.selfSummary(ctx, c); err != nil {
 		return nil, err

@@ -79,8 +79,7 @@ func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID str
 	entries, next = cutToBudget(entries, next)
 	out := &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(pg.AsOf), Nodes: []NodeView{}, Edges: []EdgeView{}}
 	if next != "" && pg.Cursor != nil {
-		cur := pg.Cursor(next)
-		out.NextCursor = &cur
+		out.NextCursor = contract.Optional(pg.Cursor(next))
 	}
 	existed := func(at time.Time) bool { return pg.AsOf == nil || !at.After(*pg.AsOf) }
 	var nodes []*store.Node
