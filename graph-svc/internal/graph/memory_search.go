@@ -344,11 +344,15 @@ func rank(cands map[string]*found, q MemoryQuery, qt []string, idf map[string]fl
 // mayBeHit tells whether an entry passes the filters it carries what they need for without the
 // hashes (all but the peer's), and is not one a page leaves out as superseded.
 func mayBeHit(e *store.MemoryEntry, q MemoryQuery) bool {
-	if !keep(e, q, nil) {
-		return false
+	return keep(e, q, nil) && (q.IncludeSuperseded || superseded(e, q) == nil)
+}
+
+// superseded is when a decision superseded the entry, nil when it had not by the query's as_of.
+func superseded(e *store.MemoryEntry, q MemoryQuery) *time.Time {
+	if at := e.SupersededAt; at != nil && (q.AsOf == nil || !at.After(*q.AsOf)) {
+		return at
 	}
-	at := e.SupersededAt
-	return at == nil || q.IncludeSuperseded || q.AsOf != nil && at.After(*q.AsOf)
+	return nil
 }
 
 // keep applies the filters an entry carries what they need for (all but the peer's when hashes
@@ -374,10 +378,7 @@ func keep(e *store.MemoryEntry, q MemoryQuery, hashes map[string]string) bool {
 func page(res *MemoryResult, ranked []candidate, q MemoryQuery, hashes map[string]string) *MemoryResult {
 	kept := 0
 	for _, cd := range ranked {
-		at := cd.e.SupersededAt
-		if at != nil && q.AsOf != nil && at.After(*q.AsOf) {
-			at = nil // superseded after the time asked about: current then
-		}
+		at := superseded(cd.e, q)
 		if at != nil && !q.IncludeSuperseded {
 			continue
 		}

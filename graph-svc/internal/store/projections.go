@@ -164,14 +164,11 @@ func (s *Store) Blocked(ctx context.Context, blockerID, senderID string) (bool, 
 // Hashes reads the known current hashes of objects (those graph-svc has not seen are left out),
 // in one find by _id (per mongox.MaxIDIn objects: a search's candidates may name more).
 func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]string, error) {
-	out := make(map[string]string, len(objectIDs))
-	if len(objectIDs) == 0 {
-		return out, nil
-	}
-	hs, err := mongox.FindIn[ObjectHash](ctx, s.c(Hashes), objectIDs)
+	hs, err := mongox.FindIn[ObjectHash](ctx, s.c(Hashes), objectIDs) // no find for no ids
 	if err != nil {
 		return nil, fmt.Errorf("store object hashes: %w", err)
 	}
+	out := make(map[string]string, len(objectIDs))
 	for _, h := range hs {
 		out[h.ObjectID] = h.Hash
 	}

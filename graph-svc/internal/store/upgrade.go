@@ -96,20 +96,18 @@ func (s *Store) upgradePostingsPage(ctx context.Context, docs []postingDoc) erro
 		}
 		byNode[d.NodeID] = append(byNode[d.NodeID], d.ID)
 	}
-	if len(statIDs) > 0 {
-		stats, err := mongox.FindAll[MemoryStats](ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: statIDs}}}})
-		if err != nil {
+	stats, err := mongox.FindIn[MemoryStats](ctx, s.c(MemoryPostings), statIDs) // no find for no ids
+	if err != nil {
+		return err
+	}
+	of := make(map[string]MemoryStats, len(stats))
+	for _, st := range stats {
+		of[st.ID] = st
+	}
+	for _, id := range statIDs {
+		st := of[id]
+		if err := s.setPostings(ctx, statless[id], bson.D{{Key: "nd", Value: max(st.Nodes, 1)}, {Key: "fi", Value: st.First}}); err != nil {
 			return err
-		}
-		of := make(map[string]MemoryStats, len(stats))
-		for _, st := range stats {
-			of[st.ID] = st
-		}
-		for _, id := range statIDs {
-			st := of[id]
-			if err := s.setPostings(ctx, statless[id], bson.D{{Key: "nd", Value: max(st.Nodes, 1)}, {Key: "fi", Value: st.First}}); err != nil {
-				return err
-			}
 		}
 	}
 	invs, err := s.Invalidations(ctx, nodes)
