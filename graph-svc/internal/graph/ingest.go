@@ -211,14 +211,6 @@ func (s *Service) newSources(c *contract.Principal, d IngestDraft, vis string) (
 // writes is written whatever the time).
 type fetchDeadlineKey struct{}
 
-// fetchContext bounds a fetch by its ingest's deadline, if it has one.
-func fetchContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if deadline, ok := ctx.Value(fetchDeadlineKey{}).(time.Time); ok {
-		return context.WithDeadline(ctx, deadline)
-	}
-	return ctx, func() {}
-}
-
 // Overview is the owner's view of what it ingested and decided. Sources is one page of the
 // self-ingest thread's sources, newest first; NextCursor reads the next.
 type Overview struct {

@@ -22,9 +22,6 @@ func tookPartID(threadID, objectID string) string { return threadID + "/" + obje
 // MarkTookPart records that objects wrote into threads (pairs of thread and object), in one
 // unordered insert; marks already there are left as they are.
 func (s *Store) MarkTookPart(ctx context.Context, pairs [][2]string) error {
-	if len(pairs) == 0 {
-		return nil
-	}
 	docs := make([]tookPart, len(pairs))
 	for i, p := range pairs {
 		docs[i] = tookPart{ID: tookPartID(p[0], p[1])}

@@ -28,9 +28,6 @@ type ObjectHash struct {
 // none is. Its caller calls it only for objects it has not recorded lately (graph.Service keeps
 // an LRU of them), and a call retried after a failure writes the copy the failure left out.
 func (s *Store) RememberHashes(ctx context.Context, hs []ObjectHash) error {
-	if len(hs) == 0 {
-		return nil
-	}
 	inserted, err := mongox.InsertNew(ctx, s.c(Hashes), hs)
 	if err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
