@@ -126,9 +126,6 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 // them without reading the facts. The facts are read back in one find (a node an earlier
 // decision superseded keeps that decision's fact), then one update per fact: usually one.
 func (s *Service) supersedeInMemory(ctx context.Context, th *store.Thread, old []store.Node) error {
-	if len(old) == 0 {
-		return nil
-	}
 	ids := make([]string, len(old))
 	for i, o := range old {
 		ids[i] = o.ID

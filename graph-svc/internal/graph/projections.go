@@ -56,9 +56,6 @@ func (s *Service) rememberParticipants(ctx context.Context, ps []contract.Partic
 		seen[p.ObjectID] = true
 		hs = append(hs, store.ObjectHash{ObjectID: p.ObjectID, Hash: p.Hash})
 	}
-	if len(hs) == 0 {
-		return nil
-	}
 	if err := s.Store.RememberHashes(ctx, hs); err != nil {
 		return err
 	}

@@ -373,9 +373,6 @@ func (s *Store) moveStats(ctx context.Context, moves []statsMove) (map[string]Me
 		}
 	}
 	out := make(map[string]MemoryStats, len(moved))
-	if len(moved) == 0 {
-		return out, nil
-	}
 	docs, err := mongox.FindIn[MemoryStats](ctx, s.c(MemoryPostings), ids)
 	if err != nil {
 		return nil, fmt.Errorf("store memory stats: %w", err)
