@@ -78,17 +78,9 @@ func (h *Handler) sources(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Graph.Sources(c.Request.Context(), who, c.Param("threadId"), before, limit)
-	if err != nil {
-		return err
-	}
-	var next *string
-	if v.Next != "" {
-		cur := httpx.KeyCursor(scope, v.Next)
-		next = &cur
-	}
-	c.JSON(http.StatusOK, gin.H{"sources": v.Sources, "next_cursor": next})
-	return nil
+	v, err := h.Graph.Sources(c.Request.Context(), who, c.Param("threadId"), before, limit,
+		func(key string) string { return httpx.KeyCursor(scope, key) })
+	return reply(c, http.StatusOK, v, err)
 }
 
 func (h *Handler) pullSource(c *gin.Context) error {

@@ -285,14 +285,11 @@ func (s *Service) Overview(ctx context.Context, c *contract.Principal, graphs bo
 		out.DecisionMemory.Latest = &DecisionRef{NodeID: latest.NodeID, ThreadID: latest.ThreadID, Title: latest.Title,
 			CreatedAt: clock.Format(latest.CreatedAt)}
 	}
-	page, err := s.sourcePage(ctx, c, SelfThreadID(c.ObjectID), before, limit)
+	page, err := s.sourcePage(ctx, c, SelfThreadID(c.ObjectID), before, limit, cursor)
 	if err != nil {
 		return nil, err
 	}
-	out.Sources = page.Sources
-	if page.Next != "" {
-		out.NextCursor = contract.Optional(cursor(page.Next))
-	}
+	out.Sources, out.NextCursor = page.Sources, page.NextCursor
 	if out.SelfThread, err = s.selfSummary(ctx, c); err != nil {
 		return nil, err
 	}

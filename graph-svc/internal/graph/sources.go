@@ -62,24 +62,24 @@ type SourceView struct {
 // SourcesScope is the cursor scope of a thread's source pages.
 func SourcesScope(threadID string) string { return "sources:" + threadID }
 
-// SourcePage is one page of tracked sources, newest first; Next is the key the following page
-// reads before ("" on the last).
+// SourcePage is one page of tracked sources, newest first; NextCursor reads the next (nil on the
+// last). Its fields are in the order the sources route has always answered them.
 type SourcePage struct {
-	Sources []SourceView
-	Next    string
+	NextCursor *string      `json:"next_cursor"`
+	Sources    []SourceView `json:"sources"`
 }
 
-// Sources lists one page of a thread's tracked sources. The other side's owner_only sources are
-// not shown.
-func (s *Service) Sources(ctx context.Context, c *contract.Principal, threadID, before string, limit int) (*SourcePage, error) {
+// Sources lists one page of a thread's tracked sources (cursor makes the next page's cursor of
+// the key it reads before). The other side's owner_only sources are not shown.
+func (s *Service) Sources(ctx context.Context, c *contract.Principal, threadID, before string, limit int, cursor func(string) string) (*SourcePage, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
 	}
-	return s.sourcePage(ctx, c, th.ID, before, limit)
+	return s.sourcePage(ctx, c, th.ID, before, limit, cursor)
 }
 
-func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadID, before string, limit int) (*SourcePage, error) {
+func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadID, before string, limit int, cursor func(string) string) (*SourcePage, error) {
 	es, next, err := s.Store.SourcesPage(ctx, threadID, before, limit)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,11 @@ func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadI
 	if err != nil {
 		return nil, err
 	}
-	return &SourcePage{Sources: views, Next: next}, nil
+	page := &SourcePage{Sources: views}
+	if next != "" {
+		page.NextCursor = contract.Optional(cursor(next))
+	}
+	return page, nil
 }
 
 // PullNow pulls a thread's source on its owner's demand and answers its state after the pull.
