@@ -180,16 +180,6 @@ type Service struct {
 // known thread costs one insert, its node.
 const knownThreads = 10000
 
-func (s *Service) knownThread(id string) bool {
-	s.knownOnce.Do(s.initKnown)
-	return s.known.Contains(id)
-}
-
-func (s *Service) rememberThread(id string) {
-	s.knownOnce.Do(s.initKnown)
-	s.known.Add(id, struct{}{})
-}
-
 func (s *Service) initKnown() {
 	s.known, _ = lru.New[string, struct{}](knownThreads)
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
