@@ -50,7 +50,9 @@ type Node struct {
 }
 
 // InsertNode stores a new node; mongox.ErrTaken when its _id exists.
-func (s *Store) InsertNode(ctx context.Context, n *Node) error { return s.insert(ctx, Nodes, n) }
+func (s *Store) InsertNode(ctx context.Context, n *Node) error {
+	return mongox.Insert(ctx, s.c(Nodes), n)
+}
 
 // Node reads a node; mongox.ErrNotFound if there is none.
 func (s *Store) Node(ctx context.Context, id string) (*Node, error) {

@@ -110,7 +110,7 @@ func (s *Store) UpgradeHashCopies(ctx context.Context) error {
 		}); err != nil {
 			return fmt.Errorf("upgrade object hash copies: %w", err)
 		}
-		if err := s.insertOnce(ctx, MemoryPostings, bson.D{{Key: "_id", Value: hashesCopied}}); err != nil {
+		if err := mongox.InsertOnce(ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: hashesCopied}}); err != nil {
 			return err
 		}
 	}

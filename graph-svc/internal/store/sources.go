@@ -40,7 +40,7 @@ type Pull struct {
 
 // InsertSource stores a new source.
 func (s *Store) InsertSource(ctx context.Context, src *Source) error {
-	return s.insert(ctx, Sources, src)
+	return mongox.Insert(ctx, s.c(Sources), src)
 }
 
 // Source reads a source; mongox.ErrNotFound if there is none.
@@ -64,7 +64,7 @@ func (s *Store) SourcesPage(ctx context.Context, threadID, before string, limit 
 
 // InsertPull records a pull (the document its events are staged under).
 func (s *Store) InsertPull(ctx context.Context, p *Pull) error {
-	return s.insert(ctx, Pulls, p)
+	return mongox.Insert(ctx, s.c(Pulls), p)
 }
 
 // PullSummary is what a source's pulls say of it: the latest pull, the latest pull that read

@@ -81,11 +81,6 @@ func byID[T any](ctx context.Context, s *Store, coll, id string) (*T, error) {
 	return &v, nil
 }
 
-// insert inserts doc into coll; mongox.ErrTaken when its _id exists.
-func (s *Store) insert(ctx context.Context, coll string, doc any) error {
-	return mongox.Insert(ctx, s.c(coll), doc)
-}
-
 // Leases are the leases of the scheduled jobs, one per item and period.
 func (s *Store) Leases() mongox.Leases { return mongox.NewLeases(s.c(Leases)) }
 
@@ -95,10 +90,4 @@ func (s *Store) DropLease(ctx context.Context, key string) error {
 		return fmt.Errorf("store leases: %w", err)
 	}
 	return nil
-}
-
-// insertOnce inserts doc, treating an existing document with the same _id as done: the
-// documents inserted this way are keyed by what they record, so the existing one is the same.
-func (s *Store) insertOnce(ctx context.Context, coll string, doc any) error {
-	return mongox.InsertOnce(ctx, s.c(coll), doc)
 }

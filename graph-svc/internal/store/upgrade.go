@@ -73,7 +73,7 @@ func (s *Store) UpgradePostings(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("upgrade memory postings: %w", err)
 	}
-	return s.insertOnce(ctx, MemoryPostings, bson.D{{Key: "_id", Value: postingsUpgraded}})
+	return mongox.InsertOnce(ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: postingsUpgraded}})
 }
 
 // upgradePostingsPage completes a page of postings: their stats by object, their validity facts

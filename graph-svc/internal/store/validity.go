@@ -20,7 +20,7 @@ type Invalidation struct {
 
 // Invalidate records that a node stopped being valid, unless it already had.
 func (s *Store) Invalidate(ctx context.Context, v *Invalidation) error {
-	return s.insertOnce(ctx, Validity, v)
+	return mongox.InsertOnce(ctx, s.c(Validity), v)
 }
 
 // Invalidations reads the validity facts of nodes (those still valid have none), in one find by
