@@ -160,7 +160,7 @@ func (s *Store) moveNewest(ctx context.Context, want map[string]keyed[Row]) erro
 }
 
 func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row], pids []string) error {
-	cur, err := mongox.FindAll[newest](ctx, s.c(Pages), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: pids}}}})
+	cur, err := mongox.FindIn[newest](ctx, s.c(Pages), pids)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row],
 	}
 	var docs []any
 	var pointers []mongo.WriteModel
-	var stale bson.A
+	var stale []string
 	for _, pid := range pids {
 		doc := want[pid]
 		if old[pid] >= doc.ID {
@@ -192,20 +192,15 @@ func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row],
 	if err := mongox.BulkUpsert(ctx, s.c(Pages), pointers); err != nil {
 		return err
 	}
-	if len(stale) > 0 {
-		if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: stale}}}}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return mongox.DeleteIn(ctx, s.c(Pages), stale)
 }
 
 // UnlistItem takes a hidden item's rows out of the network's feed, by _id: its rows and, where it
 // is its box's newest, its unique rows (the box then shows no row there until it publishes
 // again, as before).
 func (s *Store) UnlistItem(ctx context.Context, r Row) error {
-	ids := bson.A{rowKey(FeedAll, &r), rowKey(FeedItems, &r), uniqueKey(FeedAll, &r), uniqueKey(FeedItems, &r)}
-	if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}); err != nil {
+	ids := []string{rowKey(FeedAll, &r), rowKey(FeedItems, &r), uniqueKey(FeedAll, &r), uniqueKey(FeedItems, &r)}
+	if err := mongox.DeleteIn(ctx, s.c(Pages), ids); err != nil {
 		return fmt.Errorf("store lists: %w", err)
 	}
 	return nil
@@ -243,7 +238,7 @@ func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, befo
 		return nil, "", err
 	}
 	rows := make([]Row, 0, len(docs))
-	var stale bson.A
+	var stale []string
 	seen := map[string]bool{}
 	for _, d := range docs {
 		// A unique list holds one row per box; a row that two writers of one box left behind
@@ -256,10 +251,8 @@ func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, befo
 		seen[d.V.BoxID] = true
 		rows = append(rows, d.V)
 	}
-	if len(stale) > 0 {
-		if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: stale}}}}); err != nil {
-			return nil, "", fmt.Errorf("store lists: drop stale newest rows: %w", err)
-		}
+	if err := mongox.DeleteIn(ctx, s.c(Pages), stale); err != nil {
+		return nil, "", fmt.Errorf("store lists: drop stale newest rows: %w", err)
 	}
 	return rows, next, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,7 +54,7 @@ func (s *Store) UpgradeLists(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("upgrade lists: %w", err)
 	}
 	defer cur.Close(ctx)
-	u := &upgrade{s: s, hidden: map[string]bool{}}
+	u := &upgrade{s: s, hidden: map[string]bool{}, newest: map[string]keyed[Row]{}}
 	n := 0
 	for cur.Next(ctx) {
 		var e logEntry
@@ -137,7 +139,7 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 		u.rows, u.feeds = append(u.rows, keyed[Row]{ID: rowKey(feed, &r), V: r}), append(u.feeds, feed)
 		if feed != FeedCreated {
 			pid := newestID(feed, r.BoxID)
-			if cur, ok := u.newestRows()[pid]; !ok || cur.ID < uniqueKey(feed, &r) {
+			if cur, ok := u.newest[pid]; !ok || cur.ID < uniqueKey(feed, &r) {
 				u.newest[pid] = keyed[Row]{ID: uniqueKey(feed, &r), V: r}
 			}
 		}
@@ -161,16 +163,10 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 			v.Item = tombstone(&it)
 		}
 		u.pages = append(u.pages, keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
-	case list == "global:hidden":
-		u.marks = append(u.marks, countedMark{id: markID(counterHidden, e.Key), counters: []string{CounterFeed, CounterItems}, delta: -1})
-	case list == "boxes:item":
-		u.marks = append(u.marks, countedMark{id: markID(CounterBoxesWithItems, e.Key), counters: []string{CounterBoxesWithItems}, delta: 1})
-	case list == "stats:messages":
-		u.marks = append(u.marks, countedMark{id: markID(CounterMessages, e.Key), counters: []string{CounterMessages}, delta: 1})
-	case list == "stats:claims_verified":
-		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counters: []string{CounterClaims}, delta: 1})
-	case list == "stats:claims_lapsed":
-		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counters: []string{CounterClaims}, delta: -1})
+	case oldCounts[list].id != "":
+		m := oldCounts[list]
+		m.id = markID(m.id, e.Key)
+		u.marks = append(u.marks, m)
 	case strings.HasPrefix(list, "an:"):
 		parts := strings.Split(strings.TrimPrefix(list, "an:"), ":")
 		if len(parts) != 3 {
@@ -186,11 +182,14 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 	return nil
 }
 
-func (u *upgrade) newestRows() map[string]keyed[Row] {
-	if u.newest == nil {
-		u.newest = map[string]keyed[Row]{}
-	}
-	return u.newest
+// oldCounts are the earlier release's lists of counted keys: each entry becomes a mark of the
+// counter in id, which counts once in counters by delta.
+var oldCounts = map[string]countedMark{
+	"global:hidden":         {id: counterHidden, counters: []string{CounterFeed, CounterItems}, delta: -1},
+	"boxes:item":            {id: CounterBoxesWithItems, counters: []string{CounterBoxesWithItems}, delta: 1},
+	"stats:messages":        {id: CounterMessages, counters: []string{CounterMessages}, delta: 1},
+	"stats:claims_verified": {id: CounterClaims, counters: []string{CounterClaims}, delta: 1},
+	"stats:claims_lapsed":   {id: CounterClaims, counters: []string{CounterClaims}, delta: -1},
 }
 
 // isHidden reads the hidden marks once, all of them (a one-off step, outside serving).
@@ -215,22 +214,9 @@ func (u *upgrade) flush(ctx context.Context) error {
 	s := u.s
 	deltas := map[string]int64{}
 	if len(u.rows) > 0 {
-		var ids bson.A
-		for _, r := range u.rows {
-			if r.V.ItemID != "" {
-				ids = append(ids, r.V.ItemID)
-			}
-		}
-		bodies := map[string]string{}
-		if len(ids) > 0 {
-			its, err := mongox.FindAll[Item](ctx, s.c(Items), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-				options.Find().SetProjection(bson.D{{Key: "body", Value: 1}}))
-			if err != nil {
-				return fmt.Errorf("upgrade lists: %w", err)
-			}
-			for _, it := range its {
-				bodies[it.ID] = it.Body
-			}
+		bodies, err := u.bodies(ctx, u.rows)
+		if err != nil {
+			return err
 		}
 		docs := make([]any, len(u.rows))
 		for i := range u.rows {
@@ -251,7 +237,7 @@ func (u *upgrade) flush(ctx context.Context) error {
 	if _, err := s.insert(ctx, u.pages...); err != nil {
 		return fmt.Errorf("upgrade lists: %w", err)
 	}
-	if err := s.countMarks(ctx, u.marks, nil, deltas); err != nil {
+	if err := s.countMarks(ctx, u.marks, deltas); err != nil {
 		return fmt.Errorf("upgrade lists: %w", err)
 	}
 	u.pages, u.rows, u.feeds, u.marks = nil, nil, nil, nil
@@ -261,32 +247,37 @@ func (u *upgrade) flush(ctx context.Context) error {
 // flushNewest writes the boxes' newest rows as SetNewest would, with their items' bodies, once
 // every entry is read.
 func (u *upgrade) flushNewest(ctx context.Context) error {
-	rows := u.newestRows()
-	var ids bson.A
+	bodies, err := u.bodies(ctx, slices.Collect(maps.Values(u.newest)))
+	if err != nil {
+		return err
+	}
+	for pid, r := range u.newest {
+		if b, ok := bodies[r.V.ItemID]; ok {
+			r.V.Body = b
+			u.newest[pid] = r
+		}
+	}
+	if err := u.s.moveNewest(ctx, u.newest); err != nil {
+		return fmt.Errorf("upgrade lists: %w", err)
+	}
+	return nil
+}
+
+// bodies reads the bodies of the items of rows, by item id (one find per thousand items).
+func (u *upgrade) bodies(ctx context.Context, rows []keyed[Row]) (map[string]string, error) {
+	var ids []string
 	for _, r := range rows {
 		if r.V.ItemID != "" {
 			ids = append(ids, r.V.ItemID)
 		}
 	}
-	for start := 0; start < len(ids); start += upgradeBatch {
-		its, err := mongox.FindAll[Item](ctx, u.s.c(Items), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids[start:min(start+upgradeBatch, len(ids))]}}}},
-			options.Find().SetProjection(bson.D{{Key: "body", Value: 1}}))
-		if err != nil {
-			return fmt.Errorf("upgrade lists: %w", err)
-		}
-		bodies := map[string]string{}
-		for _, it := range its {
-			bodies[it.ID] = it.Body
-		}
-		for pid, r := range rows {
-			if b, ok := bodies[r.V.ItemID]; ok {
-				r.V.Body = b
-				rows[pid] = r
-			}
-		}
+	its, err := mongox.FindIn[Item](ctx, u.s.c(Items), ids, options.Find().SetProjection(bson.D{{Key: "body", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("upgrade lists: %w", err)
 	}
-	if err := u.s.moveNewest(ctx, rows); err != nil {
-		return fmt.Errorf("upgrade lists: %w", err)
+	bodies := make(map[string]string, len(its))
+	for _, it := range its {
+		bodies[it.ID] = it.Body
 	}
-	return nil
+	return bodies, nil
 }
