@@ -19,7 +19,6 @@ import (
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // The consumer groups of feed-svc: the network projection, and the event streams' logs
@@ -286,15 +285,6 @@ func (n *Network) claim(ctx context.Context, ev events.Event, at time.Time) erro
 	return n.lapsed(ctx, ev)
 }
 
-// object returns the object an event is about; ErrUnknownObject until its creation is projected.
-func (n *Network) object(ctx context.Context, id string) (*store.Object, error) {
-	o, err := n.Store.Object(ctx, id)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return nil, ErrUnknownObject
-	}
-	return o, err
-}
-
 // created stores objects' creations: for the public ones their rows of the network's feed, then
 // the objects, then the public ones' activity, a few commands for them all. The rows come first,
 // so that a box's items, which wait for the object, never race its creation row for the box's
@@ -362,8 +352,8 @@ func (n *Network) contextUpdated(ctx context.Context, ev events.Event, at time.T
 	if ev.Decode(&d) != nil {
 		return nil
 	}
-	if d.Change == "decision_memory" {
-		return n.count(ctx, ev, at, store.CountContextUpdates)
+	if d.Change == "decision_memory" { // counted as a private object's event is: in analytics only
+		return n.Store.Tally(ctx, []store.Tally{n.tally(ev, at, store.CountContextUpdates, true)})
 	}
 	if err := n.Store.SetTitle(ctx, store.Title{ObjectID: ev.ObjectID, Title: d.Title, Version: d.Version}); err != nil {
 		return err
@@ -383,16 +373,11 @@ func (n *Network) activity(ctx context.Context, ev events.Event, at time.Time, k
 
 // lapsed counts a public object's lapsed claim out of the verified claims.
 func (n *Network) lapsed(ctx context.Context, ev events.Event) error {
-	o, err := n.object(ctx, ev.ObjectID)
-	if err != nil || o.Private() {
+	private, err := n.private(ctx, []string{ev.ObjectID})
+	if err != nil || private[ev.ObjectID] {
 		return err
 	}
 	return n.Store.CountOnce(ctx, store.CounterClaims, -1, ev.ID)
-}
-
-// count counts an event in its object's analytics for the event's UTC day.
-func (n *Network) count(ctx context.Context, ev events.Event, at time.Time, kind string) error {
-	return n.Store.Tally(ctx, []store.Tally{{EventID: ev.ID, ObjectID: ev.ObjectID, At: at, Kind: kind}})
 }
 
 // published is an item as its event announces it, with the event's id.

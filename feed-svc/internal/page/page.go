@@ -250,23 +250,14 @@ func summary(md, hash string) string {
 	return "The svc box of " + hash + ": its profile, its feed and how to message it."
 }
 
+// proofNames are how a badge names the proof types it knows; another is named capitalised.
+var proofNames = map[string]string{"domain": "Domain", "meta_tag": "Website", "github": "GitHub", "x": "X",
+	"linkedin": "LinkedIn", "reddit": "Reddit", "mastodon": "Mastodon"}
+
 // proofName is how a badge names a claim's proof type.
 func proofName(proofType string) string {
-	switch proofType {
-	case "domain":
-		return "Domain"
-	case "meta_tag":
-		return "Website"
-	case "github":
-		return "GitHub"
-	case "x":
-		return "X"
-	case "linkedin":
-		return "LinkedIn"
-	case "reddit":
-		return "Reddit"
-	case "mastodon":
-		return "Mastodon"
+	if name, ok := proofNames[proofType]; ok {
+		return name
 	}
 	return strings.ToUpper(proofType[:min(1, len(proofType))]) + proofType[min(1, len(proofType)):]
 }
