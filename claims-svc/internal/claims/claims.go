@@ -250,7 +250,7 @@ func (s *Service) Verify(ctx context.Context, requestID, objectID, claimID strin
 		reason := fmt.Sprintf("the challenge expired at %s: create a new claim", clock.Format(c.ExpiresAt))
 		return &Verification{ID: c.ID, Status: "failed", Reason: &reason, ClaimStatus: Expired}, nil
 	}
-	check, st, err := s.check(ctx, requestID, c, stateOrNil(cur, has), false)
+	check, st, err := s.check(ctx, requestID, c, orNil(cur, has), false)
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +436,7 @@ func (s *Service) views(ctx context.Context, cs []store.Claim) ([]View, error) {
 			if err != nil {
 				return err
 			}
-			out[i] = *view(&cs[i], stateOrNil(st, has), checkOrNil(ch, checked), now)
+			out[i] = *view(&cs[i], orNil(st, has), orNil(ch, checked), now)
 			return nil
 		})
 	}
@@ -467,18 +467,12 @@ func view(c *store.Claim, st *store.State, ch *store.Check, now time.Time) *View
 	return v
 }
 
-func stateOrNil(st store.State, ok bool) *store.State {
+// orNil is &v when ok, else nil: a state or a check as the store's reads report it.
+func orNil[T any](v T, ok bool) *T {
 	if !ok {
 		return nil
 	}
-	return &st
-}
-
-func checkOrNil(ch store.Check, ok bool) *store.Check {
-	if !ok {
-		return nil
-	}
-	return &ch
+	return &v
 }
 
 // newToken returns 160 random bits in lower-case base32.

@@ -2,6 +2,7 @@ package claims
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -110,12 +111,7 @@ func findOnProfile(body []byte, token string, links []string) Result {
 }
 
 func isMe(rel string) bool {
-	for _, v := range strings.Fields(rel) {
-		if strings.EqualFold(v, "me") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Fields(rel), func(v string) bool { return strings.EqualFold(v, "me") })
 }
 
 func sameLink(a, b string) bool {

@@ -86,19 +86,11 @@ func (s *Store) upgradeStates(ctx context.Context) error {
 	return nil
 }
 
-// oldCheck is a check as earlier releases stored it: under its id.
-type oldCheck struct {
-	ID        string    `bson:"_id"`
-	ClaimID   string    `bson:"claim_id"`
-	At        time.Time `bson:"at"`
-	Outcome   string    `bson:"outcome"`
-	Reason    string    `bson:"reason,omitempty"`
-	Evidence  string    `bson:"evidence,omitempty"`
-	Scheduled bool      `bson:"scheduled,omitempty"`
-}
-
-func (o oldCheck) check() *Check {
-	return &Check{ID: o.ID, ClaimID: o.ClaimID, At: o.At, Outcome: o.Outcome, Reason: o.Reason, Evidence: o.Evidence, Scheduled: o.Scheduled}
+// oldCheck is a check as earlier releases stored it, decoded as a Check: under its id (which
+// lands in Key), with no check_id, and otherwise the fields of a Check.
+func oldCheck(c Check) *Check {
+	c.ID = c.Key
+	return &c
 }
 
 // oldChecks selects the checks stored under their id alone (they have no check_id).
@@ -106,7 +98,7 @@ var oldChecks = bson.D{{Key: "check_id", Value: bson.D{{Key: "$exists", Value: f
 
 // upgradeChecks rewrites the checks stored under their id alone under their data keys.
 func (s *Store) upgradeChecks(ctx context.Context) error {
-	err := each(ctx, s.c(Checks), oldChecks, func(o oldCheck) error { return s.InsertCheck(ctx, o.check()) })
+	err := each(ctx, s.c(Checks), oldChecks, func(c Check) error { return s.InsertCheck(ctx, oldCheck(c)) })
 	if err != nil {
 		return err
 	}
@@ -132,11 +124,11 @@ func (s *Store) upgradeLogs(ctx context.Context) error {
 		}
 		switch {
 		case strings.HasPrefix(list, "checks:"):
-			var o oldCheck
-			if err := e.Value.Unmarshal(&o); err != nil {
+			var c Check
+			if err := e.Value.Unmarshal(&c); err != nil {
 				return fmt.Errorf("decode listed check %s: %w", e.ID, err)
 			}
-			return s.InsertCheck(ctx, o.check())
+			return s.InsertCheck(ctx, oldCheck(c))
 		case strings.HasPrefix(list, "due:"):
 			ms, err := strconv.ParseInt(strings.TrimPrefix(list, "due:"), 10, 64)
 			claimID, ok := e.Value.StringValueOK()
