@@ -307,14 +307,7 @@ func (n *Network) created(ctx context.Context, evs []events.Event) error {
 		}
 	}
 	if len(rows) > 0 {
-		added, err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedCreated)
-		if err != nil {
-			return fmt.Errorf("project %d creations: %w", len(evs), err)
-		}
-		if err := n.counts(ctx, added, store.CounterFeed, store.CounterCreated); err != nil {
-			return fmt.Errorf("project %d creations: %w", len(evs), err)
-		}
-		if err := n.Store.SetNewest(ctx, rows, store.FeedAll); err != nil {
+		if err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedCreated); err != nil {
 			return fmt.Errorf("project %d creations: %w", len(evs), err)
 		}
 	}
@@ -332,16 +325,6 @@ func (n *Network) created(ctx context.Context, evs []events.Event) error {
 		return fmt.Errorf("project %d creations: %w", len(evs), err)
 	}
 	return nil
-}
-
-// counts adds one to the counter of each row's feed where AddRows added the row: added holds,
-// row by row, a place for each feed, and counters are the feeds' counters in the same order.
-func (n *Network) counts(ctx context.Context, added []bool, counters ...string) error {
-	each := make([]string, len(added))
-	for i := range added {
-		each[i] = counters[i%len(counters)]
-	}
-	return n.Store.AddEach(ctx, each, added)
 }
 
 // contextUpdated records the object's profile title and counts the update. A decision-memory
@@ -442,14 +425,7 @@ func (n *Network) networkRows(ctx context.Context, rows []store.Row) error {
 	if err != nil || len(rows) == 0 {
 		return err
 	}
-	added, err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedItems)
-	if err != nil {
-		return err
-	}
-	if err := n.counts(ctx, added, store.CounterFeed, store.CounterItems); err != nil {
-		return err
-	}
-	if err := n.Store.SetNewest(ctx, rows, store.FeedAll, store.FeedItems); err != nil {
+	if err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedItems); err != nil {
 		return err
 	}
 	var boxes, ids []string

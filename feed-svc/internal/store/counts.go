@@ -162,20 +162,6 @@ func (s *Store) lastSum(ctx context.Context, counter string) (sum, error) {
 	return got[0], nil
 }
 
-// AddEach adds one to each of counters whose place in added is true (the documents an insert
-// added, say), in one command: the counters' next sums are upserted together, as Tally's are.
-// What went in is counted only here, so the count runs to its end whether or not the caller is
-// still waiting: a redelivered event would find its documents and count nothing.
-func (s *Store) AddEach(ctx context.Context, counters []string, added []bool) error {
-	deltas := map[string]int64{}
-	for i, c := range counters {
-		if added[i] {
-			deltas[c]++
-		}
-	}
-	return s.count(ctx, nil, deltas)
-}
-
 // CountOnce marks each of keys in counter and adds delta for each that this call marked (one
 // insert of the marks, one command of the counts).
 func (s *Store) CountOnce(ctx context.Context, counter string, delta int64, keys ...string) error {

@@ -116,24 +116,42 @@ func (s *Store) insert(ctx context.Context, docs ...any) ([]bool, error) {
 	return added, nil
 }
 
+// feedCounters are the counters of the rows of each network feed.
+var feedCounters = map[string]string{FeedAll: CounterFeed, FeedItems: CounterItems, FeedCreated: CounterCreated}
+
 // AddRows inserts rows into the lists of the given feeds once each (by its item, or its box for
-// a creation), and reports, row by row and for each row feed by feed, whether this call added it.
-func (s *Store) AddRows(ctx context.Context, rows []Row, feeds ...string) ([]bool, error) {
+// a creation), adds one to its feed's counter for each row this call added, and makes each box's
+// newest of rows its newest row in the feeds' unique lists (setNewest; the list of creations has
+// none: every box has one creation row).
+func (s *Store) AddRows(ctx context.Context, rows []Row, feeds ...string) error {
 	docs := make([]any, 0, len(rows)*len(feeds))
 	for i := range rows {
 		for _, f := range feeds {
 			docs = append(docs, keyed[Row]{ID: rowKey(f, &rows[i]), V: rows[i]})
 		}
 	}
-	return s.insert(ctx, docs...)
+	added, err := s.insert(ctx, docs...)
+	if err != nil {
+		return err
+	}
+	deltas := map[string]int64{}
+	for i, ok := range added {
+		if ok {
+			deltas[feedCounters[feeds[i%len(feeds)]]]++
+		}
+	}
+	if err := s.count(ctx, nil, deltas); err != nil {
+		return err
+	}
+	return s.setNewest(ctx, rows, slices.DeleteFunc(slices.Clone(feeds), func(f string) bool { return f == FeedCreated }))
 }
 
-// SetNewest makes, in each of feeds' unique lists, each box's newest of rows its newest row,
+// setNewest makes, in each of feeds' unique lists, each box's newest of rows its newest row,
 // unless a newer one is there: the new keys are inserted, the pointers moved to them and the old
 // keys deleted by _id, a few commands for all of rows' boxes together. One box's rows of one feed
 // are written by one consumer at a time (its items come in order on one partition of the feed
 // topic, and its creation is projected before any item, which waits for the object).
-func (s *Store) SetNewest(ctx context.Context, rows []Row, feeds ...string) error {
+func (s *Store) setNewest(ctx context.Context, rows []Row, feeds []string) error {
 	want := map[string]keyed[Row]{}
 	for _, f := range feeds {
 		for _, r := range rows {

@@ -227,10 +227,9 @@ func (u *upgrade) flush(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("upgrade lists: %w", err)
 		}
-		counter := map[string]string{FeedAll: CounterFeed, FeedItems: CounterItems, FeedCreated: CounterCreated}
 		for i, ok := range in {
 			if ok {
-				deltas[counter[u.feeds[i]]]++
+				deltas[feedCounters[u.feeds[i]]]++
 			}
 		}
 	}
@@ -244,7 +243,7 @@ func (u *upgrade) flush(ctx context.Context) error {
 	return nil
 }
 
-// flushNewest writes the boxes' newest rows as SetNewest would, with their items' bodies, once
+// flushNewest writes the boxes' newest rows as setNewest would, with their items' bodies, once
 // every entry is read.
 func (u *upgrade) flushNewest(ctx context.Context) error {
 	bodies, err := u.bodies(ctx, slices.Collect(maps.Values(u.newest)))
