@@ -140,9 +140,6 @@ type counterWriter struct {
 func (n *newestSums) of(counter string) *counterWriter {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.m == nil {
-		n.m = map[string]*counterWriter{}
-	}
 	w := n.m[counter]
 	if w == nil {
 		w = &counterWriter{}

@@ -68,7 +68,9 @@ type Store struct {
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db, sums: &newestSums{}} }
+func New(db *mongo.Database) *Store {
+	return &Store{db: db, sums: &newestSums{m: map[string]*counterWriter{}}}
+}
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 

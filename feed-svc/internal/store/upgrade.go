@@ -158,11 +158,11 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 		if err != nil {
 			return err
 		}
-		v := listed{Item: it, Hidden: hidden}
+		v := ListedItem{Item: it, Hidden: hidden}
 		if hidden {
 			v.Item = tombstone(&it)
 		}
-		u.pages = append(u.pages, keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
+		u.pages = append(u.pages, keyed[ListedItem]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
 	case oldCounts[list].id != "":
 		m := oldCounts[list]
 		m.id = markID(m.id, e.Key)
