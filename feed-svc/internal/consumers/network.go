@@ -185,10 +185,7 @@ func (n *Network) private(ctx context.Context, ids []string) (map[string]bool, e
 			ask = append(ask, id)
 		}
 	}
-	if len(ask) == 0 {
-		return out, nil
-	}
-	found, err := n.Store.ObjectsOf(ctx, ask)
+	found, err := n.Store.ObjectsOf(ctx, ask) // none asked: none read
 	if err != nil {
 		return nil, err
 	}
@@ -388,9 +385,6 @@ func ItemOf(ev events.Event, d contract.FeedItemPublishedData) store.Item {
 // publishing's two writes) and, for a public box and a public author, into the network's feed.
 // private tells each box's visibility.
 func (n *Network) items(ctx context.Context, ps []published, private map[string]bool) error {
-	if len(ps) == 0 {
-		return nil
-	}
 	its := make([]store.Item, len(ps))
 	for i, p := range ps {
 		its[i] = p.it
@@ -455,9 +449,6 @@ func (n *Network) networkRows(ctx context.Context, rows []store.Row) error {
 
 // notHidden are the rows of items not hidden: one find by _id.
 func (n *Network) notHidden(ctx context.Context, rows []store.Row) ([]store.Row, error) {
-	if len(rows) == 0 {
-		return nil, nil
-	}
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ItemID
