@@ -61,13 +61,25 @@ func each[T any](ctx context.Context, coll *mongo.Collection, filter any, fn fun
 	return mongox.Each(ctx, coll, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}), fn)
 }
 
+// carry hands every document of coll that old selects to fn (each), then drops them all; what
+// names them in the error of the drop.
+func carry[T any](ctx context.Context, coll *mongo.Collection, old bson.D, what string, fn func(T) error) error {
+	if err := each(ctx, coll, old, fn); err != nil {
+		return err
+	}
+	if _, err := coll.DeleteMany(ctx, old); err != nil {
+		return fmt.Errorf("drop old %s: %w", what, err)
+	}
+	return nil
+}
+
 // oldLayout selects the documents whose _id has a '/' (earlier releases numbered states so).
 var oldLayout = bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "/"}}}}
 
 // upgradeStates rewrites "<claim>/<gen>" states as <claim>|<gen>, then drops the old ones and
 // the head hints.
 func (s *Store) upgradeStates(ctx context.Context) error {
-	err := each(ctx, s.c(States), oldLayout, func(st State) error {
+	return carry(ctx, s.c(States), oldLayout, "states", func(st State) error {
 		if strings.HasSuffix(st.ID, "/head") {
 			return nil
 		}
@@ -77,13 +89,6 @@ func (s *Store) upgradeStates(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if _, err := s.c(States).DeleteMany(ctx, oldLayout); err != nil {
-		return fmt.Errorf("drop old states: %w", err)
-	}
-	return nil
 }
 
 // oldCheck is a check as earlier releases stored it, decoded as a Check: under its id (which
@@ -98,14 +103,7 @@ var oldChecks = bson.D{{Key: "check_id", Value: bson.D{{Key: "$exists", Value: f
 
 // upgradeChecks rewrites the checks stored under their id alone under their data keys.
 func (s *Store) upgradeChecks(ctx context.Context) error {
-	err := each(ctx, s.c(Checks), oldChecks, func(c Check) error { return s.InsertCheck(ctx, oldCheck(c)) })
-	if err != nil {
-		return err
-	}
-	if _, err := s.c(Checks).DeleteMany(ctx, oldChecks); err != nil {
-		return fmt.Errorf("drop old checks: %w", err)
-	}
-	return nil
+	return carry(ctx, s.c(Checks), oldChecks, "checks", func(c Check) error { return s.InsertCheck(ctx, oldCheck(c)) })
 }
 
 // logEntry is an entry of an earlier release's list: "<list>#<position>" holding v.
