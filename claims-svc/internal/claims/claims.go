@@ -11,7 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -94,9 +94,9 @@ type Service struct {
 	RecheckInterval time.Duration
 	Log             *slog.Logger
 
-	// rechecked is the last period this replica saw every due re-check taken (see RecheckDue).
-	recheckMu sync.Mutex
-	rechecked time.Time
+	// rechecked is the last period (its UnixNano) this replica saw every due re-check taken (see
+	// RecheckDue).
+	rechecked atomic.Int64
 }
 
 // View is a claim as its owner reads it.
