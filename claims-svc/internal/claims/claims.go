@@ -199,17 +199,13 @@ func (s *Service) Get(ctx context.Context, objectID, claimID string) (*View, err
 // DefaultMaxClaims is the claims quota of an object when none is configured.
 const DefaultMaxClaims = 100
 
-func (s *Service) maxClaims() int64 {
-	if s.MaxClaims > 0 {
-		return int64(s.MaxClaims)
-	}
-	return DefaultMaxClaims
-}
-
 // takePlace takes a place of the object's claims quota for a new claim: the places are
 // inserts, so concurrent creates never pass it.
 func (s *Service) takePlace(ctx context.Context, objectID, claimID string) error {
-	max := s.maxClaims()
+	max := int64(s.MaxClaims)
+	if max <= 0 {
+		max = DefaultMaxClaims
+	}
 	ok, err := s.Store.TakePlace(ctx, objectID, claimID, int(max))
 	if err != nil {
 		return err

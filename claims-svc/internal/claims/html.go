@@ -57,10 +57,8 @@ func findMeta(body []byte, token string) Result {
 			found = append(found, strings.TrimSpace(content))
 		}
 	})
-	for _, f := range found {
-		if f == token {
-			return match(`<meta name="` + MetaName + `" content="` + f + `">`)
-		}
+	if slices.Contains(found, token) {
+		return match(`<meta name="` + MetaName + `" content="` + token + `">`)
 	}
 	if len(found) > 0 {
 		return mismatch(`the page's svc-verification meta tag holds a different token (%q): set its content to %s`, found[0], token)
