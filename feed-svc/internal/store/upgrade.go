@@ -49,12 +49,20 @@ func (s *Store) UpgradeLists(ctx context.Context) (int, error) {
 	if !errors.Is(err, mongox.ErrNotFound) {
 		return 0, fmt.Errorf("upgrade lists: %w", err)
 	}
+	// The hidden marks are read once, all of them (a one-off step, outside serving).
+	hides, err := mongox.FindAll[Hide](ctx, s.c(Hidden), bson.D{})
+	if err != nil {
+		return 0, fmt.Errorf("upgrade lists: %w", err)
+	}
+	u := &upgrade{s: s, hidden: map[string]bool{}, newest: map[string]keyed[Row]{}}
+	for _, h := range hides {
+		u.hidden[h.ItemID] = true
+	}
 	cur, err := s.c(Lists).Find(ctx, bson.D{}, options.Find().SetBatchSize(upgradeBatch))
 	if err != nil {
 		return 0, fmt.Errorf("upgrade lists: %w", err)
 	}
 	defer cur.Close(ctx)
-	u := &upgrade{s: s, hidden: map[string]bool{}, newest: map[string]keyed[Row]{}}
 	n := 0
 	for cur.Next(ctx) {
 		var e logEntry
@@ -65,7 +73,7 @@ func (s *Store) UpgradeLists(ctx context.Context) (int, error) {
 		if _, perr := strconv.ParseInt(pos, 10, 64); !ok || perr != nil {
 			continue // a head or a key's marker
 		}
-		if err := u.entry(ctx, list, e); err != nil {
+		if err := u.entry(list, e); err != nil {
 			return n, err
 		}
 		n++
@@ -110,8 +118,7 @@ type upgrade struct {
 	rows   []keyed[Row]    // rows whose items' bodies are still to read
 	feeds  []string        // the feed of each of rows
 	marks  []countedMark   // marks that count once inserted
-	hidden map[string]bool // hidden item ids, read once
-	read   bool            // whether hidden is read
+	hidden map[string]bool // hidden item ids
 	unlist []Row           // rows of hidden items
 	newest map[string]keyed[Row]
 }
@@ -119,7 +126,7 @@ type upgrade struct {
 func (u *upgrade) staged() int { return len(u.pages) + len(u.rows) + len(u.marks) }
 
 // entry stages what one old entry becomes.
-func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
+func (u *upgrade) entry(list string, e logEntry) error {
 	switch {
 	case list == "global" || list == "global:item" || list == "global:new_svc":
 		var r Row
@@ -127,14 +134,8 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 			return fmt.Errorf("upgrade lists: %s: %w", e.ID, err)
 		}
 		feed := map[string]string{"global": FeedAll, "global:item": FeedItems, "global:new_svc": FeedCreated}[list]
-		if r.ItemID != "" {
-			hidden, err := u.isHidden(ctx, r.ItemID)
-			if err != nil {
-				return err
-			}
-			if hidden {
-				u.unlist = append(u.unlist, r) // taken out once carried over, as a hide does
-			}
+		if r.ItemID != "" && u.hidden[r.ItemID] {
+			u.unlist = append(u.unlist, r) // taken out once carried over, as a hide does
 		}
 		u.rows, u.feeds = append(u.rows, keyed[Row]{ID: rowKey(feed, &r), V: r}), append(u.feeds, feed)
 		if feed != FeedCreated {
@@ -154,12 +155,8 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 		if err := bson.Unmarshal(e.V, &it); err != nil {
 			return fmt.Errorf("upgrade lists: %s: %w", e.ID, err)
 		}
-		hidden, err := u.isHidden(ctx, it.ID)
-		if err != nil {
-			return err
-		}
-		v := ListedItem{Item: it, Hidden: hidden}
-		if hidden {
+		v := ListedItem{Item: it, Hidden: u.hidden[it.ID]}
+		if v.Hidden {
 			v.Item = tombstone(&it)
 		}
 		u.pages = append(u.pages, keyed[ListedItem]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
@@ -192,51 +189,29 @@ var oldCounts = map[string]countedMark{
 	"stats:claims_lapsed":   {id: CounterClaims, counters: []string{CounterClaims}, delta: -1},
 }
 
-// isHidden reads the hidden marks once, all of them (a one-off step, outside serving).
-func (u *upgrade) isHidden(ctx context.Context, itemID string) (bool, error) {
-	if u.read {
-		return u.hidden[itemID], nil
-	}
-	all, err := mongox.FindAll[Hide](ctx, u.s.c(Hidden), bson.D{})
-	if err != nil {
-		return false, fmt.Errorf("upgrade lists: %w", err)
-	}
-	for _, h := range all {
-		u.hidden[h.ItemID] = true
-	}
-	u.read = true
-	return u.hidden[itemID], nil
-}
-
 // flush writes a batch: rows with their items' bodies, the other documents, the marks, and moves
 // the counters by what went in now.
 func (u *upgrade) flush(ctx context.Context) error {
-	s := u.s
-	deltas := map[string]int64{}
-	if len(u.rows) > 0 {
-		bodies, err := u.bodies(ctx, u.rows)
-		if err != nil {
-			return err
-		}
-		docs := make([]any, len(u.rows))
-		for i := range u.rows {
-			u.rows[i].V.Body = bodies[u.rows[i].V.ItemID]
-			docs[i] = u.rows[i]
-		}
-		in, err := s.insert(ctx, docs...)
-		if err != nil {
-			return fmt.Errorf("upgrade lists: %w", err)
-		}
-		for i, ok := range in {
-			if ok {
-				deltas[feedCounters[u.feeds[i]]]++
-			}
-		}
+	bodies, err := u.bodies(ctx, u.rows)
+	if err != nil {
+		return err
 	}
-	if _, err := s.insert(ctx, u.pages...); err != nil {
+	docs := make([]any, len(u.rows), len(u.rows)+len(u.pages))
+	for i := range u.rows {
+		u.rows[i].V.Body = bodies[u.rows[i].V.ItemID]
+		docs[i] = u.rows[i]
+	}
+	in, err := u.s.insert(ctx, append(docs, u.pages...)...)
+	if err != nil {
 		return fmt.Errorf("upgrade lists: %w", err)
 	}
-	if err := s.countMarks(ctx, u.marks, deltas); err != nil {
+	deltas := map[string]int64{}
+	for i, ok := range in[:len(u.rows)] {
+		if ok {
+			deltas[feedCounters[u.feeds[i]]]++
+		}
+	}
+	if err := u.s.countMarks(ctx, u.marks, deltas); err != nil {
 		return fmt.Errorf("upgrade lists: %w", err)
 	}
 	u.pages, u.rows, u.feeds, u.marks = nil, nil, nil, nil
