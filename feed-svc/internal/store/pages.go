@@ -168,9 +168,8 @@ func (s *Store) setNewest(ctx context.Context, rows []Row, feeds []string) error
 // there, a thousand boxes at a time: one read of their pointers, an insert of the new rows, the
 // pointers' replacements and a delete of the rows they replace.
 func (s *Store) moveNewest(ctx context.Context, want map[string]keyed[Row]) error {
-	pids := slices.Sorted(maps.Keys(want))
-	for start := 0; start < len(pids); start += batch {
-		if err := s.moveNewestBatch(ctx, want, pids[start:min(start+batch, len(pids))]); err != nil {
+	for pids := range slices.Chunk(slices.Sorted(maps.Keys(want)), batch) {
+		if err := s.moveNewestBatch(ctx, want, pids); err != nil {
 			return fmt.Errorf("store newest rows: %w", err)
 		}
 	}
