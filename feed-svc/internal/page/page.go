@@ -21,6 +21,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/svcdev/svc/feed-svc/internal/feed"
+	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 )
 
@@ -67,13 +68,6 @@ func New(baseURL string) (*Renderer, error) {
 	}, nil
 }
 
-// Claim is a verified ownership claim, shown as a badge.
-type Claim struct {
-	ProofType  string
-	Target     string
-	VerifiedAt time.Time
-}
-
 // Box is what a box page shows.
 type Box struct {
 	Hash    string
@@ -82,10 +76,10 @@ type Box struct {
 	Items   []feed.Item
 	IsFeed  bool
 	// Claimed is the object's mailbox status claimed (a verified claim); Claims the claims
-	// themselves; CustomHash that the hash was chosen (claim-custom-hash). Since is when the object
+	// themselves, a badge each; CustomHash that the hash was chosen (claim-custom-hash). Since is when the object
 	// was created (zero when not known yet).
 	Claimed    bool
-	Claims     []Claim
+	Claims     []store.Claim
 	CustomHash bool
 	Since      time.Time
 }
