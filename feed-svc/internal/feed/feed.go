@@ -67,7 +67,6 @@ type FeedStore interface {
 	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
 	Tombstone(ctx context.Context, it *store.Item) error
 	TakeSlot(ctx context.Context, q store.Quota, limit int) (bool, error)
-	VerifiedClaims(ctx context.Context, objectID string) ([]store.Claim, error)
 }
 
 // Feeds runs the use cases. Blocks, authors' names, hashes and visibility come from feed-svc's
