@@ -93,13 +93,5 @@ type ListedItem struct {
 // ItemsPage reads a page of a box's items, newest first, below before (a key of the list; "":
 // from the newest); next is the key to pass for the following page ("": none left). One find.
 func (s *Store) ItemsPage(ctx context.Context, feedID, before string, limit int) ([]ListedItem, string, error) {
-	docs, next, err := pageOf[ListedItem](ctx, s, ItemsScope(feedID), before, limit, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	out := make([]ListedItem, len(docs))
-	for i, d := range docs {
-		out[i] = d.V
-	}
-	return out, next, nil
+	return values[ListedItem](ctx, s, ItemsScope(feedID), before, limit)
 }

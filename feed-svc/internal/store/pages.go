@@ -243,6 +243,19 @@ func pageOf[T any](ctx context.Context, s *Store, scope, before string, limit in
 	return docs, docs[limit-1].ID, nil
 }
 
+// values reads one page of a list as pageOf does, and returns its documents' values.
+func values[T any](ctx context.Context, s *Store, scope, before string, limit int) ([]T, string, error) {
+	docs, next, err := pageOf[T](ctx, s, scope, before, limit, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]T, len(docs))
+	for i, d := range docs {
+		out[i] = d.V
+	}
+	return out, next, nil
+}
+
 // Rows reads a page of a network feed's list (with unique, its boxes' newest rows), newest first,
 // below before ("" from the newest); without bodies an item's body is not read.
 func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, before string, limit int) ([]Row, string, error) {
@@ -276,13 +289,5 @@ func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, befo
 
 // ActivityPage reads a page of public activity, newest first, below before ("" from the newest).
 func (s *Store) ActivityPage(ctx context.Context, before string, limit int) ([]Activity, string, error) {
-	docs, next, err := pageOf[Activity](ctx, s, ActivityScope, before, limit, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	out := make([]Activity, len(docs))
-	for i := range docs {
-		out[i] = docs[i].V
-	}
-	return out, next, nil
+	return values[Activity](ctx, s, ActivityScope, before, limit)
 }
