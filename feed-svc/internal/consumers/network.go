@@ -209,12 +209,15 @@ func (n *Network) visibility() *lru.Cache[string, bool] {
 // visibilityCache bounds the objects whose privacy the projection keeps in memory.
 const visibilityCache = 65536
 
-func eventTime(ev events.Event) time.Time {
-	at, err := time.Parse(time.RFC3339Nano, ev.Time)
+func eventTime(ev events.Event) time.Time { return timeOr(ev.Time, clock.Now()) }
+
+// timeOr reads an RFC 3339 time, or is or when s is not one.
+func timeOr(s string, or time.Time) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return clock.Now()
+		return or
 	}
-	return at
+	return t
 }
 
 // changed retires a feed's validators; the network's feed's is retired as soon as its rows are
@@ -268,11 +271,7 @@ func (n *Network) claim(ctx context.Context, ev events.Event, at time.Time) erro
 		return nil
 	}
 	verified := ev.Type == events.ClaimVerified
-	verifiedAt, err := time.Parse(time.RFC3339Nano, d.VerifiedAt)
-	if err != nil {
-		verifiedAt = at
-	}
-	c := store.Claim{ID: d.ClaimID, ProofType: d.ProofType, Target: d.ClaimedTarget, VerifiedAt: verifiedAt}
+	c := store.Claim{ID: d.ClaimID, ProofType: d.ProofType, Target: d.ClaimedTarget, VerifiedAt: timeOr(d.VerifiedAt, at)}
 	if err := n.Store.SetClaim(ctx, ev.ObjectID, c, verified); err != nil {
 		return err
 	}
@@ -369,12 +368,8 @@ type published struct {
 // ItemOf is the record publishing stored of the item that ev, a feed.item_published of data d,
 // announces (a private author's id, hash and name are not in it, as publishing leaves them out).
 func ItemOf(ev events.Event, d contract.FeedItemPublishedData) store.Item {
-	posted, err := time.Parse(time.RFC3339Nano, d.PostedAt)
-	if err != nil {
-		posted = eventTime(ev)
-	}
-	it := store.Item{ID: d.ItemID, FeedID: ev.ObjectID, Title: d.Title, Body: d.Body, Tags: d.Tags, PostedAt: posted,
-		AuthorPrivate: d.AuthorHash == nil || d.AuthorObjectID == ""}
+	it := store.Item{ID: d.ItemID, FeedID: ev.ObjectID, Title: d.Title, Body: d.Body, Tags: d.Tags,
+		PostedAt: timeOr(d.PostedAt, eventTime(ev)), AuthorPrivate: d.AuthorHash == nil || d.AuthorObjectID == ""}
 	if !it.AuthorPrivate {
 		it.AuthorID, it.AuthorHash, it.AuthorName = d.AuthorObjectID, *d.AuthorHash, d.AuthorName
 	}
