@@ -81,18 +81,17 @@ func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
 		switch ev.Type {
 		case events.ObjectCreated:
 			creations = append(creations, ev)
-			continue
 		case events.MessageCreated, events.FeedItemPublished:
 			counted = append(counted, ev)
-			continue
+		default:
+			i, ok := at[ev.ObjectID]
+			if !ok {
+				i = len(others)
+				at[ev.ObjectID] = i
+				others = append(others, nil)
+			}
+			others[i] = append(others[i], ev)
 		}
-		i, ok := at[ev.ObjectID]
-		if !ok {
-			i = len(others)
-			at[ev.ObjectID] = i
-			others = append(others, nil)
-		}
-		others[i] = append(others[i], ev)
 	}
 	if err := n.created(ctx, creations); err != nil {
 		return err
