@@ -64,15 +64,9 @@ func (s *Store) Associations(ctx context.Context, objectID string, p Page) ([]As
 			for i, a := range chunk {
 				ids[i] = a.ID
 			}
-			var deleted []struct {
-				ID string `bson:"_id"`
-			}
-			if err := s.all(ctx, AssociationDeletions, byIDs(ids), &deleted); err != nil {
+			gone, err := s.existing(ctx, AssociationDeletions, ids)
+			if err != nil {
 				return nil, err
-			}
-			gone := make(map[string]bool, len(deleted))
-			for _, d := range deleted {
-				gone[d.ID] = true
 			}
 			out := make([]*Association, len(chunk))
 			for i := range chunk {
