@@ -4,6 +4,8 @@
 package api
 
 import (
+	"net/http"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/identity-svc/internal/object"
@@ -80,6 +82,19 @@ func nextCursor(scope, next string) *string {
 	}
 	c := httpx.KeyCursor(scope, next)
 	return &c
+}
+
+// answer responds 200 with v as JSON of the media type contentType ("": application/json), or
+// returns err.
+func answer(c *gin.Context, contentType string, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	if contentType != "" {
+		c.Header("Content-Type", contentType)
+	}
+	c.JSON(http.StatusOK, v)
+	return nil
 }
 
 func deref(s *string) string {
