@@ -7,6 +7,7 @@ package manual
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -110,12 +111,10 @@ func (m *writer) route(key string) (routes.Route, bool) {
 }
 
 func (m *writer) servesAll(keys []string) bool {
-	for _, k := range keys {
-		if _, ok := m.route(k); !ok {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(keys, func(k string) bool {
+		_, ok := m.route(k)
+		return !ok
+	})
 }
 
 func (m *writer) intro() {
@@ -196,12 +195,7 @@ func (m *writer) queryParam(q routes.Param) string {
 // isPaging reports whether q is one of the shared paging parameters, which the manual explains
 // once.
 func isPaging(q routes.Param) bool {
-	for _, p := range routes.Paging {
-		if p.Name == q.Name && p.Description == q.Description {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(routes.Paging, func(p routes.Param) bool { return p.Name == q.Name && p.Description == q.Description })
 }
 
 // bounds are an integer schema's minimum and maximum, when it has both.
@@ -263,10 +257,7 @@ func (m *writer) fields(s routes.Schema) string {
 		return m.typeOf(s)
 	}
 	required, _ := s["required"].([]string)
-	names := make([]string, 0, len(props))
-	for name := range props {
-		names = append(names, name)
-	}
+	names := slices.Collect(maps.Keys(props))
 	sort.SliceStable(names, func(i, j int) bool {
 		ri, rj := slices.Contains(required, names[i]), slices.Contains(required, names[j])
 		if ri != rj {

@@ -307,13 +307,7 @@ func scalar(name string, v json.RawMessage) (string, error) {
 
 // serve runs the call through the gateway's engine in process.
 func (h *Handler) serve(ctx context.Context, c *caller, call *routeCall) (*recorder, error) {
-	var body *bytes.Reader
-	if call.body != nil {
-		body = bytes.NewReader(call.body)
-	} else {
-		body = bytes.NewReader(nil)
-	}
-	req, err := http.NewRequestWithContext(ctx, call.method, call.target, body)
+	req, err := http.NewRequestWithContext(ctx, call.method, call.target, bytes.NewReader(call.body))
 	if err != nil {
 		return nil, fmt.Errorf("build the route call: %w", err)
 	}

@@ -3,7 +3,10 @@
 // returns; routing, authentication, scope checks and the OpenAPI document are all driven by it.
 package routes
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // Auth says who may call a route.
 type Auth int
@@ -106,9 +109,7 @@ func All() []Route {
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
 	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, SigningSchemas, ContextSchemas, MailboxSchemas, A2ASchemas, GraphSchemas, ClaimsSchemas, FeedSchemas, WebhookSchemas, EventSchemas} {
-		for k, v := range m {
-			out[k] = v
-		}
+		maps.Copy(out, m)
 	}
 	return out
 }
