@@ -91,7 +91,7 @@ func (s *Server) redeemCode(c *gin.Context) {
 	default:
 		g.RedirectURI, g.Challenge = "", ""
 		if s.grantActive(c, &g) {
-			s.issue(c, &g)
+			s.issue(c, &g, true)
 		}
 	}
 }
@@ -126,7 +126,7 @@ func (s *Server) refresh(c *gin.Context) {
 	if !s.grantActive(c, &g) {
 		return
 	}
-	s.issue(c, &g)
+	s.issue(c, &g, true)
 }
 
 // grantActive asks identity-svc whether the grant's sub-key is still active, which also records
@@ -165,20 +165,23 @@ func (s *Server) grantError(c *gin.Context, err error, description string) {
 	httpx.Abort(c, httpx.Unavailable(err))
 }
 
-// issue answers an access token for g and a new refresh token, stored hashed.
-func (s *Server) issue(c *gin.Context, g *grant) {
+// issue answers an access token for g and, with refresh, a new refresh token, stored hashed.
+func (s *Server) issue(c *gin.Context, g *grant, refresh bool) {
 	access, err := s.mint(g, time.Now())
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	refresh := "svc_rt_" + randomToken()
-	if err := put(c.Request.Context(), s.opts.Redis, hashed("refresh", refresh), g, RefreshTTL); err != nil {
-		httpx.Abort(c, httpx.Unavailable(err))
-		return
+	body := gin.H{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()), "scope": strings.Join(g.Scopes, " ")}
+	if refresh {
+		token := "svc_rt_" + randomToken()
+		if err := put(c.Request.Context(), s.opts.Redis, hashed("refresh", token), g, RefreshTTL); err != nil {
+			httpx.Abort(c, httpx.Unavailable(err))
+			return
+		}
+		body["refresh_token"] = token
 	}
-	c.JSON(http.StatusOK, gin.H{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()),
-		"refresh_token": refresh, "scope": strings.Join(g.Scopes, " ")})
+	c.JSON(http.StatusOK, body)
 }
 
 // reused ends the grant of a refresh token that was already rotated away: two parties hold it,
