@@ -119,7 +119,8 @@ func (s *Server) refresh(c *gin.Context) {
 		tokenError(c, http.StatusBadRequest, "invalid_grant", "the refresh token was issued to another client")
 		return
 	}
-	if requested, ok := parseScope(form.Get("scope")); form.Get("scope") != "" && (!ok || len(missing(g.Scopes, requested)) > 0) {
+	notGranted := func(sc string) bool { return !slices.Contains(g.Scopes, sc) }
+	if requested, ok := parseScope(form.Get("scope")); form.Get("scope") != "" && (!ok || slices.ContainsFunc(requested, notGranted)) {
 		tokenError(c, http.StatusBadRequest, "invalid_scope", "a refresh cannot add scopes to the grant")
 		return
 	}
@@ -144,17 +145,6 @@ func (s *Server) grantActive(c *gin.Context, g *grant) bool {
 		return false
 	}
 	return true
-}
-
-// missing are the scopes of want not in have.
-func missing(have, want []string) []string {
-	var out []string
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 func (s *Server) grantError(c *gin.Context, err error, description string) {
