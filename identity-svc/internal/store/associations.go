@@ -60,11 +60,7 @@ const AssociationDeletions = "association_deletions"
 func (s *Store) Associations(ctx context.Context, objectID string, p Page) ([]Association, string, error) {
 	return readPage(ctx, s, []string{objectID, associationsPart}, p, func(a Association) string { return a.ID },
 		func(ctx context.Context, chunk []Association) ([]*Association, error) {
-			ids := make([]string, len(chunk))
-			for i, a := range chunk {
-				ids[i] = a.ID
-			}
-			gone, err := s.existing(ctx, AssociationDeletions, ids)
+			gone, err := existing(ctx, s, AssociationDeletions, chunk, func(a Association) string { return a.ID })
 			if err != nil {
 				return nil, err
 			}

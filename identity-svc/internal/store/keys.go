@@ -150,7 +150,7 @@ func (s *Store) activeSubKeys(ctx context.Context, objectID string, chunk []keyE
 	for i, e := range chunk {
 		digests[i] = e.Digest
 	}
-	gone, err := s.existing(ctx, Revocations, digests)
+	gone, err := existing(ctx, s, Revocations, chunk, func(e keyEntry) string { return e.Digest })
 	if err != nil {
 		return nil, err
 	}

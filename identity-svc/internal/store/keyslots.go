@@ -62,11 +62,7 @@ func (s *Store) TakeKeySlot(ctx context.Context, objectID, digest string, max in
 // reclaimKeySlots deletes the slots of held whose keys were revoked (a revocation whose slot was
 // not freed at the time), in two commands; it reports whether it freed any.
 func (s *Store) reclaimKeySlots(ctx context.Context, held []keySlot) (bool, error) {
-	digests := make([]string, len(held))
-	for i, h := range held {
-		digests[i] = h.Digest
-	}
-	gone, err := s.existing(ctx, Revocations, digests)
+	gone, err := existing(ctx, s, Revocations, held, func(h keySlot) string { return h.Digest })
 	if err != nil || len(gone) == 0 {
 		return false, err
 	}

@@ -124,8 +124,12 @@ func byIDs(ids []string) bson.D {
 	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
 }
 
-// existing reports which of ids have a document in coll: one find of their ids.
-func (s *Store) existing(ctx context.Context, coll string, ids []string) (map[string]bool, error) {
+// existing reports which ids of items (id names each) have a document in coll: one find of them.
+func existing[E any](ctx context.Context, s *Store, coll string, items []E, id func(E) string) (map[string]bool, error) {
+	ids := make([]string, len(items))
+	for i, e := range items {
+		ids[i] = id(e)
+	}
 	var docs []struct {
 		ID string `bson:"_id"`
 	}
