@@ -137,12 +137,18 @@ func (m *writer) step(n int, st Step) {
 	if st.Before != "" {
 		m.b.WriteString(strings.ReplaceAll(st.Before, "$BASE", m.base) + "\n\n")
 	}
-	for _, key := range st.Routes {
-		r, _ := m.route(key)
-		m.routeBlock(r, true)
-	}
+	m.routeBlocks(st.Routes)
 	if st.After != "" {
 		m.b.WriteString("\n" + strings.ReplaceAll(st.After, "$BASE", m.base) + "\n")
+	}
+}
+
+// routeBlocks writes the routes of keys that the gateway serves.
+func (m *writer) routeBlocks(keys []string) {
+	for _, key := range keys {
+		if r, ok := m.route(key); ok {
+			m.routeBlock(r, true)
+		}
 	}
 }
 
