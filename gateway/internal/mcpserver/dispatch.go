@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -349,10 +350,7 @@ func serveRecovering(engine http.Handler, w http.ResponseWriter, r *http.Request
 // result is the tool result of a route's answer: its JSON as structured content (and as text, for
 // clients that read only text), or the API error with isError set.
 func result(r routes.Route, rec *recorder) *mcp.CallToolResult {
-	status := rec.status
-	if status == 0 {
-		status = http.StatusOK
-	}
+	status := cmp.Or(rec.status, http.StatusOK)
 	raw := rec.body.Bytes()
 	if status < 200 || status > 299 {
 		var body httpx.Body

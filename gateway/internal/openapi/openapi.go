@@ -3,6 +3,7 @@
 package openapi
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,10 +81,7 @@ func operation(r routes.Route) map[string]any {
 			"application/json": map[string]any{"schema": routes.Ref(r.Request)},
 		}}
 	}
-	ct := r.ContentType
-	if ct == "" {
-		ct = "application/json"
-	}
+	ct := cmp.Or(r.ContentType, "application/json")
 	success := map[string]any{"description": "success"}
 	if r.Response != "" {
 		success["content"] = map[string]any{ct: map[string]any{"schema": routes.Ref(r.Response)}}

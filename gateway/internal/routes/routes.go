@@ -4,6 +4,7 @@
 package routes
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 )
@@ -93,12 +94,7 @@ func (r Route) Scope() string {
 }
 
 // SuccessStatus is the route's success status.
-func (r Route) SuccessStatus() int {
-	if r.Status == 0 {
-		return 200
-	}
-	return r.Status
-}
+func (r Route) SuccessStatus() int { return cmp.Or(r.Status, 200) }
 
 // All is the whole table: every service's routes.
 func All() []Route {
