@@ -6,10 +6,10 @@
 package manual
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
@@ -238,7 +238,7 @@ func who(r routes.Route) string {
 
 // resolve follows a reference to a named schema.
 func (m *writer) resolve(s routes.Schema) routes.Schema {
-	for i := 0; i < 8; i++ {
+	for range 8 {
 		ref, ok := s["$ref"].(string)
 		if !ok {
 			return s
@@ -263,16 +263,15 @@ func (m *writer) fields(s routes.Schema) string {
 		return m.typeOf(s)
 	}
 	required, _ := s["required"].([]string)
-	names := slices.Collect(maps.Keys(props))
-	sort.SliceStable(names, func(i, j int) bool {
-		ri, rj := slices.Contains(required, names[i]), slices.Contains(required, names[j])
-		if ri != rj {
-			return ri
+	// The required fields first, in their declared order, then the others by name.
+	rank := func(name string) int {
+		if i := slices.Index(required, name); i >= 0 {
+			return i
 		}
-		if ri {
-			return slices.Index(required, names[i]) < slices.Index(required, names[j])
-		}
-		return names[i] < names[j]
+		return len(required)
+	}
+	names := slices.SortedFunc(maps.Keys(props), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
 	parts := make([]string, 0, len(names))
 	for _, name := range names {
