@@ -164,11 +164,9 @@ func describe(t Tool, r routes.Route, named map[string]routes.Schema) (*mcp.Tool
 		return nil, boundTool{}, err
 	}
 	fields := map[string]bool{}
-	if r.Request != "" {
-		props, _ := named[r.Request]["properties"].(map[string]any)
-		for k := range props {
-			fields[k] = true
-		}
+	props, _ := named[r.Request]["properties"].(map[string]any) // none without a request body
+	for k := range props {
+		fields[k] = true
 	}
 	destructive, openWorld := t.Destructive, t.OpenWorld
 	tool := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out,
@@ -197,7 +195,7 @@ func (h *Handler) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		c := callerFrom(ctx)
 		out := *list
-		out.Tools = nil
+		out.Tools = []*mcp.Tool{}
 		for _, t := range list.Tools {
 			bt, ok := h.tools[t.Name]
 			if !ok || c == nil || !h.allowed(bt.route, c.principal) {
@@ -207,9 +205,6 @@ func (h *Handler) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 				t = bt.anonymous
 			}
 			out.Tools = append(out.Tools, t)
-		}
-		if out.Tools == nil {
-			out.Tools = []*mcp.Tool{}
 		}
 		return &out, nil
 	}
