@@ -103,8 +103,7 @@ func (h *Handler) toolHandler(t boundTool) mcp.ToolHandler {
 		if err != nil {
 			var bad errArgument
 			if errors.As(err, &bad) {
-				return errorResult(http.StatusBadRequest, httpx.Body{Error: httpx.BodyError{
-					Code: httpx.CodeInvalidRequest, Message: bad.msg, RequestID: c.header.Get(httpx.HeaderRequestID)}}), nil
+				return apiErrorResult(c, httpx.BadRequest(httpx.CodeInvalidRequest, "%s", bad.msg)), nil
 			}
 			return nil, err
 		}
