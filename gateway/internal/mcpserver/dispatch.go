@@ -324,7 +324,7 @@ func (h *Handler) serve(ctx context.Context, c *caller, call *routeCall) (*recor
 		req.Header.Set("Idempotency-Key", call.idempotencyKey)
 	}
 	rec := &recorder{header: http.Header{}}
-	if err := serveRecovering(h.engine, rec, req); err != nil {
+	if err := serveRecovering(h.opts.Engine, rec, req); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", call.method, call.target, err)
 	}
 	return rec, nil

@@ -73,10 +73,9 @@ type Options struct {
 
 // Handler serves /mcp.
 type Handler struct {
-	opts   Options
-	engine http.Handler
-	tools  map[string]boundTool
-	mcp    http.Handler
+	opts  Options
+	tools map[string]boundTool
+	mcp   http.Handler
 	// answers bounds, process-wide, the bytes that tool answers hold while they are built and
 	// sent (see reserve).
 	answers *semaphore.Weighted
@@ -97,7 +96,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.Engine == nil || opts.Auth == nil || opts.Limiter == nil || opts.Authorize == nil || opts.Log == nil || len(opts.KeySecret) == 0 {
 		return nil, errors.New("mcpserver: Engine, Auth, Limiter, Authorize, Log and KeySecret are required")
 	}
-	h := &Handler{opts: opts, engine: opts.Engine, tools: map[string]boundTool{}, answers: semaphore.NewWeighted(AnswerBudgetBytes)}
+	h := &Handler{opts: opts, tools: map[string]boundTool{}, answers: semaphore.NewWeighted(AnswerBudgetBytes)}
 	served := map[string]routes.Route{}
 	for _, r := range opts.Routes {
 		served[r.Method+" "+r.Path] = r
