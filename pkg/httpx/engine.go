@@ -85,7 +85,7 @@ func NewEngine(log *slog.Logger, metrics *Metrics) *gin.Engine {
 	e.Use(lingeringClose, requestIDMiddleware, accessLog(log, metrics), recovery(log), wellFormedQuery)
 	e.NoRoute(func(c *gin.Context) { Abort(c, NotFound("route")) })
 	e.NoMethod(func(c *gin.Context) {
-		Abort(c, Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+		Abort(c, Errorf(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed,
 			"method %s is not allowed on this route", c.Request.Method))
 	})
 	return e
@@ -213,7 +213,7 @@ func recovery(log *slog.Logger) gin.HandlerFunc {
 					panic(r)
 				}
 				log.Error("panic in handler", "request_id", RequestID(c), "panic", fmt.Sprint(r))
-				Abort(c, Internal(fmt.Errorf("panic: %v", r)))
+				Abort(c, apierr.Internal(fmt.Errorf("panic: %v", r)))
 			}
 		}()
 		c.Next()
