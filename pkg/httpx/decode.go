@@ -71,9 +71,7 @@ func DecodeBytes(raw []byte, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}
-	if dec.More() {
-		return BadRequest(CodeInvalidJSON, "the body must hold exactly one JSON object")
-	}
+	// Anything after the object, a value or a stray delimiter, is a token or an error, not EOF.
 	if _, err := dec.Token(); err != io.EOF {
 		return BadRequest(CodeInvalidJSON, "the body must hold exactly one JSON object")
 	}
