@@ -85,11 +85,7 @@ func (s Signer) Sign(req *http.Request, body []byte, now time.Time, ttl time.Dur
 		req.Header.Set(HeaderContentDigest, ContentDigest(body))
 		components = append(components, "content-digest")
 	}
-	params := httpsfv.NewParams()
-	params.Add("created", now.Unix())
-	params.Add("expires", now.Add(ttl).Unix())
-	params.Add("keyid", s.KeyID)
-	params.Add("alg", "ed25519")
+	params := signatureParams(s.KeyID, now, ttl)
 	params.Add("nonce", base64.StdEncoding.EncodeToString(nonce))
 	params.Add("tag", Tag)
 	list := httpsfv.InnerList{Params: params}
@@ -104,14 +100,29 @@ func (s Signer) Sign(req *http.Request, body []byte, now time.Time, ttl time.Dur
 	if err != nil {
 		return err
 	}
+	return setSignature(req.Header, input, s.Key, base)
+}
+
+// signatureParams are the parameters that open every signature this package makes.
+func signatureParams(keyID string, now time.Time, ttl time.Duration) *httpsfv.Params {
+	params := httpsfv.NewParams()
+	params.Add("created", now.Unix())
+	params.Add("expires", now.Add(ttl).Unix())
+	params.Add("keyid", keyID)
+	params.Add("alg", "ed25519")
+	return params
+}
+
+// setSignature signs base with key and sets Signature-Input (input) and Signature in h.
+func setSignature(h http.Header, input string, key ed25519.PrivateKey, base []byte) error {
 	sig := httpsfv.NewDictionary()
-	sig.Add(Label, httpsfv.NewItem(ed25519.Sign(s.Key, base)))
+	sig.Add(Label, httpsfv.NewItem(ed25519.Sign(key, base)))
 	value, err := httpsfv.Marshal(sig)
 	if err != nil {
 		return fmt.Errorf("httpsig: signature: %w", err)
 	}
-	req.Header.Set(HeaderSignatureInput, input)
-	req.Header.Set(HeaderSignature, value)
+	h.Set(HeaderSignatureInput, input)
+	h.Set(HeaderSignature, value)
 	return nil
 }
 
@@ -320,11 +331,7 @@ const DirectoryContentType = "application/http-message-signatures-directory+json
 // ("@authority";req) and is tagged DirectoryTag, as the directory draft asks, so that a client
 // knows the directory's keys are held by whoever the directory names.
 func SignDirectory(h http.Header, authority string, key ed25519.PrivateKey, keyID string, now time.Time, ttl time.Duration) error {
-	params := httpsfv.NewParams()
-	params.Add("created", now.Unix())
-	params.Add("expires", now.Add(ttl).Unix())
-	params.Add("keyid", keyID)
-	params.Add("alg", "ed25519")
+	params := signatureParams(keyID, now, ttl)
 	params.Add("tag", DirectoryTag)
 	reqParam := httpsfv.NewParams()
 	reqParam.Add("req", true)
@@ -334,13 +341,5 @@ func SignDirectory(h http.Header, authority string, key ed25519.PrivateKey, keyI
 		return err
 	}
 	base := fmt.Sprintf("\"@authority\";req: %s\n\"@signature-params\": %s", strings.ToLower(authority), sigParams)
-	sig := httpsfv.NewDictionary()
-	sig.Add(Label, httpsfv.NewItem(ed25519.Sign(key, []byte(base))))
-	value, err := httpsfv.Marshal(sig)
-	if err != nil {
-		return fmt.Errorf("httpsig: signature: %w", err)
-	}
-	h.Set(HeaderSignatureInput, input)
-	h.Set(HeaderSignature, value)
-	return nil
+	return setSignature(h, input, key, []byte(base))
 }
