@@ -360,7 +360,7 @@ func (o *Outbox) deliver(ctx context.Context, batch []Pending) {
 	for attempt := 0; ; attempt++ {
 		err := o.publishOnce(ctx, batch)
 		if err == nil {
-			o.ack(ctx, batch)
+			o.acks <- batch
 			return
 		}
 		if attempt == 0 {
@@ -403,15 +403,12 @@ func (o *Outbox) drain() {
 				o.unhold(batch)
 				continue
 			}
-			o.ack(ctx, batch)
+			o.acks <- batch
 		default:
 			return
 		}
 	}
 }
-
-// ack hands published entries to acknowledge, which deletes them.
-func (o *Outbox) ack(_ context.Context, batch []Pending) { o.acks <- batch }
 
 // ackLinger is how long acknowledge waits for more published events before deleting those it
 // has: a send's entries are deleted with those of the sends around it, one command for many even
@@ -576,7 +573,7 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, r mongox.Range) (
 		for _, e := range batch {
 			o.hold(e.ID, true) // until its delete: the next sweep may read before it
 		}
-		o.ack(ctx, batch)
+		o.acks <- batch
 	}
 	if dropped > 0 {
 		o.log.Info("outbox sweep: dropping events whose write never happened", "events", dropped)
