@@ -25,12 +25,7 @@ const (
 // trailing data and bodies larger than MaxBodyBytes, each with a 4xx in the error shape. Fields of
 // dst tagged `required:"true"` (pointers, slices or maps) must be present: MISSING_FIELD otherwise.
 func Decode(c *gin.Context, dst any) error {
-	return DecodeLimit(c, dst, MaxBodyBytes)
-}
-
-// DecodeLimit is Decode with an explicit size limit.
-func DecodeLimit(c *gin.Context, dst any, limit int64) error {
-	raw, err := ReadBody(c, limit)
+	raw, err := ReadBody(c, MaxBodyBytes)
 	if err != nil {
 		return err
 	}

@@ -31,15 +31,7 @@ var (
 	keyPattern = regexp.MustCompile(`(svc_sk_|ksvc_)[A-Za-z0-9]+`)
 )
 
-// RedactKeys replaces anything shaped like an API key in s.
-func RedactKeys(s string) string { return keyPattern.ReplaceAllString(s, "${1}[redacted]") }
-
 type requestIDKey struct{}
-
-// WithRequestID returns ctx carrying the request id.
-func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
 
 // RequestIDFrom returns the request id carried by ctx, or "".
 func RequestIDFrom(ctx context.Context) string {
@@ -49,9 +41,6 @@ func RequestIDFrom(ctx context.Context) string {
 
 // RequestID returns the id of the request being served.
 func RequestID(c *gin.Context) string { return RequestIDFrom(c.Request.Context()) }
-
-// NewRequestID makes a fresh, sortable request id.
-func NewRequestID() string { return "req_" + apikey.NewULID().String() }
 
 // Metrics are the per-service HTTP metrics; each service registers its own in its own registry so
 // that several services can share one process.
@@ -147,10 +136,10 @@ func looksLikeJWT(s string) bool {
 func requestIDMiddleware(c *gin.Context) {
 	id := c.GetHeader(HeaderRequestID)
 	if !acceptableRequestID(id) {
-		id = NewRequestID()
+		id = "req_" + apikey.NewULID().String() // fresh and sortable
 	}
 	c.Request.Header.Set(HeaderRequestID, id)
-	c.Request = c.Request.WithContext(WithRequestID(c.Request.Context(), id))
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey{}, id))
 	c.Header(HeaderRequestID, id)
 	c.Next()
 }
@@ -174,7 +163,7 @@ func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 		attrs := []any{
 			slog.String("request_id", RequestID(c)),
 			slog.String("method", c.Request.Method),
-			slog.String("path", RedactKeys(c.Request.URL.Path)),
+			slog.String("path", keyPattern.ReplaceAllString(c.Request.URL.Path, "${1}[redacted]")),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Duration("duration", elapsed),
