@@ -177,28 +177,14 @@ var (
 	ErrBadSignature = errors.New("the signature does not match the payload")
 )
 
-// ParseDetached parses a detached compact JWS (header..signature) over payload and returns it
-// with the kid of its protected header.
-func ParseDetached(compact string, payload []byte) (*jose.JSONWebSignature, string, error) {
-	sig, err := jose.ParseDetached(compact, payload, []jose.SignatureAlgorithm{jose.EdDSA})
-	if err != nil || len(sig.Signatures) != 1 {
-		return nil, "", ErrMalformed
-	}
-	kid := sig.Signatures[0].Protected.KeyID
-	if kid == "" {
-		return nil, "", ErrMalformed
-	}
-	return sig, kid, nil
-}
-
 // Verify checks a detached compact JWS over payload against the key set and returns the key
 // that made it.
 func Verify(compact string, payload []byte, keys KeySet) (*Key, error) {
-	sig, kid, err := ParseDetached(compact, payload)
-	if err != nil {
-		return nil, err
+	sig, err := jose.ParseDetached(compact, payload, []jose.SignatureAlgorithm{jose.EdDSA})
+	if err != nil || len(sig.Signatures) != 1 || sig.Signatures[0].Protected.KeyID == "" {
+		return nil, ErrMalformed
 	}
-	k := keys.Find(kid)
+	k := keys.Find(sig.Signatures[0].Protected.KeyID)
 	if k == nil {
 		return nil, ErrUnknownKID
 	}
