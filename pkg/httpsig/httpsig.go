@@ -8,6 +8,7 @@ package httpsig
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -265,10 +266,7 @@ func signatureBase(req *http.Request, components []string, sigParams string) ([]
 		case "@authority":
 			v = authority(req)
 		case "@path":
-			v = req.URL.EscapedPath()
-			if v == "" {
-				v = "/"
-			}
+			v = cmp.Or(req.URL.EscapedPath(), "/")
 		default:
 			if strings.HasPrefix(c, "@") || c != strings.ToLower(c) {
 				return nil, fmt.Errorf("%w: component %s is not supported", ErrInvalid, c)
@@ -291,24 +289,12 @@ func signatureBase(req *http.Request, components []string, sigParams string) ([]
 // authority is the request's host, lower case, without the scheme's default port (RFC 9421
 // §2.2.3).
 func authority(req *http.Request) string {
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
+	host := strings.ToLower(cmp.Or(req.Host, req.URL.Host))
+	// A server's request has no scheme: its TLS says which it came by.
+	if req.URL.Scheme == "https" || req.URL.Scheme == "" && req.TLS != nil {
+		return strings.TrimSuffix(host, ":443")
 	}
-	host = strings.ToLower(host)
-	scheme := req.URL.Scheme
-	if scheme == "" {
-		scheme = "http"
-		if req.TLS != nil {
-			scheme = "https"
-		}
-	}
-	if scheme == "https" {
-		host = strings.TrimSuffix(host, ":443")
-	} else {
-		host = strings.TrimSuffix(host, ":80")
-	}
-	return host
+	return strings.TrimSuffix(host, ":80")
 }
 
 // DirectoryTag is the tag of the signature over a key directory's response.

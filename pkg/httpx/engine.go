@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,10 +152,7 @@ func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 		start := time.Now()
 		c.Next()
 		elapsed := time.Since(start)
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
+		route := cmp.Or(c.FullPath(), "unmatched")
 		status := c.Writer.Status()
 		if m != nil {
 			m.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(status)).Inc()

@@ -5,6 +5,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -103,9 +104,7 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	if log == nil {
 		log = server.NewLogger(cfg.LogLevel, name)
 	}
-	if cfg.Database == "" {
-		cfg.Database = name
-	}
+	cfg.Database = cmp.Or(cfg.Database, name)
 	key, verifier, err := internalAuth(cfg.InternalAuth)
 	if err != nil {
 		return nil, err
