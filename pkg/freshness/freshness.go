@@ -102,10 +102,7 @@ func (r *Reporter) Withdraw(ctx context.Context, groups []string) error {
 }
 
 func parse(v string) (lag time.Duration, at time.Time, ok bool) {
-	ms, when, found := strings.Cut(v, ":")
-	if !found {
-		return 0, time.Time{}, false
-	}
+	ms, when, _ := strings.Cut(v, ":") // without ":", when is "" and does not parse
 	l, err1 := strconv.ParseInt(ms, 10, 64)
 	a, err2 := strconv.ParseInt(when, 10, 64)
 	if err1 != nil || err2 != nil {
