@@ -149,13 +149,11 @@ func (r *Reader) Worst(ctx context.Context, now time.Time) Behind {
 	if now.Sub(r.readAt) < Interval {
 		return r.worst
 	}
-	r.readAt = now
+	r.readAt, r.worst = now, Behind{}
 	all, err := r.rdb.HGetAll(ctx, Key).Result()
 	if err != nil {
-		r.worst = Behind{}
 		return r.worst
 	}
-	worst := Behind{}
 	for field, v := range all {
 		group, _, _ := strings.Cut(field, "|")
 		if len(r.groups) > 0 && !r.groups[group] {
@@ -165,10 +163,9 @@ func (r *Reader) Worst(ctx context.Context, now time.Time) Behind {
 		if !ok || now.Sub(at) > Stale {
 			continue
 		}
-		if lag > worst.Lag {
-			worst = Behind{Group: group, Lag: lag}
+		if lag > r.worst.Lag {
+			r.worst = Behind{Group: group, Lag: lag}
 		}
 	}
-	r.worst = worst
-	return worst
+	return r.worst
 }

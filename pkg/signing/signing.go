@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -58,10 +59,8 @@ func (s KeySet) Active() *Key {
 
 // Find returns the key with kid, or nil.
 func (s KeySet) Find(kid string) *Key {
-	for i := range s.Keys {
-		if s.Keys[i].KID == kid {
-			return &s.Keys[i]
-		}
+	if i := slices.IndexFunc(s.Keys, func(k Key) bool { return k.KID == kid }); i >= 0 {
+		return &s.Keys[i]
 	}
 	return nil
 }
