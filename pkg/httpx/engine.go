@@ -183,10 +183,7 @@ func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 // when the caller went away before the answer, an error otherwise.
 func errorLevel(c *gin.Context) slog.Level {
 	var e *apierr.Error
-	if len(c.Errors) > 0 && errors.As(c.Errors.Last().Err, &e) && e.Shed {
-		return slog.LevelWarn
-	}
-	if c.Request.Context().Err() != nil {
+	if len(c.Errors) > 0 && errors.As(c.Errors.Last().Err, &e) && e.Shed || c.Request.Context().Err() != nil {
 		return slog.LevelWarn
 	}
 	return slog.LevelError
