@@ -214,12 +214,12 @@ func (o *Outbox) Stage(ctx context.Context, collection string, id any, evs ...Pe
 // queue is full the sweep publishes them.
 func (o *Outbox) Confirm(evs ...Pending) {
 	for _, e := range evs {
-		o.hold(e.ID, true)
+		o.hold(e.ID)
 		select {
 		case o.queue <- e:
 		default:
-			o.hold(e.ID, false)
 			o.mu.Lock()
+			delete(o.held, e.ID) // the sweep's, as an overflow
 			if len(o.overflow) < 4*o.opts.Queue {
 				o.overflow[e.ID] = true
 			}
@@ -228,16 +228,12 @@ func (o *Outbox) Confirm(evs ...Pending) {
 	}
 }
 
-// hold marks id as one the sweep leaves alone (on), or no longer (off). The map holds at most
-// the queue, a batch in delivery and the acknowledgements since the sweep's last read.
-func (o *Outbox) hold(id string, on bool) {
+// hold marks id as one the sweep leaves alone. The map holds at most the queue, a batch in
+// delivery and the acknowledgements since the sweep's last read.
+func (o *Outbox) hold(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if on {
-		o.held[id] = true
-	} else {
-		delete(o.held, id)
-	}
+	o.held[id] = true
 }
 
 // release is called once acknowledged events are deleted: the sweep leaves them alone until its
@@ -571,7 +567,7 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, r mongox.Range) (
 			return nil, false
 		}
 		for _, e := range batch {
-			o.hold(e.ID, true) // until its delete: the next sweep may read before it
+			o.hold(e.ID) // until its delete: the next sweep may read before it
 		}
 		o.acks <- batch
 	}
