@@ -366,12 +366,9 @@ func Refused(ip netip.Addr, allowPrivate bool) string {
 			return Refused(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), allowPrivate)
 		}
 	}
-	for _, m := range metadataAddrs {
-		if ip == m {
-			return "metadata"
-		}
-	}
 	switch {
+	case slices.Contains(metadataAddrs, ip):
+		return "metadata"
 	case !ip.IsValid(), ip.IsUnspecified():
 		return "unspecified"
 	case ip.IsLinkLocalUnicast():
@@ -383,33 +380,26 @@ func Refused(ip netip.Addr, allowPrivate bool) string {
 			return ""
 		}
 		return "loopback"
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(ip) {
-			if allowPrivate {
-				return ""
-			}
-			return "private"
+	case private(ip):
+		if allowPrivate {
+			return ""
 		}
-	}
-	if guardian.SafeAddr(ip) != nil {
+		return "private"
+	case guardian.SafeAddr(ip) != nil:
 		return "reserved"
 	}
 	return ""
 }
 
+// private reports whether ip is in one of privatePrefixes.
+func private(ip netip.Addr) bool {
+	return slices.ContainsFunc(privatePrefixes, func(p netip.Prefix) bool { return p.Contains(ip) })
+}
+
 // privateOrLoopback reports whether ip is one of the addresses AllowPrivate admits.
 func privateOrLoopback(ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
-	if ip.IsLoopback() {
-		return true
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return ip.IsLoopback() || private(ip)
 }
 
 // sign returns a copy of req signed with the guard's signer, its body read to digest it.
