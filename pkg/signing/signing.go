@@ -109,8 +109,7 @@ type JWKS struct {
 // PublicJWKS turns a key set into its JWK Set, newest first.
 func PublicJWKS(s KeySet) JWKS {
 	out := JWKS{Keys: make([]JWK, 0, len(s.Keys))}
-	for i := len(s.Keys) - 1; i >= 0; i-- {
-		k := s.Keys[i]
+	for _, k := range slices.Backward(s.Keys) {
 		j := JWK{Kty: "OKP", Crv: "Ed25519", X: k.X, KID: k.KID, Alg: Alg, Use: "sig", Status: StatusActive,
 			HeldBy: k.HeldBy, CreatedAt: clock.Format(k.CreatedAt)}
 		if k.RotatedAt != nil {
