@@ -219,7 +219,7 @@ func (o *Outbox) Confirm(evs ...Pending) {
 		case o.queue <- e:
 		default:
 			o.mu.Lock()
-			delete(o.held, e.ID) // the sweep's, as an overflow
+			delete(o.held, e.ID) // not queued: the sweep publishes it, as an overflow
 			if len(o.overflow) < 4*o.opts.Queue {
 				o.overflow[e.ID] = true
 			}
