@@ -5,6 +5,7 @@
 package authn
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -294,11 +295,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rid != "" {
 		req.Header.Set(httpx.HeaderRequestID, rid)
 	}
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return base.RoundTrip(req)
+	return cmp.Or(t.Base, http.DefaultTransport).RoundTrip(req)
 }
 
 // PublicTargetID returns the object id of the route's target when the object is public, else "":
