@@ -263,17 +263,6 @@ func Owner(c *gin.Context) (*Principal, *Target, error) {
 	return p, t, nil
 }
 
-// RequireOwner is Owner for handlers that render their own errors: it aborts the request when
-// the caller does not own the target.
-func RequireOwner(c *gin.Context) (*Principal, *Target, bool) {
-	p, t, err := Owner(c)
-	if err != nil {
-		httpx.Abort(c, err)
-		return nil, nil, false
-	}
-	return p, t, true
-}
-
 // Transport adds an internal token, with no principal, and the request id to service-to-service
 // requests.
 type Transport struct {
