@@ -62,7 +62,7 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.S
 		if created {
 			return true, nil
 		}
-		prev, err := s.block(ctx, b.ID)
+		prev, err := byID[SenderBlock](ctx, s.blocks, b.ID)
 		if errors.Is(err, mongox.ErrNotFound) {
 			continue // deleted meanwhile
 		}
@@ -86,15 +86,7 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.S
 // Block returns the block of sender by recipient, lifted or not; mongox.ErrNotFound if there is
 // none.
 func (s *Store) Block(ctx context.Context, recipientID, senderID string) (*SenderBlock, error) {
-	return s.block(ctx, BlockID(recipientID, senderID))
-}
-
-func (s *Store) block(ctx context.Context, id string) (*SenderBlock, error) {
-	var b SenderBlock
-	if err := mongox.FindOne(ctx, s.blocks, mongox.ByID(id), &b); err != nil {
-		return nil, err
-	}
-	return &b, nil
+	return byID[SenderBlock](ctx, s.blocks, BlockID(recipientID, senderID))
 }
 
 // IsBlocked reports whether recipientID blocks senderID, with point reads on _id.
