@@ -3,6 +3,7 @@ package mailbox
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apierr"
@@ -57,13 +58,6 @@ func (t *Tasks) Task(ctx context.Context, viewerID string, box *contract.Target,
 	if err != nil {
 		return nil, err
 	}
-	var reply *store.Message
-	for i := range later {
-		if later[i].FromID == m.ToID {
-			reply = &later[i]
-			break
-		}
-	}
 	hashes, err := t.Names.Hashes(ctx, []string{m.FromID, m.ToID})
 	if err != nil {
 		return nil, err
@@ -73,8 +67,8 @@ func (t *Tasks) Task(ctx context.Context, viewerID string, box *contract.Target,
 			CreatedAt: m.CreatedAt, Signature: m.Signature}
 	}
 	out := &TaskView{Sent: *view(m), Thread: m.ThreadID}
-	if reply != nil {
-		out.Reply = view(reply)
+	if i := slices.IndexFunc(later, func(r store.Message) bool { return r.FromID == m.ToID }); i >= 0 {
+		out.Reply = view(&later[i])
 	}
 	return out, nil
 }
