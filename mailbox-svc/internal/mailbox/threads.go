@@ -302,7 +302,8 @@ func (t *Threads) summaries(ctx context.Context, rows []row) ([]Summary, map[str
 	for _, r := range rows {
 		objects = append(objects, r.participants...)
 	}
-	hashes, err := t.Names.Hashes(ctx, unique(objects))
+	slices.Sort(objects)
+	hashes, err := t.Names.Hashes(ctx, slices.Compact(objects))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -326,16 +327,4 @@ func notFound(err error, what string) error {
 		return apierr.NotFound(what)
 	}
 	return err
-}
-
-func unique(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }
