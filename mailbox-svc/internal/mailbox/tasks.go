@@ -62,13 +62,10 @@ func (t *Tasks) Task(ctx context.Context, viewerID string, box *contract.Target,
 	if err != nil {
 		return nil, err
 	}
-	view := func(m *store.Message) *MessageView {
-		return &MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body,
-			CreatedAt: m.CreatedAt, Signature: m.Signature}
-	}
-	out := &TaskView{Sent: *view(m), Thread: m.ThreadID}
+	out := &TaskView{Sent: messageView(m, hashes), Thread: m.ThreadID}
 	if i := slices.IndexFunc(later, func(r store.Message) bool { return r.FromID == m.ToID }); i >= 0 {
-		out.Reply = view(&later[i])
+		reply := messageView(&later[i], hashes)
+		out.Reply = &reply
 	}
 	return out, nil
 }
