@@ -56,11 +56,8 @@ func BlockID(recipientID, senderID string) string { return recipientID + ":" + s
 func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.Stager) (bool, error) {
 	for range 3 {
 		created, err := insertOnce(ctx, s.blocks, b)
-		if err != nil {
-			return false, err
-		}
-		if created {
-			return true, nil
+		if err != nil || created {
+			return created, err
 		}
 		prev, err := byID[SenderBlock](ctx, s.blocks, b.ID)
 		if errors.Is(err, mongox.ErrNotFound) {
@@ -70,11 +67,8 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.S
 			return false, err
 		}
 		lifted, err := s.lifted(ctx, prev)
-		if err != nil {
+		if err != nil || !lifted {
 			return false, err
-		}
-		if !lifted {
-			return false, nil
 		}
 		if err := s.DeleteBlock(ctx, prev, outbox); err != nil {
 			return false, err
