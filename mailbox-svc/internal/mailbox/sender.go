@@ -165,7 +165,7 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 		wg.Go(func() { participants, lookupErr = s.Store.Participants(ctx, d.ThreadID) })
 	}
 	wg.Go(func() { rules, rulesErr = s.RecipientRules(ctx, to) })
-	blocked, err := s.Blocked.blocked(ctx, to.ObjectID, from.ObjectID, func(ctx context.Context) (bool, error) {
+	blocked, err := s.Blocked.get(ctx, to.ObjectID, to.ObjectID+"/"+from.ObjectID, func(ctx context.Context) (bool, error) {
 		return s.Store.IsBlocked(ctx, to.ObjectID, from.ObjectID)
 	})
 	wg.Wait()
