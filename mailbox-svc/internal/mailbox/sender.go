@@ -111,12 +111,14 @@ func (s *Sender) Send(ctx context.Context, requestID string, d Draft, key string
 // verifyDraft verifies the sender's own signature of d, if it carries one.
 func (s *Sender) verifyDraft(ctx context.Context, d Draft, from *identity.Object) (*store.Signature, error) {
 	switch {
+	case d.Signature == nil && d.HTTPSignature == nil:
+		return nil, nil
+	case s.Signing == nil:
+		return nil, apierr.BadRequest(CodeInvalidSignature, "this deployment does not verify signatures")
 	case d.Signature != nil:
 		return s.verify(ctx, d, from)
-	case d.HTTPSignature != nil:
-		return s.verifyRequest(ctx, d, from)
 	}
-	return nil, nil
+	return s.verifyRequest(ctx, d, from)
 }
 
 // sent is the answer to the send d made by w. It shows a public object's current hash, and a
