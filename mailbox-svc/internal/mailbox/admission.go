@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -26,11 +27,7 @@ type RecipientRules struct {
 
 // recipientRules reads the rules' admission, with the defaults for what they do not set.
 func recipientRules(a contract.Admission) RecipientRules {
-	r := RecipientRules{Admission: a.Mode, VerifiedOnly: a.WriteMailbox == verifiedOnly}
-	if r.Admission == "" {
-		r.Admission = DefaultAdmission
-	}
-	return r
+	return RecipientRules{Admission: cmp.Or(a.Mode, DefaultAdmission), VerifiedOnly: a.WriteMailbox == verifiedOnly}
 }
 
 // RulesReader reads an object's current admission rules from context-svc, which owns them

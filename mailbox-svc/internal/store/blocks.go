@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,10 +34,8 @@ type SenderBlock struct {
 // UnblockID is the id of the Unblock that lifts this block: one per block, so that concurrent or
 // retried unblocks of it record one lifting and one event.
 func (b *SenderBlock) UnblockID() string {
-	if b.Instance != "" {
-		return b.Instance
-	}
-	return b.ID + "@" + strconv.FormatInt(b.CreatedAt.UnixMilli(), 10) // blocks stored before Instance
+	// A block stored before Instance is told apart by its time.
+	return cmp.Or(b.Instance, b.ID+"@"+strconv.FormatInt(b.CreatedAt.UnixMilli(), 10))
 }
 
 // Unblock records that a block was lifted, with the event of that change.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -35,10 +36,7 @@ const boxAll = "all"
 
 // BoxScope is the scope of objectID's mailbox listing threads of status ("" for all).
 func BoxScope(objectID, status string) string {
-	if status == "" {
-		status = boxAll
-	}
-	return mongox.Scope(objectID, status)
+	return mongox.Scope(objectID, cmp.Or(status, boxAll))
 }
 
 // BoxKey is the _id of a thread's entry in one scope of objectID's mailbox.
