@@ -273,11 +273,11 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	}))
 	printResults(out, rs)
 	fmt.Fprintf(out, "\nsends vs raw insertOne: new-thread %s, replies %s; llm.txt 304 vs full: %.1fx\n",
-		ratio(rs[0].rps(), rs[2].rps()), ratio(rs[1].rps(), rs[2].rps()), rs[4].rps()/max(rs[3].rps(), 1))
+		ratio(rs[0].rps(), rs[2].rps(), 0), ratio(rs[1].rps(), rs[2].rps(), 0), rs[4].rps()/max(rs[3].rps(), 1))
 	storeCPU := func(r result) float64 { c := r.cpuPerRequest(); return storeShare*c.self + c.postgres }
 	fmt.Fprintf(out, "the store's CPU alone bounds sends at: new-thread %s, replies %s of raw insertOne: the rate at which a send "+
 		"would run if it cost nothing but its store's CPU (%s), the machine's CPU being the limit of both\n",
-		ratio(rs[2].cpuPerRequest().total(), storeCPU(rs[0])), ratio(rs[2].cpuPerRequest().total(), storeCPU(rs[1])),
+		ratio(rs[2].cpuPerRequest().total(), storeCPU(rs[0]), 0), ratio(rs[2].cpuPerRequest().total(), storeCPU(rs[1]), 0),
 		s.storeCPUIs(storeShare))
 	fmt.Fprintf(out, "background store commands (relay, consumers) of the sends, until the consumers caught up: %.1f per send "+
 		"(load average %s), by service, command and collection:\n%s",

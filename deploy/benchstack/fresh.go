@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -140,20 +139,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		watchers.Add(2)
 		go func() { // the stream
 			defer watchers.Done()
-			for {
-				line, err := body.ReadString('\n')
-				if err != nil {
-					return
-				}
-				var ev struct {
-					Data struct {
-						MessageID string `json:"message_id"`
-					} `json:"data"`
-				}
-				if strings.HasPrefix(line, "data: ") && json.Unmarshal([]byte(line[len("data: "):]), &ev) == nil {
-					run.see(3, ev.Data.MessageID)
-				}
-			}
+			readEvents(body, func(messageID string) { run.see(3, messageID) })
 		}()
 		go func() { // the mailbox, read every 50 ms
 			defer watchers.Done()
@@ -269,23 +255,14 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		return err
 	})
 	fmt.Fprintf(out, "highest rate with every path within %s p99: %d sends/s; raw insertOne on the same store: %.0f/s (%d clients); ratio %s\n",
-		freshWithin, best, r.rps(), o.workers, percent(float64(best), r.rps()))
+		freshWithin, best, r.rps(), o.workers, ratio(float64(best), r.rps(), 1))
 	c := alone.cpuPerRequest()
 	fmt.Fprintf(out, "the same sends unpaced and unwatched (%d clients, %s): %.0f/s (%s of raw insertOne), %d failed; "+
 		"the store's CPU alone bounds them at %s of raw insertOne (%s): no freshness-bounded rate can pass either\n",
-		o.workers, o.phase, alone.rps(), percent(alone.rps(), r.rps()), alone.Errors,
-		percent(r.cpuPerRequest().total(), share*c.self+c.postgres), s.storeCPUIs(share))
+		o.workers, o.phase, alone.rps(), ratio(alone.rps(), r.rps(), 1), alone.Errors,
+		ratio(r.cpuPerRequest().total(), share*c.self+c.postgres, 1), s.storeCPUIs(share))
 	b.print(out, o.workers, 2*o.phase)
 	return nil
-}
-
-// percent is a share with one decimal (the freshness-bounded rate can be well under 1 % of raw
-// inserts), "-" without a base.
-func percent(a, b float64) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f %%", 100*a/b)
 }
 
 // freshDrain is how long after its 201 a send may still show on a path before it counts as
@@ -366,7 +343,7 @@ func (s *benchStack) freshBurst(ctx context.Context, run *freshRun, senders, rec
 func (b burstFigures) print(out io.Writer, workers int, d time.Duration) {
 	fmt.Fprintf(out, "\noverload burst: %d senders for %s with no pacing (a 503's Retry-After waited), LAG_LIMIT 2s: %d sends, "+
 		"%d accepted (%.0f/s), %d refused with 503 and Retry-After (%s), %d failed otherwise\n",
-		workers, d, b.attempts, b.accepted, b.achieved, b.refused, ratio(float64(b.refused), float64(b.attempts)), b.failed)
+		workers, d, b.attempts, b.accepted, b.achieved, b.refused, ratio(float64(b.refused), float64(b.attempts), 0), b.failed)
 	if b.firstFailure != "" {
 		fmt.Fprintf(out, "  first failure: %s\n", b.firstFailure)
 	}
@@ -387,16 +364,8 @@ func (r *freshRun) unseen(ids []string) int {
 	defer r.mu.Unlock()
 	n := 0
 	for path := range freshPaths {
-		for _, id := range ids {
-			if path == 1 {
-				if _, ok := r.sampled[id]; !ok {
-					continue
-				}
-			}
-			if _, ok := r.seen[path][id]; !ok {
-				n++
-			}
-		}
+		_, missing := r.latencies(path, ids)
+		n += missing
 	}
 	return n
 }
@@ -408,25 +377,27 @@ func (r *freshRun) figures(ids []string, offered, achieved float64) freshStep {
 	defer r.mu.Unlock()
 	for path := range freshPaths {
 		var lat []time.Duration
-		for _, id := range ids {
-			if path == 1 {
-				if _, ok := r.sampled[id]; !ok {
-					continue
-				}
-			}
-			seen, ok := r.seen[path][id]
-			if !ok {
-				st.missing[path]++
-				continue
-			}
-			lat = append(lat, max(0, seen.Sub(r.acked[id])))
-		}
-		if len(lat) > 0 {
-			slices.Sort(lat)
-			st.p99[path] = lat[min(len(lat)-1, int(0.99*float64(len(lat))))]
-		}
+		lat, st.missing[path] = r.latencies(path, ids)
+		slices.Sort(lat)
+		st.p99[path] = quantile(lat, 0.99)
 	}
 	return st
+}
+
+// latencies returns, for the sends ids on path, the time from each 201 to its showing and how
+// many have not shown; only the sampled sends count on the graph's path. The caller holds r.mu.
+func (r *freshRun) latencies(path int, ids []string) (lat []time.Duration, missing int) {
+	for _, id := range ids {
+		if _, sampled := r.sampled[id]; path == 1 && !sampled {
+			continue
+		}
+		if seen, ok := r.seen[path][id]; ok {
+			lat = append(lat, max(0, seen.Sub(r.acked[id])))
+		} else {
+			missing++
+		}
+	}
+	return lat, missing
 }
 
 // checkGraph reads a sampled message's thread graph and records its node once it shows.

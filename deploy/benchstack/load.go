@@ -195,11 +195,12 @@ func (r result) cpuPerRequest() cpuUse {
 
 func (r result) rps() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
 
-func (r result) quantile(q float64) time.Duration {
-	if len(r.Latencies) == 0 {
+// quantile is the q-quantile of sorted durations, 0 of none.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	return r.Latencies[min(len(r.Latencies)-1, int(q*float64(len(r.Latencies))))]
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
 
 func (r result) perRequest() string {
