@@ -89,6 +89,17 @@ func (r *freshRun) see(path int, messageID string) {
 	r.mu.Unlock()
 }
 
+// ack records that the send id, which opened thread, got its 201 at at; the graph of a sampled
+// send's thread is read until its node shows.
+func (r *freshRun) ack(id, thread, to string, at time.Time, sample bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.acked[id], r.threads[thread], r.recipientOf[id] = at, id, to
+	if sample {
+		r.sampled[id] = thread
+	}
+}
+
 // freshStep is one rate's figures.
 type freshStep struct {
 	offered, achieved float64
@@ -102,9 +113,8 @@ type freshStep struct {
 // highest rate at which all four paths stayed within a second, beside raw insertOne on the
 // same store.
 func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookReceiver, run *freshRun, out io.Writer) error {
-	type recipient struct{ hash, key string }
-	var senders []string
-	var recipients []recipient
+	var senders, hashes []string
+	keyOf := map[string]string{} // recipient's hash → its owner key
 	for i := range 2 * freshRecipients {
 		var obj struct {
 			Hash   string `json:"hash"`
@@ -121,7 +131,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			senders = append(senders, obj.Hash)
 			continue
 		}
-		recipients = append(recipients, recipient{obj.Hash, obj.APIKey})
+		hashes, keyOf[obj.Hash] = append(hashes, obj.Hash), obj.APIKey
 		if _, _, err := s.do(ctx, "POST", "/api/objects/"+obj.Hash+"/webhooks", obj.APIKey,
 			map[string]any{"callback_url": rcv.srv.URL + "/hook", "events": []string{"message"}}, nil, 201); err != nil {
 			return fmt.Errorf("webhook: %w", err)
@@ -130,8 +140,8 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 	watch, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
 	var watchers sync.WaitGroup
-	for _, rc := range recipients {
-		conn, body, err := s.openStream(ctx, pair{to: rc.hash, toKey: rc.key})
+	for _, to := range hashes {
+		conn, body, err := s.openStream(ctx, pair{to: to, toKey: keyOf[to]})
 		if err != nil {
 			return fmt.Errorf("stream: %w", err)
 		}
@@ -148,7 +158,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 				// never seen, which fails its rate) only when more new threads than that reach one
 				// recipient between two reads. The reads are the benchmark's own load on the
 				// machine it measures, so they read no more than that needs.
-				if _, raw, err := s.do(watch, "GET", fmt.Sprintf("/api/objects/%s/mailbox?limit=%d", rc.hash, mailboxPage), rc.key, nil, nil, 200); err == nil {
+				if _, raw, err := s.do(watch, "GET", fmt.Sprintf("/api/objects/%s/mailbox?limit=%d", to, mailboxPage), keyOf[to], nil, nil, 200); err == nil {
 					var page struct {
 						Threads []struct {
 							ID string `json:"id"`
@@ -168,11 +178,6 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 				sleepCtx(watch, 50*time.Millisecond)
 			}
 		}()
-	}
-	keyOf, hashes := map[string]string{}, []string{}
-	for _, rc := range recipients {
-		keyOf[rc.hash] = rc.key
-		hashes = append(hashes, rc.hash)
 	}
 	watchers.Add(1)
 	go func() { // the graphs of sampled threads, until their node shows
@@ -203,7 +208,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		}
 	}()
 	fmt.Fprintf(out, "\nfreshness: new-thread sends spread over %d senders → %d recipients, each rate for %s; p99 from the send's 201 to:\n",
-		len(senders), len(recipients), o.phase)
+		len(senders), len(hashes), o.phase)
 	fmt.Fprintf(out, "%8s %9s %14s %14s %14s %14s\n", "rate/s", "achieved", freshPaths[0], freshPaths[1], freshPaths[2], freshPaths[3])
 	stopProfile, err := startProfile(o.sendProfile)
 	if err != nil {
@@ -315,12 +320,7 @@ func (s *benchStack) freshBurst(ctx context.Context, run *freshRun, senders, rec
 				}
 				mu.Unlock()
 				if m.ID != "" {
-					run.mu.Lock()
-					run.acked[m.ID], run.threads[m.ThreadID], run.recipientOf[m.ID] = at, m.ID, to
-					if i%graphSample == 0 {
-						run.sampled[m.ID] = m.ThreadID
-					}
-					run.mu.Unlock()
+					run.ack(m.ID, m.ThreadID, to, at, i%graphSample == 0)
 				} else if resp != nil && resp.StatusCode == http.StatusServiceUnavailable {
 					secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 					sleepCtx(ctx, time.Duration(max(secs, 1))*time.Second)
@@ -460,12 +460,7 @@ func (s *benchStack) freshStep(ctx context.Context, run *freshRun, senders, reci
 			if err != nil || json.Unmarshal(raw, &m) != nil {
 				return
 			}
-			run.mu.Lock()
-			run.acked[m.ID], run.threads[m.ThreadID], run.recipientOf[m.ID] = at, m.ID, to
-			if sample {
-				run.sampled[m.ID] = m.ThreadID
-			}
-			run.mu.Unlock()
+			run.ack(m.ID, m.ThreadID, to, at, sample)
 			mu.Lock()
 			mine = append(mine, m.ID)
 			mu.Unlock()

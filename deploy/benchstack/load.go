@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -136,13 +138,8 @@ func (c *commands) breakdown(requests int) string {
 		totals[service] += e.n
 		lines[service] = append(lines[service], fmt.Sprintf("%s %.2f", rest, per(e.n)))
 	}
-	services := make([]string, 0, len(totals))
-	for s := range totals {
-		services = append(services, s)
-	}
-	slices.SortFunc(services, func(a, b string) int { return totals[b] - totals[a] })
 	var out strings.Builder
-	for _, s := range services {
+	for _, s := range slices.SortedFunc(maps.Keys(totals), func(a, b string) int { return totals[b] - totals[a] }) {
 		fmt.Fprintf(&out, "  %-12s %5.2f: %s\n", s, per(totals[s]), strings.Join(lines[s], ", "))
 	}
 	return out.String()
@@ -162,12 +159,7 @@ func (c *commands) counted() []namedCount {
 	for k, v := range c.byName {
 		all = append(all, namedCount{k, v})
 	}
-	slices.SortFunc(all, func(a, b namedCount) int {
-		if a.n != b.n {
-			return b.n - a.n
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortFunc(all, func(a, b namedCount) int { return cmp.Or(b.n-a.n, strings.Compare(a.name, b.name)) })
 	return all
 }
 
