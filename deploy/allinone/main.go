@@ -138,15 +138,13 @@ func realMain(ctx context.Context) error {
 			env[k] = v
 		}
 	}
-	for k, v := range map[string]string{
+	maps.Copy(env, map[string]string{
 		"OUTBOUND_ALLOW_PRIVATE": strconv.FormatBool(cfg.OutboundAllowPrivate),
 		"OUTBOUND_CA_FILE":       cfg.OutboundCAFile,
 		"PAYMENT_VOUCHER_SECRET": secret,
 		"SIGNING_KEYS_SECRET":    signingSecret,
 		"LOG_LEVEL":              cfg.LogLevel,
-	} {
-		env[k] = v
-	}
+	})
 	maps.Copy(env, brokerEnv)
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: cfg.MongoURI, Brokers: cfg.KafkaBrokers, RedisURL: cfg.RedisURL,
