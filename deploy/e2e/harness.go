@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -93,10 +94,7 @@ var generous = map[string]string{
 // Start starts a suite for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
-	o := options{env: map[string]string{}, replicas: map[string]int{}}
-	for k, v := range generous {
-		o.env[k] = v
-	}
+	o := options{env: maps.Clone(generous), replicas: map[string]int{}}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,7 +108,7 @@ func (s *Spec) Check(t testing.TB, r *Response) {
 		s.validate(t, r, ref)
 		return
 	}
-	t.Fatalf("%s %s answered %d with Content-Type %q; openapi.json documents %v", r.method, r.path, r.Status, ct, keys(content))
+	t.Fatalf("%s %s answered %d with Content-Type %q; openapi.json documents %v", r.method, r.path, r.Status, ct, slices.Collect(maps.Keys(content)))
 }
 
 func (s *Spec) validate(t testing.TB, r *Response, ref string) {
@@ -133,14 +135,6 @@ func (s *Spec) validate(t testing.TB, r *Response, ref string) {
 	if err := sch.Validate(v); err != nil {
 		t.Fatalf("%s %s: answer %d does not match %s in openapi.json: %v\nbody: %s", r.method, r.path, r.Status, ref, err, r.Body)
 	}
-}
-
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // MustJSON renders v for failure messages.

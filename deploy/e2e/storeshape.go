@@ -44,26 +44,20 @@ var shapeGuard = struct {
 	seen map[shapeViolation]int
 }{seen: map[shapeViolation]int{}}
 
-// guardMonitor records the queries of every command it sees.
+// guardMonitor records the queries of every command it sees, then passes each event on to next.
 func guardMonitor(next *event.CommandMonitor) *event.CommandMonitor {
-	return &event.CommandMonitor{
-		Started: func(ctx context.Context, e *event.CommandStartedEvent) {
-			checkShape(ctx, e.DatabaseName, e.CommandName, e.Command)
-			if next != nil && next.Started != nil {
-				next.Started(ctx, e)
-			}
-		},
-		Succeeded: func(ctx context.Context, e *event.CommandSucceededEvent) {
-			if next != nil && next.Succeeded != nil {
-				next.Succeeded(ctx, e)
-			}
-		},
-		Failed: func(ctx context.Context, e *event.CommandFailedEvent) {
-			if next != nil && next.Failed != nil {
-				next.Failed(ctx, e)
-			}
-		},
+	mon := &event.CommandMonitor{}
+	if next != nil {
+		*mon = *next
 	}
+	started := mon.Started
+	mon.Started = func(ctx context.Context, e *event.CommandStartedEvent) {
+		checkShape(ctx, e.DatabaseName, e.CommandName, e.Command)
+		if started != nil {
+			started(ctx, e)
+		}
+	}
+	return mon
 }
 
 // checkShape records each query of a command that the _id index cannot serve.
@@ -90,11 +84,7 @@ func checkShape(ctx context.Context, db, name string, cmd bson.Raw) {
 	case "findAndModify":
 		filters, sorts = append(filters, doc("query")), append(sorts, doc("sort"))
 	case "update", "delete":
-		list := "updates"
-		if name == "delete" {
-			list = "deletes"
-		}
-		arr, _ := cmd.Lookup(list).ArrayOK()
+		arr, _ := cmd.Lookup(name + "s").ArrayOK() // updates, deletes
 		vals, _ := arr.Values()
 		for _, v := range vals {
 			if d, ok := v.DocumentOK(); ok {
