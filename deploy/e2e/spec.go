@@ -60,17 +60,15 @@ func loadSpec(t testing.TB, e *Env) *Spec {
 func (s *Spec) Operation(method, path string) (string, map[string]any) {
 	path, _, _ = strings.Cut(path, "?")
 	best, bestLiterals := "", -1
+	var bestOp map[string]any
 	for _, p := range s.paths {
 		if p.re.MatchString(path) && p.literals > bestLiterals {
-			if _, ok := s.Doc["paths"].(map[string]any)[p.template].(map[string]any)[strings.ToLower(method)]; ok {
-				best, bestLiterals = p.template, p.literals
+			if op, ok := s.Doc["paths"].(map[string]any)[p.template].(map[string]any)[strings.ToLower(method)].(map[string]any); ok {
+				best, bestLiterals, bestOp = p.template, p.literals, op
 			}
 		}
 	}
-	if best == "" {
-		return "", nil
-	}
-	return best, s.Doc["paths"].(map[string]any)[best].(map[string]any)[strings.ToLower(method)].(map[string]any)
+	return best, bestOp
 }
 
 // Check fails the test when an answer of a documented route has an undocumented status, media
