@@ -413,20 +413,14 @@ func (s *benchStack) countDocuments(ctx context.Context) (int64, error) {
 		if !strings.HasPrefix(db, s.prefix) {
 			continue
 		}
-		var st bson.M
+		// objects comes back as an int32, an int64 or a whole double: each decodes to an int64.
+		var st struct {
+			Objects int64 `bson:"objects"`
+		}
 		if err := s.mongo.Database(db).RunCommand(ctx, bson.D{{Key: "dbStats", Value: 1}}).Decode(&st); err != nil {
 			return 0, fmt.Errorf("dbStats of %s: %w", db, err)
 		}
-		switch n := st["objects"].(type) {
-		case int32:
-			total += int64(n)
-		case int64:
-			total += n
-		case float64:
-			total += int64(n)
-		default:
-			return 0, fmt.Errorf("dbStats of %s: objects is %T", db, st["objects"])
-		}
+		total += st.Objects
 	}
 	return total, nil
 }
