@@ -129,15 +129,8 @@ func servedByID(filter, sort bson.Raw) (string, bool) {
 	if sort != nil {
 		shape += " sort " + strings.Join(shapeOf(sort), ", ")
 	}
-	sortByID := true
-	if sort != nil {
-		elems, _ := sort.Elements()
-		for _, e := range elems {
-			if e.Key() != "_id" {
-				sortByID = false
-			}
-		}
-	}
+	sortKeys, _ := sort.Elements() // none without a sort
+	sortByID := !slices.ContainsFunc(sortKeys, func(e bson.RawElement) bool { return e.Key() != "_id" })
 	if filter == nil || len(keys) == 0 {
 		return shape, false // a whole collection
 	}
