@@ -139,20 +139,15 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 	}
 	watch, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
-	var watchers sync.WaitGroup
 	for _, to := range hashes {
 		conn, body, err := s.openStream(ctx, pair{to: to, toKey: keyOf[to]})
 		if err != nil {
 			return fmt.Errorf("stream: %w", err)
 		}
 		defer conn.Close()
-		watchers.Add(2)
-		go func() { // the stream
-			defer watchers.Done()
-			readEvents(body, func(messageID string) { run.see(3, messageID) })
-		}()
-		go func() { // the mailbox, read every 50 ms
-			defer watchers.Done()
+		// The stream, and the mailbox read every 50 ms.
+		go readEvents(body, func(messageID string) { run.see(3, messageID) })
+		go func() {
 			for watch.Err() == nil {
 				// A page of mailboxPage, newest first: a thread is missed (and its send counted as
 				// never seen, which fails its rate) only when more new threads than that reach one
@@ -179,9 +174,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			}
 		}()
 	}
-	watchers.Add(1)
 	go func() { // the graphs of sampled threads, until their node shows
-		defer watchers.Done()
 		for watch.Err() == nil {
 			run.mu.Lock()
 			var todo [][2]string
@@ -197,11 +190,10 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			slots := make(chan struct{}, graphReaders)
 			for _, t := range todo {
 				slots <- struct{}{}
-				reads.Add(1)
-				go func() {
-					defer func() { <-slots; reads.Done() }()
+				reads.Go(func() {
+					defer func() { <-slots }()
 					s.checkGraph(watch, run, t[0], t[1], keyOf)
-				}()
+				})
 			}
 			reads.Wait()
 			sleepCtx(watch, 50*time.Millisecond)
@@ -293,9 +285,7 @@ func (s *benchStack) freshBurst(ctx context.Context, run *freshRun, senders, rec
 	start := time.Now()
 	end := start.Add(d)
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := w; time.Now().Before(end) && ctx.Err() == nil; i += workers {
 				from, to := senders[i%len(senders)], recipients[(i/len(senders))%len(recipients)]
 				resp, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": from, "to_hash": to, "kind": "note", "body": "burst"}, nil, 201)
@@ -326,7 +316,7 @@ func (s *benchStack) freshBurst(ctx context.Context, run *freshRun, senders, rec
 					sleepCtx(ctx, time.Duration(max(secs, 1))*time.Second)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	b.offered, b.achieved = float64(b.attempts)/d.Seconds(), float64(b.accepted)/time.Since(start).Seconds()
@@ -448,9 +438,7 @@ func (s *benchStack) freshStep(ctx context.Context, run *freshRun, senders, reci
 		<-tick.C
 		from, to := senders[sent%len(senders)], recipients[(sent/len(senders))%len(recipients)]
 		sample := sent%graphSample == 0
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": from, "to_hash": to, "kind": "note", "body": "fresh"}, nil, 201)
 			at := time.Now()
 			var m struct {
@@ -464,7 +452,7 @@ func (s *benchStack) freshStep(ctx context.Context, run *freshRun, senders, reci
 			mu.Lock()
 			mine = append(mine, m.ID)
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	achieved := float64(len(mine)) / time.Since(start).Seconds()

@@ -102,9 +102,7 @@ func (s *benchStack) streamLatency(ctx context.Context, p pair, rate int, d time
 	for time.Now().Before(end) {
 		<-tick.C
 		sent++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": p.from, "to_hash": p.to,
 				"thread_id": p.thread, "kind": "note", "body": "stream latency"}, nil, 201)
 			at := time.Now()
@@ -116,7 +114,7 @@ func (s *benchStack) streamLatency(ctx context.Context, p pair, rate int, d time
 				answered[m.ID] = at
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	time.Sleep(2 * time.Second) // the last events' way to the stream

@@ -259,9 +259,7 @@ func (s *Stack) run(ctx context.Context, c component, env map[string]string, ln 
 	}
 	runCtx, stop := context.WithCancel(s.runCtx)
 	in := &instance{c: c, env: env, addr: ln.Addr().String(), stop: stop, done: make(chan struct{}), runner: r}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		defer close(in.done)
 		defer r.Close()
 		if err := r.Serve(runCtx, ln); err != nil {
@@ -270,7 +268,7 @@ func (s *Stack) run(ctx context.Context, c component, env map[string]string, ln 
 			s.mu.Unlock()
 			s.cancel() // one service failing stops the suite, as a crash-looping pod would show
 		}
-	}()
+	})
 	return in, nil
 }
 
