@@ -306,7 +306,6 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	} else {
 		fmt.Fprintf(out, "stored documents: %d\n", docs)
 	}
-	s.cmds.reset()
 	s.cmds.count(true)
 	bg0 = s.cmds.background.Load()
 	stopIdleProfile, err := startProfile(o.idleProfile)

@@ -99,21 +99,14 @@ func (c *commands) lastWrites(since time.Time) string {
 	return strings.Join(parts, ", ")
 }
 
-// count starts or stops counting the background commands by name.
+// count starts counting the background commands by name afresh, or stops counting them.
 func (c *commands) count(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counting = on
-	if on && c.byName == nil {
+	if on {
 		c.byName = map[string]int{}
 	}
-}
-
-// reset forgets the background commands counted by name.
-func (c *commands) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.byName)
 }
 
 // top lists the n most frequent background commands counted, per request of requests (or per
