@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -126,10 +127,7 @@ func realMain(ctx context.Context) error {
 		cfg.RedisURL = r.URL
 		log.Info("embedded Redis started", "url", r.URL)
 	}
-	baseURL := cfg.BaseURL
-	if baseURL == "" {
-		baseURL = "http://" + cfg.Addr
-	}
+	baseURL := cmp.Or(cfg.BaseURL, "http://"+cfg.Addr)
 	// Every service sees the process environment (rate limits and other service settings), with
 	// the all-in-one settings on top; the stack then sets addresses and database names.
 	env := map[string]string{}

@@ -5,6 +5,7 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -127,12 +128,7 @@ type Stack struct {
 
 // Start starts every service and the gateway; it returns once all of them accept connections.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
-	if opts.Log == nil {
-		opts.Log = slog.Default()
-	}
-	if opts.GatewayAddr == "" {
-		opts.GatewayAddr = "127.0.0.1:0"
-	}
+	opts.Log, opts.GatewayAddr = cmp.Or(opts.Log, slog.Default()), cmp.Or(opts.GatewayAddr, "127.0.0.1:0")
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Stack{ServiceURLs: map[string]string{}, instances: map[string][]*instance{}, runCtx: runCtx, log: opts.Log, monitor: opts.CommandMonitor, cancel: cancel}
 	env := map[string]string{
@@ -161,9 +157,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 	}
 	s.GatewayURL = "http://" + ln.Addr().String()
-	if env["BASE_URL"] == "" {
-		env["BASE_URL"] = s.GatewayURL
-	}
+	env["BASE_URL"] = cmp.Or(env["BASE_URL"], s.GatewayURL)
 	all := []net.Listener{ln}
 	listeners := map[string][]net.Listener{}
 	for _, c := range services {

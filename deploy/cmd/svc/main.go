@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,10 +65,7 @@ func command(ctx context.Context, args []string, baseURL, key string, out io.Wri
 	if len(args) == 0 {
 		return usageError(usage)
 	}
-	if baseURL == "" {
-		baseURL = "http://127.0.0.1:8080"
-	}
-	c := client.New(baseURL, key)
+	c := client.New(cmp.Or(baseURL, "http://127.0.0.1:8080"), key)
 	enc := json.NewEncoder(out)
 	// encode prints a command's answer, or returns its error.
 	encode := func(v any, err error) error {
