@@ -137,7 +137,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		"SHUTDOWN_TIMEOUT": "5s",
 	}
 	maps.Copy(env, opts.Env)
-	// fail closes the listeners no service serves yet and stops what started.
+	// fail closes the listeners given and stops what started.
 	fail := func(err error, unserved ...net.Listener) (*Stack, error) {
 		for _, ln := range unserved {
 			_ = ln.Close()
@@ -158,7 +158,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	s.GatewayURL = "http://" + ln.Addr().String()
 	env["BASE_URL"] = cmp.Or(env["BASE_URL"], s.GatewayURL)
-	all := []net.Listener{ln}
+	all := []net.Listener{ln} // every listener bound so far
 	listeners := map[string][]net.Listener{}
 	for _, c := range services {
 		var urls []string
