@@ -206,9 +206,9 @@ func signingKeysSecret(cfg Config) (string, error) {
 	_, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) && cfg.MongoURI == "" && cfg.FerretDBPostgreSQLURL == "" {
 		mongoDir := filepath.Join(cfg.DataDir, "mongo")
-		if held, err := holdsFiles(mongoDir); err != nil {
+		if held, err := os.ReadDir(mongoDir); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("%s: %w", mongoDir, err)
-		} else if held {
+		} else if len(held) > 0 {
 			return "", fmt.Errorf("%s is missing, but %s holds data: the signing keys svc holds there are sealed with the "+
 				"secret that file kept, and a new one would open none of them. Restore the file from a backup (or set "+
 				"SIGNING_KEYS_SECRET to that secret); if this data never held signing keys, create it with a new secret "+
@@ -216,15 +216,6 @@ func signingKeysSecret(cfg Config) (string, error) {
 		}
 	}
 	return dataDirSecret(cfg.DataDir, signingKeysSecretFile, "")
-}
-
-// holdsFiles reports whether dir exists and holds anything.
-func holdsFiles(dir string) (bool, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	return len(entries) > 0, err
 }
 
 // dataDirSecret is given (an operator's setting), or a secret generated once and kept in the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -72,8 +73,9 @@ func startStack(ctx context.Context, be *backends, cmds *commands, env map[strin
 	maps.Copy(all, env)
 	st, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL, DatabasePrefix: prefix,
-		TopicPrefix: topicPrefix, Env: all, Log: quiet(),
-		CommandMonitor: cmds.monitor(),
+		TopicPrefix: topicPrefix, Env: all, CommandMonitor: cmds.monitor(),
+		// Warnings and errors only, to stderr.
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return nil, err

@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -137,11 +136,6 @@ func printResults(out io.Writer, rs []result) {
 			fmt.Fprintf(out, "  %s: first error: %s\n", r.Name, r.FirstError)
 		}
 	}
-}
-
-// quiet is the stack's logger: warnings and errors only, to stderr.
-func quiet() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 // ratio is a in percent of b with decimals decimals (the freshness-bounded rate can be well
