@@ -106,12 +106,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 		w = io.MultiWriter(logs, testWriter{t})
 	}
 	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx := context.Background()
 	gatewayKey, serviceKey := authn.GenerateSeed(), authn.GenerateSeed()
 	if o.broker != nil {
 		be.Brokers = o.broker(be.Name + ".")
 	}
-	s, err := stack.Start(ctx, stack.Options{
+	s, err := stack.Start(context.Background(), stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL,
 		DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".", GatewayJWTKey: gatewayKey, ServiceJWTKey: serviceKey,
 		Env: o.env, Replicas: o.replicas, Log: log, CommandMonitor: guardMonitor(o.monitor),

@@ -68,14 +68,7 @@ func checkShape(ctx context.Context, db, name string, cmd bson.Raw) {
 	coll, _ := cmd.Lookup(name).StringValueOK()
 	var filters []bson.Raw
 	var sorts []bson.Raw
-	doc := func(key string) bson.Raw {
-		v, err := cmd.LookupErr(key)
-		if err != nil {
-			return nil
-		}
-		d, _ := v.DocumentOK()
-		return d
-	}
+	doc := func(key string) bson.Raw { d, _ := cmd.Lookup(key).DocumentOK(); return d } // nil when absent
 	switch name {
 	case "find":
 		filters, sorts = append(filters, doc("filter")), append(sorts, doc("sort"))
