@@ -195,12 +195,11 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 		fmt.Fprintf(out, "preloaded %d messages in %d threads straight into the store in %s\n",
 			o.preload, (o.preload+preloadThread-1)/preloadThread, time.Since(start).Round(time.Second))
 	}
-	lagCtx, stopLag := context.WithCancel(ctx)
 	lag, err := newLagWatcher(s.be.Brokers, topicPrefix+events.TopicMailbox)
 	if err != nil {
-		stopLag()
 		return err
 	}
+	lagCtx, stopLag := context.WithCancel(ctx)
 	go lag.run(lagCtx)
 	defer func() { stopLag(); lag.close() }()
 
@@ -292,12 +291,11 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "\nevent lag including the drain: p50 %s, p99 %s (%d events)\n", all50.Round(time.Millisecond), all99.Round(time.Millisecond), allN)
 
+	caught := "NOT caught up"
 	if caughtUp {
-		fmt.Fprintf(out, "consumers caught up %s after the sends", settled.Round(time.Second))
-	} else {
-		fmt.Fprintf(out, "consumers NOT caught up %s after the sends", settled.Round(time.Second))
+		caught = "caught up"
 	}
-	fmt.Fprintf(out, "; their last writes after the sends, by service: %s\n", lastWrites)
+	fmt.Fprintf(out, "consumers %s %s after the sends; their last writes after the sends, by service: %s\n", caught, settled.Round(time.Second), lastWrites)
 	if _, ok := s.cmds.settle(ctx, o.drainLimit); !ok {
 		fmt.Fprintln(out, "consumers NOT quiet after the reads: the idle window below includes their work")
 	}
