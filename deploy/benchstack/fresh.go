@@ -89,8 +89,8 @@ func (r *freshRun) see(path int, messageID string) {
 	r.mu.Unlock()
 }
 
-// ack records that the send id, which opened thread, got its 201 at at; the graph of a sampled
-// send's thread is read until its node shows.
+// ack records that the send id to recipient to, which opened thread, got its 201 at at; the
+// graph of a sampled send's thread is read until its node shows.
 func (r *freshRun) ack(id, thread, to string, at time.Time, sample bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
