@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -126,10 +127,7 @@ func realMain(ctx context.Context) error {
 		cfg.RedisURL = r.URL
 		log.Info("embedded Redis started", "url", r.URL)
 	}
-	baseURL := cfg.BaseURL
-	if baseURL == "" {
-		baseURL = "http://" + cfg.Addr
-	}
+	baseURL := cmp.Or(cfg.BaseURL, "http://"+cfg.Addr)
 	// Every service sees the process environment (rate limits and other service settings), with
 	// the all-in-one settings on top; the stack then sets addresses and database names.
 	env := map[string]string{}
@@ -138,15 +136,13 @@ func realMain(ctx context.Context) error {
 			env[k] = v
 		}
 	}
-	for k, v := range map[string]string{
+	maps.Copy(env, map[string]string{
 		"OUTBOUND_ALLOW_PRIVATE": strconv.FormatBool(cfg.OutboundAllowPrivate),
 		"OUTBOUND_CA_FILE":       cfg.OutboundCAFile,
 		"PAYMENT_VOUCHER_SECRET": secret,
 		"SIGNING_KEYS_SECRET":    signingSecret,
 		"LOG_LEVEL":              cfg.LogLevel,
-	} {
-		env[k] = v
-	}
+	})
 	maps.Copy(env, brokerEnv)
 	s, err := stack.Start(ctx, stack.Options{
 		MongoURI: cfg.MongoURI, Brokers: cfg.KafkaBrokers, RedisURL: cfg.RedisURL,
@@ -210,9 +206,9 @@ func signingKeysSecret(cfg Config) (string, error) {
 	_, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) && cfg.MongoURI == "" && cfg.FerretDBPostgreSQLURL == "" {
 		mongoDir := filepath.Join(cfg.DataDir, "mongo")
-		if held, err := holdsFiles(mongoDir); err != nil {
+		if held, err := os.ReadDir(mongoDir); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("%s: %w", mongoDir, err)
-		} else if held {
+		} else if len(held) > 0 {
 			return "", fmt.Errorf("%s is missing, but %s holds data: the signing keys svc holds there are sealed with the "+
 				"secret that file kept, and a new one would open none of them. Restore the file from a backup (or set "+
 				"SIGNING_KEYS_SECRET to that secret); if this data never held signing keys, create it with a new secret "+
@@ -220,15 +216,6 @@ func signingKeysSecret(cfg Config) (string, error) {
 		}
 	}
 	return dataDirSecret(cfg.DataDir, signingKeysSecretFile, "")
-}
-
-// holdsFiles reports whether dir exists and holds anything.
-func holdsFiles(dir string) (bool, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	return len(entries) > 0, err
 }
 
 // dataDirSecret is given (an operator's setting), or a secret generated once and kept in the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -72,8 +73,9 @@ func startStack(ctx context.Context, be *backends, cmds *commands, env map[strin
 	maps.Copy(all, env)
 	st, err := stack.Start(ctx, stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL, DatabasePrefix: prefix,
-		TopicPrefix: topicPrefix, Env: all, Log: quiet(),
-		CommandMonitor: cmds.monitor(),
+		TopicPrefix: topicPrefix, Env: all, CommandMonitor: cmds.monitor(),
+		// Warnings and errors only, to stderr.
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return nil, err
@@ -193,12 +195,11 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 		fmt.Fprintf(out, "preloaded %d messages in %d threads straight into the store in %s\n",
 			o.preload, (o.preload+preloadThread-1)/preloadThread, time.Since(start).Round(time.Second))
 	}
-	lagCtx, stopLag := context.WithCancel(ctx)
 	lag, err := newLagWatcher(s.be.Brokers, topicPrefix+events.TopicMailbox)
 	if err != nil {
-		stopLag()
 		return err
 	}
+	lagCtx, stopLag := context.WithCancel(ctx)
 	go lag.run(lagCtx)
 	defer func() { stopLag(); lag.close() }()
 
@@ -273,11 +274,11 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	}))
 	printResults(out, rs)
 	fmt.Fprintf(out, "\nsends vs raw insertOne: new-thread %s, replies %s; llm.txt 304 vs full: %.1fx\n",
-		ratio(rs[0].rps(), rs[2].rps()), ratio(rs[1].rps(), rs[2].rps()), rs[4].rps()/max(rs[3].rps(), 1))
+		ratio(rs[0].rps(), rs[2].rps(), 0), ratio(rs[1].rps(), rs[2].rps(), 0), rs[4].rps()/max(rs[3].rps(), 1))
 	storeCPU := func(r result) float64 { c := r.cpuPerRequest(); return storeShare*c.self + c.postgres }
 	fmt.Fprintf(out, "the store's CPU alone bounds sends at: new-thread %s, replies %s of raw insertOne: the rate at which a send "+
 		"would run if it cost nothing but its store's CPU (%s), the machine's CPU being the limit of both\n",
-		ratio(rs[2].cpuPerRequest().total(), storeCPU(rs[0])), ratio(rs[2].cpuPerRequest().total(), storeCPU(rs[1])),
+		ratio(rs[2].cpuPerRequest().total(), storeCPU(rs[0]), 0), ratio(rs[2].cpuPerRequest().total(), storeCPU(rs[1]), 0),
 		s.storeCPUIs(storeShare))
 	fmt.Fprintf(out, "background store commands (relay, consumers) of the sends, until the consumers caught up: %.1f per send "+
 		"(load average %s), by service, command and collection:\n%s",
@@ -290,12 +291,11 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "\nevent lag including the drain: p50 %s, p99 %s (%d events)\n", all50.Round(time.Millisecond), all99.Round(time.Millisecond), allN)
 
+	caught := "NOT caught up"
 	if caughtUp {
-		fmt.Fprintf(out, "consumers caught up %s after the sends", settled.Round(time.Second))
-	} else {
-		fmt.Fprintf(out, "consumers NOT caught up %s after the sends", settled.Round(time.Second))
+		caught = "caught up"
 	}
-	fmt.Fprintf(out, "; their last writes after the sends, by service: %s\n", lastWrites)
+	fmt.Fprintf(out, "consumers %s %s after the sends; their last writes after the sends, by service: %s\n", caught, settled.Round(time.Second), lastWrites)
 	if _, ok := s.cmds.settle(ctx, o.drainLimit); !ok {
 		fmt.Fprintln(out, "consumers NOT quiet after the reads: the idle window below includes their work")
 	}
@@ -306,7 +306,6 @@ func (s *benchStack) bench(ctx context.Context, o options, out io.Writer) error 
 	} else {
 		fmt.Fprintf(out, "stored documents: %d\n", docs)
 	}
-	s.cmds.reset()
 	s.cmds.count(true)
 	bg0 = s.cmds.background.Load()
 	stopIdleProfile, err := startProfile(o.idleProfile)
@@ -413,20 +412,14 @@ func (s *benchStack) countDocuments(ctx context.Context) (int64, error) {
 		if !strings.HasPrefix(db, s.prefix) {
 			continue
 		}
-		var st bson.M
+		// objects comes back as an int32, an int64 or a whole double: each decodes to an int64.
+		var st struct {
+			Objects int64 `bson:"objects"`
+		}
 		if err := s.mongo.Database(db).RunCommand(ctx, bson.D{{Key: "dbStats", Value: 1}}).Decode(&st); err != nil {
 			return 0, fmt.Errorf("dbStats of %s: %w", db, err)
 		}
-		switch n := st["objects"].(type) {
-		case int32:
-			total += int64(n)
-		case int64:
-			total += n
-		case float64:
-			total += int64(n)
-		default:
-			return 0, fmt.Errorf("dbStats of %s: objects is %T", db, st["objects"])
-		}
+		total += st.Objects
 	}
 	return total, nil
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -90,6 +89,17 @@ func (r *freshRun) see(path int, messageID string) {
 	r.mu.Unlock()
 }
 
+// ack records that the send id to recipient to, which opened thread, got its 201 at at; the
+// graph of a sampled send's thread is read until its node shows.
+func (r *freshRun) ack(id, thread, to string, at time.Time, sample bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.acked[id], r.threads[thread], r.recipientOf[id] = at, id, to
+	if sample {
+		r.sampled[id] = thread
+	}
+}
+
 // freshStep is one rate's figures.
 type freshStep struct {
 	offered, achieved float64
@@ -103,9 +113,8 @@ type freshStep struct {
 // highest rate at which all four paths stayed within a second, beside raw insertOne on the
 // same store.
 func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookReceiver, run *freshRun, out io.Writer) error {
-	type recipient struct{ hash, key string }
-	var senders []string
-	var recipients []recipient
+	var senders, hashes []string
+	keyOf := map[string]string{} // recipient's hash → its owner key
 	for i := range 2 * freshRecipients {
 		var obj struct {
 			Hash   string `json:"hash"`
@@ -122,7 +131,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			senders = append(senders, obj.Hash)
 			continue
 		}
-		recipients = append(recipients, recipient{obj.Hash, obj.APIKey})
+		hashes, keyOf[obj.Hash] = append(hashes, obj.Hash), obj.APIKey
 		if _, _, err := s.do(ctx, "POST", "/api/objects/"+obj.Hash+"/webhooks", obj.APIKey,
 			map[string]any{"callback_url": rcv.srv.URL + "/hook", "events": []string{"message"}}, nil, 201); err != nil {
 			return fmt.Errorf("webhook: %w", err)
@@ -130,39 +139,21 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 	}
 	watch, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
-	var watchers sync.WaitGroup
-	for _, rc := range recipients {
-		conn, body, err := s.openStream(ctx, pair{to: rc.hash, toKey: rc.key})
+	for _, to := range hashes {
+		conn, body, err := s.openStream(ctx, pair{to: to, toKey: keyOf[to]})
 		if err != nil {
 			return fmt.Errorf("stream: %w", err)
 		}
 		defer conn.Close()
-		watchers.Add(2)
-		go func() { // the stream
-			defer watchers.Done()
-			for {
-				line, err := body.ReadString('\n')
-				if err != nil {
-					return
-				}
-				var ev struct {
-					Data struct {
-						MessageID string `json:"message_id"`
-					} `json:"data"`
-				}
-				if strings.HasPrefix(line, "data: ") && json.Unmarshal([]byte(line[len("data: "):]), &ev) == nil {
-					run.see(3, ev.Data.MessageID)
-				}
-			}
-		}()
-		go func() { // the mailbox, read every 50 ms
-			defer watchers.Done()
+		// The stream, and the mailbox read every 50 ms.
+		go readEvents(body, func(messageID string) { run.see(3, messageID) })
+		go func() {
 			for watch.Err() == nil {
 				// A page of mailboxPage, newest first: a thread is missed (and its send counted as
 				// never seen, which fails its rate) only when more new threads than that reach one
 				// recipient between two reads. The reads are the benchmark's own load on the
 				// machine it measures, so they read no more than that needs.
-				if _, raw, err := s.do(watch, "GET", fmt.Sprintf("/api/objects/%s/mailbox?limit=%d", rc.hash, mailboxPage), rc.key, nil, nil, 200); err == nil {
+				if _, raw, err := s.do(watch, "GET", fmt.Sprintf("/api/objects/%s/mailbox?limit=%d", to, mailboxPage), keyOf[to], nil, nil, 200); err == nil {
 					var page struct {
 						Threads []struct {
 							ID string `json:"id"`
@@ -183,14 +174,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			}
 		}()
 	}
-	keyOf, hashes := map[string]string{}, []string{}
-	for _, rc := range recipients {
-		keyOf[rc.hash] = rc.key
-		hashes = append(hashes, rc.hash)
-	}
-	watchers.Add(1)
 	go func() { // the graphs of sampled threads, until their node shows
-		defer watchers.Done()
 		for watch.Err() == nil {
 			run.mu.Lock()
 			var todo [][2]string
@@ -206,18 +190,17 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			slots := make(chan struct{}, graphReaders)
 			for _, t := range todo {
 				slots <- struct{}{}
-				reads.Add(1)
-				go func() {
-					defer func() { <-slots; reads.Done() }()
+				reads.Go(func() {
+					defer func() { <-slots }()
 					s.checkGraph(watch, run, t[0], t[1], keyOf)
-				}()
+				})
 			}
 			reads.Wait()
 			sleepCtx(watch, 50*time.Millisecond)
 		}
 	}()
 	fmt.Fprintf(out, "\nfreshness: new-thread sends spread over %d senders → %d recipients, each rate for %s; p99 from the send's 201 to:\n",
-		len(senders), len(recipients), o.phase)
+		len(senders), len(hashes), o.phase)
 	fmt.Fprintf(out, "%8s %9s %14s %14s %14s %14s\n", "rate/s", "achieved", freshPaths[0], freshPaths[1], freshPaths[2], freshPaths[3])
 	stopProfile, err := startProfile(o.sendProfile)
 	if err != nil {
@@ -269,23 +252,14 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		return err
 	})
 	fmt.Fprintf(out, "highest rate with every path within %s p99: %d sends/s; raw insertOne on the same store: %.0f/s (%d clients); ratio %s\n",
-		freshWithin, best, r.rps(), o.workers, percent(float64(best), r.rps()))
+		freshWithin, best, r.rps(), o.workers, ratio(float64(best), r.rps(), 1))
 	c := alone.cpuPerRequest()
 	fmt.Fprintf(out, "the same sends unpaced and unwatched (%d clients, %s): %.0f/s (%s of raw insertOne), %d failed; "+
 		"the store's CPU alone bounds them at %s of raw insertOne (%s): no freshness-bounded rate can pass either\n",
-		o.workers, o.phase, alone.rps(), percent(alone.rps(), r.rps()), alone.Errors,
-		percent(r.cpuPerRequest().total(), share*c.self+c.postgres), s.storeCPUIs(share))
+		o.workers, o.phase, alone.rps(), ratio(alone.rps(), r.rps(), 1), alone.Errors,
+		ratio(r.cpuPerRequest().total(), share*c.self+c.postgres, 1), s.storeCPUIs(share))
 	b.print(out, o.workers, 2*o.phase)
 	return nil
-}
-
-// percent is a share with one decimal (the freshness-bounded rate can be well under 1 % of raw
-// inserts), "-" without a base.
-func percent(a, b float64) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f %%", 100*a/b)
 }
 
 // freshDrain is how long after its 201 a send may still show on a path before it counts as
@@ -311,9 +285,7 @@ func (s *benchStack) freshBurst(ctx context.Context, run *freshRun, senders, rec
 	start := time.Now()
 	end := start.Add(d)
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := w; time.Now().Before(end) && ctx.Err() == nil; i += workers {
 				from, to := senders[i%len(senders)], recipients[(i/len(senders))%len(recipients)]
 				resp, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": from, "to_hash": to, "kind": "note", "body": "burst"}, nil, 201)
@@ -338,18 +310,13 @@ func (s *benchStack) freshBurst(ctx context.Context, run *freshRun, senders, rec
 				}
 				mu.Unlock()
 				if m.ID != "" {
-					run.mu.Lock()
-					run.acked[m.ID], run.threads[m.ThreadID], run.recipientOf[m.ID] = at, m.ID, to
-					if i%graphSample == 0 {
-						run.sampled[m.ID] = m.ThreadID
-					}
-					run.mu.Unlock()
+					run.ack(m.ID, m.ThreadID, to, at, i%graphSample == 0)
 				} else if resp != nil && resp.StatusCode == http.StatusServiceUnavailable {
 					secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 					sleepCtx(ctx, time.Duration(max(secs, 1))*time.Second)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	b.offered, b.achieved = float64(b.attempts)/d.Seconds(), float64(b.accepted)/time.Since(start).Seconds()
@@ -366,7 +333,7 @@ func (s *benchStack) freshBurst(ctx context.Context, run *freshRun, senders, rec
 func (b burstFigures) print(out io.Writer, workers int, d time.Duration) {
 	fmt.Fprintf(out, "\noverload burst: %d senders for %s with no pacing (a 503's Retry-After waited), LAG_LIMIT 2s: %d sends, "+
 		"%d accepted (%.0f/s), %d refused with 503 and Retry-After (%s), %d failed otherwise\n",
-		workers, d, b.attempts, b.accepted, b.achieved, b.refused, ratio(float64(b.refused), float64(b.attempts)), b.failed)
+		workers, d, b.attempts, b.accepted, b.achieved, b.refused, ratio(float64(b.refused), float64(b.attempts), 0), b.failed)
 	if b.firstFailure != "" {
 		fmt.Fprintf(out, "  first failure: %s\n", b.firstFailure)
 	}
@@ -387,16 +354,8 @@ func (r *freshRun) unseen(ids []string) int {
 	defer r.mu.Unlock()
 	n := 0
 	for path := range freshPaths {
-		for _, id := range ids {
-			if path == 1 {
-				if _, ok := r.sampled[id]; !ok {
-					continue
-				}
-			}
-			if _, ok := r.seen[path][id]; !ok {
-				n++
-			}
-		}
+		_, missing := r.latencies(path, ids)
+		n += missing
 	}
 	return n
 }
@@ -408,25 +367,27 @@ func (r *freshRun) figures(ids []string, offered, achieved float64) freshStep {
 	defer r.mu.Unlock()
 	for path := range freshPaths {
 		var lat []time.Duration
-		for _, id := range ids {
-			if path == 1 {
-				if _, ok := r.sampled[id]; !ok {
-					continue
-				}
-			}
-			seen, ok := r.seen[path][id]
-			if !ok {
-				st.missing[path]++
-				continue
-			}
-			lat = append(lat, max(0, seen.Sub(r.acked[id])))
-		}
-		if len(lat) > 0 {
-			slices.Sort(lat)
-			st.p99[path] = lat[min(len(lat)-1, int(0.99*float64(len(lat))))]
-		}
+		lat, st.missing[path] = r.latencies(path, ids)
+		slices.Sort(lat)
+		st.p99[path] = quantile(lat, 0.99)
 	}
 	return st
+}
+
+// latencies returns, for the sends ids on path, the time from each 201 to its showing and how
+// many have not shown; only the sampled sends count on the graph's path. The caller holds r.mu.
+func (r *freshRun) latencies(path int, ids []string) (lat []time.Duration, missing int) {
+	for _, id := range ids {
+		if _, sampled := r.sampled[id]; path == 1 && !sampled {
+			continue
+		}
+		if seen, ok := r.seen[path][id]; ok {
+			lat = append(lat, max(0, seen.Sub(r.acked[id])))
+		} else {
+			missing++
+		}
+	}
+	return lat, missing
 }
 
 // checkGraph reads a sampled message's thread graph and records its node once it shows.
@@ -477,9 +438,7 @@ func (s *benchStack) freshStep(ctx context.Context, run *freshRun, senders, reci
 		<-tick.C
 		from, to := senders[sent%len(senders)], recipients[(sent/len(senders))%len(recipients)]
 		sample := sent%graphSample == 0
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": from, "to_hash": to, "kind": "note", "body": "fresh"}, nil, 201)
 			at := time.Now()
 			var m struct {
@@ -489,16 +448,11 @@ func (s *benchStack) freshStep(ctx context.Context, run *freshRun, senders, reci
 			if err != nil || json.Unmarshal(raw, &m) != nil {
 				return
 			}
-			run.mu.Lock()
-			run.acked[m.ID], run.threads[m.ThreadID], run.recipientOf[m.ID] = at, m.ID, to
-			if sample {
-				run.sampled[m.ID] = m.ThreadID
-			}
-			run.mu.Unlock()
+			run.ack(m.ID, m.ThreadID, to, at, sample)
 			mu.Lock()
 			mine = append(mine, m.ID)
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	achieved := float64(len(mine)) / time.Since(start).Seconds()

@@ -92,12 +92,8 @@ func (l *lagWatcher) quantiles() (p50, p99 time.Duration, n int) {
 	l.mu.Lock()
 	lags := slices.Clone(l.lags)
 	l.mu.Unlock()
-	if len(lags) == 0 {
-		return 0, 0, 0
-	}
 	slices.Sort(lags)
-	q := func(f float64) time.Duration { return lags[min(len(lags)-1, int(f*float64(len(lags))))] }
-	return q(0.50), q(0.99), len(lags)
+	return quantile(lags, 0.50), quantile(lags, 0.99), len(lags)
 }
 
 func (l *lagWatcher) close() {

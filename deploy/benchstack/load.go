@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -97,21 +99,14 @@ func (c *commands) lastWrites(since time.Time) string {
 	return strings.Join(parts, ", ")
 }
 
-// count starts or stops counting the background commands by name.
+// count starts counting the background commands by name afresh, or stops counting them.
 func (c *commands) count(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counting = on
-	if on && c.byName == nil {
+	if on {
 		c.byName = map[string]int{}
 	}
-}
-
-// reset forgets the background commands counted by name.
-func (c *commands) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.byName)
 }
 
 // top lists the n most frequent background commands counted, per request of requests (or per
@@ -136,13 +131,8 @@ func (c *commands) breakdown(requests int) string {
 		totals[service] += e.n
 		lines[service] = append(lines[service], fmt.Sprintf("%s %.2f", rest, per(e.n)))
 	}
-	services := make([]string, 0, len(totals))
-	for s := range totals {
-		services = append(services, s)
-	}
-	slices.SortFunc(services, func(a, b string) int { return totals[b] - totals[a] })
 	var out strings.Builder
-	for _, s := range services {
+	for _, s := range slices.SortedFunc(maps.Keys(totals), func(a, b string) int { return totals[b] - totals[a] }) {
 		fmt.Fprintf(&out, "  %-12s %5.2f: %s\n", s, per(totals[s]), strings.Join(lines[s], ", "))
 	}
 	return out.String()
@@ -162,12 +152,7 @@ func (c *commands) counted() []namedCount {
 	for k, v := range c.byName {
 		all = append(all, namedCount{k, v})
 	}
-	slices.SortFunc(all, func(a, b namedCount) int {
-		if a.n != b.n {
-			return b.n - a.n
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortFunc(all, func(a, b namedCount) int { return cmp.Or(b.n-a.n, strings.Compare(a.name, b.name)) })
 	return all
 }
 
@@ -195,11 +180,12 @@ func (r result) cpuPerRequest() cpuUse {
 
 func (r result) rps() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
 
-func (r result) quantile(q float64) time.Duration {
-	if len(r.Latencies) == 0 {
+// quantile is the q-quantile of sorted durations, 0 of none.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	return r.Latencies[min(len(r.Latencies)-1, int(q*float64(len(r.Latencies))))]
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
 
 func (r result) perRequest() string {

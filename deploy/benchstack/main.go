@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -129,7 +128,7 @@ func printResults(out io.Writer, rs []result) {
 	for _, r := range rs {
 		c := r.cpuPerRequest()
 		fmt.Fprintf(out, "%-26s %9d %7.0f %9s %9s %9s %6d %9.2f %5.2f %5.2f\n", r.Name, r.Requests, r.rps(),
-			r.quantile(0.50).Round(10*time.Microsecond), r.quantile(0.99).Round(10*time.Microsecond), r.perRequest(), r.Errors,
+			quantile(r.Latencies, 0.50).Round(10*time.Microsecond), quantile(r.Latencies, 0.99).Round(10*time.Microsecond), r.perRequest(), r.Errors,
 			1000*c.self, 1000*c.postgres, 1000*c.redis)
 	}
 	for _, r := range rs {
@@ -139,16 +138,13 @@ func printResults(out io.Writer, rs []result) {
 	}
 }
 
-// quiet is the stack's logger: warnings and errors only, to stderr.
-func quiet() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-func ratio(a, b float64) string {
+// ratio is a in percent of b with decimals decimals (the freshness-bounded rate can be well
+// under 1 % of raw inserts: it takes one), "-" without a base.
+func ratio(a, b float64, decimals int) string {
 	if b == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f %%", 100*a/b)
+	return fmt.Sprintf("%.*f %%", decimals, 100*a/b)
 }
 
 // loadAverage is the machine's 1-minute load average, to read the figures by: other work on the

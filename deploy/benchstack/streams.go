@@ -63,6 +63,24 @@ func (s *benchStack) openStream(ctx context.Context, p pair) (net.Conn, *bufio.R
 	return conn, bufio.NewReader(resp.Body), nil
 }
 
+// readEvents calls seen with the message id of each event body reads, until body ends.
+func readEvents(body *bufio.Reader, seen func(messageID string)) {
+	for {
+		line, err := body.ReadString('\n')
+		if err != nil {
+			return
+		}
+		var ev struct {
+			Data struct {
+				MessageID string `json:"message_id"`
+			} `json:"data"`
+		}
+		if strings.HasPrefix(line, "data: ") && json.Unmarshal([]byte(line[len("data: "):]), &ev) == nil {
+			seen(ev.Data.MessageID)
+		}
+	}
+}
+
 func (s *benchStack) streamLatency(ctx context.Context, p pair, rate int, d time.Duration) (p50, p99 time.Duration, got, sent int, err error) {
 	conn, body, err := s.openStream(ctx, p)
 	if err != nil {
@@ -72,27 +90,11 @@ func (s *benchStack) streamLatency(ctx context.Context, p pair, rate int, d time
 	var mu sync.Mutex
 	answered := map[string]time.Time{}
 	arrived := map[string]time.Time{}
-	go func() {
-		for {
-			line, err := body.ReadString('\n')
-			if err != nil {
-				return
-			}
-			if !strings.HasPrefix(line, "data: ") {
-				continue
-			}
-			var ev struct {
-				Data struct {
-					MessageID string `json:"message_id"`
-				} `json:"data"`
-			}
-			if json.Unmarshal([]byte(line[len("data: "):]), &ev) == nil {
-				mu.Lock()
-				arrived[ev.Data.MessageID] = time.Now()
-				mu.Unlock()
-			}
-		}
-	}()
+	go readEvents(body, func(messageID string) {
+		mu.Lock()
+		arrived[messageID] = time.Now()
+		mu.Unlock()
+	})
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
 	end := time.Now().Add(d)
@@ -100,9 +102,7 @@ func (s *benchStack) streamLatency(ctx context.Context, p pair, rate int, d time
 	for time.Now().Before(end) {
 		<-tick.C
 		sent++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, raw, err := s.do(ctx, "POST", "/api/messages", "", map[string]any{"from_hash": p.from, "to_hash": p.to,
 				"thread_id": p.thread, "kind": "note", "body": "stream latency"}, nil, 201)
 			at := time.Now()
@@ -114,7 +114,7 @@ func (s *benchStack) streamLatency(ctx context.Context, p pair, rate int, d time
 				answered[m.ID] = at
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	time.Sleep(2 * time.Second) // the last events' way to the stream
@@ -130,8 +130,7 @@ func (s *benchStack) streamLatency(ctx context.Context, p pair, rate int, d time
 		return 0, 0, 0, sent, fmt.Errorf("no event reached the stream")
 	}
 	slices.Sort(lat)
-	q := func(f float64) time.Duration { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
-	return q(0.50), q(0.99), len(lat), sent, nil
+	return quantile(lat, 0.50), quantile(lat, 0.99), len(lat), sent, nil
 }
 
 // streamMemory opens n streams and measures the process's heap and stacks (after GC) and

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -93,10 +94,7 @@ var generous = map[string]string{
 // Start starts a suite for the test and stops it when the test ends.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
-	o := options{env: map[string]string{}, replicas: map[string]int{}}
-	for k, v := range generous {
-		o.env[k] = v
-	}
+	o := options{env: maps.Clone(generous), replicas: map[string]int{}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -108,12 +106,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 		w = io.MultiWriter(logs, testWriter{t})
 	}
 	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx := context.Background()
 	gatewayKey, serviceKey := authn.GenerateSeed(), authn.GenerateSeed()
 	if o.broker != nil {
 		be.Brokers = o.broker(be.Name + ".")
 	}
-	s, err := stack.Start(ctx, stack.Options{
+	s, err := stack.Start(context.Background(), stack.Options{
 		MongoURI: be.MongoURI, Brokers: be.Brokers, RedisURL: be.RedisURL,
 		DatabasePrefix: be.Name + "_", TopicPrefix: be.Name + ".", GatewayJWTKey: gatewayKey, ServiceJWTKey: serviceKey,
 		Env: o.env, Replicas: o.replicas, Log: log, CommandMonitor: guardMonitor(o.monitor),

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,17 +60,15 @@ func loadSpec(t testing.TB, e *Env) *Spec {
 func (s *Spec) Operation(method, path string) (string, map[string]any) {
 	path, _, _ = strings.Cut(path, "?")
 	best, bestLiterals := "", -1
+	var bestOp map[string]any
 	for _, p := range s.paths {
 		if p.re.MatchString(path) && p.literals > bestLiterals {
-			if _, ok := s.Doc["paths"].(map[string]any)[p.template].(map[string]any)[strings.ToLower(method)]; ok {
-				best, bestLiterals = p.template, p.literals
+			if op, ok := s.Doc["paths"].(map[string]any)[p.template].(map[string]any)[strings.ToLower(method)].(map[string]any); ok {
+				best, bestLiterals, bestOp = p.template, p.literals, op
 			}
 		}
 	}
-	if best == "" {
-		return "", nil
-	}
-	return best, s.Doc["paths"].(map[string]any)[best].(map[string]any)[strings.ToLower(method)].(map[string]any)
+	return best, bestOp
 }
 
 // Check fails the test when an answer of a documented route has an undocumented status, media
@@ -106,7 +106,7 @@ func (s *Spec) Check(t testing.TB, r *Response) {
 		s.validate(t, r, ref)
 		return
 	}
-	t.Fatalf("%s %s answered %d with Content-Type %q; openapi.json documents %v", r.method, r.path, r.Status, ct, keys(content))
+	t.Fatalf("%s %s answered %d with Content-Type %q; openapi.json documents %v", r.method, r.path, r.Status, ct, slices.Collect(maps.Keys(content)))
 }
 
 func (s *Spec) validate(t testing.TB, r *Response, ref string) {
@@ -133,14 +133,6 @@ func (s *Spec) validate(t testing.TB, r *Response, ref string) {
 	if err := sch.Validate(v); err != nil {
 		t.Fatalf("%s %s: answer %d does not match %s in openapi.json: %v\nbody: %s", r.method, r.path, r.Status, ref, err, r.Body)
 	}
-}
-
-func keys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // MustJSON renders v for failure messages.

@@ -44,26 +44,20 @@ var shapeGuard = struct {
 	seen map[shapeViolation]int
 }{seen: map[shapeViolation]int{}}
 
-// guardMonitor records the queries of every command it sees.
+// guardMonitor records the queries of every command it sees, then passes each event on to next.
 func guardMonitor(next *event.CommandMonitor) *event.CommandMonitor {
-	return &event.CommandMonitor{
-		Started: func(ctx context.Context, e *event.CommandStartedEvent) {
-			checkShape(ctx, e.DatabaseName, e.CommandName, e.Command)
-			if next != nil && next.Started != nil {
-				next.Started(ctx, e)
-			}
-		},
-		Succeeded: func(ctx context.Context, e *event.CommandSucceededEvent) {
-			if next != nil && next.Succeeded != nil {
-				next.Succeeded(ctx, e)
-			}
-		},
-		Failed: func(ctx context.Context, e *event.CommandFailedEvent) {
-			if next != nil && next.Failed != nil {
-				next.Failed(ctx, e)
-			}
-		},
+	mon := &event.CommandMonitor{}
+	if next != nil {
+		*mon = *next
 	}
+	started := mon.Started
+	mon.Started = func(ctx context.Context, e *event.CommandStartedEvent) {
+		checkShape(ctx, e.DatabaseName, e.CommandName, e.Command)
+		if started != nil {
+			started(ctx, e)
+		}
+	}
+	return mon
 }
 
 // checkShape records each query of a command that the _id index cannot serve.
@@ -74,14 +68,7 @@ func checkShape(ctx context.Context, db, name string, cmd bson.Raw) {
 	coll, _ := cmd.Lookup(name).StringValueOK()
 	var filters []bson.Raw
 	var sorts []bson.Raw
-	doc := func(key string) bson.Raw {
-		v, err := cmd.LookupErr(key)
-		if err != nil {
-			return nil
-		}
-		d, _ := v.DocumentOK()
-		return d
-	}
+	doc := func(key string) bson.Raw { d, _ := cmd.Lookup(key).DocumentOK(); return d } // nil when absent
 	switch name {
 	case "find":
 		filters, sorts = append(filters, doc("filter")), append(sorts, doc("sort"))
@@ -90,11 +77,7 @@ func checkShape(ctx context.Context, db, name string, cmd bson.Raw) {
 	case "findAndModify":
 		filters, sorts = append(filters, doc("query")), append(sorts, doc("sort"))
 	case "update", "delete":
-		list := "updates"
-		if name == "delete" {
-			list = "deletes"
-		}
-		arr, _ := cmd.Lookup(list).ArrayOK()
+		arr, _ := cmd.Lookup(name + "s").ArrayOK() // updates, deletes
 		vals, _ := arr.Values()
 		for _, v := range vals {
 			if d, ok := v.DocumentOK(); ok {
@@ -139,15 +122,8 @@ func servedByID(filter, sort bson.Raw) (string, bool) {
 	if sort != nil {
 		shape += " sort " + strings.Join(shapeOf(sort), ", ")
 	}
-	sortByID := true
-	if sort != nil {
-		elems, _ := sort.Elements()
-		for _, e := range elems {
-			if e.Key() != "_id" {
-				sortByID = false
-			}
-		}
-	}
+	sortKeys, _ := sort.Elements() // none without a sort
+	sortByID := !slices.ContainsFunc(sortKeys, func(e bson.RawElement) bool { return e.Key() != "_id" })
 	if filter == nil || len(keys) == 0 {
 		return shape, false // a whole collection
 	}

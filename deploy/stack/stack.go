@@ -5,6 +5,7 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -75,7 +76,7 @@ type component struct {
 
 // build loads a service's typed configuration from env exactly as its own binary does, then
 // attaches the command monitor to the services that have a store.
-func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error)) func(context.Context, map[string]string, *slog.Logger, *event.CommandMonitor) (runner, error) {
+func build[C any, R runner](newApp func(context.Context, C, *slog.Logger) (R, error)) func(context.Context, map[string]string, *slog.Logger, *event.CommandMonitor) (runner, error) {
 	return func(ctx context.Context, env map[string]string, log *slog.Logger, mon *event.CommandMonitor) (runner, error) {
 		var cfg C
 		if err := config.LoadMap(ctx, &cfg, env); err != nil {
@@ -84,38 +85,26 @@ func build[C any](newApp func(context.Context, C, *slog.Logger) (runner, error))
 		if m, ok := any(&cfg).(interface{ SetCommandMonitor(*event.CommandMonitor) }); ok && mon != nil {
 			m.SetCommandMonitor(mon)
 		}
-		return newApp(ctx, cfg, log)
+		r, err := newApp(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 }
 
 // services are the backend services, in start order.
 var services = []component{
-	{name: identity.Name, urlEnv: "IDENTITY_URL", build: build(func(ctx context.Context, c identity.Config, l *slog.Logger) (runner, error) {
-		return identity.New(ctx, c, l)
-	})},
-	{name: contextsvc.Name, urlEnv: "CONTEXT_URL", build: build(func(ctx context.Context, c contextsvc.Config, l *slog.Logger) (runner, error) {
-		return contextsvc.New(ctx, c, l)
-	})},
-	{name: mailbox.Name, urlEnv: "MAILBOX_URL", build: build(func(ctx context.Context, c mailbox.Config, l *slog.Logger) (runner, error) {
-		return mailbox.New(ctx, c, l)
-	})},
-	{name: graph.Name, urlEnv: "GRAPH_URL", build: build(func(ctx context.Context, c graph.Config, l *slog.Logger) (runner, error) {
-		return graph.New(ctx, c, l)
-	})},
-	{name: claims.Name, urlEnv: "CLAIMS_URL", build: build(func(ctx context.Context, c claims.Config, l *slog.Logger) (runner, error) {
-		return claims.New(ctx, c, l)
-	})},
-	{name: feed.Name, urlEnv: "FEED_URL", build: build(func(ctx context.Context, c feed.Config, l *slog.Logger) (runner, error) {
-		return feed.New(ctx, c, l)
-	})},
-	{name: webhook.Name, urlEnv: "WEBHOOK_URL", build: build(func(ctx context.Context, c webhook.Config, l *slog.Logger) (runner, error) {
-		return webhook.New(ctx, c, l)
-	})},
+	{name: identity.Name, urlEnv: "IDENTITY_URL", build: build(identity.New)},
+	{name: contextsvc.Name, urlEnv: "CONTEXT_URL", build: build(contextsvc.New)},
+	{name: mailbox.Name, urlEnv: "MAILBOX_URL", build: build(mailbox.New)},
+	{name: graph.Name, urlEnv: "GRAPH_URL", build: build(graph.New)},
+	{name: claims.Name, urlEnv: "CLAIMS_URL", build: build(claims.New)},
+	{name: feed.Name, urlEnv: "FEED_URL", build: build(feed.New)},
+	{name: webhook.Name, urlEnv: "WEBHOOK_URL", build: build(webhook.New)},
 }
 
-var gatewayComponent = component{name: gateway.Name, build: build(func(ctx context.Context, c gateway.Config, l *slog.Logger) (runner, error) {
-	return gateway.New(ctx, c, l)
-})}
+var gatewayComponent = component{name: gateway.Name, build: build(gateway.New)}
 
 // Stack is a running suite.
 type Stack struct {
@@ -139,12 +128,7 @@ type Stack struct {
 
 // Start starts every service and the gateway; it returns once all of them accept connections.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
-	if opts.Log == nil {
-		opts.Log = slog.Default()
-	}
-	if opts.GatewayAddr == "" {
-		opts.GatewayAddr = "127.0.0.1:0"
-	}
+	opts.Log, opts.GatewayAddr = cmp.Or(opts.Log, slog.Default()), cmp.Or(opts.GatewayAddr, "127.0.0.1:0")
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Stack{ServiceURLs: map[string]string{}, instances: map[string][]*instance{}, runCtx: runCtx, log: opts.Log, monitor: opts.CommandMonitor, cancel: cancel}
 	env := map[string]string{
@@ -152,43 +136,38 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		"REDIS_URL": opts.RedisURL, "BASE_URL": opts.BaseURL,
 		"SHUTDOWN_TIMEOUT": "5s",
 	}
-	for k, v := range opts.Env {
-		env[k] = v
+	maps.Copy(env, opts.Env)
+	// fail closes the listeners given and stops what started.
+	fail := func(err error, unserved ...net.Listener) (*Stack, error) {
+		for _, ln := range unserved {
+			_ = ln.Close()
+		}
+		s.Stop()
+		return nil, err
 	}
 	gatewayEnv, serviceEnv, err := jwtEnv(opts)
 	if err != nil {
-		cancel()
-		return nil, err
+		return fail(err)
 	}
 	// The gateway's address is known first: services write public links with it (BASE_URL).
 	ln := opts.GatewayListener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", opts.GatewayAddr); err != nil {
-			s.Stop()
-			return nil, fmt.Errorf("listen for the gateway: %w", err)
+			return fail(fmt.Errorf("listen for the gateway: %w", err))
 		}
 	}
 	s.GatewayURL = "http://" + ln.Addr().String()
-	if env["BASE_URL"] == "" {
-		env["BASE_URL"] = s.GatewayURL
-	}
-	listeners := map[string][]net.Listener{"gateway": {ln}}
-	closeAll := func() {
-		for _, lns := range listeners {
-			for _, ln := range lns {
-				_ = ln.Close()
-			}
-		}
-	}
+	env["BASE_URL"] = cmp.Or(env["BASE_URL"], s.GatewayURL)
+	all := []net.Listener{ln} // every listener bound so far
+	listeners := map[string][]net.Listener{}
 	for _, c := range services {
 		var urls []string
 		for range max(1, opts.Replicas[c.name]) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
-				closeAll()
-				s.Stop()
-				return nil, fmt.Errorf("listen for %s: %w", c.name, err)
+				return fail(fmt.Errorf("listen for %s: %w", c.name, err), all...)
 			}
+			all = append(all, ln)
 			listeners[c.name] = append(listeners[c.name], ln)
 			urls = append(urls, "http://"+ln.Addr().String())
 		}
@@ -196,7 +175,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		env[c.urlEnv] = s.ServiceURLs[c.name]
 	}
 	for _, c := range services {
-		senv := clone(env)
+		senv := maps.Clone(env)
 		maps.Copy(senv, serviceEnv)
 		senv["MONGO_DATABASE"] = opts.DatabasePrefix + strings.ReplaceAll(c.name, "-", "_")
 		// Services call each other at the first replica's address.
@@ -205,31 +184,24 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 		for _, ln := range listeners[c.name] {
 			if err := s.start(ctx, c, senv, ln); err != nil {
-				closeAll()
-				s.Stop()
-				return nil, err
+				return fail(err, all...)
 			}
 		}
 	}
-	genv := clone(env)
+	genv := maps.Clone(env)
 	maps.Copy(genv, gatewayEnv)
 	gateways := []net.Listener{ln}
 	for range max(1, opts.Replicas[gateway.Name]) - 1 {
 		more, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			s.Stop()
-			return nil, fmt.Errorf("listen for a gateway replica: %w", err)
+			return fail(fmt.Errorf("listen for a gateway replica: %w", err))
 		}
 		gateways = append(gateways, more)
 	}
 	for i, gln := range gateways {
 		s.GatewayURLs = append(s.GatewayURLs, "http://"+gln.Addr().String())
 		if err := s.start(ctx, gatewayComponent, genv, gln); err != nil {
-			for _, rest := range gateways[i:] {
-				_ = rest.Close()
-			}
-			s.Stop()
-			return nil, err
+			return fail(err, gateways[i:]...)
 		}
 	}
 	return s, nil
@@ -281,9 +253,7 @@ func (s *Stack) run(ctx context.Context, c component, env map[string]string, ln 
 	}
 	runCtx, stop := context.WithCancel(s.runCtx)
 	in := &instance{c: c, env: env, addr: ln.Addr().String(), stop: stop, done: make(chan struct{}), runner: r}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		defer close(in.done)
 		defer r.Close()
 		if err := r.Serve(runCtx, ln); err != nil {
@@ -292,7 +262,7 @@ func (s *Stack) run(ctx context.Context, c component, env map[string]string, ln 
 			s.mu.Unlock()
 			s.cancel() // one service failing stops the suite, as a crash-looping pod would show
 		}
-	}()
+	})
 	return in, nil
 }
 
@@ -324,7 +294,7 @@ func (s *Stack) RestartReplicaWith(ctx context.Context, service string, i int, s
 	}
 	in.stop()
 	<-in.done
-	env := clone(in.env)
+	env := maps.Clone(in.env)
 	for k, v := range set {
 		if v == "" {
 			delete(env, k)
@@ -355,7 +325,7 @@ func (s *Stack) Env(service string, i int) (map[string]string, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return clone(in.env), nil
+	return maps.Clone(in.env), nil
 }
 
 func (s *Stack) instance(service string, i int) (*instance, error) {
@@ -394,12 +364,4 @@ func (s *Stack) Wait() error {
 func (s *Stack) Stop() error {
 	s.cancel()
 	return s.Wait()
-}
-
-func clone(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

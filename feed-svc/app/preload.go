@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -33,8 +34,7 @@ func NewPreloader(db *mongo.Database) *Preloader {
 
 // Load stores the records of evs' items and projects evs, preloadChunk events at a time.
 func (p *Preloader) Load(ctx context.Context, evs []events.Event) error {
-	for start := 0; start < len(evs); start += preloadChunk {
-		chunk := evs[start:min(start+preloadChunk, len(evs))]
+	for chunk := range slices.Chunk(evs, preloadChunk) {
 		var items []store.Item
 		for _, ev := range chunk {
 			if ev.Type != events.FeedItemPublished {

@@ -133,9 +133,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	for _, r := range routes.All() {
 		switch {
 		case r.Service == routes.Gateway:
-			e.Handle(r.Method, GinPath(r.Path), gw.Local(r, local[r.Method+" "+r.Path]))
+			e.Handle(r.Method, routes.GinPath(r.Path), gw.Local(r, local[r.Method+" "+r.Path]))
 		case gw.Serves(r):
-			e.Handle(r.Method, GinPath(r.Path), gw.Handler(r))
+			e.Handle(r.Method, routes.GinPath(r.Path), gw.Handler(r))
 		default:
 			continue
 		}
@@ -158,9 +158,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 
 // catalog is the answer of GET /api/webhook-events, built once.
 var catalog = routes.Catalog()
-
-// GinPath is routes.GinPath, for the tests that mount routes as the gateway does.
-func GinPath(p string) string { return routes.GinPath(p) }
 
 // Serve serves on ln until ctx ends; beside it, the replica applies the key revocations that
 // are announced (auth.Listen) until its drain is over.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -37,9 +38,7 @@ func Reseal(ctx context.Context, cfg ResealConfig, log *slog.Logger) (object.Res
 	if err != nil {
 		return object.ResealStats{}, err
 	}
-	if cfg.Database == "" {
-		cfg.Database = Name
-	}
+	cfg.Database = cmp.Or(cfg.Database, Name)
 	client, db, err := mongox.Connect(ctx, cfg.URI, cfg.Database, cfg.CommandMonitor)
 	if err != nil {
 		return object.ResealStats{}, err

@@ -46,16 +46,11 @@ func Generate(prefix string) (key, digest string) {
 // Valid reports whether key has a known prefix, the right shape and a matching checksum. It does
 // no lookup: a valid key may still be unknown or revoked.
 func Valid(key string) bool {
-	var rest string
-	switch {
-	case strings.HasPrefix(key, OwnerPrefix):
-		rest = key[len(OwnerPrefix):]
-	case strings.HasPrefix(key, SubPrefix):
-		rest = key[len(SubPrefix):]
-	default:
-		return false
+	rest, ok := strings.CutPrefix(key, OwnerPrefix)
+	if !ok {
+		rest, ok = strings.CutPrefix(key, SubPrefix)
 	}
-	if len(rest) != bodyLen+checksumLen || strings.Trim(rest, alphabet) != "" {
+	if !ok || len(rest) != bodyLen+checksumLen || strings.Trim(rest, alphabet) != "" {
 		return false
 	}
 	head := key[:len(key)-checksumLen]

@@ -5,6 +5,7 @@
 package authn
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -262,17 +263,6 @@ func Owner(c *gin.Context) (*Principal, *Target, error) {
 	return p, t, nil
 }
 
-// RequireOwner is Owner for handlers that render their own errors: it aborts the request when
-// the caller does not own the target.
-func RequireOwner(c *gin.Context) (*Principal, *Target, bool) {
-	p, t, err := Owner(c)
-	if err != nil {
-		httpx.Abort(c, err)
-		return nil, nil, false
-	}
-	return p, t, true
-}
-
 // Transport adds an internal token, with no principal, and the request id to service-to-service
 // requests.
 type Transport struct {
@@ -294,11 +284,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rid != "" {
 		req.Header.Set(httpx.HeaderRequestID, rid)
 	}
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return base.RoundTrip(req)
+	return cmp.Or(t.Base, http.DefaultTransport).RoundTrip(req)
 }
 
 // PublicTargetID returns the object id of the route's target when the object is public, else "":

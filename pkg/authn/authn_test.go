@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/svcdev/svc/pkg/httpx"
 )
 
 // keys returns a gateway key, a services' key and the verifier of a service holding both.
@@ -79,9 +81,11 @@ func TestServiceTokenClaimingAPrincipalIsRefused(t *testing.T) {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.GET("/api/objects/:hash/keys", Require(v, "identity-svc"), func(c *gin.Context) {
-		if _, _, ok := RequireOwner(c); ok {
-			c.String(http.StatusOK, PrincipalFrom(c).ObjectID)
+		if _, _, err := Owner(c); err != nil {
+			httpx.Abort(c, err)
+			return
 		}
+		c.String(http.StatusOK, PrincipalFrom(c).ObjectID)
 	})
 	e.GET("/internal/v1/resolve", Require(v, "identity-svc"), func(c *gin.Context) { c.Status(http.StatusOK) })
 	srv := httptest.NewServer(e)

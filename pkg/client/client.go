@@ -140,23 +140,23 @@ func (c *Client) Send(ctx context.Context, m NewMessage) (*Message, error) {
 // Mailbox lists a page of the threads of the object whose key the client holds (cursor "" for
 // the first page).
 func (c *Client) Mailbox(ctx context.Context, hash, cursor string) (*Mailbox, error) {
-	path := "/api/objects/" + url.PathEscape(hash) + "/mailbox"
-	if cursor != "" {
-		path += "?cursor=" + url.QueryEscape(cursor)
-	}
 	var out Mailbox
-	return &out, c.call(ctx, "GET", path, nil, nil, &out)
+	return &out, c.call(ctx, "GET", withCursor("/api/objects/"+url.PathEscape(hash)+"/mailbox", cursor), nil, nil, &out)
 }
 
 // Thread reads a page of a thread the client's object takes part in (messages oldest first;
 // cursor "" for the first page), marking the page's messages read.
 func (c *Client) Thread(ctx context.Context, threadID, cursor string) (*Thread, error) {
-	path := "/api/threads/" + url.PathEscape(threadID)
+	var out Thread
+	return &out, c.call(ctx, "GET", withCursor("/api/threads/"+url.PathEscape(threadID), cursor), nil, nil, &out)
+}
+
+// withCursor asks path for the page at cursor ("" for the first page).
+func withCursor(path, cursor string) string {
 	if cursor != "" {
 		path += "?cursor=" + url.QueryEscape(cursor)
 	}
-	var out Thread
-	return &out, c.call(ctx, "GET", path, nil, nil, &out)
+	return path
 }
 
 // followWait is how long one long poll of Follow waits for an event: under the HTTP client's

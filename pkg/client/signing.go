@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -88,16 +89,8 @@ func (t *SigningTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		_ = req.Body.Close()
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	ttl := t.TTL
-	if ttl == 0 {
-		ttl = time.Minute
-	}
-	if err := t.Signer.Sign(req, body, time.Now(), ttl); err != nil {
+	if err := t.Signer.Sign(req, body, time.Now(), cmp.Or(t.TTL, time.Minute)); err != nil {
 		return nil, err
 	}
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return base.RoundTrip(req)
+	return cmp.Or(t.Base, http.DefaultTransport).RoundTrip(req)
 }

@@ -17,7 +17,7 @@ type ContextUpdatedData struct {
 	// Change is what the write changed: llm_txt, context, rules, sources or sync.
 	Change string `json:"change"`
 	// Admission is what the version's rules say of admission, for mailbox-svc's projection. It is
-	// internal: no public payload carries it (events.PublicFields). Events from before it was
+	// internal: no public payload carries it (events.Public). Events from before it was
 	// carried have none.
 	Admission *Admission `json:"admission,omitempty"`
 }

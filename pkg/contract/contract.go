@@ -83,13 +83,6 @@ func (r *Rules) Validate() error {
 	if r == nil {
 		return nil
 	}
-	check := func(field, v string) error {
-		if len(v) > MaxRuleWord || !ruleWord.MatchString(v) {
-			return apierr.BadRequest(apierr.CodeInvalidRequest,
-				"rules.%s must be a lowercase word of at most %d characters", field, MaxRuleWord)
-		}
-		return nil
-	}
 	type leaf struct{ name, value string }
 	var leaves []leaf
 	if r.Read != nil {
@@ -108,8 +101,9 @@ func (r *Rules) Validate() error {
 		leaves = append(leaves, leaf{"participant_admission.mode", r.ParticipantAdmission.Mode})
 	}
 	for _, l := range leaves {
-		if err := check(l.name, l.value); err != nil {
-			return err
+		if len(l.value) > MaxRuleWord || !ruleWord.MatchString(l.value) {
+			return apierr.BadRequest(apierr.CodeInvalidRequest,
+				"rules.%s must be a lowercase word of at most %d characters", l.name, MaxRuleWord)
 		}
 	}
 	return nil

@@ -54,7 +54,7 @@ func StartMongo(ctx context.Context, opts MongoOptions) (*Mongo, error) {
 		Logger:   opts.Log,
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(discard{}, nil))
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.PostgreSQLURL != "" {
 		cfg.Handler, cfg.PostgreSQLURL = "postgresql", opts.PostgreSQLURL
@@ -203,7 +203,3 @@ func waitTCP(ctx context.Context, addr string) error {
 		}
 	}
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -83,17 +84,12 @@ const runningMarker = "svc-running"
 // rebalances take well under a second. With a DataDir it checks the directory against IDFile,
 // sets aside one that is not the cluster's, and creates Topics before any client connects.
 func StartKafka(opts KafkaOptions) (*Kafka, error) {
-	if opts.Partitions == 0 {
-		opts.Partitions = 4
-	}
+	opts.Partitions = cmp.Or(opts.Partitions, 4)
 	if opts.Log == nil {
-		opts.Log = slog.New(slog.NewTextHandler(discard{}, nil))
+		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	logger := &kfakeLogger{log: opts.Log}
-	addr := opts.Addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
+	addr := cmp.Or(opts.Addr, "127.0.0.1:0")
 	kopts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.DefaultNumPartitions(opts.Partitions),
@@ -118,7 +114,7 @@ func StartKafka(opts KafkaOptions) (*Kafka, error) {
 		return nil, fmt.Errorf("start kfake: %w", err)
 	}
 	k.cluster = c
-	if logger.truncated() {
+	if logger.cut.Load() {
 		k.Recovery = KafkaRepaired
 		k.Detail = "the broker's log had corrupt bytes, cut at the first of them: events after that point are gone from it"
 	}
@@ -303,11 +299,10 @@ func (k *Kafka) Stop() {
 	}
 }
 
-// kfakeLogger hands kfake's warnings and errors to slog, and notes a repair of the log.
+// kfakeLogger hands kfake's warnings and errors to slog, and notes a repair of the log (cut).
 type kfakeLogger struct {
 	log *slog.Logger
-	mu  sync.Mutex
-	cut bool
+	cut atomic.Bool
 }
 
 func (l *kfakeLogger) Logf(level kfake.LogLevel, format string, args ...any) {
@@ -316,19 +311,11 @@ func (l *kfakeLogger) Logf(level kfake.LogLevel, format string, args ...any) {
 	}
 	msg := fmt.Sprintf(format, args...)
 	if strings.Contains(msg, "truncating") {
-		l.mu.Lock()
-		l.cut = true
-		l.mu.Unlock()
+		l.cut.Store(true)
 	}
 	if level == kfake.LogLevelError {
 		l.log.Error("embedded kafka: " + msg)
 		return
 	}
 	l.log.Warn("embedded kafka: " + msg)
-}
-
-func (l *kfakeLogger) truncated() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.cut
 }

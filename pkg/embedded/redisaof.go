@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,11 +92,7 @@ func (a *aof) hook(c *server.Peer, cmd string, args ...string) bool {
 	if err != nil || n < 0 || n > len(rest)-1 {
 		return false // the server refuses it
 	}
-	kept := false
-	for _, k := range rest[1 : 1+n] {
-		kept = kept || strings.HasPrefix(k, a.prefix)
-	}
-	if !kept {
+	if !slices.ContainsFunc(rest[1:1+n], func(k string) bool { return strings.HasPrefix(k, a.prefix) }) {
 		return false
 	}
 	a.mu.Lock()

@@ -83,9 +83,7 @@ func Consume(ctx context.Context, cfg ConsumerConfig) error {
 	cfg.RetryMin = orDefault(cfg.RetryMin, 200*time.Millisecond)
 	cfg.RetryMax = orDefault(cfg.RetryMax, 30*time.Second)
 	cfg.RetryFor = orDefault(cfg.RetryFor, time.Hour)
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = 100
-	}
+	cfg.MaxBatch = orDefault(cfg.MaxBatch, 100)
 	if cfg.Batch != nil {
 		if cfg.Processed != nil {
 			return fmt.Errorf("consumer group %s: a batch handler keeps no dedupe records", cfg.GroupID)

@@ -140,11 +140,7 @@ func OnceID(key string) string {
 
 // MustNewOnce is MustNew with the id OnceID(key).
 func MustNewOnce(key, topic, eventType, objectID, hash, requestID string, data any) Pending {
-	p, err := newEvent(OnceID(key), topic, eventType, objectID, hash, requestID, data)
-	if err != nil {
-		panic(err)
-	}
-	return p
+	return must(newEvent(OnceID(key), topic, eventType, objectID, hash, requestID, data))
 }
 
 func newEvent(id, topic, eventType, objectID, hash, requestID string, data any) (Pending, error) {
@@ -167,7 +163,10 @@ func newEvent(id, topic, eventType, objectID, hash, requestID string, data any) 
 
 // MustNew is New for data that always encodes (plain structs and maps).
 func MustNew(topic, eventType, objectID, hash, requestID string, data any) Pending {
-	p, err := New(topic, eventType, objectID, hash, requestID, data)
+	return must(New(topic, eventType, objectID, hash, requestID, data))
+}
+
+func must(p Pending, err error) Pending {
 	if err != nil {
 		panic(err)
 	}

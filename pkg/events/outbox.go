@@ -214,12 +214,12 @@ func (o *Outbox) Stage(ctx context.Context, collection string, id any, evs ...Pe
 // queue is full the sweep publishes them.
 func (o *Outbox) Confirm(evs ...Pending) {
 	for _, e := range evs {
-		o.hold(e.ID, true)
+		o.hold(e.ID)
 		select {
 		case o.queue <- e:
 		default:
-			o.hold(e.ID, false)
 			o.mu.Lock()
+			delete(o.held, e.ID) // not queued: the sweep publishes it, as an overflow
 			if len(o.overflow) < 4*o.opts.Queue {
 				o.overflow[e.ID] = true
 			}
@@ -228,16 +228,12 @@ func (o *Outbox) Confirm(evs ...Pending) {
 	}
 }
 
-// hold marks id as one the sweep leaves alone (on), or no longer (off). The map holds at most
-// the queue, a batch in delivery and the acknowledgements since the sweep's last read.
-func (o *Outbox) hold(id string, on bool) {
+// hold marks id as one the sweep leaves alone. The map holds at most the queue, a batch in
+// delivery and the acknowledgements since the sweep's last read.
+func (o *Outbox) hold(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if on {
-		o.held[id] = true
-	} else {
-		delete(o.held, id)
-	}
+	o.held[id] = true
 }
 
 // release is called once acknowledged events are deleted: the sweep leaves them alone until its
@@ -360,7 +356,7 @@ func (o *Outbox) deliver(ctx context.Context, batch []Pending) {
 	for attempt := 0; ; attempt++ {
 		err := o.publishOnce(ctx, batch)
 		if err == nil {
-			o.ack(ctx, batch)
+			o.acks <- batch
 			return
 		}
 		if attempt == 0 {
@@ -403,15 +399,12 @@ func (o *Outbox) drain() {
 				o.unhold(batch)
 				continue
 			}
-			o.ack(ctx, batch)
+			o.acks <- batch
 		default:
 			return
 		}
 	}
 }
-
-// ack hands published entries to acknowledge, which deletes them.
-func (o *Outbox) ack(_ context.Context, batch []Pending) { o.acks <- batch }
 
 // ackLinger is how long acknowledge waits for more published events before deleting those it
 // has: a send's entries are deleted with those of the sends around it, one command for many even
@@ -574,9 +567,9 @@ func (o *Outbox) sweepPage(ctx context.Context, now time.Time, r mongox.Range) (
 			return nil, false
 		}
 		for _, e := range batch {
-			o.hold(e.ID, true) // until its delete: the next sweep may read before it
+			o.hold(e.ID) // until its delete: the next sweep may read before it
 		}
-		o.ack(ctx, batch)
+		o.acks <- batch
 	}
 	if dropped > 0 {
 		o.log.Info("outbox sweep: dropping events whose write never happened", "events", dropped)

@@ -19,10 +19,6 @@ var publicFields = map[string][]string{
 	DecisionRecorded:     {"id", "decision_id", "node_id", "thread_id", "title", "confidence", "created_at"},
 }
 
-// PublicFields are the data fields the public payload of an internal event type may carry
-// (besides hash, and change where Change names one); nil for a type with no public event.
-func PublicFields(eventType string) []string { return publicFields[eventType] }
-
 // internalChange names what happened for events whose public name covers several internal ones.
 var internalChange = map[string]string{
 	ObjectCreated:     "created",

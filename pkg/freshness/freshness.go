@@ -102,10 +102,7 @@ func (r *Reporter) Withdraw(ctx context.Context, groups []string) error {
 }
 
 func parse(v string) (lag time.Duration, at time.Time, ok bool) {
-	ms, when, found := strings.Cut(v, ":")
-	if !found {
-		return 0, time.Time{}, false
-	}
+	ms, when, _ := strings.Cut(v, ":") // without ":", when is "" and does not parse
 	l, err1 := strconv.ParseInt(ms, 10, 64)
 	a, err2 := strconv.ParseInt(when, 10, 64)
 	if err1 != nil || err2 != nil {
@@ -152,13 +149,11 @@ func (r *Reader) Worst(ctx context.Context, now time.Time) Behind {
 	if now.Sub(r.readAt) < Interval {
 		return r.worst
 	}
-	r.readAt = now
+	r.readAt, r.worst = now, Behind{}
 	all, err := r.rdb.HGetAll(ctx, Key).Result()
 	if err != nil {
-		r.worst = Behind{}
 		return r.worst
 	}
-	worst := Behind{}
 	for field, v := range all {
 		group, _, _ := strings.Cut(field, "|")
 		if len(r.groups) > 0 && !r.groups[group] {
@@ -168,10 +163,9 @@ func (r *Reader) Worst(ctx context.Context, now time.Time) Behind {
 		if !ok || now.Sub(at) > Stale {
 			continue
 		}
-		if lag > worst.Lag {
-			worst = Behind{Group: group, Lag: lag}
+		if lag > r.worst.Lag {
+			r.worst = Behind{Group: group, Lag: lag}
 		}
 	}
-	r.worst = worst
-	return worst
+	return r.worst
 }

@@ -8,6 +8,7 @@ package httpsig
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -85,11 +86,7 @@ func (s Signer) Sign(req *http.Request, body []byte, now time.Time, ttl time.Dur
 		req.Header.Set(HeaderContentDigest, ContentDigest(body))
 		components = append(components, "content-digest")
 	}
-	params := httpsfv.NewParams()
-	params.Add("created", now.Unix())
-	params.Add("expires", now.Add(ttl).Unix())
-	params.Add("keyid", s.KeyID)
-	params.Add("alg", "ed25519")
+	params := signatureParams(s.KeyID, now, ttl)
 	params.Add("nonce", base64.StdEncoding.EncodeToString(nonce))
 	params.Add("tag", Tag)
 	list := httpsfv.InnerList{Params: params}
@@ -104,14 +101,29 @@ func (s Signer) Sign(req *http.Request, body []byte, now time.Time, ttl time.Dur
 	if err != nil {
 		return err
 	}
+	return setSignature(req.Header, input, s.Key, base)
+}
+
+// signatureParams are the parameters that open every signature this package makes.
+func signatureParams(keyID string, now time.Time, ttl time.Duration) *httpsfv.Params {
+	params := httpsfv.NewParams()
+	params.Add("created", now.Unix())
+	params.Add("expires", now.Add(ttl).Unix())
+	params.Add("keyid", keyID)
+	params.Add("alg", "ed25519")
+	return params
+}
+
+// setSignature signs base with key and sets Signature-Input (input) and Signature in h.
+func setSignature(h http.Header, input string, key ed25519.PrivateKey, base []byte) error {
 	sig := httpsfv.NewDictionary()
-	sig.Add(Label, httpsfv.NewItem(ed25519.Sign(s.Key, base)))
+	sig.Add(Label, httpsfv.NewItem(ed25519.Sign(key, base)))
 	value, err := httpsfv.Marshal(sig)
 	if err != nil {
 		return fmt.Errorf("httpsig: signature: %w", err)
 	}
-	req.Header.Set(HeaderSignatureInput, input)
-	req.Header.Set(HeaderSignature, value)
+	h.Set(HeaderSignatureInput, input)
+	h.Set(HeaderSignature, value)
 	return nil
 }
 
@@ -254,10 +266,7 @@ func signatureBase(req *http.Request, components []string, sigParams string) ([]
 		case "@authority":
 			v = authority(req)
 		case "@path":
-			v = req.URL.EscapedPath()
-			if v == "" {
-				v = "/"
-			}
+			v = cmp.Or(req.URL.EscapedPath(), "/")
 		default:
 			if strings.HasPrefix(c, "@") || c != strings.ToLower(c) {
 				return nil, fmt.Errorf("%w: component %s is not supported", ErrInvalid, c)
@@ -280,24 +289,12 @@ func signatureBase(req *http.Request, components []string, sigParams string) ([]
 // authority is the request's host, lower case, without the scheme's default port (RFC 9421
 // §2.2.3).
 func authority(req *http.Request) string {
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
+	host := strings.ToLower(cmp.Or(req.Host, req.URL.Host))
+	// A server's request has no scheme: its TLS says which it came by.
+	if req.URL.Scheme == "https" || req.URL.Scheme == "" && req.TLS != nil {
+		return strings.TrimSuffix(host, ":443")
 	}
-	host = strings.ToLower(host)
-	scheme := req.URL.Scheme
-	if scheme == "" {
-		scheme = "http"
-		if req.TLS != nil {
-			scheme = "https"
-		}
-	}
-	if scheme == "https" {
-		host = strings.TrimSuffix(host, ":443")
-	} else {
-		host = strings.TrimSuffix(host, ":80")
-	}
-	return host
+	return strings.TrimSuffix(host, ":80")
 }
 
 // DirectoryTag is the tag of the signature over a key directory's response.
@@ -320,11 +317,7 @@ const DirectoryContentType = "application/http-message-signatures-directory+json
 // ("@authority";req) and is tagged DirectoryTag, as the directory draft asks, so that a client
 // knows the directory's keys are held by whoever the directory names.
 func SignDirectory(h http.Header, authority string, key ed25519.PrivateKey, keyID string, now time.Time, ttl time.Duration) error {
-	params := httpsfv.NewParams()
-	params.Add("created", now.Unix())
-	params.Add("expires", now.Add(ttl).Unix())
-	params.Add("keyid", keyID)
-	params.Add("alg", "ed25519")
+	params := signatureParams(keyID, now, ttl)
 	params.Add("tag", DirectoryTag)
 	reqParam := httpsfv.NewParams()
 	reqParam.Add("req", true)
@@ -334,13 +327,5 @@ func SignDirectory(h http.Header, authority string, key ed25519.PrivateKey, keyI
 		return err
 	}
 	base := fmt.Sprintf("\"@authority\";req: %s\n\"@signature-params\": %s", strings.ToLower(authority), sigParams)
-	sig := httpsfv.NewDictionary()
-	sig.Add(Label, httpsfv.NewItem(ed25519.Sign(key, []byte(base))))
-	value, err := httpsfv.Marshal(sig)
-	if err != nil {
-		return fmt.Errorf("httpsig: signature: %w", err)
-	}
-	h.Set(HeaderSignatureInput, input)
-	h.Set(HeaderSignature, value)
-	return nil
+	return setSignature(h, input, key, []byte(base))
 }

@@ -25,12 +25,7 @@ const (
 // trailing data and bodies larger than MaxBodyBytes, each with a 4xx in the error shape. Fields of
 // dst tagged `required:"true"` (pointers, slices or maps) must be present: MISSING_FIELD otherwise.
 func Decode(c *gin.Context, dst any) error {
-	return DecodeLimit(c, dst, MaxBodyBytes)
-}
-
-// DecodeLimit is Decode with an explicit size limit.
-func DecodeLimit(c *gin.Context, dst any, limit int64) error {
-	raw, err := ReadBody(c, limit)
+	raw, err := ReadBody(c, MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -71,9 +66,7 @@ func DecodeBytes(raw []byte, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}
-	if dec.More() {
-		return BadRequest(CodeInvalidJSON, "the body must hold exactly one JSON object")
-	}
+	// Anything after the object, a value or a stray delimiter, is a token or an error, not EOF.
 	if _, err := dec.Token(); err != io.EOF {
 		return BadRequest(CodeInvalidJSON, "the body must hold exactly one JSON object")
 	}

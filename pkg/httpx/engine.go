@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,15 +32,7 @@ var (
 	keyPattern = regexp.MustCompile(`(svc_sk_|ksvc_)[A-Za-z0-9]+`)
 )
 
-// RedactKeys replaces anything shaped like an API key in s.
-func RedactKeys(s string) string { return keyPattern.ReplaceAllString(s, "${1}[redacted]") }
-
 type requestIDKey struct{}
-
-// WithRequestID returns ctx carrying the request id.
-func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
 
 // RequestIDFrom returns the request id carried by ctx, or "".
 func RequestIDFrom(ctx context.Context) string {
@@ -49,9 +42,6 @@ func RequestIDFrom(ctx context.Context) string {
 
 // RequestID returns the id of the request being served.
 func RequestID(c *gin.Context) string { return RequestIDFrom(c.Request.Context()) }
-
-// NewRequestID makes a fresh, sortable request id.
-func NewRequestID() string { return "req_" + apikey.NewULID().String() }
 
 // Metrics are the per-service HTTP metrics; each service registers its own in its own registry so
 // that several services can share one process.
@@ -85,7 +75,7 @@ func NewEngine(log *slog.Logger, metrics *Metrics) *gin.Engine {
 	e.Use(lingeringClose, requestIDMiddleware, accessLog(log, metrics), recovery(log), wellFormedQuery)
 	e.NoRoute(func(c *gin.Context) { Abort(c, NotFound("route")) })
 	e.NoMethod(func(c *gin.Context) {
-		Abort(c, Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+		Abort(c, Errorf(http.StatusMethodNotAllowed, apierr.CodeMethodNotAllowed,
 			"method %s is not allowed on this route", c.Request.Method))
 	})
 	return e
@@ -147,10 +137,10 @@ func looksLikeJWT(s string) bool {
 func requestIDMiddleware(c *gin.Context) {
 	id := c.GetHeader(HeaderRequestID)
 	if !acceptableRequestID(id) {
-		id = NewRequestID()
+		id = "req_" + apikey.NewULID().String() // fresh and sortable
 	}
 	c.Request.Header.Set(HeaderRequestID, id)
-	c.Request = c.Request.WithContext(WithRequestID(c.Request.Context(), id))
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey{}, id))
 	c.Header(HeaderRequestID, id)
 	c.Next()
 }
@@ -162,10 +152,7 @@ func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 		start := time.Now()
 		c.Next()
 		elapsed := time.Since(start)
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
+		route := cmp.Or(c.FullPath(), "unmatched")
 		status := c.Writer.Status()
 		if m != nil {
 			m.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(status)).Inc()
@@ -174,7 +161,7 @@ func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 		attrs := []any{
 			slog.String("request_id", RequestID(c)),
 			slog.String("method", c.Request.Method),
-			slog.String("path", RedactKeys(c.Request.URL.Path)),
+			slog.String("path", keyPattern.ReplaceAllString(c.Request.URL.Path, "${1}[redacted]")),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Duration("duration", elapsed),
@@ -196,10 +183,7 @@ func accessLog(log *slog.Logger, m *Metrics) gin.HandlerFunc {
 // when the caller went away before the answer, an error otherwise.
 func errorLevel(c *gin.Context) slog.Level {
 	var e *apierr.Error
-	if len(c.Errors) > 0 && errors.As(c.Errors.Last().Err, &e) && e.Shed {
-		return slog.LevelWarn
-	}
-	if c.Request.Context().Err() != nil {
+	if len(c.Errors) > 0 && errors.As(c.Errors.Last().Err, &e) && e.Shed || c.Request.Context().Err() != nil {
 		return slog.LevelWarn
 	}
 	return slog.LevelError
@@ -213,7 +197,7 @@ func recovery(log *slog.Logger) gin.HandlerFunc {
 					panic(r)
 				}
 				log.Error("panic in handler", "request_id", RequestID(c), "panic", fmt.Sprint(r))
-				Abort(c, Internal(fmt.Errorf("panic: %v", r)))
+				Abort(c, apierr.Internal(fmt.Errorf("panic: %v", r)))
 			}
 		}()
 		c.Next()

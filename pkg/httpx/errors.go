@@ -24,22 +24,17 @@ const (
 	CodeInvalidKind       = apierr.CodeInvalidKind
 	CodeInvalidVisibility = apierr.CodeInvalidVisibility
 	CodeInvalidUsername   = apierr.CodeInvalidUsername
-	CodeInvalidConfidence = apierr.CodeInvalidConfidence
-	CodeInvalidURL        = apierr.CodeInvalidURL
 	CodeUnauthorized      = apierr.CodeUnauthorized
 	CodePaymentRequired   = apierr.CodePaymentRequired
 	CodeForbidden         = apierr.CodeForbidden
 	CodeInsufficientScope = apierr.CodeInsufficientScope
-	CodeSenderBlocked     = apierr.CodeSenderBlocked
 	CodeNotFound          = apierr.CodeNotFound
-	CodeMethodNotAllowed  = apierr.CodeMethodNotAllowed
 	CodeHashTaken         = apierr.CodeHashTaken
 	CodeConflict          = apierr.CodeConflict
 	CodePayloadTooLarge   = apierr.CodePayloadTooLarge
 	CodeRateLimited       = apierr.CodeRateLimited
 	CodeUnavailable       = apierr.CodeUnavailable
 	CodeInternal          = apierr.CodeInternal
-	CodeQuotaExceeded     = apierr.CodeQuotaExceeded
 )
 
 // Error is apierr.Error: the one error type, rendered by Abort.
@@ -75,21 +70,6 @@ func TooLarge(limit int64) *Error { return apierr.TooLarge(limit) }
 
 // Unavailable is apierr.Unavailable.
 func Unavailable(cause error) *Error { return apierr.Unavailable(cause) }
-
-// Internal is apierr.Internal.
-func Internal(cause error) *Error { return apierr.Internal(cause) }
-
-// IsBidiControl is apierr.IsBidiControl.
-func IsBidiControl(r rune) bool { return apierr.IsBidiControl(r) }
-
-// HasBidiControl is apierr.HasBidiControl.
-func HasBidiControl(s string) bool { return apierr.HasBidiControl(s) }
-
-// StripBidiControls is apierr.StripBidiControls.
-func StripBidiControls(s string) string { return apierr.StripBidiControls(s) }
-
-// RefuseBidiControls is apierr.RefuseBidiControls.
-func RefuseBidiControls(field, value string) error { return apierr.RefuseBidiControls(field, value) }
 
 // Body is the JSON shape of every error response.
 type Body struct {

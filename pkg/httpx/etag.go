@@ -42,11 +42,6 @@ func (e *ETags) Tokens() *versions.Tokens { return e.tokens }
 // answers.
 func (e *ETags) Changed(ctx context.Context, objectID string) { e.tokens.Changed(ctx, objectID) }
 
-// Current returns the object's validator, making one when there is none.
-func (e *ETags) Current(ctx context.Context, objectID string) (string, error) {
-	return e.tokens.Current(ctx, objectID)
-}
-
 // Cacheable serves a public read of the object that objectID names ("" for a request that must
 // not be cached, such as a private object's). It answers 304 Not Modified, without running the
 // handler, when If-None-Match holds the current validator; otherwise it runs the handler and adds
@@ -58,7 +53,7 @@ func (e *ETags) Cacheable(objectID func(*gin.Context) string) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		tok, err := e.Current(c.Request.Context(), id)
+		tok, err := e.tokens.Current(c.Request.Context(), id) // made when there is none
 		if err != nil {
 			e.log.Warn("etag: reading a validator failed", "object_id", id, "error", err)
 			c.Next()

@@ -42,13 +42,11 @@ func (f *FeedTags) Changed(ctx context.Context, feed string) { f.tokens.Changed(
 // ETag returns the validator of a read of feed: create says whether to make a token when there is
 // none (a reader about to read the store does; a check that only may answer 304 does not).
 func (f *FeedTags) ETag(ctx context.Context, feed string, r *http.Request, create bool) (string, error) {
-	var tok string
-	var err error
+	token := f.tokens.Peek
 	if create {
-		tok, err = f.tokens.Current(ctx, feed)
-	} else {
-		tok, err = f.tokens.Peek(ctx, feed)
+		token = f.tokens.Current
 	}
+	tok, err := token(ctx, feed)
 	if err != nil {
 		return "", err
 	}

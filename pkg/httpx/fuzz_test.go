@@ -51,7 +51,7 @@ func FuzzQuery(f *testing.F) {
 	}
 	e := NewEngine(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	e.GET("/list", func(c *gin.Context) {
-		if _, _, err := PageParams(c, IDWithPrefix("obj")); err != nil {
+		if _, _, err := PageKey(c, "list"); err != nil {
 			Abort(c, err)
 			return
 		}

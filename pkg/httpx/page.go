@@ -15,23 +15,6 @@ const (
 	MaxLimit     = 200
 )
 
-// PageParams reads the limit and cursor query parameters of a list (see PageLimit and
-// PageCursor).
-func PageParams(c *gin.Context, valid func(string) bool) (limit int, cursor string, err error) {
-	if limit, err = PageLimit(c); err != nil {
-		return 0, "", err
-	}
-	if cursor, err = PageCursor(c, valid); err != nil {
-		return 0, "", err
-	}
-	return limit, cursor, nil
-}
-
-// IDWithPrefix is a cursor check for lists paged by ids of one kind (apikey.NewID(prefix)).
-func IDWithPrefix(prefix string) func(string) bool {
-	return func(s string) bool { return strings.HasPrefix(s, prefix+"_") }
-}
-
 // PageLimit reads the limit query parameter: 1 to MaxLimit, DefaultLimit when absent.
 func PageLimit(c *gin.Context) (int, error) {
 	raw := c.Query("limit")
@@ -43,31 +26,6 @@ func PageLimit(c *gin.Context) (int, error) {
 		return 0, BadRequest(CodeInvalidRequest, "limit must be an integer from 1 to %d", MaxLimit)
 	}
 	return n, nil
-}
-
-// PageCursor reads the opaque cursor query parameter ("" when absent); valid checks the decoded
-// value, so that a forged cursor is a 400 rather than a strange query.
-func PageCursor(c *gin.Context, valid func(string) bool) (string, error) {
-	raw := c.Query("cursor")
-	if raw == "" {
-		return "", nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil || !valid(string(b)) {
-		return "", BadRequest(CodeInvalidRequest, "cursor is not valid")
-	}
-	return string(b), nil
-}
-
-// Page trims a list read with limit+1 entries to limit, and returns the cursor of the next page
-// (the key of the last entry kept), or nil on the last page.
-func Page[T any](list []T, limit int, key func(T) string) ([]T, *string) {
-	if len(list) <= limit {
-		return list, nil
-	}
-	list = list[:limit]
-	next := base64.RawURLEncoding.EncodeToString([]byte(key(list[limit-1])))
-	return list, &next
 }
 
 // SeqCursor is the opaque cursor of position seq (an offset, a version) in the list named scope.

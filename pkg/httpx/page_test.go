@@ -25,46 +25,6 @@ func TestPaging(t *testing.T) {
 			t.Errorf("PageLimit(%q) = %d, %v; want %d", query, n, err, want)
 		}
 	}
-
-	ids := []string{"obj_1", "obj_2", "obj_3"}
-	kept, next := Page(ids, 2, func(s string) string { return s + "|x" })
-	if len(kept) != 2 || next == nil {
-		t.Fatalf("Page of 3 with limit 2 = %v, %v", kept, next)
-	}
-	if last, none := Page(ids, 3, func(s string) string { return s }); len(last) != 3 || none != nil {
-		t.Fatalf("the last page = %v, %v; want every entry and no cursor", last, none)
-	}
-	isObj := IDWithPrefix("obj")
-	if got, err := PageCursor(ctx("cursor="+*next), isObj); err != nil || got != "obj_2|x" {
-		t.Errorf("PageCursor of Page's cursor = %q, %v", got, err)
-	}
-	if got, err := PageCursor(ctx(""), isObj); err != nil || got != "" {
-		t.Errorf("no cursor: %q, %v", got, err)
-	}
-	for _, bad := range []string{"!!", "bm9wZQ"} { // not base64url; "nope"
-		if _, err := PageCursor(ctx("cursor="+bad), isObj); err == nil || AsError(err).Code != CodeInvalidRequest {
-			t.Errorf("cursor %q: %v, want 400", bad, err)
-		}
-	}
-}
-
-func TestPageParams(t *testing.T) {
-	t.Parallel()
-	ctx := func(query string) *gin.Context {
-		c, _ := gin.CreateTestContext(httptest.NewRecorder())
-		c.Request = httptest.NewRequest("GET", "/list?"+query, nil)
-		return c
-	}
-	_, cur := Page([]string{"src_1", "src_2"}, 1, func(s string) string { return s })
-	limit, got, err := PageParams(ctx("limit=1&cursor="+*cur), IDWithPrefix("src"))
-	if err != nil || limit != 1 || got != "src_1" {
-		t.Fatalf("PageParams = %d, %q, %v", limit, got, err)
-	}
-	for _, q := range []string{"limit=0", "cursor=b2JqXzE", "limit=2&cursor=bm9wZQ"} {
-		if _, _, err := PageParams(ctx(q), IDWithPrefix("src")); err == nil || AsError(err).Code != CodeInvalidRequest {
-			t.Errorf("PageParams(%q) = %v, want 400 INVALID_REQUEST", q, err)
-		}
-	}
 }
 
 func TestMain(m *testing.M) {

@@ -58,13 +58,7 @@ func Scope(parts ...string) string { return Key(parts...) + Sep }
 
 // Time encodes t (to the microsecond) as a fixed-width part that sorts as time does; times
 // before 1970 are encoded as 1970.
-func Time(t time.Time) string {
-	us := t.UnixMicro()
-	if us < 0 {
-		us = 0
-	}
-	return fmt.Sprintf("%016x", us)
-}
+func Time(t time.Time) string { return Seq(t.UnixMicro()) }
 
 // ParseTime is the inverse of Time.
 func ParseTime(s string) (time.Time, error) {

@@ -153,17 +153,10 @@ func declareCollection(ctx context.Context, db *mongo.Database, name, retired st
 // IsDuplicateKey reports whether err is a unique-index violation. FerretDB reports a duplicate
 // caused by an update as an internal error rather than code 11000, so that shape is matched too.
 func IsDuplicateKey(err error) bool {
-	if err == nil {
-		return false
-	}
-	if mongo.IsDuplicateKeyError(err) {
-		return true
-	}
 	var ce mongo.CommandError
-	if errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Message), "duplicate key") {
-		return true
-	}
-	return strings.Contains(err.Error(), "E11000")
+	return err != nil && (mongo.IsDuplicateKeyError(err) ||
+		errors.As(err, &ce) && strings.Contains(strings.ToLower(ce.Message), "duplicate key") ||
+		strings.Contains(err.Error(), "E11000"))
 }
 
 // OnlyDuplicateKeys reports whether every failure of an unordered bulk insert was a duplicate
@@ -355,13 +348,10 @@ func NewLeases(coll *mongo.Collection) Leases { return Leases{coll: coll} }
 // error, when the lease is already held.
 func (l Leases) Take(ctx context.Context, key string, expires time.Time) (bool, error) {
 	err := Insert(ctx, l.coll, lease{ID: key, ExpiresAt: expires})
-	switch {
-	case errors.Is(err, ErrTaken):
+	if errors.Is(err, ErrTaken) {
 		return false, nil
-	case err != nil:
-		return false, err
 	}
-	return true, nil
+	return err == nil, err
 }
 
 // Sweep deletes the leases that expired before now.

@@ -6,6 +6,7 @@ package outbound
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -112,12 +113,8 @@ func New(opts Options) (*Client, error) {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
-	if opts.MaxRedirects == 0 {
-		opts.MaxRedirects = DefaultMaxRedirects
-	}
-	if opts.UserAgent == "" {
-		opts.UserAgent = "svc"
-	}
+	opts.MaxRedirects = cmp.Or(opts.MaxRedirects, DefaultMaxRedirects)
+	opts.UserAgent = cmp.Or(opts.UserAgent, "svc")
 	if len(opts.Ports) == 0 {
 		opts.Ports = DefaultPorts
 	}
@@ -182,14 +179,8 @@ func (c *Client) CheckURL(raw string) (*url.URL, error) {
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" {
 		return nil, fmt.Errorf("%w: not an absolute URL", ErrRefused)
 	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if c.opts.HTTPSOnly {
-			return nil, fmt.Errorf("%w: only https URLs are allowed", ErrRefused)
-		}
-	default:
-		return nil, fmt.Errorf("%w: scheme %q is not allowed", ErrRefused, u.Scheme)
+	if err := checkScheme(u.Scheme, c.opts.HTTPSOnly); err != nil {
+		return nil, err
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("%w: URLs with credentials are not allowed", ErrRefused)
@@ -200,6 +191,17 @@ func (c *Client) CheckURL(raw string) (*url.URL, error) {
 		}
 	}
 	return u, nil
+}
+
+// checkScheme refuses a scheme other than https and http (http too when httpsOnly).
+func checkScheme(scheme string, httpsOnly bool) error {
+	switch {
+	case scheme == "http" && httpsOnly:
+		return fmt.Errorf("%w: only https URLs are allowed", ErrRefused)
+	case scheme != "https" && scheme != "http":
+		return fmt.Errorf("%w: scheme %q is not allowed", ErrRefused, scheme)
+	}
+	return nil
 }
 
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
@@ -253,14 +255,8 @@ type guard struct {
 }
 
 func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.URL.Scheme {
-	case "https":
-	case "http":
-		if g.opts.HTTPSOnly {
-			return nil, fmt.Errorf("%w: only https URLs are allowed", ErrRefused)
-		}
-	default:
-		return nil, fmt.Errorf("%w: scheme %q is not allowed", ErrRefused, req.URL.Scheme)
+	if err := checkScheme(req.URL.Scheme, g.opts.HTTPSOnly); err != nil {
+		return nil, err
 	}
 	if req.Header.Get("User-Agent") == "" {
 		req = req.Clone(req.Context())
@@ -370,12 +366,9 @@ func Refused(ip netip.Addr, allowPrivate bool) string {
 			return Refused(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), allowPrivate)
 		}
 	}
-	for _, m := range metadataAddrs {
-		if ip == m {
-			return "metadata"
-		}
-	}
 	switch {
+	case slices.Contains(metadataAddrs, ip):
+		return "metadata"
 	case !ip.IsValid(), ip.IsUnspecified():
 		return "unspecified"
 	case ip.IsLinkLocalUnicast():
@@ -387,33 +380,26 @@ func Refused(ip netip.Addr, allowPrivate bool) string {
 			return ""
 		}
 		return "loopback"
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(ip) {
-			if allowPrivate {
-				return ""
-			}
-			return "private"
+	case private(ip):
+		if allowPrivate {
+			return ""
 		}
-	}
-	if guardian.SafeAddr(ip) != nil {
+		return "private"
+	case guardian.SafeAddr(ip) != nil:
 		return "reserved"
 	}
 	return ""
 }
 
+// private reports whether ip is in one of privatePrefixes.
+func private(ip netip.Addr) bool {
+	return slices.ContainsFunc(privatePrefixes, func(p netip.Prefix) bool { return p.Contains(ip) })
+}
+
 // privateOrLoopback reports whether ip is one of the addresses AllowPrivate admits.
 func privateOrLoopback(ip netip.Addr) bool {
 	ip = ip.Unmap().WithZone("")
-	if ip.IsLoopback() {
-		return true
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return ip.IsLoopback() || private(ip)
 }
 
 // sign returns a copy of req signed with the guard's signer, its body read to digest it.
@@ -422,13 +408,12 @@ func (g *guard) sign(req *http.Request) (*http.Request, error) {
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
 		rc := req.Body
+		var err error
 		if req.GetBody != nil {
-			var err error
 			if rc, err = req.GetBody(); err != nil {
 				return nil, fmt.Errorf("outbound: sign: %w", err)
 			}
 		}
-		var err error
 		body, err = io.ReadAll(rc)
 		_ = rc.Close()
 		if err != nil {

@@ -33,8 +33,7 @@ func mountDeadLetters(api *gin.RouterGroup, d *events.DeadLetters) {
 		c.JSON(http.StatusOK, gin.H{"dead_events": list})
 	})
 	g.POST("/:id/replay", func(c *gin.Context) {
-		err := d.Replay(c.Request.Context(), c.Param("id"))
-		if err != nil {
+		if err := d.Replay(c.Request.Context(), c.Param("id")); err != nil {
 			httpx.Abort(c, deadLetterError(err))
 			return
 		}

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,10 +33,7 @@ func (b *Base) measureLag(id, group string) *events.Lag {
 // and withdraws this replica's reports then, so that the gateway stops counting them at once.
 func (b *Base) reportLag(ctx context.Context) error {
 	r := freshness.NewReporter(b.Redis)
-	ids := make([]string, 0, len(b.lags))
-	for id := range b.lags {
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(b.lags))
 	defer func() {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()

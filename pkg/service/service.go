@@ -5,11 +5,13 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -56,8 +58,8 @@ type Base struct {
 	API      *gin.RouterGroup
 	loops    []func(context.Context) error
 	handlers map[string]events.Handler
-	// wiring is what the service was built to call and consume (Wiring).
-	wiring Wiring
+	// calls and consumes are what the service was built to call and consume (Wiring).
+	calls, consumes map[string]bool
 	// health is what the consumers know to be wrong with their partitions.
 	health *events.Health
 	// lags measures each consumer group's lag ("<service>.<group>"), exported as a gauge and
@@ -75,10 +77,7 @@ type Wiring struct {
 
 // Wiring reports the service's runtime edges, each list sorted.
 func (b *Base) Wiring() Wiring {
-	w := Wiring{Calls: slices.Clone(b.wiring.Calls), Consumes: slices.Clone(b.wiring.Consumes)}
-	slices.Sort(w.Calls)
-	slices.Sort(w.Consumes)
-	return w
+	return Wiring{Calls: slices.Sorted(maps.Keys(b.calls)), Consumes: slices.Sorted(maps.Keys(b.consumes))}
 }
 
 // Options lists what a service adds to the base.
@@ -103,15 +102,13 @@ func New(ctx context.Context, name string, cfg config.Service, log *slog.Logger,
 	if log == nil {
 		log = server.NewLogger(cfg.LogLevel, name)
 	}
-	if cfg.Database == "" {
-		cfg.Database = name
-	}
+	cfg.Database = cmp.Or(cfg.Database, name)
 	key, verifier, err := internalAuth(cfg.InternalAuth)
 	if err != nil {
 		return nil, err
 	}
 	b = &Base{Name: name, Config: cfg, Log: log, Key: key, Verifier: verifier, Registry: prometheus.NewRegistry(), handlers: map[string]events.Handler{},
-		health: events.NewHealth(), lags: map[string]*events.Lag{}}
+		calls: map[string]bool{}, consumes: map[string]bool{}, health: events.NewHealth(), lags: map[string]*events.Lag{}}
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -326,18 +323,15 @@ func (b *Base) Consume(c Consumer) {
 
 // consume registers c's runner; h handles one event (a replayed dead letter among them).
 func (b *Base) consume(c Consumer, h events.Handler, processed *mongo.Collection) {
-	group, topics := c.Group, c.Topics
-	id := b.Name + "." + group
+	id := b.Name + "." + c.Group
 	b.handlers[id] = h
-	for _, topic := range topics {
-		if !slices.Contains(b.wiring.Consumes, topic) {
-			b.wiring.Consumes = append(b.wiring.Consumes, topic)
-		}
+	for _, topic := range c.Topics {
+		b.consumes[topic] = true
 	}
-	lag := b.measureLag(id, group)
+	lag := b.measureLag(id, c.Group)
 	b.Go(func(ctx context.Context) error {
 		return events.Consume(ctx, events.ConsumerConfig{
-			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: topics,
+			Brokers: b.Config.Brokers, Prefix: b.Config.TopicPrefix, GroupID: id, Topics: c.Topics,
 			Processed: processed, Dead: b.DB.Collection(events.DeadLetterCollection),
 			Handler: h, Batch: c.Batch, Log: b.Log, Health: b.health, Lag: lag,
 			RetryMin: b.Config.ConsumerRetryMin, RetryMax: b.Config.ConsumerRetryMax, RetryFor: b.Config.ConsumerRetryFor,
@@ -361,9 +355,7 @@ func RequireIdentityURL(cfg config.Service) error {
 // Client returns an HTTP client that calls service audience with an internal token of the
 // service's own, which carries no principal.
 func (b *Base) Client(audience string) *http.Client {
-	if !slices.Contains(b.wiring.Calls, audience) {
-		b.wiring.Calls = append(b.wiring.Calls, audience)
-	}
+	b.calls[audience] = true
 	return &http.Client{Timeout: 10 * time.Second, Transport: &authn.Transport{
 		Key: b.Key, Issuer: b.Name, Audience: audience, Base: sharedTransport,
 	}}

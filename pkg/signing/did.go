@@ -3,6 +3,7 @@ package signing
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -77,8 +78,7 @@ func NewDIDDocument(did string, keys KeySet, alsoKnownAs []string, services []DI
 		AssertionMethod:    []string{},
 		Service:            services,
 	}
-	for i := len(keys.Keys) - 1; i >= 0; i-- { // newest first, as in jwks.json
-		k := keys.Keys[i]
+	for _, k := range slices.Backward(keys.Keys) { // newest first, as in jwks.json
 		vm := VerificationMethod{ID: did + "#" + k.KID, Type: "JsonWebKey2020", Controller: did,
 			PublicKeyJWK: PublicJWK{Kty: "OKP", Crv: "Ed25519", X: k.X, KID: k.KID, Alg: Alg}}
 		d.VerificationMethod = append(d.VerificationMethod, vm)

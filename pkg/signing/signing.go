@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -58,10 +59,8 @@ func (s KeySet) Active() *Key {
 
 // Find returns the key with kid, or nil.
 func (s KeySet) Find(kid string) *Key {
-	for i := range s.Keys {
-		if s.Keys[i].KID == kid {
-			return &s.Keys[i]
-		}
+	if i := slices.IndexFunc(s.Keys, func(k Key) bool { return k.KID == kid }); i >= 0 {
+		return &s.Keys[i]
 	}
 	return nil
 }
@@ -110,8 +109,7 @@ type JWKS struct {
 // PublicJWKS turns a key set into its JWK Set, newest first.
 func PublicJWKS(s KeySet) JWKS {
 	out := JWKS{Keys: make([]JWK, 0, len(s.Keys))}
-	for i := len(s.Keys) - 1; i >= 0; i-- {
-		k := s.Keys[i]
+	for _, k := range slices.Backward(s.Keys) {
 		j := JWK{Kty: "OKP", Crv: "Ed25519", X: k.X, KID: k.KID, Alg: Alg, Use: "sig", Status: StatusActive,
 			HeldBy: k.HeldBy, CreatedAt: clock.Format(k.CreatedAt)}
 		if k.RotatedAt != nil {
@@ -177,28 +175,14 @@ var (
 	ErrBadSignature = errors.New("the signature does not match the payload")
 )
 
-// ParseDetached parses a detached compact JWS (header..signature) over payload and returns it
-// with the kid of its protected header.
-func ParseDetached(compact string, payload []byte) (*jose.JSONWebSignature, string, error) {
-	sig, err := jose.ParseDetached(compact, payload, []jose.SignatureAlgorithm{jose.EdDSA})
-	if err != nil || len(sig.Signatures) != 1 {
-		return nil, "", ErrMalformed
-	}
-	kid := sig.Signatures[0].Protected.KeyID
-	if kid == "" {
-		return nil, "", ErrMalformed
-	}
-	return sig, kid, nil
-}
-
 // Verify checks a detached compact JWS over payload against the key set and returns the key
 // that made it.
 func Verify(compact string, payload []byte, keys KeySet) (*Key, error) {
-	sig, kid, err := ParseDetached(compact, payload)
-	if err != nil {
-		return nil, err
+	sig, err := jose.ParseDetached(compact, payload, []jose.SignatureAlgorithm{jose.EdDSA})
+	if err != nil || len(sig.Signatures) != 1 || sig.Signatures[0].Protected.KeyID == "" {
+		return nil, ErrMalformed
 	}
-	k := keys.Find(kid)
+	k := keys.Find(sig.Signatures[0].Protected.KeyID)
 	if k == nil {
 		return nil, ErrUnknownKID
 	}

@@ -55,9 +55,7 @@ func Main(m *testing.M, checks ...func() bool) {
 	if shared.kafka != nil {
 		shared.kafka.Stop()
 	}
-	if shared.dir != "" {
-		_ = os.RemoveAll(shared.dir)
-	}
+	_ = os.RemoveAll(shared.dir) // "" when nothing was made: a no-op
 	os.Exit(code)
 }
 
@@ -108,10 +106,7 @@ func Backends(t testing.TB) Env {
 		t.Fatalf("start test backends: %v", shared.err)
 	}
 	name := unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "_")
-	if len(name) > 24 {
-		name = name[:24]
-	}
-	name = fmt.Sprintf("t%d_%s", counter.Add(1), strings.Trim(name, "_"))
+	name = fmt.Sprintf("t%d_%s", counter.Add(1), strings.Trim(name[:min(len(name), 24)], "_"))
 	env := Env{MongoURI: shared.uri, Name: name, Brokers: shared.brokers}
 	if u := os.Getenv("REDIS_URL"); u != "" {
 		env.RedisURL = redisDatabase(t, u)

@@ -11,7 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -94,9 +94,9 @@ type Service struct {
 	RecheckInterval time.Duration
 	Log             *slog.Logger
 
-	// rechecked is the last period this replica saw every due re-check taken (see RecheckDue).
-	recheckMu sync.Mutex
-	rechecked time.Time
+	// rechecked is the last period (its UnixNano) this replica saw every due re-check taken (see
+	// RecheckDue).
+	rechecked atomic.Int64
 }
 
 // View is a claim as its owner reads it.
@@ -199,17 +199,13 @@ func (s *Service) Get(ctx context.Context, objectID, claimID string) (*View, err
 // DefaultMaxClaims is the claims quota of an object when none is configured.
 const DefaultMaxClaims = 100
 
-func (s *Service) maxClaims() int64 {
-	if s.MaxClaims > 0 {
-		return int64(s.MaxClaims)
-	}
-	return DefaultMaxClaims
-}
-
 // takePlace takes a place of the object's claims quota for a new claim: the places are
 // inserts, so concurrent creates never pass it.
 func (s *Service) takePlace(ctx context.Context, objectID, claimID string) error {
-	max := s.maxClaims()
+	max := int64(s.MaxClaims)
+	if max <= 0 {
+		max = DefaultMaxClaims
+	}
 	ok, err := s.Store.TakePlace(ctx, objectID, claimID, int(max))
 	if err != nil {
 		return err
@@ -250,7 +246,7 @@ func (s *Service) Verify(ctx context.Context, requestID, objectID, claimID strin
 		reason := fmt.Sprintf("the challenge expired at %s: create a new claim", clock.Format(c.ExpiresAt))
 		return &Verification{ID: c.ID, Status: "failed", Reason: &reason, ClaimStatus: Expired}, nil
 	}
-	check, st, err := s.check(ctx, requestID, c, stateOrNil(cur, has), false)
+	check, st, err := s.check(ctx, requestID, c, orNil(cur, has), false)
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +432,7 @@ func (s *Service) views(ctx context.Context, cs []store.Claim) ([]View, error) {
 			if err != nil {
 				return err
 			}
-			out[i] = *view(&cs[i], stateOrNil(st, has), checkOrNil(ch, checked), now)
+			out[i] = *view(&cs[i], orNil(st, has), orNil(ch, checked), now)
 			return nil
 		})
 	}
@@ -467,18 +463,12 @@ func view(c *store.Claim, st *store.State, ch *store.Check, now time.Time) *View
 	return v
 }
 
-func stateOrNil(st store.State, ok bool) *store.State {
+// orNil is &v when ok, else nil: a state or a check as the store's reads report it.
+func orNil[T any](v T, ok bool) *T {
 	if !ok {
 		return nil
 	}
-	return &st
-}
-
-func checkOrNil(ch store.Check, ok bool) *store.Check {
-	if !ok {
-		return nil
-	}
-	return &ch
+	return &v
 }
 
 // newToken returns 160 random bits in lower-case base32.

@@ -2,6 +2,7 @@ package claims
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -56,10 +57,8 @@ func findMeta(body []byte, token string) Result {
 			found = append(found, strings.TrimSpace(content))
 		}
 	})
-	for _, f := range found {
-		if f == token {
-			return match(`<meta name="` + MetaName + `" content="` + f + `">`)
-		}
+	if slices.Contains(found, token) {
+		return match(`<meta name="` + MetaName + `" content="` + token + `">`)
 	}
 	if len(found) > 0 {
 		return mismatch(`the page's svc-verification meta tag holds a different token (%q): set its content to %s`, found[0], token)
@@ -110,12 +109,7 @@ func findOnProfile(body []byte, token string, links []string) Result {
 }
 
 func isMe(rel string) bool {
-	for _, v := range strings.Fields(rel) {
-		if strings.EqualFold(v, "me") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Fields(rel), func(v string) bool { return strings.EqualFold(v, "me") })
 }
 
 func sameLink(a, b string) bool {

@@ -43,10 +43,7 @@ func (s *Service) RecheckDue(ctx context.Context) error {
 	now := clock.Now()
 	every := s.interval()
 	period := now.Truncate(every)
-	s.recheckMu.Lock()
-	done := s.rechecked.Equal(period)
-	s.recheckMu.Unlock()
-	if done {
+	if s.rechecked.Load() == period.UnixNano() {
 		return nil
 	}
 	if err := s.Store.Leases().Sweep(ctx, now); err != nil {
@@ -77,9 +74,7 @@ func (s *Service) RecheckDue(ctx context.Context) error {
 	if err := s.Store.MarkRechecked(ctx, period); err != nil {
 		return err
 	}
-	s.recheckMu.Lock()
-	s.rechecked = period
-	s.recheckMu.Unlock()
+	s.rechecked.Store(period.UnixNano())
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/svcdev/svc/claims-svc/internal/store"
@@ -45,11 +46,8 @@ func webfingerSelf(body []byte, acct, host string) Result {
 	if err := json.Unmarshal(body, &d); err != nil {
 		return mismatch("the instance's WebFinger answer for %s is not JSON: is %s a Mastodon instance?", acct, host)
 	}
-	named := strings.EqualFold(d.Subject, acct)
-	for _, a := range d.Aliases {
-		named = named || strings.EqualFold(a, acct)
-	}
-	if !named {
+	named := func(name string) bool { return strings.EqualFold(name, acct) }
+	if !named(d.Subject) && !slices.ContainsFunc(d.Aliases, named) {
 		return mismatch("the instance's WebFinger answer is not about %s", acct)
 	}
 	for _, l := range d.Links {

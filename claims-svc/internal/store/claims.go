@@ -36,7 +36,7 @@ func listKey(objectID, claimID string) string { return mongox.Key(objectID, clai
 // InsertClaim stores a new claim and puts it on its object's list (claim ids are ULIDs, so the
 // list is in the order of creation).
 func (s *Store) InsertClaim(ctx context.Context, c *Claim) error {
-	if err := s.insert(ctx, Claims, c); err != nil {
+	if err := mongox.Insert(ctx, s.c(Claims), c); err != nil {
 		return err
 	}
 	return s.listClaim(ctx, c)

@@ -61,13 +61,25 @@ func each[T any](ctx context.Context, coll *mongo.Collection, filter any, fn fun
 	return mongox.Each(ctx, coll, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}), fn)
 }
 
+// carry hands every document of coll that old selects to fn (each), then drops them all; what
+// names them in the error of the drop.
+func carry[T any](ctx context.Context, coll *mongo.Collection, old bson.D, what string, fn func(T) error) error {
+	if err := each(ctx, coll, old, fn); err != nil {
+		return err
+	}
+	if _, err := coll.DeleteMany(ctx, old); err != nil {
+		return fmt.Errorf("drop old %s: %w", what, err)
+	}
+	return nil
+}
+
 // oldLayout selects the documents whose _id has a '/' (earlier releases numbered states so).
 var oldLayout = bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "/"}}}}
 
 // upgradeStates rewrites "<claim>/<gen>" states as <claim>|<gen>, then drops the old ones and
 // the head hints.
 func (s *Store) upgradeStates(ctx context.Context) error {
-	err := each(ctx, s.c(States), oldLayout, func(st State) error {
+	return carry(ctx, s.c(States), oldLayout, "states", func(st State) error {
 		if strings.HasSuffix(st.ID, "/head") {
 			return nil
 		}
@@ -77,28 +89,13 @@ func (s *Store) upgradeStates(ctx context.Context) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if _, err := s.c(States).DeleteMany(ctx, oldLayout); err != nil {
-		return fmt.Errorf("drop old states: %w", err)
-	}
-	return nil
 }
 
-// oldCheck is a check as earlier releases stored it: under its id.
-type oldCheck struct {
-	ID        string    `bson:"_id"`
-	ClaimID   string    `bson:"claim_id"`
-	At        time.Time `bson:"at"`
-	Outcome   string    `bson:"outcome"`
-	Reason    string    `bson:"reason,omitempty"`
-	Evidence  string    `bson:"evidence,omitempty"`
-	Scheduled bool      `bson:"scheduled,omitempty"`
-}
-
-func (o oldCheck) check() *Check {
-	return &Check{ID: o.ID, ClaimID: o.ClaimID, At: o.At, Outcome: o.Outcome, Reason: o.Reason, Evidence: o.Evidence, Scheduled: o.Scheduled}
+// oldCheck is a check as earlier releases stored it, decoded as a Check: under its id (which
+// lands in Key), with no check_id, and otherwise the fields of a Check.
+func oldCheck(c Check) *Check {
+	c.ID = c.Key
+	return &c
 }
 
 // oldChecks selects the checks stored under their id alone (they have no check_id).
@@ -106,14 +103,7 @@ var oldChecks = bson.D{{Key: "check_id", Value: bson.D{{Key: "$exists", Value: f
 
 // upgradeChecks rewrites the checks stored under their id alone under their data keys.
 func (s *Store) upgradeChecks(ctx context.Context) error {
-	err := each(ctx, s.c(Checks), oldChecks, func(o oldCheck) error { return s.InsertCheck(ctx, o.check()) })
-	if err != nil {
-		return err
-	}
-	if _, err := s.c(Checks).DeleteMany(ctx, oldChecks); err != nil {
-		return fmt.Errorf("drop old checks: %w", err)
-	}
-	return nil
+	return carry(ctx, s.c(Checks), oldChecks, "checks", func(c Check) error { return s.InsertCheck(ctx, oldCheck(c)) })
 }
 
 // logEntry is an entry of an earlier release's list: "<list>#<position>" holding v.
@@ -132,11 +122,11 @@ func (s *Store) upgradeLogs(ctx context.Context) error {
 		}
 		switch {
 		case strings.HasPrefix(list, "checks:"):
-			var o oldCheck
-			if err := e.Value.Unmarshal(&o); err != nil {
+			var c Check
+			if err := e.Value.Unmarshal(&c); err != nil {
 				return fmt.Errorf("decode listed check %s: %w", e.ID, err)
 			}
-			return s.InsertCheck(ctx, o.check())
+			return s.InsertCheck(ctx, oldCheck(c))
 		case strings.HasPrefix(list, "due:"):
 			ms, err := strconv.ParseInt(strings.TrimPrefix(list, "due:"), 10, 64)
 			claimID, ok := e.Value.StringValueOK()

@@ -31,7 +31,7 @@ func StateID(claimID string, gen int) string { return mongox.Key(claimID, mongox
 // InsertState records a change of status; ErrTaken when another writer recorded that
 // generation first.
 func (s *Store) InsertState(ctx context.Context, st *State) error {
-	return s.insert(ctx, States, st)
+	return mongox.Insert(ctx, s.c(States), st)
 }
 
 // CurrentState returns a claim's latest state; ok is false while it has none (pending). One find:

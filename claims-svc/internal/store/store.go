@@ -13,8 +13,6 @@
 package store
 
 import (
-	"context"
-
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -74,11 +72,6 @@ type Store struct {
 func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
-
-// insert inserts doc into coll; ErrTaken when its _id exists.
-func (s *Store) insert(ctx context.Context, coll string, doc any) error {
-	return mongox.Insert(ctx, s.c(coll), doc)
-}
 
 // Leases are the leases of the scheduled jobs, one per item and period.
 func (s *Store) Leases() mongox.Leases { return mongox.NewLeases(s.c(Leases)) }

@@ -56,29 +56,25 @@ func (h *Handler) getContext(c *gin.Context) error {
 }
 
 func (h *Handler) putContext(c *gin.Context) error {
-	t, err := owner(c)
-	if err != nil {
-		return err
-	}
-	var req putContextRequest
-	if err := httpx.Decode(c, &req); err != nil {
-		return err
-	}
-	if len(*req.LLMTxt) > httpx.MaxTextBytes {
-		return profile.TextTooLarge("llm_txt")
-	}
-	rules, err := contract.DecodeRules(req.Rules)
-	if err != nil {
-		return err
-	}
-	p, err := h.Profiles.PutContext(c.Request.Context(), t, profile.ContextChange{
-		LLMTxt: *req.LLMTxt, SetRules: len(req.Rules) > 0, Rules: rules, Sections: req.Sections,
-	})
+	p, err := ownerWrite(c, decodeContext, h.Profiles.PutContext)
 	if err != nil {
 		return err
 	}
 	c.JSON(http.StatusOK, versionResponse{OK: true, Version: p.Version})
 	return nil
+}
+
+// decodeContext reads the change of PUT context.
+func decodeContext(c *gin.Context) (profile.ContextChange, error) {
+	var req putContextRequest
+	if err := httpx.Decode(c, &req); err != nil {
+		return profile.ContextChange{}, err
+	}
+	if len(*req.LLMTxt) > httpx.MaxTextBytes {
+		return profile.ContextChange{}, profile.TextTooLarge("llm_txt")
+	}
+	rules, err := contract.DecodeRules(req.Rules)
+	return profile.ContextChange{LLMTxt: *req.LLMTxt, SetRules: len(req.Rules) > 0, Rules: rules, Sections: req.Sections}, err
 }
 
 type versionSummary struct {

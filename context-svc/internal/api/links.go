@@ -39,15 +39,7 @@ func (h *Handler) linkView(l *store.Link) linkResponse {
 }
 
 func (h *Handler) createLink(c *gin.Context) error {
-	t, err := owner(c)
-	if err != nil {
-		return err
-	}
-	var req profile.NewLink
-	if err := httpx.Decode(c, &req); err != nil {
-		return err
-	}
-	l, err := h.Profiles.CreateLink(c.Request.Context(), t, &req)
+	l, err := ownerWrite(c, decodeJSON[profile.NewLink], h.Profiles.CreateLink)
 	if err != nil {
 		return err
 	}

@@ -81,20 +81,7 @@ func owner(c *gin.Context) (profile.Target, error) {
 	if err != nil {
 		return profile.Target{}, err
 	}
-	return targetOf(c, t), nil
-}
-
-func targetOf(c *gin.Context, t *authn.Target) profile.Target {
-	return profile.Target{ObjectID: t.ObjectID, Hash: t.Hash, RequestID: httpx.RequestID(c)}
-}
-
-// target returns the object named by the route's {hash}.
-func target(c *gin.Context) (*authn.Target, error) {
-	t := authn.TargetFrom(c)
-	if t == nil {
-		return nil, httpx.NotFound("object")
-	}
-	return t, nil
+	return profile.Target{ObjectID: t.ObjectID, Hash: t.Hash, RequestID: httpx.RequestID(c)}, nil
 }
 
 // callerOwns reports whether a public route's caller presented a key of the object that may
@@ -106,11 +93,8 @@ func callerOwns(c *gin.Context, t *authn.Target) bool {
 // readable returns the target of a public profile read, refusing an object the caller may not
 // learn of (contract.Visible) with a 404 that does not reveal it.
 func readable(c *gin.Context) (*authn.Target, error) {
-	t, err := target(c)
-	if err != nil {
-		return nil, err
-	}
-	if !contract.Visible(t.Visibility, t.ObjectID, authn.PrincipalFrom(c).Viewer()) {
+	t := authn.TargetFrom(c)
+	if t == nil || !contract.Visible(t.Visibility, t.ObjectID, authn.PrincipalFrom(c).Viewer()) {
 		return nil, httpx.NotFound("object")
 	}
 	if t.Visibility == contract.Private {
@@ -128,19 +112,24 @@ func decodeEmpty(c *gin.Context) error {
 	return httpx.Decode(c, &struct{}{})
 }
 
-// ownerWrite runs an owner's write: decode reads the request, write makes it the object's next
-// version.
-func ownerWrite[T any](c *gin.Context, decode func(*gin.Context) (T, error),
-	write func(context.Context, profile.Target, T) (*store.Profile, error)) (*store.Profile, error) {
+// ownerWrite runs an owner's write: decode reads the request, write applies it.
+func ownerWrite[T, R any](c *gin.Context, decode func(*gin.Context) (T, error),
+	write func(context.Context, profile.Target, T) (R, error)) (R, error) {
 	t, err := owner(c)
 	if err != nil {
-		return nil, err
+		return *new(R), err
 	}
 	in, err := decode(c)
 	if err != nil {
-		return nil, err
+		return *new(R), err
 	}
 	return write(c.Request.Context(), t, in)
+}
+
+// decodeJSON reads a JSON request body into a new T.
+func decodeJSON[T any](c *gin.Context) (*T, error) {
+	req := new(T)
+	return req, httpx.Decode(c, req)
 }
 
 // readableProfile returns the target and current profile of a public profile read.

@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/context-svc/internal/profile"
-	"github.com/svcdev/svc/pkg/httpx"
 )
 
 type syncConfigResponse struct {
@@ -23,15 +22,7 @@ type syncPullResponse struct {
 }
 
 func (h *Handler) configureSync(c *gin.Context) error {
-	t, err := owner(c)
-	if err != nil {
-		return err
-	}
-	var req profile.SyncSettings
-	if err := httpx.Decode(c, &req); err != nil {
-		return err
-	}
-	cfg, err := h.Profiles.ConfigureSync(c.Request.Context(), t, &req)
+	cfg, err := ownerWrite(c, decodeJSON[profile.SyncSettings], h.Profiles.ConfigureSync)
 	if err != nil {
 		return err
 	}

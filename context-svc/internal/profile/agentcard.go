@@ -142,11 +142,7 @@ func firstParagraph(md string) string {
 	for line := range strings.Lines(md) {
 		line = strings.TrimSpace(line)
 		switch {
-		case strings.HasPrefix(line, "#"):
-			if len(para) > 0 {
-				return strings.Join(para, " ")
-			}
-		case line == "":
+		case strings.HasPrefix(line, "#"), line == "":
 			if len(para) > 0 {
 				return strings.Join(para, " ")
 			}

@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/svcdev/svc/pkg/contract"
@@ -46,17 +47,17 @@ func Coach(in CoachInput) string {
 			"In two or three sentences: who or what is this, and what is it for?",
 			"a short paragraph right under the title"})
 	}
-	if !anyMatch(headings, doesHeading) {
+	if !slices.ContainsFunc(headings, doesHeading.MatchString) {
 		gaps = append(gaps, gap{"What it does", "no section says what this object does or offers",
 			"What do you do, make or offer? Which projects or products should others know about?",
 			"a section `## What I do` with a few bullet points"})
 	}
-	if !anyMatch(headings, focusHeading) {
+	if !slices.ContainsFunc(headings, focusHeading.MatchString) {
 		gaps = append(gaps, gap{"Current focus", "no section says what is going on now",
 			"What are you working on right now, and what are you looking for?",
 			"a section `## Now` that you keep current"})
 	}
-	if !anyMatch(headings, contactHeading) {
+	if !slices.ContainsFunc(headings, contactHeading.MatchString) {
 		gaps = append(gaps, gap{"Working together", "no section says how to approach this object",
 			"What kind of messages are welcome, and what should a first message contain?",
 			"a section `## How to work with me`"})
@@ -107,13 +108,4 @@ func outline(md string) (headings []string, prose string) {
 		text.WriteString(" ")
 	}
 	return headings, strings.TrimSpace(text.String())
-}
-
-func anyMatch(list []string, re *regexp.Regexp) bool {
-	for _, s := range list {
-		if re.MatchString(s) {
-			return true
-		}
-	}
-	return false
 }

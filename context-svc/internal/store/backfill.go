@@ -34,12 +34,8 @@ const backfillBatch = 500
 // replicas starting together) publishes copies that consumers drop. It costs one pass over the
 // objects' first versions and a profile read per object, once.
 func (s *Store) BackfillAdmissions(ctx context.Context, publish func(context.Context, []events.Pending) error) (int, error) {
-	err := mongox.FindOne(ctx, s.migrations, mongox.ByID(admissionBackfill), &migration{})
-	switch {
-	case err == nil:
-		return 0, nil
-	case !errors.Is(err, mongox.ErrNotFound):
-		return 0, fmt.Errorf("read migration marker: %w", err)
+	if done, err := s.migrated(ctx, admissionBackfill); err != nil || done {
+		return 0, err
 	}
 	cur, err := s.versions.Find(ctx, bson.D{{Key: "version", Value: 1}},
 		options.Find().SetProjection(bson.D{{Key: "object_id", Value: 1}}))
@@ -90,8 +86,22 @@ func (s *Store) BackfillAdmissions(ctx context.Context, publish func(context.Con
 	if err := flush(); err != nil {
 		return n, err
 	}
-	if err := mongox.InsertOnce(ctx, s.migrations, migration{ID: admissionBackfill, DoneAt: time.Now()}); err != nil {
-		return n, fmt.Errorf("write migration marker: %w", err)
+	return n, s.markMigrated(ctx, admissionBackfill)
+}
+
+// migrated reports whether the one-off data change name has run on this database.
+func (s *Store) migrated(ctx context.Context, name string) (bool, error) {
+	err := mongox.FindOne(ctx, s.migrations, mongox.ByID(name), &migration{})
+	if err != nil && !errors.Is(err, mongox.ErrNotFound) {
+		return false, fmt.Errorf("read migration marker: %w", err)
 	}
-	return n, nil
+	return err == nil, nil
+}
+
+// markMigrated leaves the marker of the one-off data change name (the first one is kept).
+func (s *Store) markMigrated(ctx context.Context, name string) error {
+	if err := mongox.InsertOnce(ctx, s.migrations, migration{ID: name, DoneAt: time.Now()}); err != nil {
+		return fmt.Errorf("write migration marker: %w", err)
+	}
+	return nil
 }

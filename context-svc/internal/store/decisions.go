@@ -41,13 +41,9 @@ func (s *Store) RecordDecision(ctx context.Context, d *Decision) error {
 
 // RecentDecisions returns the limit decisions of an object made last, newest first: one find.
 func (s *Store) RecentDecisions(ctx context.Context, objectID string, limit int) ([]Decision, error) {
-	entries, err := page[Decision](ctx, s, mongox.Range{Scope: mongox.Scope(objectID, decisionsPart), Desc: true, Limit: limit})
+	out, err := page[Decision](ctx, s, mongox.Range{Scope: mongox.Scope(objectID, decisionsPart), Desc: true, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("store decisions: %w", err)
-	}
-	out := make([]Decision, len(entries))
-	for i, e := range entries {
-		out[i] = e.Value
 	}
 	return out, nil
 }

@@ -59,18 +59,14 @@ func (s *Store) ListLinks(ctx context.Context, q LinkPage) ([]Link, string, erro
 	if q.Before != "" {
 		r.Before = mongox.Key(q.ObjectID, linksPart, mongox.IDPart(q.Before))
 	}
-	entries, err := page[Link](ctx, s, r)
+	out, err := page[Link](ctx, s, r)
 	if err != nil {
 		return nil, "", fmt.Errorf("store links: %w", err)
 	}
 	next := ""
-	if len(entries) > q.Limit {
-		entries = entries[:q.Limit]
-		next = entries[q.Limit-1].Value.ID
-	}
-	out := make([]Link, len(entries))
-	for i, e := range entries {
-		out[i] = e.Value
+	if len(out) > q.Limit {
+		out = out[:q.Limit]
+		next = out[q.Limit-1].ID
 	}
 	return out, next, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -25,24 +23,20 @@ const (
 	decisionsPart = "dec"
 )
 
-// entry is one element of an object's range: V is an id or a copy, as the range says.
-type entry[T any] = mongox.Keyed[T]
-
 // insertEntry puts v into the range under key; an entry already there is the same one.
 func (s *Store) insertEntry(ctx context.Context, key string, v any) error {
 	return mongox.InsertKeyed(ctx, s.ranges, key, v)
 }
 
-// page reads the entries of r, in one find.
-func page[T any](ctx context.Context, s *Store, r mongox.Range) ([]entry[T], error) {
-	out, err := mongox.Find[entry[T]](ctx, s.ranges, r)
+// page reads the values of the entries of r (an id or a copy, as the range says), in one find.
+func page[T any](ctx context.Context, s *Store, r mongox.Range) ([]T, error) {
+	entries, err := mongox.Find[mongox.Keyed[T]](ctx, s.ranges, r)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.Scope, err)
 	}
+	out := make([]T, len(entries))
+	for i, e := range entries {
+		out[i] = e.Value
+	}
 	return out, nil
-}
-
-// byIDs selects the documents with the given ids.
-func byIDs(ids []string) bson.D {
-	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
 }

@@ -153,18 +153,14 @@ func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, string
 	if q.After != "" {
 		r.After = sourceKey(q.ObjectID, q.After)
 	}
-	entries, err := page[string](ctx, s, r)
+	ids, err := page[string](ctx, s, r)
 	if err != nil {
 		return nil, "", fmt.Errorf("store sources: %w", err)
 	}
 	next := ""
-	if len(entries) > q.Limit {
-		entries = entries[:q.Limit]
-		next = entries[q.Limit-1].Value
-	}
-	ids := make([]string, len(entries))
-	for i, e := range entries {
-		ids[i] = e.Value
+	if len(ids) > q.Limit {
+		ids = ids[:q.Limit]
+		next = ids[q.Limit-1]
 	}
 	found, err := s.sourcesIn(ctx, q.ObjectID, ids)
 	if err != nil {
@@ -176,10 +172,7 @@ func (s *Store) ListSources(ctx context.Context, q SourcePage) ([]Source, string
 // sourcesIn reads the object's sources among ids (without the ids of their events) in one find,
 // in the order of ids; unknown ids and other objects' sources are left out.
 func (s *Store) sourcesIn(ctx context.Context, objectID string, ids []string) ([]Source, error) {
-	if len(ids) == 0 {
-		return []Source{}, nil
-	}
-	docs, err := mongox.FindAll[Source](ctx, s.sources, byIDs(ids), options.Find().SetProjection(withoutEvents))
+	docs, err := mongox.FindIn[Source](ctx, s.sources, ids, options.Find().SetProjection(withoutEvents))
 	if err != nil {
 		return nil, fmt.Errorf("store sources: %w", err)
 	}
@@ -223,18 +216,16 @@ func (s *Store) SourcesByID(ctx context.Context, objectID string, ids []string) 
 			fetched = append(fetched, src.ID)
 		}
 	}
-	if len(fetched) > 0 {
-		fetches, err := mongox.FindAll[Fetch](ctx, s.fetches, byIDs(fetched))
-		if err != nil {
-			return nil, fmt.Errorf("store fetches: %w", err)
-		}
-		fetchOf := make(map[string]*Fetch, len(fetches))
-		for i := range fetches {
-			fetchOf[fetches[i].SourceID] = &fetches[i]
-		}
-		for i := range found {
-			found[i].Fetch = fetchOf[found[i].ID]
-		}
+	fetches, err := mongox.FindIn[Fetch](ctx, s.fetches, fetched)
+	if err != nil {
+		return nil, fmt.Errorf("store fetches: %w", err)
+	}
+	fetchOf := make(map[string]*Fetch, len(fetches))
+	for i := range fetches {
+		fetchOf[fetches[i].SourceID] = &fetches[i]
+	}
+	for i := range found {
+		found[i].Fetch = fetchOf[found[i].ID]
 	}
 	return found, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -34,12 +33,9 @@ type Carried struct {
 // Then it drops the old lists and leaves a marker, and later calls do nothing.
 func (s *Store) Upgrade(ctx context.Context, slots int) (Carried, error) {
 	var n Carried
-	err := mongox.FindOne(ctx, s.migrations, mongox.ByID(rangesMigration), &migration{})
-	switch {
-	case err == nil:
-		return n, nil
-	case !errors.Is(err, mongox.ErrNotFound):
-		return n, fmt.Errorf("read migration marker: %w", err)
+	done, err := s.migrated(ctx, rangesMigration)
+	if err != nil || done {
+		return n, err
 	}
 	if err := s.upgradeSlots(ctx); err != nil {
 		return n, err
@@ -61,10 +57,7 @@ func (s *Store) Upgrade(ctx context.Context, slots int) (Carried, error) {
 	if err := s.lists.Drop(ctx); err != nil {
 		return n, fmt.Errorf("drop old lists: %w", err)
 	}
-	if err := mongox.InsertOnce(ctx, s.migrations, migration{ID: rangesMigration, DoneAt: time.Now()}); err != nil {
-		return n, fmt.Errorf("write migration marker: %w", err)
-	}
-	return n, nil
+	return n, s.markMigrated(ctx, rangesMigration)
 }
 
 // upgradeSlots writes into each source an earlier release stored without its slot number the
@@ -87,12 +80,9 @@ func (s *Store) upgradeSlots(ctx context.Context) error {
 
 // slotNumber reads n out of a slot's id object_id:n.
 func slotNumber(slot sourceSlot) (int, bool) {
-	prefix := slot.ObjectID + ":"
-	if len(slot.ID) <= len(prefix) || slot.ID[:len(prefix)] != prefix {
-		return 0, false
-	}
+	rest, ok := strings.CutPrefix(slot.ID, slot.ObjectID+":")
 	var n int
-	if _, err := fmt.Sscan(slot.ID[len(prefix):], &n); err != nil || n < 1 {
+	if _, err := fmt.Sscan(rest, &n); !ok || err != nil || n < 1 {
 		return 0, false
 	}
 	return n, true

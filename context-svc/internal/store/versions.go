@@ -229,12 +229,11 @@ func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, er
 	if q.Before > 0 {
 		top = min(top, q.Before-1)
 	}
-	count := max(0, min(q.Limit, top))
-	ids := versionIDs(q.ObjectID, top, count)
-	if len(ids) == 0 {
-		return []Profile{}, nil
+	ids := make([]string, max(0, min(q.Limit, top))) // from top down
+	for i := range ids {
+		ids[i] = VersionID(q.ObjectID, top-i)
 	}
-	found, err := mongox.FindAll[Profile](ctx, s.versions, byIDs(ids), options.Find().SetProjection(versionSummary))
+	found, err := mongox.FindIn[Profile](ctx, s.versions, ids, options.Find().SetProjection(versionSummary))
 	if err != nil {
 		return nil, fmt.Errorf("store versions: %w", err)
 	}
@@ -242,8 +241,8 @@ func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, er
 	for _, p := range found {
 		byVersion[p.Version] = p
 	}
-	out := make([]Profile, 0, count)
-	for v := top; v > top-count; v-- {
+	out := make([]Profile, 0, len(ids))
+	for v := top; v > top-len(ids); v-- {
 		p, ok := byVersion[v]
 		if !ok {
 			break
@@ -251,13 +250,4 @@ func (s *Store) ListVersions(ctx context.Context, q VersionQuery) ([]Profile, er
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-// versionIDs are the ids of count versions of an object from top down.
-func versionIDs(objectID string, top, count int) []string {
-	ids := make([]string, count)
-	for i := range ids {
-		ids[i] = VersionID(objectID, top-i)
-	}
-	return ids
 }

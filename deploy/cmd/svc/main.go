@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,11 +65,15 @@ func command(ctx context.Context, args []string, baseURL, key string, out io.Wri
 	if len(args) == 0 {
 		return usageError(usage)
 	}
-	if baseURL == "" {
-		baseURL = "http://127.0.0.1:8080"
-	}
-	c := client.New(baseURL, key)
+	c := client.New(cmp.Or(baseURL, "http://127.0.0.1:8080"), key)
 	enc := json.NewEncoder(out)
+	// encode prints a command's answer, or returns its error.
+	encode := func(v any, err error) error {
+		if err != nil {
+			return err
+		}
+		return enc.Encode(v)
+	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	synopsis := map[string]string{
@@ -94,11 +99,7 @@ func command(ctx context.Context, args []string, baseURL, key string, out io.Wri
 		if *private {
 			o.Visibility = string(contract.Private)
 		}
-		obj, err := c.CreateObject(ctx, o)
-		if err != nil {
-			return err
-		}
-		return enc.Encode(obj)
+		return encode(c.CreateObject(ctx, o))
 	case "send":
 		from := fs.String("from", "", "the sender's hash")
 		to := fs.String("to", "", "the recipient's hash")
@@ -111,28 +112,16 @@ func command(ctx context.Context, args []string, baseURL, key string, out io.Wri
 		if *from == "" || *to == "" {
 			return usageError("send needs -from and -to")
 		}
-		m, err := c.Send(ctx, client.NewMessage{FromHash: *from, ToHash: *to, Kind: *kind, Body: fs.Arg(0),
-			ThreadID: *thread, IdempotencyKey: *idem})
-		if err != nil {
-			return err
-		}
-		return enc.Encode(m)
+		return encode(c.Send(ctx, client.NewMessage{FromHash: *from, ToHash: *to, Kind: *kind, Body: fs.Arg(0),
+			ThreadID: *thread, IdempotencyKey: *idem}))
 	case "mailbox", "read":
 		if err := parse(fs, args[1:], 1); err != nil {
 			return err
 		}
 		if args[0] == "read" {
-			t, err := c.Thread(ctx, fs.Arg(0), "")
-			if err != nil {
-				return err
-			}
-			return enc.Encode(t)
+			return encode(c.Thread(ctx, fs.Arg(0), ""))
 		}
-		box, err := c.Mailbox(ctx, fs.Arg(0), "")
-		if err != nil {
-			return err
-		}
-		return enc.Encode(box)
+		return encode(c.Mailbox(ctx, fs.Arg(0), ""))
 	case "keygen":
 		return keygen(ctx, c, fs, args[1:], enc)
 	case "sign-request":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -120,10 +121,7 @@ func contextVersions(ctx context.Context, db *mongo.Database, o ContextObject) e
 	first := versionOf(cur["version"]) + 1
 	docs := make([]any, o.Versions)
 	for i := range docs {
-		p := bson.M{}
-		for k, v := range cur {
-			p[k] = v
-		}
+		p := maps.Clone(cur)
 		delete(p, "_events")
 		v := first + i
 		p["_id"], p["version"], p["change"], p["llm_txt"] = o.ObjectID+":"+strconv.Itoa(v), v, "llm_txt", fmt.Sprintf("# Preloaded\n\nVersion %d.\n", v)

@@ -3,6 +3,7 @@ package preload
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -95,11 +96,7 @@ func Threads(ctx context.Context, db *mongo.Database, threads []Thread) error {
 // not hold yet. Many threads name the same objects: inserting only the missing records keeps each
 // insert free of duplicates, which the embedded store would otherwise retry one document at a time.
 func missingHashes(ctx context.Context, db *mongo.Database, named map[string]string) ([]any, error) {
-	ids := make([]string, 0, len(named))
-	for id := range named {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(named))
 	var out []any
 	for start := 0; start < len(ids); start += insertBatch {
 		part := ids[start:min(start+insertBatch, len(ids))]

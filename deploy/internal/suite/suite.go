@@ -13,16 +13,6 @@ import (
 	"golang.org/x/mod/modfile"
 )
 
-// required are the services every deployment holds, whether or not go.work lists them yet.
-func required() []string {
-	return []string{Gateway, "identity-svc", "context-svc", "mailbox-svc"}
-}
-
-// notServices are the workspace modules that are not services.
-func notServices() []string {
-	return []string{"pkg", "deploy"}
-}
-
 // Root returns the repository root: dir or the nearest directory above it that holds go.work.
 func Root(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
@@ -53,13 +43,14 @@ func Services(root string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("suite services: %w", err)
 	}
-	services := required()
+	// The services every deployment holds, whether or not go.work lists them yet.
+	services := []string{Gateway, "identity-svc", "context-svc", "mailbox-svc"}
 	for _, use := range work.Use {
 		dir := filepath.ToSlash(filepath.Clean(use.Path))
 		if strings.Contains(dir, "/") {
 			return nil, fmt.Errorf("suite services: %s: every module is a top-level folder", use.Path)
 		}
-		if !slices.Contains(notServices(), dir) {
+		if !slices.Contains([]string{"pkg", "deploy"}, dir) { // the modules that are not services
 			services = append(services, dir)
 		}
 	}

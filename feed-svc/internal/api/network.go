@@ -3,8 +3,9 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -21,12 +22,8 @@ func globalQuery(c *gin.Context, kinds map[string]string) (network.Query, error)
 	if raw := c.Query("kind"); raw != "" {
 		kind, ok := kinds[raw]
 		if !ok {
-			names := make([]string, 0, len(kinds))
-			for k := range kinds {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			return q, httpx.BadRequest(httpx.CodeInvalidKind, "kind must be one of %s", strings.Join(names, ", "))
+			names := strings.Join(slices.Sorted(maps.Keys(kinds)), ", ")
+			return q, httpx.BadRequest(httpx.CodeInvalidKind, "kind must be one of %s", names)
 		}
 		q.Kind = kind
 	}

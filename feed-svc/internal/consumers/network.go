@@ -19,7 +19,6 @@ import (
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/controls"
 	"github.com/svcdev/svc/pkg/events"
-	"github.com/svcdev/svc/pkg/mongox"
 )
 
 // The consumer groups of feed-svc: the network projection, and the event streams' logs
@@ -82,18 +81,17 @@ func (n *Network) Handle(ctx context.Context, evs []events.Event) error {
 		switch ev.Type {
 		case events.ObjectCreated:
 			creations = append(creations, ev)
-			continue
 		case events.MessageCreated, events.FeedItemPublished:
 			counted = append(counted, ev)
-			continue
+		default:
+			i, ok := at[ev.ObjectID]
+			if !ok {
+				i = len(others)
+				at[ev.ObjectID] = i
+				others = append(others, nil)
+			}
+			others[i] = append(others[i], ev)
 		}
-		i, ok := at[ev.ObjectID]
-		if !ok {
-			i = len(others)
-			at[ev.ObjectID] = i
-			others = append(others, nil)
-		}
-		others[i] = append(others[i], ev)
 	}
 	if err := n.created(ctx, creations); err != nil {
 		return err
@@ -186,10 +184,7 @@ func (n *Network) private(ctx context.Context, ids []string) (map[string]bool, e
 			ask = append(ask, id)
 		}
 	}
-	if len(ask) == 0 {
-		return out, nil
-	}
-	found, err := n.Store.ObjectsOf(ctx, ask)
+	found, err := n.Store.ObjectsOf(ctx, ask) // none asked: none read
 	if err != nil {
 		return nil, err
 	}
@@ -213,12 +208,15 @@ func (n *Network) visibility() *lru.Cache[string, bool] {
 // visibilityCache bounds the objects whose privacy the projection keeps in memory.
 const visibilityCache = 65536
 
-func eventTime(ev events.Event) time.Time {
-	at, err := time.Parse(time.RFC3339Nano, ev.Time)
+func eventTime(ev events.Event) time.Time { return timeOr(ev.Time, clock.Now()) }
+
+// timeOr reads an RFC 3339 time, or is or when s is not one.
+func timeOr(s string, or time.Time) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return clock.Now()
+		return or
 	}
-	return at
+	return t
 }
 
 // changed retires a feed's validators; the network's feed's is retired as soon as its rows are
@@ -272,11 +270,7 @@ func (n *Network) claim(ctx context.Context, ev events.Event, at time.Time) erro
 		return nil
 	}
 	verified := ev.Type == events.ClaimVerified
-	verifiedAt, err := time.Parse(time.RFC3339Nano, d.VerifiedAt)
-	if err != nil {
-		verifiedAt = at
-	}
-	c := store.Claim{ID: d.ClaimID, ProofType: d.ProofType, Target: d.ClaimedTarget, VerifiedAt: verifiedAt}
+	c := store.Claim{ID: d.ClaimID, ProofType: d.ProofType, Target: d.ClaimedTarget, VerifiedAt: timeOr(d.VerifiedAt, at)}
 	if err := n.Store.SetClaim(ctx, ev.ObjectID, c, verified); err != nil {
 		return err
 	}
@@ -284,15 +278,6 @@ func (n *Network) claim(ctx context.Context, ev events.Event, at time.Time) erro
 		return n.activity(ctx, ev, at, store.CountVerifiedClaims, store.CounterClaims)
 	}
 	return n.lapsed(ctx, ev)
-}
-
-// object returns the object an event is about; ErrUnknownObject until its creation is projected.
-func (n *Network) object(ctx context.Context, id string) (*store.Object, error) {
-	o, err := n.Store.Object(ctx, id)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return nil, ErrUnknownObject
-	}
-	return o, err
 }
 
 // created stores objects' creations: for the public ones their rows of the network's feed, then
@@ -317,14 +302,7 @@ func (n *Network) created(ctx context.Context, evs []events.Event) error {
 		}
 	}
 	if len(rows) > 0 {
-		added, err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedCreated)
-		if err != nil {
-			return fmt.Errorf("project %d creations: %w", len(evs), err)
-		}
-		if err := n.counts(ctx, added, store.CounterFeed, store.CounterCreated); err != nil {
-			return fmt.Errorf("project %d creations: %w", len(evs), err)
-		}
-		if err := n.Store.SetNewest(ctx, rows, store.FeedAll); err != nil {
+		if err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedCreated); err != nil {
 			return fmt.Errorf("project %d creations: %w", len(evs), err)
 		}
 	}
@@ -344,16 +322,6 @@ func (n *Network) created(ctx context.Context, evs []events.Event) error {
 	return nil
 }
 
-// counts adds one to the counter of each row's feed where AddRows added the row: added holds,
-// row by row, a place for each feed, and counters are the feeds' counters in the same order.
-func (n *Network) counts(ctx context.Context, added []bool, counters ...string) error {
-	each := make([]string, len(added))
-	for i := range added {
-		each[i] = counters[i%len(counters)]
-	}
-	return n.Store.AddEach(ctx, each, added)
-}
-
 // contextUpdated records the object's profile title and counts the update. A decision-memory
 // write is the owner's own work: it is counted for the owner's analytics but shows in no public
 // activity, and changes no title.
@@ -362,8 +330,8 @@ func (n *Network) contextUpdated(ctx context.Context, ev events.Event, at time.T
 	if ev.Decode(&d) != nil {
 		return nil
 	}
-	if d.Change == "decision_memory" {
-		return n.count(ctx, ev, at, store.CountContextUpdates)
+	if d.Change == "decision_memory" { // counted as a private object's event is: in analytics only
+		return n.Store.Tally(ctx, []store.Tally{n.tally(ev, at, store.CountContextUpdates, true)})
 	}
 	if err := n.Store.SetTitle(ctx, store.Title{ObjectID: ev.ObjectID, Title: d.Title, Version: d.Version}); err != nil {
 		return err
@@ -383,16 +351,11 @@ func (n *Network) activity(ctx context.Context, ev events.Event, at time.Time, k
 
 // lapsed counts a public object's lapsed claim out of the verified claims.
 func (n *Network) lapsed(ctx context.Context, ev events.Event) error {
-	o, err := n.object(ctx, ev.ObjectID)
-	if err != nil || o.Private() {
+	private, err := n.private(ctx, []string{ev.ObjectID})
+	if err != nil || private[ev.ObjectID] {
 		return err
 	}
 	return n.Store.CountOnce(ctx, store.CounterClaims, -1, ev.ID)
-}
-
-// count counts an event in its object's analytics for the event's UTC day.
-func (n *Network) count(ctx context.Context, ev events.Event, at time.Time, kind string) error {
-	return n.Store.Tally(ctx, []store.Tally{{EventID: ev.ID, ObjectID: ev.ObjectID, At: at, Kind: kind}})
 }
 
 // published is an item as its event announces it, with the event's id.
@@ -404,12 +367,8 @@ type published struct {
 // ItemOf is the record publishing stored of the item that ev, a feed.item_published of data d,
 // announces (a private author's id, hash and name are not in it, as publishing leaves them out).
 func ItemOf(ev events.Event, d contract.FeedItemPublishedData) store.Item {
-	posted, err := time.Parse(time.RFC3339Nano, d.PostedAt)
-	if err != nil {
-		posted = eventTime(ev)
-	}
-	it := store.Item{ID: d.ItemID, FeedID: ev.ObjectID, Title: d.Title, Body: d.Body, Tags: d.Tags, PostedAt: posted,
-		AuthorPrivate: d.AuthorHash == nil || d.AuthorObjectID == ""}
+	it := store.Item{ID: d.ItemID, FeedID: ev.ObjectID, Title: d.Title, Body: d.Body, Tags: d.Tags,
+		PostedAt: timeOr(d.PostedAt, eventTime(ev)), AuthorPrivate: d.AuthorHash == nil || d.AuthorObjectID == ""}
 	if !it.AuthorPrivate {
 		it.AuthorID, it.AuthorHash, it.AuthorName = d.AuthorObjectID, *d.AuthorHash, d.AuthorName
 	}
@@ -420,9 +379,6 @@ func ItemOf(ev events.Event, d contract.FeedItemPublishedData) store.Item {
 // publishing's two writes) and, for a public box and a public author, into the network's feed.
 // private tells each box's visibility.
 func (n *Network) items(ctx context.Context, ps []published, private map[string]bool) error {
-	if len(ps) == 0 {
-		return nil
-	}
 	its := make([]store.Item, len(ps))
 	for i, p := range ps {
 		its[i] = p.it
@@ -457,14 +413,7 @@ func (n *Network) networkRows(ctx context.Context, rows []store.Row) error {
 	if err != nil || len(rows) == 0 {
 		return err
 	}
-	added, err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedItems)
-	if err != nil {
-		return err
-	}
-	if err := n.counts(ctx, added, store.CounterFeed, store.CounterItems); err != nil {
-		return err
-	}
-	if err := n.Store.SetNewest(ctx, rows, store.FeedAll, store.FeedItems); err != nil {
+	if err := n.Store.AddRows(ctx, rows, store.FeedAll, store.FeedItems); err != nil {
 		return err
 	}
 	var boxes, ids []string
@@ -494,9 +443,6 @@ func (n *Network) networkRows(ctx context.Context, rows []store.Row) error {
 
 // notHidden are the rows of items not hidden: one find by _id.
 func (n *Network) notHidden(ctx context.Context, rows []store.Row) ([]store.Row, error) {
-	if len(rows) == 0 {
-		return nil, nil
-	}
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ItemID

@@ -67,7 +67,6 @@ type FeedStore interface {
 	ObjectsOf(ctx context.Context, ids []string) (map[string]*store.Object, error)
 	Tombstone(ctx context.Context, it *store.Item) error
 	TakeSlot(ctx context.Context, q store.Quota, limit int) (bool, error)
-	VerifiedClaims(ctx context.Context, objectID string) ([]store.Claim, error)
 }
 
 // Feeds runs the use cases. Blocks, authors' names, hashes and visibility come from feed-svc's
@@ -290,11 +289,7 @@ func (f *Feeds) Items(ctx context.Context, box *contract.Target, caller *contrac
 	if err := f.readable(ctx, box, caller.Viewer()); err != nil {
 		return nil, err
 	}
-	entries, next, err := f.Store.ItemsPage(ctx, box.ObjectID, before, limit)
-	if err != nil {
-		return nil, err
-	}
-	views, err := f.views(ctx, entries)
+	views, next, err := f.views(ctx, box.ObjectID, before, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -305,11 +300,7 @@ func (f *Feeds) Items(ctx context.Context, box *contract.Target, caller *contrac
 // at most a few pages' worth, so a run of hidden items shortens the list rather than lengthening
 // the read.
 func (f *Feeds) Latest(ctx context.Context, boxID string, n int) ([]Item, error) {
-	entries, _, err := f.Store.ItemsPage(ctx, boxID, "", 2*n+10)
-	if err != nil {
-		return nil, err
-	}
-	views, err := f.views(ctx, entries)
+	views, _, err := f.views(ctx, boxID, "", 2*n+10)
 	if err != nil {
 		return nil, err
 	}
@@ -322,9 +313,13 @@ func (f *Feeds) Latest(ctx context.Context, boxID string, n int) ([]Item, error)
 	return out, nil
 }
 
-// views renders items with their authors' current hashes (one find of the authors by _id),
-// hidden ones as tombstones.
-func (f *Feeds) views(ctx context.Context, entries []store.ListedItem) ([]Item, error) {
+// views reads a page of a box's list (store.ItemsPage) and renders its items with their authors'
+// current hashes (one find of the authors by _id), hidden ones as tombstones.
+func (f *Feeds) views(ctx context.Context, boxID, before string, limit int) ([]Item, string, error) {
+	entries, next, err := f.Store.ItemsPage(ctx, boxID, before, limit)
+	if err != nil {
+		return nil, "", err
+	}
 	authors := make([]string, 0, len(entries))
 	for _, e := range entries {
 		if !e.Hidden && !e.AuthorPrivate {
@@ -333,7 +328,7 @@ func (f *Feeds) views(ctx context.Context, entries []store.ListedItem) ([]Item, 
 	}
 	objects, err := f.Store.ObjectsOf(ctx, authors)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out := make([]Item, 0, len(entries))
 	for i := range entries {
@@ -344,7 +339,7 @@ func (f *Feeds) views(ctx context.Context, entries []store.ListedItem) ([]Item, 
 		}
 		out = append(out, *view(it, objects[it.AuthorID]))
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // view renders an item; author, when known, gives the author's current hash.

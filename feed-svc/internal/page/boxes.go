@@ -97,12 +97,6 @@ func (b *Boxes) badges(ctx context.Context, objectID string, box *Box) error {
 		return err
 	}
 	box.Since, box.CustomHash = o.CreatedAt, o.HashAt.After(o.CreatedAt)
-	claims, err := b.Store.VerifiedClaims(ctx, objectID)
-	if err != nil {
-		return err
-	}
-	for _, cl := range claims {
-		box.Claims = append(box.Claims, Claim{ProofType: cl.ProofType, Target: cl.Target, VerifiedAt: cl.VerifiedAt})
-	}
-	return nil
+	box.Claims, err = b.Store.VerifiedClaims(ctx, objectID)
+	return err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/svcdev/svc/feed-svc/internal/feed"
+	"github.com/svcdev/svc/feed-svc/internal/store"
 	"github.com/svcdev/svc/pkg/clock"
 )
 
@@ -67,13 +68,6 @@ func New(baseURL string) (*Renderer, error) {
 	}, nil
 }
 
-// Claim is a verified ownership claim, shown as a badge.
-type Claim struct {
-	ProofType  string
-	Target     string
-	VerifiedAt time.Time
-}
-
 // Box is what a box page shows.
 type Box struct {
 	Hash    string
@@ -82,10 +76,10 @@ type Box struct {
 	Items   []feed.Item
 	IsFeed  bool
 	// Claimed is the object's mailbox status claimed (a verified claim); Claims the claims
-	// themselves; CustomHash that the hash was chosen (claim-custom-hash). Since is when the object
+	// themselves, a badge each; CustomHash that the hash was chosen (claim-custom-hash). Since is when the object
 	// was created (zero when not known yet).
 	Claimed    bool
-	Claims     []Claim
+	Claims     []store.Claim
 	CustomHash bool
 	Since      time.Time
 }
@@ -250,23 +244,14 @@ func summary(md, hash string) string {
 	return "The svc box of " + hash + ": its profile, its feed and how to message it."
 }
 
+// proofNames are how a badge names the proof types it knows; another is named capitalised.
+var proofNames = map[string]string{"domain": "Domain", "meta_tag": "Website", "github": "GitHub", "x": "X",
+	"linkedin": "LinkedIn", "reddit": "Reddit", "mastodon": "Mastodon"}
+
 // proofName is how a badge names a claim's proof type.
 func proofName(proofType string) string {
-	switch proofType {
-	case "domain":
-		return "Domain"
-	case "meta_tag":
-		return "Website"
-	case "github":
-		return "GitHub"
-	case "x":
-		return "X"
-	case "linkedin":
-		return "LinkedIn"
-	case "reddit":
-		return "Reddit"
-	case "mastodon":
-		return "Mastodon"
+	if name, ok := proofNames[proofType]; ok {
+		return name
 	}
 	return strings.ToUpper(proofType[:min(1, len(proofType))]) + proofType[min(1, len(proofType)):]
 }

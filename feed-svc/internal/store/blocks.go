@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -26,12 +25,11 @@ func BlockID(boxID, senderID string) string { return boxID + "|" + senderID }
 // SetBlock records a block or its lifting, unless a later event is recorded already.
 func (s *Store) SetBlock(ctx context.Context, b Block) error {
 	var cur Block
-	err := mongox.FindOne(ctx, s.c(Blocks), mongox.ByID(b.ID), &cur)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-	case err != nil:
+	found, err := s.find(ctx, Blocks, b.ID, &cur)
+	if err != nil {
 		return fmt.Errorf("store blocks: %w", err)
-	case cur.At.After(b.At) || (cur.At.Equal(b.At) && cur.Event >= b.Event):
+	}
+	if found && (cur.At.After(b.At) || (cur.At.Equal(b.At) && cur.Event >= b.Event)) {
 		return nil
 	}
 	if err := mongox.ReplaceUpsert(ctx, s.c(Blocks), b.ID, b); err != nil {
@@ -43,11 +41,7 @@ func (s *Store) SetBlock(ctx context.Context, b Block) error {
 // Blocks reports whether box blocks sender.
 func (s *Store) Blocks(ctx context.Context, boxID, senderID string) (bool, error) {
 	var b Block
-	err := mongox.FindOne(ctx, s.c(Blocks), mongox.ByID(BlockID(boxID, senderID)), &b)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-		return false, nil
-	case err != nil:
+	if _, err := s.find(ctx, Blocks, BlockID(boxID, senderID), &b); err != nil {
 		return false, fmt.Errorf("store blocks: %w", err)
 	}
 	return b.Blocked, nil

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -32,11 +31,7 @@ type claimSet struct {
 // VerifiedClaims returns an object's verified claims, newest first.
 func (s *Store) VerifiedClaims(ctx context.Context, objectID string) ([]Claim, error) {
 	var set claimSet
-	err := mongox.FindOne(ctx, s.c(Claims), mongox.ByID(objectID), &set)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-		return nil, nil
-	case err != nil:
+	if _, err := s.find(ctx, Claims, objectID, &set); err != nil {
 		return nil, fmt.Errorf("store claims: %w", err)
 	}
 	return set.Claims, nil

@@ -140,9 +140,6 @@ type counterWriter struct {
 func (n *newestSums) of(counter string) *counterWriter {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.m == nil {
-		n.m = map[string]*counterWriter{}
-	}
 	w := n.m[counter]
 	if w == nil {
 		w = &counterWriter{}
@@ -162,22 +159,6 @@ func (s *Store) lastSum(ctx context.Context, counter string) (sum, error) {
 	return got[0], nil
 }
 
-// AddEach adds one to each of counters whose place in added is true (the documents an insert
-// added, say), in one command: the counters' next sums are upserted together, as Tally's are.
-// What went in is counted only here, so the count runs to its end whether or not the caller is
-// still waiting: a redelivered event would find its documents and count nothing.
-func (s *Store) AddEach(ctx context.Context, counters []string, added []bool) error {
-	deltas := map[string]int64{}
-	for i, c := range counters {
-		if added[i] {
-			deltas[c]++
-		}
-	}
-	cctx, cancel := afterMarks(ctx)
-	defer cancel()
-	return s.count(cctx, nil, deltas)
-}
-
 // CountOnce marks each of keys in counter and adds delta for each that this call marked (one
 // insert of the marks, one command of the counts).
 func (s *Store) CountOnce(ctx context.Context, counter string, delta int64, keys ...string) error {
@@ -185,7 +166,7 @@ func (s *Store) CountOnce(ctx context.Context, counter string, delta int64, keys
 	for i, k := range keys {
 		marks[i] = countedMark{id: markID(counter, k), counters: []string{counter}, delta: delta}
 	}
-	return s.countMarks(ctx, marks, nil, nil)
+	return s.countMarks(ctx, marks, nil)
 }
 
 // countedMark is a mark to insert with what it counts once it goes in: delta in each of
@@ -197,13 +178,11 @@ type countedMark struct {
 	daily    string
 }
 
-// countMarks inserts marks, those that exist left as they are, and adds to daily and deltas what
-// the marks that went in now count, then counts them all (count). What went in is counted only
-// here, so the count runs to its end whether or not the caller is still waiting.
-func (s *Store) countMarks(ctx context.Context, marks []countedMark, daily, deltas map[string]int64) error {
-	if daily == nil {
-		daily = map[string]int64{}
-	}
+// countMarks inserts marks, those that exist left as they are, and adds to deltas what the marks
+// that went in now count, then counts them all (count). What went in is counted only here, so
+// the count runs to its end whether or not the caller is still waiting.
+func (s *Store) countMarks(ctx context.Context, marks []countedMark, deltas map[string]int64) error {
+	daily := map[string]int64{}
 	if deltas == nil {
 		deltas = map[string]int64{}
 	}
@@ -226,9 +205,7 @@ func (s *Store) countMarks(ctx context.Context, marks []countedMark, daily, delt
 			}
 		}
 	}
-	cctx, cancel := afterMarks(ctx)
-	defer cancel()
-	return s.count(cctx, daily, deltas)
+	return s.count(ctx, daily, deltas)
 }
 
 // Counter is a network counter's count (one find).
@@ -288,17 +265,7 @@ func (s *Store) Tally(ctx context.Context, ts []Tally) error {
 			deltas[c]++
 		}
 	}
-	cctx, cancel := afterMarks(ctx)
-	defer cancel()
-	return s.count(cctx, daily, deltas)
-}
-
-// afterMarks is the context of the counts that follow their marks: what went in is counted only
-// there, so a handler whose context ends in between (its consumer group's generation ended, say,
-// when the broker went away) must still count it, or the redelivered events would find their
-// marks and count nothing. countTimeout bounds it once the caller has gone.
-func afterMarks(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), countTimeout)
+	return s.count(ctx, daily, deltas)
 }
 
 // countTimeout bounds the counts that follow their marks once the caller has gone.
@@ -308,7 +275,14 @@ const countTimeout = 30 * time.Second
 // each analytics document ($inc) and an upsert of each counter's next sum after the newest this
 // store knows ($setOnInsert). A counter whose place was taken (the upsert matched, or collided
 // with a concurrent insert) is added to again from its newest, alone.
+//
+// It follows the marks of what it counts, and what went in is counted only here: a handler whose
+// context ends in between (its consumer group's generation ended, say, when the broker went away)
+// must still count it, or the redelivered events would find their marks and count nothing. So it
+// runs without the caller's cancellation, bounded by countTimeout once the caller has gone.
 func (s *Store) count(ctx context.Context, daily, deltas map[string]int64) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countTimeout)
+	defer cancel()
 	var counters []string
 	for _, c := range slices.Sorted(maps.Keys(deltas)) {
 		if deltas[c] != 0 {

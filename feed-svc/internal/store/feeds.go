@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -21,28 +20,19 @@ func (s *Store) CreateFeed(ctx context.Context, f Feed) (*Feed, error) {
 	if err := mongox.InsertOnce(ctx, s.c(Feeds), f); err != nil {
 		return nil, err
 	}
-	return s.Feed(ctx, f.ObjectID)
-}
-
-// Feed returns the feed of a box, or mongox.ErrNotFound when the box is not a feed.
-func (s *Store) Feed(ctx context.Context, objectID string) (*Feed, error) {
-	var f Feed
-	if err := mongox.FindOne(ctx, s.c(Feeds), mongox.ByID(objectID), &f); err != nil {
+	var stored Feed
+	if err := mongox.FindOne(ctx, s.c(Feeds), mongox.ByID(f.ObjectID), &stored); err != nil {
 		return nil, fmt.Errorf("store feeds: %w", err)
 	}
-	return &f, nil
+	return &stored, nil
 }
 
 // IsFeed reports whether a box is a feed (a point read, not a count: on FerretDB a count is an
 // aggregation).
 func (s *Store) IsFeed(ctx context.Context, objectID string) (bool, error) {
-	var f Feed
-	err := mongox.FindOne(ctx, s.c(Feeds), mongox.ByID(objectID), &f)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-		return false, nil
-	case err != nil:
+	ok, err := s.find(ctx, Feeds, objectID, &Feed{})
+	if err != nil {
 		return false, fmt.Errorf("store feeds: %w", err)
 	}
-	return true, nil
+	return ok, nil
 }

@@ -39,8 +39,7 @@ func (s *Store) Tombstone(ctx context.Context, it *Item) error {
 
 // HiddenOf reports which of the given items are hidden (one find by _id, $in).
 func (s *Store) HiddenOf(ctx context.Context, itemIDs []string) (map[string]bool, error) {
-	hs, err := mongox.FindAll[Hide](ctx, s.c(Hidden), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: itemIDs}}}},
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	hs, err := mongox.FindIn[Hide](ctx, s.c(Hidden), itemIDs, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("store hidden items: %w", err)
 	}
@@ -55,7 +54,7 @@ func (s *Store) HiddenOf(ctx context.Context, itemIDs []string) (map[string]bool
 // the feed's counters.
 func (s *Store) HideRows(ctx context.Context, it *Item) error {
 	m := countedMark{id: markID(counterHidden, it.ID), counters: []string{CounterFeed, CounterItems}, delta: -1}
-	if err := s.countMarks(ctx, []countedMark{m}, nil, nil); err != nil {
+	if err := s.countMarks(ctx, []countedMark{m}, nil); err != nil {
 		return err
 	}
 	return s.UnlistItem(ctx, Row{Kind: KindItem, BoxID: it.FeedID, ItemID: it.ID, At: it.PostedAt})

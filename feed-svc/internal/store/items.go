@@ -50,12 +50,6 @@ func (s *Store) InsertItems(ctx context.Context, items []Item) error {
 	return nil
 }
 
-// listed is an item as its box's list keeps it: the item, or a tombstone once it is hidden.
-type listed struct {
-	Item   Item `bson:"item"`
-	Hidden bool `bson:"hidden,omitempty"`
-}
-
 func itemKey(feedID, itemID string, posted time.Time) string {
 	return mongox.Key("i", mongox.IDPart(feedID), at(posted), mongox.IDPart(itemID))
 }
@@ -70,7 +64,7 @@ func (s *Store) ListItems(ctx context.Context, items ...Item) ([]bool, error) {
 	docs := make([]any, len(items))
 	for i, it := range items {
 		it.Events = nil
-		docs[i] = keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: listed{Item: it}}
+		docs[i] = keyed[ListedItem]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: ListedItem{Item: it}}
 	}
 	return s.insert(ctx, docs...)
 }
@@ -89,22 +83,15 @@ func (s *Store) Item(ctx context.Context, feedID, itemID string) (*Item, error) 
 	return &it, nil
 }
 
-// ListedItem is an entry of a box's list: the item, or only its id and time when it is hidden.
+// ListedItem is an entry of a box's list, as the list keeps it: the item, or a tombstone (only its
+// id and time) once it is hidden.
 type ListedItem struct {
-	Item
-	Hidden bool
+	Item   `bson:"item"`
+	Hidden bool `bson:"hidden,omitempty"`
 }
 
 // ItemsPage reads a page of a box's items, newest first, below before (a key of the list; "":
 // from the newest); next is the key to pass for the following page ("": none left). One find.
 func (s *Store) ItemsPage(ctx context.Context, feedID, before string, limit int) ([]ListedItem, string, error) {
-	docs, next, err := pageOf[listed](ctx, s, ItemsScope(feedID), before, limit, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	out := make([]ListedItem, len(docs))
-	for i, d := range docs {
-		out[i] = ListedItem{Item: d.V.Item, Hidden: d.V.Hidden}
-	}
-	return out, next, nil
+	return values[ListedItem](ctx, s, ItemsScope(feedID), before, limit)
 }

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -68,23 +68,12 @@ func (s *Store) Object(ctx context.Context, objectID string) (*Object, error) {
 // ObjectsOf returns the objects of the given ids that the projection knows, in one find by _id
 // ($in): a page names a bounded number of objects.
 func (s *Store) ObjectsOf(ctx context.Context, ids []string) (map[string]*Object, error) {
-	out := make(map[string]*Object, len(ids))
-	var ask bson.A
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if seen[id] || id == "" {
-			continue
-		}
-		seen[id] = true
-		ask = append(ask, id)
-	}
-	if len(ask) == 0 {
-		return out, nil
-	}
-	found, err := mongox.FindAll[Object](ctx, s.c(Objects), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ask}}}})
+	ask := slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(ids))), func(id string) bool { return id == "" })
+	found, err := mongox.FindIn[Object](ctx, s.c(Objects), ask)
 	if err != nil {
 		return nil, fmt.Errorf("store objects: %w", err)
 	}
+	out := make(map[string]*Object, len(found))
 	for i := range found {
 		out[found[i].ID] = &found[i]
 	}
@@ -95,12 +84,11 @@ func (s *Store) ObjectsOf(ctx context.Context, ids []string) (map[string]*Object
 // recorded already.
 func (s *Store) SetTitle(ctx context.Context, t Title) error {
 	var cur Title
-	err := mongox.FindOne(ctx, s.c(Titles), mongox.ByID(t.ObjectID), &cur)
-	switch {
-	case errors.Is(err, mongox.ErrNotFound):
-	case err != nil:
+	found, err := s.find(ctx, Titles, t.ObjectID, &cur)
+	if err != nil {
 		return fmt.Errorf("store titles: %w", err)
-	case cur.Version > t.Version:
+	}
+	if found && cur.Version > t.Version {
 		return nil
 	}
 	if err := mongox.ReplaceUpsert(ctx, s.c(Titles), t.ObjectID, t); err != nil {
@@ -113,12 +101,12 @@ func (s *Store) SetTitle(ctx context.Context, t Title) error {
 // creation, else its hash.
 func (s *Store) Name(ctx context.Context, o *Object) (string, error) {
 	var t Title
-	err := mongox.FindOne(ctx, s.c(Titles), mongox.ByID(o.ID), &t)
-	switch {
-	case err == nil && t.Title != "":
-		return t.Title, nil
-	case err != nil && !errors.Is(err, mongox.ErrNotFound):
+	if _, err := s.find(ctx, Titles, o.ID, &t); err != nil {
 		return "", fmt.Errorf("store titles: %w", err)
+	}
+	switch {
+	case t.Title != "":
+		return t.Title, nil
 	case o.Title != "":
 		return o.Title, nil
 	}

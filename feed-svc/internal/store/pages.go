@@ -116,24 +116,42 @@ func (s *Store) insert(ctx context.Context, docs ...any) ([]bool, error) {
 	return added, nil
 }
 
+// feedCounters are the counters of the rows of each network feed.
+var feedCounters = map[string]string{FeedAll: CounterFeed, FeedItems: CounterItems, FeedCreated: CounterCreated}
+
 // AddRows inserts rows into the lists of the given feeds once each (by its item, or its box for
-// a creation), and reports, row by row and for each row feed by feed, whether this call added it.
-func (s *Store) AddRows(ctx context.Context, rows []Row, feeds ...string) ([]bool, error) {
+// a creation), adds one to its feed's counter for each row this call added, and makes each box's
+// newest of rows its newest row in the feeds' unique lists (setNewest; the list of creations has
+// none: every box has one creation row).
+func (s *Store) AddRows(ctx context.Context, rows []Row, feeds ...string) error {
 	docs := make([]any, 0, len(rows)*len(feeds))
 	for i := range rows {
 		for _, f := range feeds {
 			docs = append(docs, keyed[Row]{ID: rowKey(f, &rows[i]), V: rows[i]})
 		}
 	}
-	return s.insert(ctx, docs...)
+	added, err := s.insert(ctx, docs...)
+	if err != nil {
+		return err
+	}
+	deltas := map[string]int64{}
+	for i, ok := range added {
+		if ok {
+			deltas[feedCounters[feeds[i%len(feeds)]]]++
+		}
+	}
+	if err := s.count(ctx, nil, deltas); err != nil {
+		return err
+	}
+	return s.setNewest(ctx, rows, slices.DeleteFunc(slices.Clone(feeds), func(f string) bool { return f == FeedCreated }))
 }
 
-// SetNewest makes, in each of feeds' unique lists, each box's newest of rows its newest row,
+// setNewest makes, in each of feeds' unique lists, each box's newest of rows its newest row,
 // unless a newer one is there: the new keys are inserted, the pointers moved to them and the old
 // keys deleted by _id, a few commands for all of rows' boxes together. One box's rows of one feed
 // are written by one consumer at a time (its items come in order on one partition of the feed
 // topic, and its creation is projected before any item, which waits for the object).
-func (s *Store) SetNewest(ctx context.Context, rows []Row, feeds ...string) error {
+func (s *Store) setNewest(ctx context.Context, rows []Row, feeds []string) error {
 	want := map[string]keyed[Row]{}
 	for _, f := range feeds {
 		for _, r := range rows {
@@ -150,9 +168,8 @@ func (s *Store) SetNewest(ctx context.Context, rows []Row, feeds ...string) erro
 // there, a thousand boxes at a time: one read of their pointers, an insert of the new rows, the
 // pointers' replacements and a delete of the rows they replace.
 func (s *Store) moveNewest(ctx context.Context, want map[string]keyed[Row]) error {
-	pids := slices.Sorted(maps.Keys(want))
-	for start := 0; start < len(pids); start += batch {
-		if err := s.moveNewestBatch(ctx, want, pids[start:min(start+batch, len(pids))]); err != nil {
+	for pids := range slices.Chunk(slices.Sorted(maps.Keys(want)), batch) {
+		if err := s.moveNewestBatch(ctx, want, pids); err != nil {
 			return fmt.Errorf("store newest rows: %w", err)
 		}
 	}
@@ -160,7 +177,7 @@ func (s *Store) moveNewest(ctx context.Context, want map[string]keyed[Row]) erro
 }
 
 func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row], pids []string) error {
-	cur, err := mongox.FindAll[newest](ctx, s.c(Pages), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: pids}}}})
+	cur, err := mongox.FindIn[newest](ctx, s.c(Pages), pids)
 	if err != nil {
 		return err
 	}
@@ -170,7 +187,7 @@ func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row],
 	}
 	var docs []any
 	var pointers []mongo.WriteModel
-	var stale bson.A
+	var stale []string
 	for _, pid := range pids {
 		doc := want[pid]
 		if old[pid] >= doc.ID {
@@ -192,20 +209,15 @@ func (s *Store) moveNewestBatch(ctx context.Context, want map[string]keyed[Row],
 	if err := mongox.BulkUpsert(ctx, s.c(Pages), pointers); err != nil {
 		return err
 	}
-	if len(stale) > 0 {
-		if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: stale}}}}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return mongox.DeleteIn(ctx, s.c(Pages), stale)
 }
 
 // UnlistItem takes a hidden item's rows out of the network's feed, by _id: its rows and, where it
 // is its box's newest, its unique rows (the box then shows no row there until it publishes
 // again, as before).
 func (s *Store) UnlistItem(ctx context.Context, r Row) error {
-	ids := bson.A{rowKey(FeedAll, &r), rowKey(FeedItems, &r), uniqueKey(FeedAll, &r), uniqueKey(FeedItems, &r)}
-	if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}); err != nil {
+	ids := []string{rowKey(FeedAll, &r), rowKey(FeedItems, &r), uniqueKey(FeedAll, &r), uniqueKey(FeedItems, &r)}
+	if err := mongox.DeleteIn(ctx, s.c(Pages), ids); err != nil {
 		return fmt.Errorf("store lists: %w", err)
 	}
 	return nil
@@ -231,6 +243,19 @@ func pageOf[T any](ctx context.Context, s *Store, scope, before string, limit in
 	return docs, docs[limit-1].ID, nil
 }
 
+// values reads one page of a list as pageOf does, and returns its documents' values.
+func values[T any](ctx context.Context, s *Store, scope, before string, limit int) ([]T, string, error) {
+	docs, next, err := pageOf[T](ctx, s, scope, before, limit, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]T, len(docs))
+	for i, d := range docs {
+		out[i] = d.V
+	}
+	return out, next, nil
+}
+
 // Rows reads a page of a network feed's list (with unique, its boxes' newest rows), newest first,
 // below before ("" from the newest); without bodies an item's body is not read.
 func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, before string, limit int) ([]Row, string, error) {
@@ -243,7 +268,7 @@ func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, befo
 		return nil, "", err
 	}
 	rows := make([]Row, 0, len(docs))
-	var stale bson.A
+	var stale []string
 	seen := map[string]bool{}
 	for _, d := range docs {
 		// A unique list holds one row per box; a row that two writers of one box left behind
@@ -256,23 +281,13 @@ func (s *Store) Rows(ctx context.Context, feed string, unique, bodies bool, befo
 		seen[d.V.BoxID] = true
 		rows = append(rows, d.V)
 	}
-	if len(stale) > 0 {
-		if _, err := s.c(Pages).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: stale}}}}); err != nil {
-			return nil, "", fmt.Errorf("store lists: drop stale newest rows: %w", err)
-		}
+	if err := mongox.DeleteIn(ctx, s.c(Pages), stale); err != nil {
+		return nil, "", fmt.Errorf("store lists: drop stale newest rows: %w", err)
 	}
 	return rows, next, nil
 }
 
 // ActivityPage reads a page of public activity, newest first, below before ("" from the newest).
 func (s *Store) ActivityPage(ctx context.Context, before string, limit int) ([]Activity, string, error) {
-	docs, next, err := pageOf[Activity](ctx, s, ActivityScope, before, limit, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	out := make([]Activity, len(docs))
-	for i := range docs {
-		out[i] = docs[i].V
-	}
-	return out, next, nil
+	return values[Activity](ctx, s, ActivityScope, before, limit)
 }

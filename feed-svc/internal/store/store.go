@@ -11,6 +11,9 @@
 package store
 
 import (
+	"context"
+	"errors"
+
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -65,6 +68,18 @@ type Store struct {
 }
 
 // New returns a store over db.
-func New(db *mongo.Database) *Store { return &Store{db: db, sums: &newestSums{}} }
+func New(db *mongo.Database) *Store {
+	return &Store{db: db, sums: &newestSums{m: map[string]*counterWriter{}}}
+}
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
+
+// find reads the document of collection coll with _id id into dst, and reports whether there is
+// one (a point read; no document leaves dst as it was).
+func (s *Store) find(ctx context.Context, coll, id string, dst any) (bool, error) {
+	err := mongox.FindOne(ctx, s.c(coll), mongox.ByID(id), dst)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}

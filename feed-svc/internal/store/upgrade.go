@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,12 +49,20 @@ func (s *Store) UpgradeLists(ctx context.Context) (int, error) {
 	if !errors.Is(err, mongox.ErrNotFound) {
 		return 0, fmt.Errorf("upgrade lists: %w", err)
 	}
+	// The hidden marks are read once, all of them (a one-off step, outside serving).
+	hides, err := mongox.FindAll[Hide](ctx, s.c(Hidden), bson.D{})
+	if err != nil {
+		return 0, fmt.Errorf("upgrade lists: %w", err)
+	}
+	u := &upgrade{s: s, hidden: map[string]bool{}, newest: map[string]keyed[Row]{}}
+	for _, h := range hides {
+		u.hidden[h.ItemID] = true
+	}
 	cur, err := s.c(Lists).Find(ctx, bson.D{}, options.Find().SetBatchSize(upgradeBatch))
 	if err != nil {
 		return 0, fmt.Errorf("upgrade lists: %w", err)
 	}
 	defer cur.Close(ctx)
-	u := &upgrade{s: s, hidden: map[string]bool{}}
 	n := 0
 	for cur.Next(ctx) {
 		var e logEntry
@@ -63,7 +73,7 @@ func (s *Store) UpgradeLists(ctx context.Context) (int, error) {
 		if _, perr := strconv.ParseInt(pos, 10, 64); !ok || perr != nil {
 			continue // a head or a key's marker
 		}
-		if err := u.entry(ctx, list, e); err != nil {
+		if err := u.entry(list, e); err != nil {
 			return n, err
 		}
 		n++
@@ -108,8 +118,7 @@ type upgrade struct {
 	rows   []keyed[Row]    // rows whose items' bodies are still to read
 	feeds  []string        // the feed of each of rows
 	marks  []countedMark   // marks that count once inserted
-	hidden map[string]bool // hidden item ids, read once
-	read   bool            // whether hidden is read
+	hidden map[string]bool // hidden item ids
 	unlist []Row           // rows of hidden items
 	newest map[string]keyed[Row]
 }
@@ -117,7 +126,7 @@ type upgrade struct {
 func (u *upgrade) staged() int { return len(u.pages) + len(u.rows) + len(u.marks) }
 
 // entry stages what one old entry becomes.
-func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
+func (u *upgrade) entry(list string, e logEntry) error {
 	switch {
 	case list == "global" || list == "global:item" || list == "global:new_svc":
 		var r Row
@@ -125,19 +134,13 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 			return fmt.Errorf("upgrade lists: %s: %w", e.ID, err)
 		}
 		feed := map[string]string{"global": FeedAll, "global:item": FeedItems, "global:new_svc": FeedCreated}[list]
-		if r.ItemID != "" {
-			hidden, err := u.isHidden(ctx, r.ItemID)
-			if err != nil {
-				return err
-			}
-			if hidden {
-				u.unlist = append(u.unlist, r) // taken out once carried over, as a hide does
-			}
+		if r.ItemID != "" && u.hidden[r.ItemID] {
+			u.unlist = append(u.unlist, r) // taken out once carried over, as a hide does
 		}
 		u.rows, u.feeds = append(u.rows, keyed[Row]{ID: rowKey(feed, &r), V: r}), append(u.feeds, feed)
 		if feed != FeedCreated {
 			pid := newestID(feed, r.BoxID)
-			if cur, ok := u.newestRows()[pid]; !ok || cur.ID < uniqueKey(feed, &r) {
+			if cur, ok := u.newest[pid]; !ok || cur.ID < uniqueKey(feed, &r) {
 				u.newest[pid] = keyed[Row]{ID: uniqueKey(feed, &r), V: r}
 			}
 		}
@@ -152,25 +155,15 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 		if err := bson.Unmarshal(e.V, &it); err != nil {
 			return fmt.Errorf("upgrade lists: %s: %w", e.ID, err)
 		}
-		hidden, err := u.isHidden(ctx, it.ID)
-		if err != nil {
-			return err
-		}
-		v := listed{Item: it, Hidden: hidden}
-		if hidden {
+		v := ListedItem{Item: it, Hidden: u.hidden[it.ID]}
+		if v.Hidden {
 			v.Item = tombstone(&it)
 		}
-		u.pages = append(u.pages, keyed[listed]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
-	case list == "global:hidden":
-		u.marks = append(u.marks, countedMark{id: markID(counterHidden, e.Key), counters: []string{CounterFeed, CounterItems}, delta: -1})
-	case list == "boxes:item":
-		u.marks = append(u.marks, countedMark{id: markID(CounterBoxesWithItems, e.Key), counters: []string{CounterBoxesWithItems}, delta: 1})
-	case list == "stats:messages":
-		u.marks = append(u.marks, countedMark{id: markID(CounterMessages, e.Key), counters: []string{CounterMessages}, delta: 1})
-	case list == "stats:claims_verified":
-		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counters: []string{CounterClaims}, delta: 1})
-	case list == "stats:claims_lapsed":
-		u.marks = append(u.marks, countedMark{id: markID(CounterClaims, e.Key), counters: []string{CounterClaims}, delta: -1})
+		u.pages = append(u.pages, keyed[ListedItem]{ID: itemKey(it.FeedID, it.ID, it.PostedAt), V: v})
+	case oldCounts[list].id != "":
+		m := oldCounts[list]
+		m.id = markID(m.id, e.Key)
+		u.marks = append(u.marks, m)
 	case strings.HasPrefix(list, "an:"):
 		parts := strings.Split(strings.TrimPrefix(list, "an:"), ":")
 		if len(parts) != 3 {
@@ -186,107 +179,79 @@ func (u *upgrade) entry(ctx context.Context, list string, e logEntry) error {
 	return nil
 }
 
-func (u *upgrade) newestRows() map[string]keyed[Row] {
-	if u.newest == nil {
-		u.newest = map[string]keyed[Row]{}
-	}
-	return u.newest
-}
-
-// isHidden reads the hidden marks once, all of them (a one-off step, outside serving).
-func (u *upgrade) isHidden(ctx context.Context, itemID string) (bool, error) {
-	if u.read {
-		return u.hidden[itemID], nil
-	}
-	all, err := mongox.FindAll[Hide](ctx, u.s.c(Hidden), bson.D{})
-	if err != nil {
-		return false, fmt.Errorf("upgrade lists: %w", err)
-	}
-	for _, h := range all {
-		u.hidden[h.ItemID] = true
-	}
-	u.read = true
-	return u.hidden[itemID], nil
+// oldCounts are the earlier release's lists of counted keys: each entry becomes a mark of the
+// counter in id, which counts once in counters by delta.
+var oldCounts = map[string]countedMark{
+	"global:hidden":         {id: counterHidden, counters: []string{CounterFeed, CounterItems}, delta: -1},
+	"boxes:item":            {id: CounterBoxesWithItems, counters: []string{CounterBoxesWithItems}, delta: 1},
+	"stats:messages":        {id: CounterMessages, counters: []string{CounterMessages}, delta: 1},
+	"stats:claims_verified": {id: CounterClaims, counters: []string{CounterClaims}, delta: 1},
+	"stats:claims_lapsed":   {id: CounterClaims, counters: []string{CounterClaims}, delta: -1},
 }
 
 // flush writes a batch: rows with their items' bodies, the other documents, the marks, and moves
 // the counters by what went in now.
 func (u *upgrade) flush(ctx context.Context) error {
-	s := u.s
-	deltas := map[string]int64{}
-	if len(u.rows) > 0 {
-		var ids bson.A
-		for _, r := range u.rows {
-			if r.V.ItemID != "" {
-				ids = append(ids, r.V.ItemID)
-			}
-		}
-		bodies := map[string]string{}
-		if len(ids) > 0 {
-			its, err := mongox.FindAll[Item](ctx, s.c(Items), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-				options.Find().SetProjection(bson.D{{Key: "body", Value: 1}}))
-			if err != nil {
-				return fmt.Errorf("upgrade lists: %w", err)
-			}
-			for _, it := range its {
-				bodies[it.ID] = it.Body
-			}
-		}
-		docs := make([]any, len(u.rows))
-		for i := range u.rows {
-			u.rows[i].V.Body = bodies[u.rows[i].V.ItemID]
-			docs[i] = u.rows[i]
-		}
-		in, err := s.insert(ctx, docs...)
-		if err != nil {
-			return fmt.Errorf("upgrade lists: %w", err)
-		}
-		counter := map[string]string{FeedAll: CounterFeed, FeedItems: CounterItems, FeedCreated: CounterCreated}
-		for i, ok := range in {
-			if ok {
-				deltas[counter[u.feeds[i]]]++
-			}
-		}
+	bodies, err := u.bodies(ctx, u.rows)
+	if err != nil {
+		return err
 	}
-	if _, err := s.insert(ctx, u.pages...); err != nil {
+	docs := make([]any, len(u.rows), len(u.rows)+len(u.pages))
+	for i := range u.rows {
+		u.rows[i].V.Body = bodies[u.rows[i].V.ItemID]
+		docs[i] = u.rows[i]
+	}
+	in, err := u.s.insert(ctx, append(docs, u.pages...)...)
+	if err != nil {
 		return fmt.Errorf("upgrade lists: %w", err)
 	}
-	if err := s.countMarks(ctx, u.marks, nil, deltas); err != nil {
+	deltas := map[string]int64{}
+	for i, ok := range in[:len(u.rows)] {
+		if ok {
+			deltas[feedCounters[u.feeds[i]]]++
+		}
+	}
+	if err := u.s.countMarks(ctx, u.marks, deltas); err != nil {
 		return fmt.Errorf("upgrade lists: %w", err)
 	}
 	u.pages, u.rows, u.feeds, u.marks = nil, nil, nil, nil
 	return nil
 }
 
-// flushNewest writes the boxes' newest rows as SetNewest would, with their items' bodies, once
+// flushNewest writes the boxes' newest rows as setNewest would, with their items' bodies, once
 // every entry is read.
 func (u *upgrade) flushNewest(ctx context.Context) error {
-	rows := u.newestRows()
-	var ids bson.A
+	bodies, err := u.bodies(ctx, slices.Collect(maps.Values(u.newest)))
+	if err != nil {
+		return err
+	}
+	for pid, r := range u.newest {
+		if b, ok := bodies[r.V.ItemID]; ok {
+			r.V.Body = b
+			u.newest[pid] = r
+		}
+	}
+	if err := u.s.moveNewest(ctx, u.newest); err != nil {
+		return fmt.Errorf("upgrade lists: %w", err)
+	}
+	return nil
+}
+
+// bodies reads the bodies of the items of rows, by item id (one find per thousand items).
+func (u *upgrade) bodies(ctx context.Context, rows []keyed[Row]) (map[string]string, error) {
+	var ids []string
 	for _, r := range rows {
 		if r.V.ItemID != "" {
 			ids = append(ids, r.V.ItemID)
 		}
 	}
-	for start := 0; start < len(ids); start += upgradeBatch {
-		its, err := mongox.FindAll[Item](ctx, u.s.c(Items), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids[start:min(start+upgradeBatch, len(ids))]}}}},
-			options.Find().SetProjection(bson.D{{Key: "body", Value: 1}}))
-		if err != nil {
-			return fmt.Errorf("upgrade lists: %w", err)
-		}
-		bodies := map[string]string{}
-		for _, it := range its {
-			bodies[it.ID] = it.Body
-		}
-		for pid, r := range rows {
-			if b, ok := bodies[r.V.ItemID]; ok {
-				r.V.Body = b
-				rows[pid] = r
-			}
-		}
+	its, err := mongox.FindIn[Item](ctx, u.s.c(Items), ids, options.Find().SetProjection(bson.D{{Key: "body", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("upgrade lists: %w", err)
 	}
-	if err := u.s.moveNewest(ctx, rows); err != nil {
-		return fmt.Errorf("upgrade lists: %w", err)
+	bodies := make(map[string]string, len(its))
+	for _, it := range its {
+		bodies[it.ID] = it.Body
 	}
-	return nil
+	return bodies, nil
 }

@@ -102,10 +102,7 @@ func (a *Appender) feedRow(ctx context.Context, ev events.Event) (network.Row, b
 		if err != nil {
 			return network.Row{}, false, fmt.Errorf("feed row: author: %w", err)
 		}
-		box.Hash = ev.Hash
-		if d.AuthorHash != nil {
-			author.Hash = *d.AuthorHash
-		}
+		box.Hash, author.Hash = ev.Hash, *d.AuthorHash
 		row, ok := network.RowOf(store.Row{Kind: network.KindItem, EventID: ev.ID, BoxID: ev.ObjectID, ItemID: d.ItemID,
 			Title: d.Title, Tags: d.Tags, AuthorID: d.AuthorObjectID, AuthorName: d.AuthorName, At: at}, box, author, d.Body)
 		return row, ok, nil

@@ -3,6 +3,8 @@ package stream
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -80,10 +82,7 @@ func (h *Hub) wake(list string) {
 // missed.
 func (h *Hub) wakeAll() {
 	h.mu.Lock()
-	lists := make([]string, 0, len(h.waiters))
-	for l := range h.waiters {
-		lists = append(lists, l)
-	}
+	lists := slices.Collect(maps.Keys(h.waiters))
 	h.mu.Unlock()
 	for _, l := range lists {
 		h.wake(l)

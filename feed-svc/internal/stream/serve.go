@@ -59,9 +59,9 @@ type Lost struct {
 	Message          string `json:"message"`
 }
 
-func (s *Server) lost(lastID string) Lost {
+func (s *Server) lost(lastID string) *Lost {
 	r := s.Log.Retention()
-	return Lost{LastEventID: lastID, RetentionSeconds: int64(r.Age / time.Second), RetentionEvents: r.Max,
+	return &Lost{LastEventID: lastID, RetentionSeconds: int64(r.Age / time.Second), RetentionEvents: r.Max,
 		Message: "this event id is past the retention window: events after it may be missing; the oldest retained events follow"}
 }
 
@@ -185,8 +185,7 @@ func (s *Server) Poll(ctx context.Context, list, lastID string, wait time.Durati
 		out.NextAfter = &from
 	}
 	if lost {
-		l := s.lost(lastID)
-		out.Lost = &l
+		out.Lost = s.lost(lastID)
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()

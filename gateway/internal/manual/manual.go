@@ -6,9 +6,10 @@
 package manual
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
@@ -110,12 +111,10 @@ func (m *writer) route(key string) (routes.Route, bool) {
 }
 
 func (m *writer) servesAll(keys []string) bool {
-	for _, k := range keys {
-		if _, ok := m.route(k); !ok {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(keys, func(k string) bool {
+		_, ok := m.route(k)
+		return !ok
+	})
 }
 
 func (m *writer) intro() {
@@ -138,12 +137,18 @@ func (m *writer) step(n int, st Step) {
 	if st.Before != "" {
 		m.b.WriteString(strings.ReplaceAll(st.Before, "$BASE", m.base) + "\n\n")
 	}
-	for _, key := range st.Routes {
-		r, _ := m.route(key)
-		m.routeBlock(r, true)
-	}
+	m.routeBlocks(st.Routes)
 	if st.After != "" {
 		m.b.WriteString("\n" + strings.ReplaceAll(st.After, "$BASE", m.base) + "\n")
+	}
+}
+
+// routeBlocks writes the routes of keys that the gateway serves.
+func (m *writer) routeBlocks(keys []string) {
+	for _, key := range keys {
+		if r, ok := m.route(key); ok {
+			m.routeBlock(r, true)
+		}
 	}
 }
 
@@ -196,12 +201,7 @@ func (m *writer) queryParam(q routes.Param) string {
 // isPaging reports whether q is one of the shared paging parameters, which the manual explains
 // once.
 func isPaging(q routes.Param) bool {
-	for _, p := range routes.Paging {
-		if p.Name == q.Name && p.Description == q.Description {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(routes.Paging, func(p routes.Param) bool { return p.Name == q.Name && p.Description == q.Description })
 }
 
 // bounds are an integer schema's minimum and maximum, when it has both.
@@ -238,7 +238,7 @@ func who(r routes.Route) string {
 
 // resolve follows a reference to a named schema.
 func (m *writer) resolve(s routes.Schema) routes.Schema {
-	for i := 0; i < 8; i++ {
+	for range 8 {
 		ref, ok := s["$ref"].(string)
 		if !ok {
 			return s
@@ -263,19 +263,15 @@ func (m *writer) fields(s routes.Schema) string {
 		return m.typeOf(s)
 	}
 	required, _ := s["required"].([]string)
-	names := make([]string, 0, len(props))
-	for name := range props {
-		names = append(names, name)
+	// The required fields first, in their declared order, then the others by name.
+	rank := func(name string) int {
+		if i := slices.Index(required, name); i >= 0 {
+			return i
+		}
+		return len(required)
 	}
-	sort.SliceStable(names, func(i, j int) bool {
-		ri, rj := slices.Contains(required, names[i]), slices.Contains(required, names[j])
-		if ri != rj {
-			return ri
-		}
-		if ri {
-			return slices.Index(required, names[i]) < slices.Index(required, names[j])
-		}
-		return names[i] < names[j]
+	names := slices.SortedFunc(maps.Keys(props), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
 	parts := make([]string, 0, len(names))
 	for _, name := range names {

@@ -1,7 +1,8 @@
 package manual
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/svcdev/svc/gateway/internal/ratelimit"
 	"github.com/svcdev/svc/gateway/internal/routes"
@@ -14,11 +15,7 @@ var eventRoutes = []string{"POST /api/objects/{hash}/webhooks", "GET /api/object
 // delivery. The header names and the signed content are Standard Webhooks' (webhook-svc signs so).
 func (m *writer) events() {
 	m.printf("\n## Events\n\nAn object's events reach its owner by webhook or by event stream, with the same payload and id:\n\n")
-	for _, key := range eventRoutes {
-		if r, ok := m.route(key); ok {
-			m.routeBlock(r, true)
-		}
-	}
+	m.routeBlocks(eventRoutes)
 	m.printf("\nEvery payload is {\"type\", \"id\", \"timestamp\", \"data\"}; data per type:\n\n")
 	for _, e := range routes.WebhookEvents {
 		m.printf("- %s: %s\n  data: %s\n", e.Type, e.Description, m.fields(e.Data))
@@ -105,11 +102,7 @@ func (m *writer) machines() {
 Each public object also publishes:
 
 `, m.base)
-	for _, key := range machineRoutes {
-		if r, ok := m.route(key); ok {
-			m.routeBlock(r, true)
-		}
-	}
+	m.routeBlocks(machineRoutes)
 	m.printf("\nThe agent card is an A2A card (name, description, how to message the object), signed with the object's\n" +
 		"keys from jwks.json; a signed message verifies against the same keys.\n" +
 		"Each public object is also a did:web DID, did:web:<host, its port's colon as %%3A>:api:objects:<hash>, which any\n" +
@@ -128,15 +121,10 @@ func (m *writer) reference() {
 	m.printf("\n## All routes\n\nMarks: [public] needs no key; [owner] a key of the object named by {hash} (else any key);\n" +
 		"[owner key] the owner key itself; [any key] a key of any object; then the sub-key scopes.\n")
 	byTag := map[string][]routes.Route{}
-	var tags []string
 	for _, r := range m.served {
-		if _, ok := byTag[r.Tag]; !ok {
-			tags = append(tags, r.Tag)
-		}
 		byTag[r.Tag] = append(byTag[r.Tag], r)
 	}
-	sort.Strings(tags)
-	for _, tag := range tags {
+	for _, tag := range slices.Sorted(maps.Keys(byTag)) {
 		m.printf("\n### Routes: %s\n\n", tag)
 		for _, r := range byTag[tag] {
 			m.routeBlock(r, false)

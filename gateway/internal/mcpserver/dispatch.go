@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -102,8 +103,7 @@ func (h *Handler) toolHandler(t boundTool) mcp.ToolHandler {
 		if err != nil {
 			var bad errArgument
 			if errors.As(err, &bad) {
-				return errorResult(http.StatusBadRequest, httpx.Body{Error: httpx.BodyError{
-					Code: httpx.CodeInvalidRequest, Message: bad.msg, RequestID: c.header.Get(httpx.HeaderRequestID)}}), nil
+				return apiErrorResult(c, httpx.BadRequest(httpx.CodeInvalidRequest, "%s", bad.msg)), nil
 			}
 			return nil, err
 		}
@@ -307,13 +307,7 @@ func scalar(name string, v json.RawMessage) (string, error) {
 
 // serve runs the call through the gateway's engine in process.
 func (h *Handler) serve(ctx context.Context, c *caller, call *routeCall) (*recorder, error) {
-	var body *bytes.Reader
-	if call.body != nil {
-		body = bytes.NewReader(call.body)
-	} else {
-		body = bytes.NewReader(nil)
-	}
-	req, err := http.NewRequestWithContext(ctx, call.method, call.target, body)
+	req, err := http.NewRequestWithContext(ctx, call.method, call.target, bytes.NewReader(call.body))
 	if err != nil {
 		return nil, fmt.Errorf("build the route call: %w", err)
 	}
@@ -330,7 +324,7 @@ func (h *Handler) serve(ctx context.Context, c *caller, call *routeCall) (*recor
 		req.Header.Set("Idempotency-Key", call.idempotencyKey)
 	}
 	rec := &recorder{header: http.Header{}}
-	if err := serveRecovering(h.engine, rec, req); err != nil {
+	if err := serveRecovering(h.opts.Engine, rec, req); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", call.method, call.target, err)
 	}
 	return rec, nil
@@ -355,10 +349,7 @@ func serveRecovering(engine http.Handler, w http.ResponseWriter, r *http.Request
 // result is the tool result of a route's answer: its JSON as structured content (and as text, for
 // clients that read only text), or the API error with isError set.
 func result(r routes.Route, rec *recorder) *mcp.CallToolResult {
-	status := rec.status
-	if status == 0 {
-		status = http.StatusOK
-	}
+	status := cmp.Or(rec.status, http.StatusOK)
 	raw := rec.body.Bytes()
 	if status < 200 || status > 299 {
 		var body httpx.Body

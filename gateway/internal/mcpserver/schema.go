@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -201,14 +202,7 @@ func inlineDepth(s any, named map[string]routes.Schema, depth int) any {
 	}
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // allObjects reports whether every schema of alts describes a JSON object.
 func allObjects(alts []any) bool {

@@ -73,10 +73,9 @@ type Options struct {
 
 // Handler serves /mcp.
 type Handler struct {
-	opts   Options
-	engine http.Handler
-	tools  map[string]boundTool
-	mcp    http.Handler
+	opts  Options
+	tools map[string]boundTool
+	mcp   http.Handler
 	// answers bounds, process-wide, the bytes that tool answers hold while they are built and
 	// sent (see reserve).
 	answers *semaphore.Weighted
@@ -97,7 +96,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.Engine == nil || opts.Auth == nil || opts.Limiter == nil || opts.Authorize == nil || opts.Log == nil || len(opts.KeySecret) == 0 {
 		return nil, errors.New("mcpserver: Engine, Auth, Limiter, Authorize, Log and KeySecret are required")
 	}
-	h := &Handler{opts: opts, engine: opts.Engine, tools: map[string]boundTool{}, answers: semaphore.NewWeighted(AnswerBudgetBytes)}
+	h := &Handler{opts: opts, tools: map[string]boundTool{}, answers: semaphore.NewWeighted(AnswerBudgetBytes)}
 	served := map[string]routes.Route{}
 	for _, r := range opts.Routes {
 		served[r.Method+" "+r.Path] = r
@@ -164,11 +163,9 @@ func describe(t Tool, r routes.Route, named map[string]routes.Schema) (*mcp.Tool
 		return nil, boundTool{}, err
 	}
 	fields := map[string]bool{}
-	if r.Request != "" {
-		props, _ := named[r.Request]["properties"].(map[string]any)
-		for k := range props {
-			fields[k] = true
-		}
+	props, _ := named[r.Request]["properties"].(map[string]any) // none without a request body
+	for k := range props {
+		fields[k] = true
 	}
 	destructive, openWorld := t.Destructive, t.OpenWorld
 	tool := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out,
@@ -197,7 +194,7 @@ func (h *Handler) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		c := callerFrom(ctx)
 		out := *list
-		out.Tools = nil
+		out.Tools = []*mcp.Tool{}
 		for _, t := range list.Tools {
 			bt, ok := h.tools[t.Name]
 			if !ok || c == nil || !h.allowed(bt.route, c.principal) {
@@ -207,9 +204,6 @@ func (h *Handler) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 				t = bt.anonymous
 			}
 			out.Tools = append(out.Tools, t)
-		}
-		if out.Tools == nil {
-			out.Tools = []*mcp.Tool{}
 		}
 		return &out, nil
 	}

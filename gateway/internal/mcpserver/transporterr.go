@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -51,20 +52,14 @@ func (w *shapedErrors) finish(c *gin.Context) {
 	if w.status == 0 {
 		return
 	}
-	msg := strings.TrimSpace(w.held.String())
-	if msg == "" {
-		msg = http.StatusText(w.status)
-	}
-	code := map[int]string{
+	msg := cmp.Or(strings.TrimSpace(w.held.String()), http.StatusText(w.status))
+	code := cmp.Or(map[int]string{
 		http.StatusNotFound:              "NOT_FOUND",
 		http.StatusMethodNotAllowed:      "METHOD_NOT_ALLOWED",
 		http.StatusRequestEntityTooLarge: "PAYLOAD_TOO_LARGE",
 		http.StatusUnauthorized:          "UNAUTHORIZED",
 		http.StatusForbidden:             "FORBIDDEN",
-	}[w.status]
-	if code == "" {
-		code = "INVALID_REQUEST"
-	}
+	}[w.status], "INVALID_REQUEST")
 	c.Writer.Header().Del("Content-Type")
 	c.Writer.Header().Del("Content-Length")
 	httpx.Abort(c, httpx.Errorf(w.status, code, "%s", msg))

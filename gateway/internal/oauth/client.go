@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,12 +44,7 @@ func (c *Client) Origin() string {
 }
 
 // DisplayName is the client's name, or its origin when it gives none.
-func (c *Client) DisplayName() string {
-	if c.Name != "" {
-		return c.Name
-	}
-	return c.Origin()
-}
+func (c *Client) DisplayName() string { return cmp.Or(c.Name, c.Origin()) }
 
 // AllowsRedirect reports whether uri is one of the client's redirect URIs, compared exactly.
 func (c *Client) AllowsRedirect(uri string) bool { return slices.Contains(c.RedirectURIs, uri) }

@@ -89,13 +89,7 @@ func (s *Server) clientCredentials(c *gin.Context) {
 		httpx.Abort(c, err)
 		return
 	}
-	access, err := s.mint(g, time.Now())
-	if err != nil {
-		httpx.Abort(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()),
-		"scope": strings.Join(g.Scopes, " ")})
+	s.issue(c, g, false)
 }
 
 // errAssertion is an assertion refused: its message is the client's to read.

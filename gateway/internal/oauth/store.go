@@ -77,20 +77,18 @@ func put(ctx context.Context, rdb *redis.Client, key string, v any, ttl time.Dur
 }
 
 func get(ctx context.Context, rdb *redis.Client, key string, v any) error {
-	raw, err := rdb.Get(ctx, key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return errGone
-	}
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, v)
+	return decode(rdb.Get(ctx, key), v)
 }
 
 // take reads and deletes in one command (GETDEL): of two concurrent redemptions of one code or
 // refresh token, exactly one gets it.
 func take(ctx context.Context, rdb *redis.Client, key string, v any) error {
-	raw, err := rdb.GetDel(ctx, key).Bytes()
+	return decode(rdb.GetDel(ctx, key), v)
+}
+
+// decode reads the record a GET or GETDEL answered into v; errGone if there was none.
+func decode(cmd *redis.StringCmd, v any) error {
+	raw, err := cmd.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return errGone
 	}

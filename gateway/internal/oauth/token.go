@@ -91,7 +91,7 @@ func (s *Server) redeemCode(c *gin.Context) {
 	default:
 		g.RedirectURI, g.Challenge = "", ""
 		if s.grantActive(c, &g) {
-			s.issue(c, &g)
+			s.issue(c, &g, true)
 		}
 	}
 }
@@ -119,14 +119,15 @@ func (s *Server) refresh(c *gin.Context) {
 		tokenError(c, http.StatusBadRequest, "invalid_grant", "the refresh token was issued to another client")
 		return
 	}
-	if requested, ok := parseScope(form.Get("scope")); form.Get("scope") != "" && (!ok || len(missing(g.Scopes, requested)) > 0) {
+	notGranted := func(sc string) bool { return !slices.Contains(g.Scopes, sc) }
+	if requested, ok := parseScope(form.Get("scope")); form.Get("scope") != "" && (!ok || slices.ContainsFunc(requested, notGranted)) {
 		tokenError(c, http.StatusBadRequest, "invalid_scope", "a refresh cannot add scopes to the grant")
 		return
 	}
 	if !s.grantActive(c, &g) {
 		return
 	}
-	s.issue(c, &g)
+	s.issue(c, &g, true)
 }
 
 // grantActive asks identity-svc whether the grant's sub-key is still active, which also records
@@ -146,17 +147,6 @@ func (s *Server) grantActive(c *gin.Context, g *grant) bool {
 	return true
 }
 
-// missing are the scopes of want not in have.
-func missing(have, want []string) []string {
-	var out []string
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
 func (s *Server) grantError(c *gin.Context, err error, description string) {
 	if errors.Is(err, errGone) {
 		tokenError(c, http.StatusBadRequest, "invalid_grant", description)
@@ -165,20 +155,23 @@ func (s *Server) grantError(c *gin.Context, err error, description string) {
 	httpx.Abort(c, httpx.Unavailable(err))
 }
 
-// issue answers an access token for g and a new refresh token, stored hashed.
-func (s *Server) issue(c *gin.Context, g *grant) {
+// issue answers an access token for g and, with refresh, a new refresh token, stored hashed.
+func (s *Server) issue(c *gin.Context, g *grant, refresh bool) {
 	access, err := s.mint(g, time.Now())
 	if err != nil {
 		httpx.Abort(c, err)
 		return
 	}
-	refresh := "svc_rt_" + randomToken()
-	if err := put(c.Request.Context(), s.opts.Redis, hashed("refresh", refresh), g, RefreshTTL); err != nil {
-		httpx.Abort(c, httpx.Unavailable(err))
-		return
+	body := gin.H{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()), "scope": strings.Join(g.Scopes, " ")}
+	if refresh {
+		token := "svc_rt_" + randomToken()
+		if err := put(c.Request.Context(), s.opts.Redis, hashed("refresh", token), g, RefreshTTL); err != nil {
+			httpx.Abort(c, httpx.Unavailable(err))
+			return
+		}
+		body["refresh_token"] = token
 	}
-	c.JSON(http.StatusOK, gin.H{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()),
-		"refresh_token": refresh, "scope": strings.Join(g.Scopes, " ")})
+	c.JSON(http.StatusOK, body)
 }
 
 // reused ends the grant of a refresh token that was already rotated away: two parties hold it,

@@ -3,6 +3,7 @@
 package openapi
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,10 +23,6 @@ func Build(served []routes.Route, baseURL string) map[string]any {
 		}
 		paths[r.Path][strings.ToLower(r.Method)] = operation(r)
 	}
-	schemas := map[string]any{}
-	for name, s := range routes.Schemas() {
-		schemas[name] = s
-	}
 	return map[string]any{
 		"openapi":           "3.1.0",
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
@@ -40,7 +37,7 @@ func Build(served []routes.Route, baseURL string) map[string]any {
 		"paths":    paths,
 		"webhooks": webhooks(),
 		"components": map[string]any{
-			"schemas": schemas,
+			"schemas": routes.Schemas(),
 			"securitySchemes": map[string]any{
 				"apiKey": map[string]any{"type": "http", "scheme": "bearer",
 					"description": "The owner key (svc_sk_…) or a scoped sub-key (ksvc_…) of an object."},
@@ -84,10 +81,7 @@ func operation(r routes.Route) map[string]any {
 			"application/json": map[string]any{"schema": routes.Ref(r.Request)},
 		}}
 	}
-	ct := r.ContentType
-	if ct == "" {
-		ct = "application/json"
-	}
+	ct := cmp.Or(r.ContentType, "application/json")
 	success := map[string]any{"description": "success"}
 	if r.Response != "" {
 		success["content"] = map[string]any{ct: map[string]any{"schema": routes.Ref(r.Response)}}

@@ -36,10 +36,7 @@ type pollClaim struct{ key, token string }
 // after a cursor are history, not polls: feed-svc checks the cursor before any store read, so a
 // forged one is a 400 and never content.
 func (g *Gateway) pollFirst(c *gin.Context, r routes.Route, p *authn.Principal, t *authn.Target) (bool, error) {
-	if !r.Feed || g.poller.Interval() <= 0 || (p != nil && t != nil && p.ObjectID == t.ObjectID) {
-		return false, nil
-	}
-	if c.Query("cursor") != "" {
+	if !r.Feed || g.poller.Interval() <= 0 || (p != nil && t != nil && p.ObjectID == t.ObjectID) || c.Query("cursor") != "" {
 		return false, nil
 	}
 	ctx := c.Request.Context()

@@ -1,5 +1,7 @@
 package routes
 
+import "maps"
+
 // Mailbox are mailbox-svc's routes.
 var Mailbox = []Route{
 	{Method: "POST", Path: "/api/messages", Service: "mailbox-svc", Auth: Public, Ingress: true, Recipient: "to_hash", Backpressure: true,
@@ -70,12 +72,7 @@ var MailboxSchemas = map[string]Schema{
 
 // with returns a copy of a holding the properties of b as well.
 func with(a, b map[string]Schema) map[string]Schema {
-	out := make(map[string]Schema, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
+	out := maps.Clone(a)
+	maps.Copy(out, b)
 	return out
 }

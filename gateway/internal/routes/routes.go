@@ -3,7 +3,11 @@
 // returns; routing, authentication, scope checks and the OpenAPI document are all driven by it.
 package routes
 
-import "slices"
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
 
 // Auth says who may call a route.
 type Auth int
@@ -90,12 +94,7 @@ func (r Route) Scope() string {
 }
 
 // SuccessStatus is the route's success status.
-func (r Route) SuccessStatus() int {
-	if r.Status == 0 {
-		return 200
-	}
-	return r.Status
-}
+func (r Route) SuccessStatus() int { return cmp.Or(r.Status, 200) }
 
 // All is the whole table: every service's routes.
 func All() []Route {
@@ -106,9 +105,7 @@ func All() []Route {
 func Schemas() map[string]Schema {
 	out := map[string]Schema{}
 	for _, m := range []map[string]Schema{CommonSchemas, IdentitySchemas, SigningSchemas, ContextSchemas, MailboxSchemas, A2ASchemas, GraphSchemas, ClaimsSchemas, FeedSchemas, WebhookSchemas, EventSchemas} {
-		for k, v := range m {
-			out[k] = v
-		}
+		maps.Copy(out, m)
 	}
 	return out
 }

@@ -52,3 +52,25 @@ func caller(c *gin.Context) (*authn.Principal, error) {
 	}
 	return p, nil
 }
+
+// request returns who calls a write route and its decoded body.
+func request[T any](c *gin.Context) (*authn.Principal, *T, error) {
+	who, err := caller(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	var req T
+	if err := httpx.Decode(c, &req); err != nil {
+		return nil, nil, err
+	}
+	return who, &req, nil
+}
+
+// reply answers v with status, or the use case's error.
+func reply(c *gin.Context, status int, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	c.JSON(status, v)
+	return nil
+}

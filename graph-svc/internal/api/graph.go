@@ -35,7 +35,7 @@ func (h *Handler) graph(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	asOf, err := graph.ParseAsOf(c.Query("as_of"))
+	asOf, err := graph.ParseTime("as_of", c.Query("as_of")) // empty: now
 	if err != nil {
 		return err
 	}
@@ -46,56 +46,32 @@ func (h *Handler) graph(c *gin.Context) error {
 	}
 	v, err := h.Graph.Graph(c.Request.Context(), who, c.Param("threadId"), graph.GraphPage{
 		Before: before, Limit: limit, AsOf: asOf, Cursor: func(key string) string { return httpx.KeyCursor(scope, key) }})
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, v)
-	return nil
+	return reply(c, http.StatusOK, v, err)
 }
 
 func (h *Handler) addNode(c *gin.Context) error {
-	who, err := caller(c)
+	who, req, err := request[nodeRequest](c)
 	if err != nil {
-		return err
-	}
-	var req nodeRequest
-	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
 	v, err := h.Graph.AddNode(c.Request.Context(), who, c.Param("threadId"),
 		graph.NodeDraft{Type: *req.Type, Body: *req.Body, Visibility: req.Visibility})
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusCreated, v)
-	return nil
+	return reply(c, http.StatusCreated, v, err)
 }
 
 func (h *Handler) addEdge(c *gin.Context) error {
-	who, err := caller(c)
+	who, req, err := request[edgeRequest](c)
 	if err != nil {
-		return err
-	}
-	var req edgeRequest
-	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
 	v, err := h.Graph.AddEdge(c.Request.Context(), who, c.Param("threadId"),
 		graph.EdgeDraft{From: *req.From, To: *req.To, Type: *req.Type})
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusCreated, v)
-	return nil
+	return reply(c, http.StatusCreated, v, err)
 }
 
 func (h *Handler) decide(c *gin.Context) error {
-	who, err := caller(c)
+	who, req, err := request[decisionRequest](c)
 	if err != nil {
-		return err
-	}
-	var req decisionRequest
-	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
 	from, err := graph.ParseTime("valid_from", req.ValidFrom)
@@ -109,9 +85,5 @@ func (h *Handler) decide(c *gin.Context) error {
 	v, err := h.Graph.Decide(c.Request.Context(), httpx.RequestID(c), who, c.Param("threadId"), graph.DecisionDraft{
 		Title: *req.Title, Body: *req.Body, Confidence: req.Confidence, Supersedes: req.Supersedes,
 		ValidFrom: from, ValidUntil: until})
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusCreated, v)
-	return nil
+	return reply(c, http.StatusCreated, v, err)
 }

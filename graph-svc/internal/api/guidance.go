@@ -14,20 +14,12 @@ type guidanceRequest struct {
 }
 
 func (h *Handler) putGuidance(c *gin.Context) error {
-	who, err := caller(c)
+	who, req, err := request[guidanceRequest](c)
 	if err != nil {
-		return err
-	}
-	var req guidanceRequest
-	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
 	v, err := h.Graph.PutGuidance(c.Request.Context(), who, c.Param("threadId"), *req.Body)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, v)
-	return nil
+	return reply(c, http.StatusOK, v, err)
 }
 
 func (h *Handler) getGuidance(c *gin.Context) error {
@@ -42,9 +34,5 @@ func (h *Handler) getGuidance(c *gin.Context) error {
 	}
 	v, err := h.Graph.Guidance(c.Request.Context(), who, c.Param("threadId"), before, limit,
 		func(seq int64) string { return httpx.SeqCursor(scope, seq) })
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, v)
-	return nil
+	return reply(c, http.StatusOK, v, err)
 }

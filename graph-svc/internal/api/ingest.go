@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/graph-svc/internal/graph"
-	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -25,40 +24,26 @@ type ingestSelfRequest struct {
 }
 
 func (h *Handler) ingest(c *gin.Context) error {
-	who, err := caller(c)
+	who, req, err := request[ingestRequest](c)
 	if err != nil {
 		return err
 	}
-	var req ingestRequest
-	if err := httpx.Decode(c, &req); err != nil {
-		return err
-	}
-	return h.ingested(c, who, graph.IngestDraft{URLs: req.URLs, CloudDriveURLs: req.CloudDriveURLs, Text: req.Text, Visibility: req.Visibility})
+	v, err := h.Graph.Ingest(c.Request.Context(), httpx.RequestID(c), who,
+		graph.IngestDraft{URLs: req.URLs, CloudDriveURLs: req.CloudDriveURLs, Text: req.Text, Visibility: req.Visibility})
+	return reply(c, http.StatusCreated, v, err)
 }
 
 func (h *Handler) ingestSelf(c *gin.Context) error {
-	who, err := caller(c)
+	who, req, err := request[ingestSelfRequest](c)
 	if err != nil {
-		return err
-	}
-	var req ingestSelfRequest
-	if err := httpx.Decode(c, &req); err != nil {
 		return err
 	}
 	d := graph.IngestDraft{Text: req.Text, MessageBody: req.MessageBody, Visibility: req.Visibility}
 	if req.URL != "" {
 		d.URLs = []string{req.URL}
 	}
-	return h.ingested(c, who, d)
-}
-
-func (h *Handler) ingested(c *gin.Context, who *authn.Principal, d graph.IngestDraft) error {
 	v, err := h.Graph.Ingest(c.Request.Context(), httpx.RequestID(c), who, d)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusCreated, v)
-	return nil
+	return reply(c, http.StatusCreated, v, err)
 }
 
 func (h *Handler) overview(c *gin.Context) error {
@@ -80,11 +65,7 @@ func (h *Handler) overview(c *gin.Context) error {
 		return err
 	}
 	v, err := h.Graph.Overview(c.Request.Context(), who, graphs, before, limit, func(key string) string { return httpx.KeyCursor(scope, key) })
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, v)
-	return nil
+	return reply(c, http.StatusOK, v, err)
 }
 
 func (h *Handler) sources(c *gin.Context) error {
@@ -97,17 +78,9 @@ func (h *Handler) sources(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Graph.Sources(c.Request.Context(), who, c.Param("threadId"), before, limit)
-	if err != nil {
-		return err
-	}
-	var next *string
-	if v.Next != "" {
-		cur := httpx.KeyCursor(scope, v.Next)
-		next = &cur
-	}
-	c.JSON(http.StatusOK, gin.H{"sources": v.Sources, "next_cursor": next})
-	return nil
+	v, err := h.Graph.Sources(c.Request.Context(), who, c.Param("threadId"), before, limit,
+		func(key string) string { return httpx.KeyCursor(scope, key) })
+	return reply(c, http.StatusOK, v, err)
 }
 
 func (h *Handler) pullSource(c *gin.Context) error {
@@ -116,9 +89,5 @@ func (h *Handler) pullSource(c *gin.Context) error {
 		return err
 	}
 	v, err := h.Graph.PullNow(c.Request.Context(), httpx.RequestID(c), who, c.Param("threadId"), c.Param("sourceId"))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, v)
-	return nil
+	return reply(c, http.StatusOK, v, err)
 }

@@ -61,8 +61,7 @@ func (h *Handler) searchMemory(c *gin.Context) error {
 	}
 	var next *string
 	if res.NextOffset > 0 {
-		s := httpx.SeqCursor(scope, int64(res.NextOffset))
-		next = &s
+		next = contract.Optional(httpx.SeqCursor(scope, int64(res.NextOffset)))
 	}
 	c.JSON(http.StatusOK, gin.H{"q": res.Query, "terms": res.Terms, "hits": res.Hits, "next_cursor": next})
 	return nil

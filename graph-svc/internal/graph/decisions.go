@@ -62,20 +62,17 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 		Visibility: Participants, AuthorID: c.ObjectID, AuthorHash: c.Hash, Confidence: d.Confidence,
 		ValidFrom: d.ValidFrom, ValidUntil: d.ValidUntil,
 		Supersedes: slices.Compact(slices.Sorted(slices.Values(d.Supersedes))), CreatedAt: clock.Now()}
-	var old []store.Node
-	if len(n.Supersedes) > 0 {
-		fields := make(map[string]string, len(n.Supersedes))
-		for _, id := range n.Supersedes {
-			fields[id] = "supersedes_node_ids"
-		}
-		old, err = s.nodesOfThread(ctx, th.ID, c.ObjectID, fields)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range old {
-			if o.Visibility == OwnerOnly {
-				n.PrivateSupersedes = append(n.PrivateSupersedes, o.ID)
-			}
+	fields := make(map[string]string, len(n.Supersedes))
+	for _, id := range n.Supersedes {
+		fields[id] = "supersedes_node_ids"
+	}
+	old, err := s.nodesOfThread(ctx, th.ID, c.ObjectID, fields) // no read when it supersedes none
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range old {
+		if o.Visibility == OwnerOnly {
+			n.PrivateSupersedes = append(n.PrivateSupersedes, o.ID)
 		}
 	}
 	parts, err := s.participants(ctx, th, c)
@@ -117,11 +114,7 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 	if err := s.recordDecision(ctx, n, parts); err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(parts))
-	for i, p := range parts {
-		ids[i] = p.ObjectID
-	}
-	if err := s.indexNode(ctx, n, ids); err != nil {
+	if err := s.indexNode(ctx, n, th.Participants); err != nil { // parts' objects, in their order
 		return nil, err
 	}
 	v := nodeView(n, nil)
@@ -133,9 +126,6 @@ func (s *Service) Decide(ctx context.Context, requestID string, c *contract.Prin
 // them without reading the facts. The facts are read back in one find (a node an earlier
 // decision superseded keeps that decision's fact), then one update per fact: usually one.
 func (s *Service) supersedeInMemory(ctx context.Context, th *store.Thread, old []store.Node) error {
-	if len(old) == 0 {
-		return nil
-	}
 	ids := make([]string, len(old))
 	for i, o := range old {
 		ids[i] = o.ID

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	readability "codeberg.org/readeck/go-readability/v2"
@@ -35,8 +36,11 @@ const MaxText = apierr.MaxTextBytes
 // fetchText fetches a source's URL and returns its readable text, or the reason it could not,
 // worded for the owner (never the page's content).
 func (s *Service) fetchText(ctx context.Context, raw string) (string, error) {
-	ctx, cancel := fetchContext(ctx)
-	defer cancel()
+	if deadline, ok := ctx.Value(fetchDeadlineKey{}).(time.Time); ok { // an ingest's
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
 	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
 		return "", errors.New("not fetched: the ingest's time ran out before this page's turn; pull it again")
 	}

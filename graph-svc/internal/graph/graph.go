@@ -180,16 +180,6 @@ type Service struct {
 // known thread costs one insert, its node.
 const knownThreads = 10000
 
-func (s *Service) knownThread(id string) bool {
-	s.knownOnce.Do(s.initKnown)
-	return s.known.Contains(id)
-}
-
-func (s *Service) rememberThread(id string) {
-	s.knownOnce.Do(s.initKnown)
-	s.known.Add(id, struct{}{})
-}
-
 func (s *Service) initKnown() {
 	s.known, _ = lru.New[string, struct{}](knownThreads)
 	s.hashed, _ = lru.New[string, struct{}](knownThreads)
@@ -226,24 +216,22 @@ func (s *Service) thread(ctx context.Context, threadID, objectID string) (*store
 		return nil, apierr.NotFound("thread")
 	}
 	s.knownOnce.Do(s.initKnown)
-	if th, ok := s.threads.Get(threadID); ok {
-		if !slices.Contains(th.Participants, objectID) {
-			return nil, apierr.NotFound("thread")
+	th, ok := s.threads.Get(threadID)
+	if !ok {
+		stored, err := s.Store.Thread(ctx, threadID)
+		if errors.Is(err, mongox.ErrNotFound) {
+			stored, err = s.learnThread(ctx, threadID)
 		}
-		return &th, nil
+		if err != nil {
+			return nil, err
+		}
+		th = *stored
+		s.threads.Add(th.ID, th)
 	}
-	th, err := s.Store.Thread(ctx, threadID)
-	if errors.Is(err, mongox.ErrNotFound) {
-		th, err = s.learnThread(ctx, threadID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	s.threads.Add(th.ID, *th)
 	if !slices.Contains(th.Participants, objectID) {
 		return nil, apierr.NotFound("thread")
 	}
-	return th, nil
+	return &th, nil
 }
 
 // learnThread asks mailbox-svc who takes part in a thread and records it.
@@ -274,10 +262,7 @@ func (s *Service) learnThread(ctx context.Context, threadID string) (*store.Thre
 
 // parseTime reads a timestamp of the public API; the zero time when it is not one.
 func parseTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
+	t, _ := time.Parse(time.RFC3339Nano, s)
 	return t.UTC()
 }
 

@@ -91,8 +91,7 @@ func (s *Service) Guidance(ctx context.Context, c *contract.Principal, threadID 
 		out.Versions = append(out.Versions, GuidanceVersion{Version: int(v.Seq), CreatedAt: clock.Format(v.Value.CreatedAt)})
 	}
 	if next > 0 && cursor != nil {
-		n := cursor(next)
-		out.NextCursor = &n
+		out.NextCursor = contract.Optional(cursor(next))
 	}
 	return out, nil
 }

@@ -127,8 +127,12 @@ func (s *Service) Ingest(ctx context.Context, requestID string, c *contract.Prin
 			return nil, err
 		}
 	}
-	if err := s.pullAll(withFetchDeadline(ctx, deadline), requestID, srcs); err != nil {
-		return nil, err
+	// The pulls run one at a time, under the ingest's turn; only their fetches stop at the deadline.
+	fetchCtx := context.WithValue(ctx, fetchDeadlineKey{}, deadline)
+	for i := range srcs {
+		if err := s.pull(fetchCtx, requestID, &srcs[i], false); err != nil {
+			return nil, err
+		}
 	}
 	if out.Sources, err = s.sourceViews(ctx, c, srcs); err != nil {
 		return nil, err
@@ -162,12 +166,8 @@ func (s *Service) reserveSources(ctx context.Context, c *contract.Principal, src
 		return apierr.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
 	}
 	for _, src := range srcs {
-		ok, err := s.Store.Reserve(ctx, list, s.Limits.SourcesPerOwner, src.ID)
-		if err != nil {
+		if err := s.reserve(ctx, list, s.Limits.SourcesPerOwner, src.ID, "tracked sources per owner"); err != nil {
 			return err
-		}
-		if !ok {
-			return apierr.QuotaExceeded("tracked sources per owner", s.Limits.SourcesPerOwner)
 		}
 	}
 	return nil
@@ -210,28 +210,6 @@ func (s *Service) newSources(c *contract.Principal, d IngestDraft, vis string) (
 // fetchDeadlineKey carries an ingest's deadline to its fetches (and only to them: what a pull
 // writes is written whatever the time).
 type fetchDeadlineKey struct{}
-
-func withFetchDeadline(ctx context.Context, deadline time.Time) context.Context {
-	return context.WithValue(ctx, fetchDeadlineKey{}, deadline)
-}
-
-// fetchContext bounds a fetch by its ingest's deadline, if it has one.
-func fetchContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if deadline, ok := ctx.Value(fetchDeadlineKey{}).(time.Time); ok {
-		return context.WithDeadline(ctx, deadline)
-	}
-	return ctx, func() {}
-}
-
-// pullAll pulls sources one at a time, under the ingest's turn.
-func (s *Service) pullAll(ctx context.Context, requestID string, srcs []store.Source) error {
-	for i := range srcs {
-		if err := s.pull(ctx, requestID, &srcs[i], false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // Overview is the owner's view of what it ingested and decided. Sources is one page of the
 // self-ingest thread's sources, newest first; NextCursor reads the next.
@@ -307,15 +285,11 @@ func (s *Service) Overview(ctx context.Context, c *contract.Principal, graphs bo
 		out.DecisionMemory.Latest = &DecisionRef{NodeID: latest.NodeID, ThreadID: latest.ThreadID, Title: latest.Title,
 			CreatedAt: clock.Format(latest.CreatedAt)}
 	}
-	page, err := s.sourcePage(ctx, c, SelfThreadID(c.ObjectID), before, limit)
+	page, err := s.sourcePage(ctx, c, SelfThreadID(c.ObjectID), before, limit, cursor)
 	if err != nil {
 		return nil, err
 	}
-	out.Sources = page.Sources
-	if page.Next != "" {
-		cur := cursor(page.Next)
-		out.NextCursor = &cur
-	}
+	out.Sources, out.NextCursor = page.Sources, page.NextCursor
 	if out.SelfThread, err = s.selfSummary(ctx, c); err != nil {
 		return nil, err
 	}

@@ -1,13 +1,13 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 
@@ -81,33 +81,16 @@ func memoryEntry(n *store.Node) (store.MemoryEntry, []string) {
 	indexed := ranked[:min(len(ranked), MaxIndexedStems)]
 	// Scored: the indexed stems, then the others by count, then by first occurrence.
 	rest := slices.Clone(ranked[len(indexed):])
-	slices.SortStableFunc(rest, func(a, b string) int {
-		if tf[a] != tf[b] {
-			return tf[b] - tf[a]
-		}
-		return first[a] - first[b]
-	})
+	slices.SortStableFunc(rest, func(a, b string) int { return cmp.Or(tf[b]-tf[a], first[a]-first[b]) })
 	scored := append(slices.Clone(indexed), rest[:min(len(rest), MaxScoredStems-len(indexed))]...)
 	e := store.MemoryEntry{NodeID: n.ID, ThreadID: n.ThreadID, Type: n.Type, AuthorID: n.AuthorID,
 		CreatedAt: n.CreatedAt, ValidFrom: n.ValidFrom, ValidUntil: n.ValidUntil, MessageID: n.MessageID,
-		SourceID: n.SourceID, Title: n.Title, Excerpt: excerpt(n.Body), Len: length, Stems: scored,
+		SourceID: n.SourceID, Title: n.Title, Excerpt: truncate(n.Body, MaxExcerpt), Len: length, Stems: scored,
 		Counts: make([]int, len(scored))}
 	for i, st := range scored {
 		e.Counts[i] = tf[st]
 	}
 	return e, indexed
-}
-
-// excerpt is the start of a body, cut at a character boundary.
-func excerpt(body string) string {
-	if len(body) <= MaxExcerpt {
-		return body
-	}
-	cut := MaxExcerpt
-	for cut > 0 && !utf8.RuneStart(body[cut]) {
-		cut--
-	}
-	return body[:cut]
 }
 
 // indexNode adds a node to the memory index of each participant who may see it (the other side
@@ -122,31 +105,19 @@ func (s *Service) indexNode(ctx context.Context, n *store.Node, participants []s
 // object's stats, and one insert of all the batch's postings, so that a projected batch costs
 // three commands whatever nodes and objects it holds.
 func (s *Service) indexNodes(ctx context.Context, nodes []*store.Node, participants [][]string) error {
-	type pending struct {
-		entries []store.MemoryEntry
-		indexed [][]string
-	}
-	byObject := map[string]*pending{}
-	var order []string
+	var batches []store.MemoryBatch
+	at := map[string]int{} // an object's batch
 	for i, n := range nodes {
 		e, indexed := memoryEntry(n)
-		for j, obj := range participants[i] {
-			if slices.Contains(participants[i][:j], obj) || !visibleTo(n, obj) {
-				continue
-			}
-			p := byObject[obj]
-			if p == nil {
-				p = &pending{}
-				byObject[obj] = p
-				order = append(order, obj)
+		for _, obj := range readers(n, participants[i]) {
+			b, ok := at[obj]
+			if !ok {
+				b, at[obj] = len(batches), len(batches)
+				batches = append(batches, store.MemoryBatch{ObjectID: obj})
 			}
 			e.PeerID = peerOf(participants[i], obj)
-			p.entries, p.indexed = append(p.entries, e), append(p.indexed, indexed)
+			batches[b].Entries, batches[b].Indexed = append(batches[b].Entries, e), append(batches[b].Indexed, indexed)
 		}
-	}
-	batches := make([]store.MemoryBatch, len(order))
-	for i, obj := range order {
-		batches[i] = store.MemoryBatch{ObjectID: obj, Entries: byObject[obj].entries, Indexed: byObject[obj].indexed}
 	}
 	if err := s.Store.IndexMemories(ctx, batches); err != nil {
 		return fmt.Errorf("index nodes: %w", err)
@@ -173,15 +144,23 @@ func (s *Service) indexInThread(ctx context.Context, n *store.Node) error {
 func postingIDs(n *store.Node, objects []string) []string {
 	_, indexed := memoryEntry(n)
 	var ids []string
-	for i, obj := range objects {
-		if slices.Contains(objects[:i], obj) || !visibleTo(n, obj) {
-			continue
-		}
+	for _, obj := range readers(n, objects) {
 		for _, st := range indexed {
 			ids = append(ids, store.PostingID(obj, st, n.CreatedAt, n.ID))
 		}
 	}
 	return ids
+}
+
+// readers are the objects of objects, each once, that may see n: those whose index holds it.
+func readers(n *store.Node, objects []string) []string {
+	var out []string
+	for i, obj := range objects {
+		if !slices.Contains(objects[:i], obj) && visibleTo(n, obj) {
+			out = append(out, obj)
+		}
+	}
+	return out
 }
 
 func peerOf(participants []string, obj string) string {

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -131,15 +132,11 @@ func (s *Service) SearchMemory(ctx context.Context, c *contract.Principal, q Mem
 			idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
 		}
 	}
-	hashOf, err := s.cards(ctx, c, cands, q, qt)
+	hashes, err := s.cards(ctx, c, cands, q, qt)
 	if err != nil {
 		return nil, err
 	}
-	ranked, err := rank(cands, q, qt, idf, hashOf)
-	if err != nil {
-		return nil, err
-	}
-	return page(res, ranked, q, hashOf)
+	return page(res, rank(cands, q, qt, idf, hashes), q, hashes), nil
 }
 
 // found is a node a search read postings of: the first posting read (what the filters and the
@@ -195,7 +192,7 @@ func (f *found) setScored(qt, stems []string, counts []int) {
 // scored stems, and what the hit shows when the posting (of a release that wrote no cards)
 // does not carry it. A candidate that may be a hit but has no card yet (its postings were
 // inserted, its card not) is left out, as not indexed yet.
-func (s *Service) cards(ctx context.Context, c *contract.Principal, cands map[string]*found, q MemoryQuery, qt []string) (func(string) (string, error), error) {
+func (s *Service) cards(ctx context.Context, c *contract.Principal, cands map[string]*found, q MemoryQuery, qt []string) (map[string]string, error) {
 	var nodes, objects []string
 	named := map[string]bool{c.ObjectID: true}
 	for id, f := range cands {
@@ -227,7 +224,7 @@ func (s *Service) cards(ctx context.Context, c *contract.Principal, cands map[st
 		}
 	}
 	known[c.ObjectID] = c.Hash
-	return func(id string) (string, error) { return known[id], nil }, nil
+	return known, nil
 }
 
 // statsOf is what the postings read say of the index's stats: the most nodes any of them saw
@@ -316,7 +313,7 @@ type candidate struct {
 
 // rank scores the candidates that pass the filters, best first, on the query's terms (qt) in
 // their order, so that a score is the same sum whichever way its counts were read.
-func rank(cands map[string]*found, q MemoryQuery, qt []string, idf map[string]float64, hashOf func(string) (string, error)) ([]candidate, error) {
+func rank(cands map[string]*found, q MemoryQuery, qt []string, idf map[string]float64, hashes map[string]string) []candidate {
 	total := 0
 	for _, f := range cands {
 		total += f.e.Len
@@ -334,78 +331,54 @@ func rank(cands map[string]*found, q MemoryQuery, qt []string, idf map[string]fl
 			tf := float64(f.tf[st])
 			score += w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(e.Len)/avg))
 		}
-		if score == 0 {
-			continue
-		}
-		ok, err := keep(e, q, hashOf)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
+		if score != 0 && keep(e, q, hashes) {
 			out = append(out, candidate{e: e, score: score})
 		}
 	}
 	slices.SortFunc(out, func(a, b candidate) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
-		}
-		if c := b.e.CreatedAt.Compare(a.e.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.e.NodeID, b.e.NodeID)
+		return cmp.Or(cmp.Compare(b.score, a.score), b.e.CreatedAt.Compare(a.e.CreatedAt), strings.Compare(a.e.NodeID, b.e.NodeID))
 	})
-	return out, nil
+	return out
 }
 
 // mayBeHit tells whether an entry passes the filters it carries what they need for without the
 // hashes (all but the peer's), and is not one a page leaves out as superseded.
 func mayBeHit(e *store.MemoryEntry, q MemoryQuery) bool {
-	if ok, _ := keep(e, q, nil); !ok {
-		return false
-	}
-	at := e.SupersededAt
-	return at == nil || q.IncludeSuperseded || q.AsOf != nil && at.After(*q.AsOf)
+	return keep(e, q, nil) && (q.IncludeSuperseded || superseded(e, q) == nil)
 }
 
-// keep applies the filters an entry carries what they need for (all but the peer's when hashOf
+// superseded is when a decision superseded the entry, nil when it had not by the query's as_of.
+func superseded(e *store.MemoryEntry, q MemoryQuery) *time.Time {
+	if at := e.SupersededAt; at != nil && (q.AsOf == nil || !at.After(*q.AsOf)) {
+		return at
+	}
+	return nil
+}
+
+// keep applies the filters an entry carries what they need for (all but the peer's when hashes
 // is nil).
-func keep(e *store.MemoryEntry, q MemoryQuery, hashOf func(string) (string, error)) (bool, error) {
+func keep(e *store.MemoryEntry, q MemoryQuery, hashes map[string]string) bool {
 	if len(q.Types) > 0 && !slices.Contains(q.Types, e.Type) {
-		return false, nil
+		return false
 	}
 	if q.Since != nil && e.CreatedAt.Before(*q.Since) || q.Until != nil && !e.CreatedAt.Before(*q.Until) {
-		return false, nil
+		return false
 	}
 	if q.AsOf != nil && e.CreatedAt.After(*q.AsOf) {
-		return false, nil
+		return false
 	}
 	if q.ValidAt != nil && (e.ValidFrom != nil && e.ValidFrom.After(*q.ValidAt) || e.ValidUntil != nil && !e.ValidUntil.After(*q.ValidAt)) {
-		return false, nil
+		return false
 	}
-	if q.PeerHash != "" && hashOf != nil {
-		if e.PeerID == "" {
-			return false, nil
-		}
-		h, err := hashOf(e.PeerID)
-		if err != nil || h != q.PeerHash {
-			return false, err
-		}
-	}
-	return true, nil
+	return q.PeerHash == "" || hashes == nil || e.PeerID != "" && hashes[e.PeerID] == q.PeerHash
 }
 
 // page skips the candidates superseded (unless asked for, or superseded after as_of) up to the
 // offset and keeps a page of the rest, best first.
-func page(res *MemoryResult, ranked []candidate, q MemoryQuery, hashOf func(string) (string, error)) (*MemoryResult, error) {
+func page(res *MemoryResult, ranked []candidate, q MemoryQuery, hashes map[string]string) *MemoryResult {
 	kept := 0
 	for _, cd := range ranked {
-		at := cd.e.SupersededAt
-		if at != nil && q.AsOf != nil && at.After(*q.AsOf) {
-			at = nil // superseded after the time asked about: current then
-		}
+		at := superseded(cd.e, q)
 		if at != nil && !q.IncludeSuperseded {
 			continue
 		}
@@ -417,35 +390,23 @@ func page(res *MemoryResult, ranked []candidate, q MemoryQuery, hashOf func(stri
 			res.NextOffset = q.Offset + q.Limit
 			break
 		}
-		h, err := hit(cd, at, hashOf)
-		if err != nil {
-			return nil, err
-		}
-		res.Hits = append(res.Hits, h)
+		res.Hits = append(res.Hits, hit(cd, at, hashes))
 	}
-	return res, nil
+	return res
 }
 
-func hit(cd candidate, superseded *time.Time, hashOf func(string) (string, error)) (MemoryHit, error) {
+func hit(cd candidate, superseded *time.Time, hashes map[string]string) MemoryHit {
 	e := cd.e
-	author, err := hashOf(e.AuthorID)
-	if err != nil {
-		return MemoryHit{}, err
-	}
-	h := MemoryHit{NodeID: e.NodeID, ThreadID: e.ThreadID, AuthorHash: author, Type: e.Type, Title: contract.Optional(e.Title),
+	h := MemoryHit{NodeID: e.NodeID, ThreadID: e.ThreadID, AuthorHash: hashes[e.AuthorID], Type: e.Type, Title: contract.Optional(e.Title),
 		Excerpt: e.Excerpt, CreatedAt: clock.Format(e.CreatedAt), ValidFrom: clock.FormatPtr(e.ValidFrom),
 		ValidUntil: clock.FormatPtr(e.ValidUntil),
 		Provenance: Prov{MessageID: contract.Optional(e.MessageID), SourceID: contract.Optional(e.SourceID)},
 		Score:      math.Round(cd.score*1e4) / 1e4}
 	if e.PeerID != "" {
-		peer, err := hashOf(e.PeerID)
-		if err != nil {
-			return MemoryHit{}, err
-		}
-		h.PeerHash = contract.Optional(peer)
+		h.PeerHash = contract.Optional(hashes[e.PeerID])
 	}
 	if superseded != nil {
 		h.SupersededAt, h.SupersededBy = clock.FormatPtr(superseded), &e.SupersededBy
 	}
-	return h, nil
+	return h
 }

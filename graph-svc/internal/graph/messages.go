@@ -110,12 +110,12 @@ type pendingProjection struct {
 	err  error
 }
 
-// projectMessages projects one batch of messages (see ProjectMessages).
+// projectMessages projects one batch of messages (see ProjectMessages, which made the caches).
 func (s *Service) projectMessages(ctx context.Context, msgs []contract.MessageCreatedData) error {
 	var threads []store.Thread
 	seen := map[string]bool{}
 	for _, m := range msgs {
-		if !seen[m.ThreadID] && !s.knownThread(m.ThreadID) {
+		if !seen[m.ThreadID] && !s.known.Contains(m.ThreadID) {
 			seen[m.ThreadID] = true
 			threads = append(threads, store.Thread{ID: m.ThreadID, Participants: []string{m.FromObjectID, m.ToObjectID},
 				CreatedAt: parseTime(m.CreatedAt)})
@@ -160,7 +160,7 @@ func (s *Service) projectMessages(ctx context.Context, msgs []contract.MessageCr
 		return err
 	}
 	for _, t := range threads {
-		s.rememberThread(t.ID)
+		s.known.Add(t.ID, struct{}{})
 	}
 	return nil
 }

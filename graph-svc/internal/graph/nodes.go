@@ -158,20 +158,21 @@ func edgeQuota(threadID, author string) string   { return "quota:edges:" + threa
 
 // reserveNode takes a slot of the author's quota in the thread, then of the thread's.
 func (s *Service) reserveNode(ctx context.Context, n *store.Node) error {
-	ok, err := s.Store.Reserve(ctx, authorQuota(n.ThreadID, n.AuthorID), s.Limits.NodesPerAuthor, n.ID)
+	err := s.reserve(ctx, authorQuota(n.ThreadID, n.AuthorID), s.Limits.NodesPerAuthor, n.ID, "nodes written by one participant in one thread")
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return apierr.QuotaExceeded("nodes written by one participant in one thread", s.Limits.NodesPerAuthor)
+	return s.reserve(ctx, nodeQuota(n.ThreadID), s.Limits.NodesPerThread, n.ID, "nodes written in one thread")
+}
+
+// reserve takes a slot of a quota list for key, or refuses with the quota's error naming what
+// it bounds.
+func (s *Service) reserve(ctx context.Context, list string, max int64, key, what string) error {
+	ok, err := s.Store.Reserve(ctx, list, max, key)
+	if err == nil && !ok {
+		return apierr.QuotaExceeded(what, max)
 	}
-	if ok, err = s.Store.Reserve(ctx, nodeQuota(n.ThreadID), s.Limits.NodesPerThread, n.ID); err != nil {
-		return err
-	}
-	if !ok {
-		return apierr.QuotaExceeded("nodes written in one thread", s.Limits.NodesPerThread)
-	}
-	return nil
+	return err
 }
 
 // checkBody refuses an empty body or one over the node size quota.
@@ -213,12 +214,8 @@ func (s *Service) AddEdge(ctx context.Context, c *contract.Principal, threadID s
 			e.Private = n.AuthorID
 		}
 	}
-	ok, err := s.Store.Reserve(ctx, edgeQuota(th.ID, c.ObjectID), s.Limits.EdgesPerAuthor, e.ID)
-	if err != nil {
+	if err := s.reserve(ctx, edgeQuota(th.ID, c.ObjectID), s.Limits.EdgesPerAuthor, e.ID, "edges written by one participant in one thread"); err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, apierr.QuotaExceeded("edges written by one participant in one thread", s.Limits.EdgesPerAuthor)
 	}
 	if err := s.markTookPart(ctx, [2]string{th.ID, c.ObjectID}); err != nil {
 		return nil, err
@@ -249,22 +246,6 @@ func (s *Service) nodesOfThread(ctx context.Context, threadID, objectID string, 
 		out = append(out, *n)
 	}
 	return out, nil
-}
-
-// ErrBadAsOf says that as_of is not a date-time.
-var ErrBadAsOf = errors.New("as_of must be an ISO 8601 date-time, for example 2026-01-31T12:00:00.000Z")
-
-// ParseAsOf reads the as_of query parameter (empty: now).
-func ParseAsOf(raw string) (*time.Time, error) {
-	if raw == "" {
-		return nil, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, raw)
-	if err != nil {
-		return nil, apierr.BadRequest(apierr.CodeInvalidRequest, "%s", ErrBadAsOf.Error())
-	}
-	t = t.UTC()
-	return &t, nil
 }
 
 // ParseTime reads an optional date-time field (empty: nil), in UTC.

@@ -56,9 +56,6 @@ func (s *Service) rememberParticipants(ctx context.Context, ps []contract.Partic
 		seen[p.ObjectID] = true
 		hs = append(hs, store.ObjectHash{ObjectID: p.ObjectID, Hash: p.Hash})
 	}
-	if len(hs) == 0 {
-		return nil
-	}
 	if err := s.Store.RememberHashes(ctx, hs); err != nil {
 		return err
 	}
@@ -86,9 +83,9 @@ func (s *Service) participants(ctx context.Context, th *store.Thread, c *contrac
 	return out, nil
 }
 
-// currentHashes maps the thread's participants to their hashes now, so that a read names
-// authors by their current hash after a custom hash replaced the one they wrote under; an
-// object whose hash graph-svc has not learned keeps the hash it wrote under.
+// currentHashes maps the thread's participants to their hashes now ("" for an object whose hash
+// graph-svc has not learned), so that a read names authors by their current hash after a custom
+// hash replaced the one they wrote under, and by the hash they wrote under otherwise.
 func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c *contract.Principal) (map[string]string, error) {
 	parts, err := s.participants(ctx, th, c)
 	if err != nil {
@@ -96,9 +93,7 @@ func (s *Service) currentHashes(ctx context.Context, th *store.Thread, c *contra
 	}
 	out := make(map[string]string, len(parts))
 	for _, p := range parts {
-		if p.Hash != "" {
-			out[p.ObjectID] = p.Hash
-		}
+		out[p.ObjectID] = p.Hash
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -78,8 +79,7 @@ func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID str
 	entries, next = cutToBudget(entries, next)
 	out := &GraphView{ThreadID: th.ID, AsOf: clock.FormatPtr(pg.AsOf), Nodes: []NodeView{}, Edges: []EdgeView{}}
 	if next != "" && pg.Cursor != nil {
-		cur := pg.Cursor(next)
-		out.NextCursor = &cur
+		out.NextCursor = contract.Optional(pg.Cursor(next))
 	}
 	existed := func(at time.Time) bool { return pg.AsOf == nil || !at.After(*pg.AsOf) }
 	var nodes []*store.Node
@@ -119,16 +119,12 @@ func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID str
 			inv = v
 		}
 		v := nodeView(n, inv)
-		if h := hashes[n.AuthorID]; h != "" {
-			v.AuthorHash = h
-		}
+		v.AuthorHash = cmp.Or(hashes[n.AuthorID], v.AuthorHash)
 		out.Nodes = append(out.Nodes, v)
 	}
 	for i := range edges {
 		v := edgeView(&edges[i])
-		if h := hashes[edges[i].AuthorID]; h != "" {
-			v.AuthorHash = h
-		}
+		v.AuthorHash = cmp.Or(hashes[edges[i].AuthorID], v.AuthorHash)
 		out.Edges = append(out.Edges, v)
 	}
 	slices.SortStableFunc(out.Nodes, func(a, b NodeView) int { return byTime(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
@@ -137,10 +133,7 @@ func (s *Service) Graph(ctx context.Context, c *contract.Principal, threadID str
 }
 
 func byTime(at1, id1, at2, id2 string) int {
-	if c := strings.Compare(at1, at2); c != 0 {
-		return c
-	}
-	return strings.Compare(id1, id2)
+	return cmp.Or(strings.Compare(at1, at2), strings.Compare(id1, id2))
 }
 
 // cutToBudget ends a page (items newest first) once its node bodies passed PageBodyBytes; the
@@ -243,8 +236,5 @@ func replyEdge(threadID string, n *store.Node, prevNodeID string) store.Edge {
 
 // before reports whether message ref was created before node n (ties broken by id).
 func before(ref *store.MessageRef, n *store.Node) bool {
-	if c := ref.CreatedAt.Compare(n.CreatedAt); c != 0 {
-		return c < 0
-	}
-	return ref.NodeID < n.ID
+	return cmp.Or(ref.CreatedAt.Compare(n.CreatedAt), strings.Compare(ref.NodeID, n.ID)) < 0
 }

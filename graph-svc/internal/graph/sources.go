@@ -62,24 +62,24 @@ type SourceView struct {
 // SourcesScope is the cursor scope of a thread's source pages.
 func SourcesScope(threadID string) string { return "sources:" + threadID }
 
-// SourcePage is one page of tracked sources, newest first; Next is the key the following page
-// reads before ("" on the last).
+// SourcePage is one page of tracked sources, newest first; NextCursor reads the next (nil on the
+// last). Its fields are in the order the sources route has always answered them.
 type SourcePage struct {
-	Sources []SourceView
-	Next    string
+	NextCursor *string      `json:"next_cursor"`
+	Sources    []SourceView `json:"sources"`
 }
 
-// Sources lists one page of a thread's tracked sources. The other side's owner_only sources are
-// not shown.
-func (s *Service) Sources(ctx context.Context, c *contract.Principal, threadID, before string, limit int) (*SourcePage, error) {
+// Sources lists one page of a thread's tracked sources (cursor makes the next page's cursor of
+// the key it reads before). The other side's owner_only sources are not shown.
+func (s *Service) Sources(ctx context.Context, c *contract.Principal, threadID, before string, limit int, cursor func(string) string) (*SourcePage, error) {
 	th, err := s.thread(ctx, threadID, c.ObjectID)
 	if err != nil {
 		return nil, err
 	}
-	return s.sourcePage(ctx, c, th.ID, before, limit)
+	return s.sourcePage(ctx, c, th.ID, before, limit, cursor)
 }
 
-func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadID, before string, limit int) (*SourcePage, error) {
+func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadID, before string, limit int, cursor func(string) string) (*SourcePage, error) {
 	es, next, err := s.Store.SourcesPage(ctx, threadID, before, limit)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,11 @@ func (s *Service) sourcePage(ctx context.Context, c *contract.Principal, threadI
 	if err != nil {
 		return nil, err
 	}
-	return &SourcePage{Sources: views, Next: next}, nil
+	page := &SourcePage{Sources: views}
+	if next != "" {
+		page.NextCursor = contract.Optional(cursor(next))
+	}
+	return page, nil
 }
 
 // PullNow pulls a thread's source on its owner's demand and answers its state after the pull.
@@ -268,6 +272,14 @@ func (s *Service) RepullDue(ctx context.Context) error {
 // when no replica can still be pulling it), one point delete per source it listed: leases cost
 // what was due, never a sweep of them all.
 func (s *Service) dropLeases(ctx context.Context, bucket time.Time) error {
+	return s.eachDue(ctx, bucket, func(name, sourceID string) error {
+		return s.Store.DropLease(ctx, leaseKey(sourceID, name))
+	})
+}
+
+// eachDue hands each source of a due bucket to fn, with the bucket's name, a page at a time,
+// until fn fails.
+func (s *Service) eachDue(ctx context.Context, bucket time.Time, fn func(name, sourceID string) error) error {
 	name := store.DueBucket(bucket, s.Schedule.Scan)
 	for after := ""; ; {
 		es, next, err := s.Store.DuePage(ctx, name, after, duePage)
@@ -275,7 +287,7 @@ func (s *Service) dropLeases(ctx context.Context, bucket time.Time) error {
 			return err
 		}
 		for _, e := range es {
-			if err := s.Store.DropLease(ctx, leaseKey(e.Value.SourceID, name)); err != nil {
+			if err := fn(name, e.Value.SourceID); err != nil {
 				return err
 			}
 		}
@@ -290,26 +302,19 @@ func leaseKey(sourceID, bucket string) string { return sourceID + "/" + bucket }
 
 // repullBucket pulls the sources of one due bucket.
 func (s *Service) repullBucket(ctx context.Context, bucket, now time.Time) error {
-	name := store.DueBucket(bucket, s.Schedule.Scan)
-	var errs []error
-	for after := ""; ; {
-		es, next, err := s.Store.DuePage(ctx, name, after, duePage)
-		if err != nil {
-			return err
+	var errs []error // one source's failure does not stop the others'
+	err := s.eachDue(ctx, bucket, func(name, sourceID string) error {
+		ok, err := s.Store.Leases().Take(ctx, leaseKey(sourceID, name), now.Add(2*s.Schedule.Interval))
+		if err == nil && ok {
+			err = s.repull(ctx, sourceID, now)
 		}
-		for _, e := range es {
-			ok, err := s.Store.Leases().Take(ctx, leaseKey(e.Value.SourceID, name), now.Add(2*s.Schedule.Interval))
-			if err != nil || !ok {
-				errs = append(errs, err)
-				continue
-			}
-			errs = append(errs, s.repull(ctx, e.Value.SourceID, now))
-		}
-		if next == "" {
-			return errors.Join(errs...)
-		}
-		after = next
+		errs = append(errs, err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return errors.Join(errs...)
 }
 
 // repull reschedules a source, then pulls it.

@@ -82,21 +82,30 @@ func newest[T any](ctx context.Context, s *Store, scope, before string, limit in
 	return items[:limit], items[limit-1].Key, nil
 }
 
+// numberedPage reads a range of a numbered list (r.Scope) in one find.
+func numberedPage[T any](ctx context.Context, s *Store, r mongox.Range) ([]Numbered[T], error) {
+	items, err := page[T](ctx, s, r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Numbered[T], len(items))
+	for i, it := range items {
+		n, err := mongox.ParseSeq(it.Key[len(r.Scope):])
+		if err != nil {
+			return nil, fmt.Errorf("store lists: %w", err)
+		}
+		out[i] = Numbered[T]{Seq: n, At: it.At, Value: it.Value}
+	}
+	return out, nil
+}
+
 // lastOf reads the last element of a numbered list (position 0 when it is empty): one range read.
 func lastOf[T any](ctx context.Context, s *Store, scope string) (Numbered[T], error) {
-	items, err := page[T](ctx, s, mongox.Range{Scope: scope, Desc: true, Limit: 1})
+	items, err := numberedPage[T](ctx, s, mongox.Range{Scope: scope, Desc: true, Limit: 1})
 	if err != nil || len(items) == 0 {
 		return Numbered[T]{}, err
 	}
-	return numbered(scope, items[0])
-}
-
-func numbered[T any](scope string, it Item[T]) (Numbered[T], error) {
-	n, err := mongox.ParseSeq(it.Key[len(scope):])
-	if err != nil {
-		return Numbered[T]{}, fmt.Errorf("store lists: %w", err)
-	}
-	return Numbered[T]{Seq: n, At: it.At, Value: it.Value}, nil
+	return items[0], nil
 }
 
 // appendNumbered appends v at the position after the list's last and returns it; a position
@@ -126,15 +135,9 @@ func pageNumbered[T any](ctx context.Context, s *Store, scope string, before int
 	if before > 0 {
 		r.Before = scope + mongox.Seq(before)
 	}
-	items, err := page[T](ctx, s, r)
+	out, err := numberedPage[T](ctx, s, r)
 	if err != nil {
 		return nil, 0, err
-	}
-	out := make([]Numbered[T], len(items))
-	for i, it := range items {
-		if out[i], err = numbered(scope, it); err != nil {
-			return nil, 0, err
-		}
 	}
 	var next int64
 	if len(out) == limit && len(out) > 0 && out[len(out)-1].Seq > 1 {
@@ -325,18 +328,8 @@ func (s *Store) MessagesAround(ctx context.Context, threadID string, first, last
 	if last < first {
 		return nil, nil
 	}
-	items, err := page[MessageRef](ctx, s, mongox.Range{Scope: scope, After: scope + mongox.Seq(first-1),
+	return numberedPage[MessageRef](ctx, s, mongox.Range{Scope: scope, After: scope + mongox.Seq(first-1),
 		Before: scope + mongox.Seq(last+1), Limit: int(last - first + 1)})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Numbered[MessageRef], len(items))
-	for i, it := range items {
-		if out[i], err = numbered(scope, it); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 func quotaScope(list string) string { return mongox.Scope("q", keyText(list)) }

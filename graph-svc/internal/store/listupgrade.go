@@ -70,16 +70,11 @@ func upgradeEntry(d oldEntry) (doc listDoc[any], ok bool, err error) {
 		if err := d.V.Unmarshal(&it); err != nil {
 			return doc, false, err
 		}
-		at, id := time.Time{}, ""
-		switch {
-		case it.Node != nil:
-			at, id = it.Node.CreatedAt, it.Node.ID
-		case it.Edge != nil:
-			at, id = it.Edge.CreatedAt, it.Edge.ID
-		default:
-			return doc, false, nil
+		g, err := graphDoc(name, it)
+		if err != nil {
+			return doc, false, nil // neither a node nor an edge
 		}
-		doc.ID, doc.At, doc.V = GraphKey(name, at, id), at, it
+		doc.ID, doc.At, doc.V = g.ID, g.At, it
 	case "msgs":
 		return numberedDoc[MessageRef](d, messagesScope(name), n)
 	case "quota":

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -374,9 +373,6 @@ func (s *Store) moveStats(ctx context.Context, moves []statsMove) (map[string]Me
 		}
 	}
 	out := make(map[string]MemoryStats, len(moved))
-	if len(moved) == 0 {
-		return out, nil
-	}
 	docs, err := mongox.FindIn[MemoryStats](ctx, s.c(MemoryPostings), ids)
 	if err != nil {
 		return nil, fmt.Errorf("store memory stats: %w", err)
@@ -441,8 +437,7 @@ func (s *Store) setPostings(ctx context.Context, ids []string, set bson.D) error
 // MemoryStatsOf reads an object's index stats (zero before its first node): a point read.
 func (s *Store) MemoryStatsOf(ctx context.Context, objectID string) (MemoryStats, error) {
 	var st MemoryStats
-	err := mongox.FindOne(ctx, s.c(MemoryPostings), mongox.ByID(statsID(objectID)), &st)
-	if err != nil && !errors.Is(err, mongox.ErrNotFound) {
+	if _, err := s.find(ctx, MemoryPostings, statsID(objectID), &st); err != nil {
 		return MemoryStats{}, fmt.Errorf("store memory stats: %w", err)
 	}
 	return st, nil

@@ -49,34 +49,28 @@ type Node struct {
 	Events    []string  `bson:"_events,omitempty"`
 }
 
-// InsertNode stores a new node; ErrTaken when its _id exists.
-func (s *Store) InsertNode(ctx context.Context, n *Node) error { return s.insert(ctx, Nodes, n) }
+// InsertNode stores a new node; mongox.ErrTaken when its _id exists.
+func (s *Store) InsertNode(ctx context.Context, n *Node) error {
+	return mongox.Insert(ctx, s.c(Nodes), n)
+}
 
 // Node reads a node; mongox.ErrNotFound if there is none.
 func (s *Store) Node(ctx context.Context, id string) (*Node, error) {
-	var n Node
-	if err := mongox.FindOne(ctx, s.c(Nodes), mongox.ByID(id), &n); err != nil {
-		return nil, err
-	}
-	return &n, nil
+	return byID[Node](ctx, s, Nodes, id)
 }
 
 // StoredNodes reports which of ids are stored nodes, each with its position in its thread's
 // messages (0 for a node that is not a message's, or was stored by a release that did not record
-// it): one find by _id, projected to those fields.
+// it): one find by _id (per mongox.MaxIDIn ids), projected to those fields.
 func (s *Store) StoredNodes(ctx context.Context, ids []string) (map[string]int64, error) {
-	out := make(map[string]int64, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	docs, err := mongox.FindAll[struct {
+	docs, err := mongox.FindIn[struct {
 		ID     string `bson:"_id"`
 		MsgSeq int64  `bson:"msg_seq"`
-	}](ctx, s.c(Nodes), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "msg_seq", Value: 1}}))
+	}](ctx, s.c(Nodes), ids, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "msg_seq", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("store nodes: %w", err)
 	}
+	out := make(map[string]int64, len(ids))
 	for _, d := range docs {
 		out[d.ID] = d.MsgSeq
 	}

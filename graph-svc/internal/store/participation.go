@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/svcdev/svc/pkg/mongox"
 )
@@ -25,9 +22,6 @@ func tookPartID(threadID, objectID string) string { return threadID + "/" + obje
 // MarkTookPart records that objects wrote into threads (pairs of thread and object), in one
 // unordered insert; marks already there are left as they are.
 func (s *Store) MarkTookPart(ctx context.Context, pairs [][2]string) error {
-	if len(pairs) == 0 {
-		return nil
-	}
 	docs := make([]tookPart, len(pairs))
 	for i, p := range pairs {
 		docs[i] = tookPart{ID: tookPartID(p[0], p[1])}
@@ -40,15 +34,11 @@ func (s *Store) MarkTookPart(ctx context.Context, pairs [][2]string) error {
 
 // TookPartIn reports whether an object wrote into a thread: a point read.
 func (s *Store) TookPartIn(ctx context.Context, threadID, objectID string) (bool, error) {
-	var m tookPart
-	err := mongox.FindOne(ctx, s.c(TookPart), mongox.ByID(tookPartID(threadID, objectID)), &m)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return false, nil
-	}
+	took, err := s.find(ctx, TookPart, tookPartID(threadID, objectID), &tookPart{})
 	if err != nil {
 		return false, fmt.Errorf("store participation: %w", err)
 	}
-	return true, nil
+	return took, nil
 }
 
 // UpgradeTookPart marks, once, the authors of the nodes stored by earlier releases (messages,
@@ -61,19 +51,8 @@ func (s *Store) UpgradeTookPart(ctx context.Context) error {
 		ThreadID string `bson:"thread_id"`
 		AuthorID string `bson:"author_id"`
 	}
-	after := ""
-	for {
-		filter := bson.D{}
-		if after != "" {
-			filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
-		}
-		ns, err := mongox.FindAll[authored](ctx, s.c(Nodes), filter, mongox.Range{Limit: upgradePage}.Options())
-		if err != nil {
-			return fmt.Errorf("upgrade participation: %w", err)
-		}
-		if len(ns) == 0 {
-			return nil
-		}
+	id := func(n authored) string { return n.ID }
+	err := mongox.Pages(ctx, s.c(Nodes), mongox.Range{Limit: upgradePage}, id, func(ns []authored) error {
 		seen := map[[2]string]bool{}
 		var pairs [][2]string
 		for _, n := range ns {
@@ -83,9 +62,10 @@ func (s *Store) UpgradeTookPart(ctx context.Context) error {
 				pairs = append(pairs, p)
 			}
 		}
-		if err := s.MarkTookPart(ctx, pairs); err != nil {
-			return err
-		}
-		after = ns[len(ns)-1].ID
+		return s.MarkTookPart(ctx, pairs)
+	})
+	if err != nil {
+		return fmt.Errorf("upgrade participation: %w", err)
 	}
+	return nil
 }

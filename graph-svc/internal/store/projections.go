@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -29,9 +28,6 @@ type ObjectHash struct {
 // none is. Its caller calls it only for objects it has not recorded lately (graph.Service keeps
 // an LRU of them), and a call retried after a failure writes the copy the failure left out.
 func (s *Store) RememberHashes(ctx context.Context, hs []ObjectHash) error {
-	if len(hs) == 0 {
-		return nil
-	}
 	inserted, err := mongox.InsertNew(ctx, s.c(Hashes), hs)
 	if err != nil {
 		return fmt.Errorf("store object hashes: %w", err)
@@ -101,25 +97,22 @@ var hashesCopied = mongox.Key("u", "hashes")
 // RememberHashes or SetHash is as new as the projection). A run cut short runs again from the
 // start; a run that ends leaves a record the next ones stop at.
 func (s *Store) UpgradeHashCopies(ctx context.Context) error {
-	var done bson.Raw
-	err := mongox.FindOne(ctx, s.c(MemoryPostings), mongox.ByID(hashesCopied), &done)
-	if err == nil {
-		s.hashesCopied.Store(true)
-		return nil
-	}
-	if !errors.Is(err, mongox.ErrNotFound) {
+	done, err := s.find(ctx, MemoryPostings, hashesCopied, &bson.Raw{})
+	if err != nil {
 		return fmt.Errorf("upgrade object hash copies: %w", err)
 	}
-	r := mongox.Range{Limit: upgradePage}
-	id := func(h ObjectHash) string { return h.ObjectID }
-	if err := mongox.Pages(ctx, s.c(Hashes), r, id, func(hs []ObjectHash) error {
-		_, err := mongox.InsertNew(ctx, s.c(MemoryPostings), copiesOf(hs))
-		return err
-	}); err != nil {
-		return fmt.Errorf("upgrade object hash copies: %w", err)
-	}
-	if err := s.insertOnce(ctx, MemoryPostings, bson.D{{Key: "_id", Value: hashesCopied}}); err != nil {
-		return err
+	if !done {
+		r := mongox.Range{Limit: upgradePage}
+		id := func(h ObjectHash) string { return h.ObjectID }
+		if err := mongox.Pages(ctx, s.c(Hashes), r, id, func(hs []ObjectHash) error {
+			_, err := mongox.InsertNew(ctx, s.c(MemoryPostings), copiesOf(hs))
+			return err
+		}); err != nil {
+			return fmt.Errorf("upgrade object hash copies: %w", err)
+		}
+		if err := mongox.InsertOnce(ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: hashesCopied}}); err != nil {
+			return err
+		}
 	}
 	s.hashesCopied.Store(true)
 	return nil
@@ -129,10 +122,7 @@ func (s *Store) UpgradeHashCopies(ctx context.Context) error {
 // read.
 func (s *Store) Hash(ctx context.Context, objectID string) (string, error) {
 	var h ObjectHash
-	err := mongox.FindOne(ctx, s.c(Hashes), mongox.ByID(objectID), &h)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return "", nil
-	}
+	_, err := s.find(ctx, Hashes, objectID, &h)
 	return h.Hash, err
 }
 
@@ -162,11 +152,7 @@ func (s *Store) SetBlock(ctx context.Context, blockerID, senderID string, blocke
 // Blocked reports whether blocker blocks sender.
 func (s *Store) Blocked(ctx context.Context, blockerID, senderID string) (bool, error) {
 	var b SenderBlock
-	err := mongox.FindOne(ctx, s.c(Blocks), mongox.ByID(BlockID(blockerID, senderID)), &b)
-	if errors.Is(err, mongox.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
+	if _, err := s.find(ctx, Blocks, BlockID(blockerID, senderID), &b); err != nil {
 		return false, fmt.Errorf("store sender blocks: %w", err)
 	}
 	return b.Blocked, nil
@@ -175,14 +161,11 @@ func (s *Store) Blocked(ctx context.Context, blockerID, senderID string) (bool, 
 // Hashes reads the known current hashes of objects (those graph-svc has not seen are left out),
 // in one find by _id (per mongox.MaxIDIn objects: a search's candidates may name more).
 func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]string, error) {
-	out := make(map[string]string, len(objectIDs))
-	if len(objectIDs) == 0 {
-		return out, nil
-	}
-	hs, err := mongox.FindIn[ObjectHash](ctx, s.c(Hashes), objectIDs)
+	hs, err := mongox.FindIn[ObjectHash](ctx, s.c(Hashes), objectIDs) // no find for no ids
 	if err != nil {
 		return nil, fmt.Errorf("store object hashes: %w", err)
 	}
+	out := make(map[string]string, len(objectIDs))
 	for _, h := range hs {
 		out[h.ObjectID] = h.Hash
 	}

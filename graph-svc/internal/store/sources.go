@@ -40,16 +40,12 @@ type Pull struct {
 
 // InsertSource stores a new source.
 func (s *Store) InsertSource(ctx context.Context, src *Source) error {
-	return s.insert(ctx, Sources, src)
+	return mongox.Insert(ctx, s.c(Sources), src)
 }
 
 // Source reads a source; mongox.ErrNotFound if there is none.
 func (s *Store) Source(ctx context.Context, id string) (*Source, error) {
-	var src Source
-	if err := mongox.FindOne(ctx, s.c(Sources), mongox.ByID(id), &src); err != nil {
-		return nil, err
-	}
-	return &src, nil
+	return byID[Source](ctx, s, Sources, id)
 }
 
 // SourcesScope is the range of a thread's tracked sources.
@@ -68,7 +64,7 @@ func (s *Store) SourcesPage(ctx context.Context, threadID, before string, limit 
 
 // InsertPull records a pull (the document its events are staged under).
 func (s *Store) InsertPull(ctx context.Context, p *Pull) error {
-	return s.insert(ctx, Pulls, p)
+	return mongox.Insert(ctx, s.c(Pulls), p)
 }
 
 // PullSummary is what a source's pulls say of it: the latest pull, the latest pull that read
@@ -84,10 +80,9 @@ func statesScope(sourceID string) string { return mongox.Scope("u", keyText(sour
 
 // AppendPull adds p to its source's states, with the summary it leaves after prev.
 func (s *Store) AppendPull(ctx context.Context, prev PullSummary, p *Pull) error {
-	next := PullSummary{Latest: p, LatestOK: prev.LatestOK, LatestError: prev.LatestError}
 	q := *p
 	q.Events = nil
-	next.Latest = &q
+	next := PullSummary{Latest: &q, LatestOK: prev.LatestOK, LatestError: prev.LatestError}
 	if p.Status == "ok" {
 		next.LatestOK = &q
 	} else {

@@ -12,6 +12,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -35,24 +36,17 @@ const (
 	Blocks   = "sender_blocks"
 )
 
-// ErrTaken says that a document with the same _id exists: another writer got there first.
-var ErrTaken = mongox.ErrTaken
-
 // Indexes are the indexes real MongoDB needs for the queries below (and, on FerretDB, the
 // collections created at start-up). Every read is by _id: a point read, or the _id range of a
 // list (lists.go).
-var Indexes = []mongox.Index{
-	{Collection: Leases, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Threads, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Nodes, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Validity, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Sources, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Pulls, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Hashes, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Blocks, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: Lists, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: TookPart, Keys: bson.D{{Key: "_id", Value: 1}}},
-	{Collection: MemoryPostings, Keys: bson.D{{Key: "_id", Value: 1}}},
+var Indexes = idIndexes(Leases, Threads, Nodes, Validity, Sources, Pulls, Hashes, Blocks, Lists, TookPart, MemoryPostings)
+
+func idIndexes(colls ...string) []mongox.Index {
+	out := make([]mongox.Index, len(colls))
+	for i, c := range colls {
+		out[i] = mongox.Index{Collection: c, Keys: bson.D{{Key: "_id", Value: 1}}}
+	}
+	return out
 }
 
 // Store is the repository.
@@ -69,9 +63,22 @@ func New(db *mongo.Database) *Store { return &Store{db: db} }
 
 func (s *Store) c(name string) *mongo.Collection { return s.db.Collection(name) }
 
-// insert inserts doc into coll; ErrTaken when its _id exists.
-func (s *Store) insert(ctx context.Context, coll string, doc any) error {
-	return mongox.Insert(ctx, s.c(coll), doc)
+// find reads the document of coll whose _id is id into dst and reports whether there is one.
+func (s *Store) find(ctx context.Context, coll, id string, dst any) (bool, error) {
+	err := mongox.FindOne(ctx, s.c(coll), mongox.ByID(id), dst)
+	if errors.Is(err, mongox.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// byID reads the document of coll whose _id is id; mongox.ErrNotFound if there is none.
+func byID[T any](ctx context.Context, s *Store, coll, id string) (*T, error) {
+	var v T
+	if err := mongox.FindOne(ctx, s.c(coll), mongox.ByID(id), &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 // Leases are the leases of the scheduled jobs, one per item and period.
@@ -83,10 +90,4 @@ func (s *Store) DropLease(ctx context.Context, key string) error {
 		return fmt.Errorf("store leases: %w", err)
 	}
 	return nil
-}
-
-// insertOnce inserts doc, treating an existing document with the same _id as done: the
-// documents inserted this way are keyed by what they record, so the existing one is the same.
-func (s *Store) insertOnce(ctx context.Context, coll string, doc any) error {
-	return mongox.InsertOnce(ctx, s.c(coll), doc)
 }

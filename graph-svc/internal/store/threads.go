@@ -18,25 +18,6 @@ type Thread struct {
 	CreatedAt    time.Time `bson:"created_at"`
 }
 
-// AddThreads records threads once each, in one command, and lists the new ones in their
-// participants' thread lists (ThreadsPage), in one insert more.
-func (s *Store) AddThreads(ctx context.Context, ts []Thread) error {
-	added, err := s.RecordThreads(ctx, ts)
-	if err != nil {
-		return err
-	}
-	var entries []listDoc[string]
-	for i, t := range ts {
-		if added[i] {
-			entries = append(entries, threadEntries(t)...)
-		}
-	}
-	if _, err := mongox.InsertNew(ctx, s.c(Lists), entries); err != nil {
-		return fmt.Errorf("store lists: %w", err)
-	}
-	return nil
-}
-
 // RecordThreads records threads once each, in one command, without listing them: the caller
 // lists them (AppendMessages does, with the thread's messages). It reports which threads it
 // recorded now (the others were known).
@@ -57,18 +38,22 @@ func threadEntries(t Thread) []listDoc[string] {
 	return out
 }
 
-// AddThread records a thread once; a thread already known is left as it is.
+// AddThread records a thread once and, when it is new, lists it in its participants' thread
+// lists (ThreadsPage), in one insert more; a thread already known is left as it is.
 func (s *Store) AddThread(ctx context.Context, t *Thread) error {
-	return s.AddThreads(ctx, []Thread{*t})
+	added, err := s.RecordThreads(ctx, []Thread{*t})
+	if err != nil || !added[0] {
+		return err
+	}
+	if _, err := mongox.InsertNew(ctx, s.c(Lists), threadEntries(*t)); err != nil {
+		return fmt.Errorf("store lists: %w", err)
+	}
+	return nil
 }
 
 // Thread reads a thread; mongox.ErrNotFound if graph-svc does not know it.
 func (s *Store) Thread(ctx context.Context, id string) (*Thread, error) {
-	var t Thread
-	if err := mongox.FindOne(ctx, s.c(Threads), mongox.ByID(id), &t); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return byID[Thread](ctx, s, Threads, id)
 }
 
 func threadsScope(objectID string) string { return mongox.Scope("t", keyText(objectID)) }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -61,22 +60,20 @@ var postingsUpgraded = mongox.Key("u", "postings")
 // run that ends leaves a record the next ones stop at. Run it after UpgradeMemory, whose
 // postings it completes too.
 func (s *Store) UpgradePostings(ctx context.Context) error {
-	coll := s.c(MemoryPostings)
-	var done bson.Raw
-	err := mongox.FindOne(ctx, coll, mongox.ByID(postingsUpgraded), &done)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, mongox.ErrNotFound) {
+	done, err := s.find(ctx, MemoryPostings, postingsUpgraded, &bson.Raw{})
+	if err != nil {
 		return fmt.Errorf("upgrade memory postings: %w", err)
 	}
+	if done {
+		return nil
+	}
 	r := mongox.Range{Scope: mongox.Scope("p"), Limit: upgradePage}
-	if err := mongox.Pages(ctx, coll, r, postingDoc.id, func(docs []postingDoc) error {
+	if err := mongox.Pages(ctx, s.c(MemoryPostings), r, postingDoc.id, func(docs []postingDoc) error {
 		return s.upgradePostingsPage(ctx, docs)
 	}); err != nil {
 		return fmt.Errorf("upgrade memory postings: %w", err)
 	}
-	return s.insertOnce(ctx, MemoryPostings, bson.D{{Key: "_id", Value: postingsUpgraded}})
+	return mongox.InsertOnce(ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: postingsUpgraded}})
 }
 
 // upgradePostingsPage completes a page of postings: their stats by object, their validity facts
@@ -99,20 +96,18 @@ func (s *Store) upgradePostingsPage(ctx context.Context, docs []postingDoc) erro
 		}
 		byNode[d.NodeID] = append(byNode[d.NodeID], d.ID)
 	}
-	if len(statIDs) > 0 {
-		stats, err := mongox.FindAll[MemoryStats](ctx, s.c(MemoryPostings), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: statIDs}}}})
-		if err != nil {
+	stats, err := mongox.FindIn[MemoryStats](ctx, s.c(MemoryPostings), statIDs) // no find for no ids
+	if err != nil {
+		return err
+	}
+	of := make(map[string]MemoryStats, len(stats))
+	for _, st := range stats {
+		of[st.ID] = st
+	}
+	for _, id := range statIDs {
+		st := of[id]
+		if err := s.setPostings(ctx, statless[id], bson.D{{Key: "nd", Value: max(st.Nodes, 1)}, {Key: "fi", Value: st.First}}); err != nil {
 			return err
-		}
-		of := make(map[string]MemoryStats, len(stats))
-		for _, st := range stats {
-			of[st.ID] = st
-		}
-		for _, id := range statIDs {
-			st := of[id]
-			if err := s.setPostings(ctx, statless[id], bson.D{{Key: "nd", Value: max(st.Nodes, 1)}, {Key: "fi", Value: st.First}}); err != nil {
-				return err
-			}
 		}
 	}
 	invs, err := s.Invalidations(ctx, nodes)

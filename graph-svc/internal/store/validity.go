@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -22,20 +20,17 @@ type Invalidation struct {
 
 // Invalidate records that a node stopped being valid, unless it already had.
 func (s *Store) Invalidate(ctx context.Context, v *Invalidation) error {
-	return s.insertOnce(ctx, Validity, v)
+	return mongox.InsertOnce(ctx, s.c(Validity), v)
 }
 
 // Invalidations reads the validity facts of nodes (those still valid have none), in one find by
 // _id. A page of a graph or of search hits asks for at most a few hundred.
 func (s *Store) Invalidations(ctx context.Context, nodeIDs []string) (map[string]*Invalidation, error) {
-	out := make(map[string]*Invalidation, len(nodeIDs))
-	if len(nodeIDs) == 0 {
-		return out, nil
-	}
-	vs, err := mongox.FindAll[Invalidation](ctx, s.c(Validity), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: nodeIDs}}}})
+	vs, err := mongox.FindIn[Invalidation](ctx, s.c(Validity), nodeIDs) // no find for no ids
 	if err != nil {
 		return nil, fmt.Errorf("store validity: %w", err)
 	}
+	out := make(map[string]*Invalidation, len(nodeIDs))
 	for i := range vs {
 		out[vs[i].NodeID] = &vs[i]
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/identity-svc/internal/object"
-	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/httpx"
 )
 
@@ -36,25 +35,7 @@ func (h *handlers) createAssociation(c *gin.Context) error {
 }
 
 func (h *handlers) listAssociations(c *gin.Context) error {
-	caller, err := owner(c, false)
-	if err != nil {
-		return err
-	}
-	scope := object.AssociationsScope(caller.ObjectID)
-	limit, before, err := httpx.PageKey(c, scope)
-	if err != nil {
-		return err
-	}
-	list, next, err := h.objects.Associations(c.Request.Context(), caller.ObjectID, store.Page{Before: before, Limit: limit})
-	if err != nil {
-		return err
-	}
-	out := make([]object.AssociationView, len(list))
-	for i := range list {
-		out[i] = object.ViewOf(&list[i])
-	}
-	c.JSON(http.StatusOK, gin.H{"associations": out, "next_cursor": nextCursor(scope, next)})
-	return nil
+	return ownerPage(c, false, object.AssociationsScope, "associations", h.objects.Associations, object.ViewOf)
 }
 
 func (h *handlers) deleteAssociation(c *gin.Context) error {

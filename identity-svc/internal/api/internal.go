@@ -34,11 +34,7 @@ func (h *handlers) verifyKey(c *gin.Context) error {
 		return err
 	}
 	p, err := h.objects.VerifyKey(c.Request.Context(), req.Digest)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, p)
-	return nil
+	return answer(c, "", p, err)
 }
 
 func (h *handlers) internalObject(c *gin.Context) error {

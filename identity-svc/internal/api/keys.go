@@ -64,25 +64,7 @@ func (h *handlers) createKey(c *gin.Context) error {
 }
 
 func (h *handlers) listKeys(c *gin.Context) error {
-	caller, err := owner(c, true)
-	if err != nil {
-		return err
-	}
-	scope := object.KeysScope(caller.ObjectID)
-	limit, before, err := httpx.PageKey(c, scope)
-	if err != nil {
-		return err
-	}
-	keys, next, err := h.objects.SubKeys(c.Request.Context(), caller.ObjectID, store.Page{Before: before, Limit: limit})
-	if err != nil {
-		return err
-	}
-	out := make([]keyResponse, len(keys))
-	for i := range keys {
-		out[i] = keyView(&keys[i])
-	}
-	c.JSON(http.StatusOK, gin.H{"keys": out, "next_cursor": nextCursor(scope, next)})
-	return nil
+	return ownerPage(c, true, object.KeysScope, "keys", h.objects.SubKeys, keyView)
 }
 
 func (h *handlers) revokeKey(c *gin.Context) error {

@@ -4,9 +4,13 @@
 package api
 
 import (
+	"context"
+	"net/http"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/identity-svc/internal/object"
+	"github.com/svcdev/svc/identity-svc/internal/store"
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
@@ -72,6 +76,32 @@ func ownerKeyNeeded() error {
 	return httpx.Forbidden(httpx.CodeInsufficientScope, "this route needs the owner key, not a sub-key")
 }
 
+// ownerPage answers a page of a list of the route's object (admitted as owner admits): list's
+// items below the cursor, each as view shows it, under name, with next_cursor. scope names the
+// list's cursors.
+func ownerPage[T, V any](c *gin.Context, ownerKey bool, scope func(objectID string) string, name string,
+	list func(ctx context.Context, objectID string, p store.Page) ([]T, string, error), view func(*T) V) error {
+	caller, err := owner(c, ownerKey)
+	if err != nil {
+		return err
+	}
+	sc := scope(caller.ObjectID)
+	limit, before, err := httpx.PageKey(c, sc)
+	if err != nil {
+		return err
+	}
+	items, next, err := list(c.Request.Context(), caller.ObjectID, store.Page{Before: before, Limit: limit})
+	if err != nil {
+		return err
+	}
+	out := make([]V, len(items))
+	for i := range items {
+		out[i] = view(&items[i])
+	}
+	c.JSON(http.StatusOK, gin.H{name: out, "next_cursor": nextCursor(sc, next)})
+	return nil
+}
+
 // nextCursor is a list's next_cursor: the cursor of the list scope that pages on from the id
 // next, nil on the last page.
 func nextCursor(scope, next string) *string {
@@ -80,6 +110,19 @@ func nextCursor(scope, next string) *string {
 	}
 	c := httpx.KeyCursor(scope, next)
 	return &c
+}
+
+// answer responds 200 with v as JSON of the media type contentType ("": application/json), or
+// returns err.
+func answer(c *gin.Context, contentType string, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	if contentType != "" {
+		c.Header("Content-Type", contentType)
+	}
+	c.JSON(http.StatusOK, v)
+	return nil
 }
 
 func deref(s *string) string {

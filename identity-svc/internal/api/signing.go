@@ -17,23 +17,13 @@ import (
 // jwks serves an object's public signing keys (RFC 7517), the trust root of its signatures.
 func (h *handlers) jwks(c *gin.Context) error {
 	set, err := h.objects.JWKS(c.Request.Context(), c.Param("hash"), authn.PrincipalFrom(c).Viewer())
-	if err != nil {
-		return err
-	}
-	c.Header("Content-Type", "application/jwk-set+json")
-	c.JSON(http.StatusOK, set)
-	return nil
+	return answer(c, "application/jwk-set+json", set, err)
 }
 
 // did serves the object's did:web document.
 func (h *handlers) did(c *gin.Context) error {
 	doc, err := h.objects.DID(c.Request.Context(), c.Param("hash"), authn.PrincipalFrom(c).Viewer())
-	if err != nil {
-		return err
-	}
-	c.Header("Content-Type", signing.DIDContentType)
-	c.JSON(http.StatusOK, doc)
-	return nil
+	return answer(c, signing.DIDContentType, doc, err)
 }
 
 type signingKeyRequest struct {
@@ -68,11 +58,7 @@ func (h *handlers) registerSigningKey(c *gin.Context) error {
 // internalSigningKeys answers the services' key set lookups (mailbox-svc verifying a sender).
 func (h *handlers) internalSigningKeys(c *gin.Context) error {
 	set, err := h.objects.SigningKeys(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, set)
-	return nil
+	return answer(c, "", set, err)
 }
 
 type signRequest struct {
@@ -90,11 +76,7 @@ func (h *handlers) internalSign(c *gin.Context) error {
 		return err
 	}
 	out, err := h.objects.Sign(c.Request.Context(), c.Param("id"), req.Payload, req.BindHost)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, out)
-	return nil
+	return answer(c, "", out, err)
 }
 
 // keyDirectory serves the object's HTTP message signatures directory, its answer signed when svc
@@ -118,18 +100,11 @@ func serveDirectory(c *gin.Context, dir *object.KeyDirectory, header http.Header
 	for k, v := range header {
 		c.Header(k, v[0])
 	}
-	c.Header("Content-Type", httpsig.DirectoryContentType)
-	c.JSON(http.StatusOK, dir)
-	return nil
+	return answer(c, httpsig.DirectoryContentType, dir, nil)
 }
 
 // serviceDID serves svc's own did:web document.
 func (h *handlers) serviceDID(c *gin.Context) error {
 	doc, err := h.objects.ServiceDID()
-	if err != nil {
-		return err
-	}
-	c.Header("Content-Type", signing.DIDContentType)
-	c.JSON(http.StatusOK, doc)
-	return nil
+	return answer(c, signing.DIDContentType, doc, err)
 }

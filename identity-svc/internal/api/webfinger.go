@@ -1,10 +1,6 @@
 package api
 
-import (
-	"net/http"
-
-	"github.com/gin-gonic/gin"
-)
+import "github.com/gin-gonic/gin"
 
 // webfinger answers RFC 7033 queries for public objects. WebFinger is queried from browsers
 // too, so any origin may read the answer (RFC 7033 §5).
@@ -14,7 +10,5 @@ func (h *handlers) webfinger(c *gin.Context) error {
 		return err
 	}
 	c.Header("Access-Control-Allow-Origin", "*")
-	c.Header("Content-Type", "application/jrd+json")
-	c.JSON(http.StatusOK, jrd)
-	return nil
+	return answer(c, "application/jrd+json", jrd, nil)
 }

@@ -19,37 +19,32 @@ type Claims struct{ Objects *object.Service }
 
 // Handle implements events.Handler; it is idempotent.
 func (h *Claims) Handle(ctx context.Context, ev events.Event) error {
-	if ev.Type == events.ClaimLapsed {
-		return h.lapsed(ctx, ev)
+	switch ev.Type {
+	case events.ClaimVerified:
+		var d contract.ClaimVerifiedData
+		if err := ev.Decode(&d); err != nil {
+			return events.Permanent(err) // a malformed event cannot get better by retrying
+		}
+		return h.Objects.RecordClaim(ctx, ev.ObjectID, object.VerifiedClaim{
+			ClaimID: d.ClaimID, Network: d.ProofType, Handle: handleOf(d.ProofType, d.ClaimedTarget), At: happened(d.VerifiedAt),
+		})
+	case events.ClaimLapsed:
+		// The mailbox goes back to unclaimed when the object holds no other verified claim.
+		var d contract.ClaimLapsedData
+		if err := ev.Decode(&d); err != nil {
+			return events.Permanent(err)
+		}
+		return h.Objects.RecordLapse(ctx, ev.ObjectID, d.ClaimID, happened(d.LapsedAt))
 	}
-	if ev.Type != events.ClaimVerified {
-		return nil
-	}
-	var d contract.ClaimVerifiedData
-	if err := ev.Decode(&d); err != nil {
-		return events.Permanent(err) // a malformed event cannot get better by retrying
-	}
-	at, err := time.Parse(clock.Layout, d.VerifiedAt)
-	if err != nil {
-		at = clock.Now()
-	}
-	return h.Objects.RecordClaim(ctx, ev.ObjectID, object.VerifiedClaim{
-		ClaimID: d.ClaimID, Network: d.ProofType, Handle: handleOf(d.ProofType, d.ClaimedTarget), At: at,
-	})
+	return nil
 }
 
-// lapsed records that a verified claim lapsed; the mailbox goes back to unclaimed when the
-// object holds no other verified claim.
-func (h *Claims) lapsed(ctx context.Context, ev events.Event) error {
-	var d contract.ClaimLapsedData
-	if err := ev.Decode(&d); err != nil {
-		return events.Permanent(err)
+// happened is the time an event's data names, or now when it names none that reads.
+func happened(at string) time.Time {
+	if t, err := time.Parse(clock.Layout, at); err == nil {
+		return t
 	}
-	at, err := time.Parse(clock.Layout, d.LapsedAt)
-	if err != nil {
-		at = clock.Now()
-	}
-	return h.Objects.RecordLapse(ctx, ev.ObjectID, d.ClaimID, at)
+	return clock.Now()
 }
 
 // handleOf is the handle a claim of network names: the account, lower-cased, as "user@host"

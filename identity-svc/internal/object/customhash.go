@@ -95,12 +95,9 @@ func (s *Service) ClaimCustomHash(ctx context.Context, requestID, objectID strin
 // freeHandle reports whether the object holds a verified claim (one that has not lapsed) of
 // username on one of FreeHashNetworks.
 func freeHandle(obj *store.Object, username string) bool {
-	for _, h := range obj.SocialHandles {
-		if slices.Contains(FreeHashNetworks, h.Network) && h.Handle == username {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(obj.SocialHandles, func(h store.SocialHandle) bool {
+		return slices.Contains(FreeHashNetworks, h.Network) && h.Handle == username
+	})
 }
 
 // releaseVoucher is the undo step of redeem (nothing to undo for a free claim).

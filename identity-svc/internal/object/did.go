@@ -17,10 +17,7 @@ import (
 func (s *Service) DID(ctx context.Context, hash, viewer string) (signing.DIDDocument, error) {
 	base := s.BaseURL
 	obj, err := s.Read(ctx, hash, viewer)
-	if err != nil {
-		return signing.DIDDocument{}, err
-	}
-	if obj, err = s.withKey(ctx, obj); err != nil {
+	if obj, err = s.withKey(ctx, obj, err); err != nil {
 		return signing.DIDDocument{}, err
 	}
 	did, err := signing.DIDWeb(base, objectPath(hash))

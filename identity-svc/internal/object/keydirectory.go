@@ -3,7 +3,6 @@ package object
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/base64"
 	"net/http"
 	"net/url"
 	"time"
@@ -27,30 +26,19 @@ type KeyDirectory struct {
 // key is served unsigned: svc cannot sign for it).
 func (s *Service) KeyDirectory(ctx context.Context, hash, viewer string) (*KeyDirectory, http.Header, error) {
 	obj, err := s.Read(ctx, hash, viewer)
-	if err != nil {
-		return nil, nil, err
-	}
-	if obj, err = s.withKey(ctx, obj); err != nil {
+	if obj, err = s.withKey(ctx, obj, err); err != nil {
 		return nil, nil, err
 	}
 	active := keySet(obj).Active()
-	dir := &KeyDirectory{Keys: []signing.PublicJWK{{Kty: "OKP", Crv: "Ed25519", X: active.X, KID: active.KID, Alg: signing.Alg}}}
-	h := http.Header{}
+	key := signing.PublicJWK{Kty: "OKP", Crv: "Ed25519", X: active.X, KID: active.KID, Alg: signing.Alg}
 	if active.HeldBy != signing.HeldBySvc {
-		return dir, h, nil
+		return s.directory(key, nil)
 	}
-	priv, kid, err := s.activeKey(obj)
+	priv, _, err := s.activeKey(obj)
 	if err != nil {
 		return nil, nil, err
 	}
-	base, err := url.Parse(s.BaseURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := httpsig.SignDirectory(h, base.Host, priv, kid, time.Now(), directoryTTL); err != nil {
-		return nil, nil, err
-	}
-	return dir, h, nil
+	return s.directory(key, priv)
 }
 
 // ServiceKeyDirectory is svc's own key directory: the key its outbound requests (webhook
@@ -61,14 +49,22 @@ func (s *Service) ServiceKeyDirectory() (*KeyDirectory, http.Header, error) {
 		return nil, nil, apierr.NotFound("key directory")
 	}
 	k := s.RequestSigner
-	dir := &KeyDirectory{Keys: []signing.PublicJWK{{Kty: "OKP", Crv: "Ed25519",
-		X: base64.RawURLEncoding.EncodeToString(k.Key.Public().(ed25519.PublicKey)), KID: k.KeyID, Alg: signing.Alg}}}
+	key := signing.PublicJWK{Kty: "OKP", Crv: "Ed25519", X: b64(k.Key.Public().(ed25519.PublicKey)), KID: k.KeyID, Alg: signing.Alg}
+	return s.directory(key, k.Key)
+}
+
+// directory is the key directory of key and the headers that sign its answer with priv for svc's
+// host (none when priv is nil).
+func (s *Service) directory(key signing.PublicJWK, priv ed25519.PrivateKey) (*KeyDirectory, http.Header, error) {
+	dir, h := &KeyDirectory{Keys: []signing.PublicJWK{key}}, http.Header{}
+	if priv == nil {
+		return dir, h, nil
+	}
 	base, err := url.Parse(s.BaseURL)
 	if err != nil {
 		return nil, nil, err
 	}
-	h := http.Header{}
-	if err := httpsig.SignDirectory(h, base.Host, k.Key, k.KeyID, time.Now(), directoryTTL); err != nil {
+	if err := httpsig.SignDirectory(h, base.Host, priv, key.KID, time.Now(), directoryTTL); err != nil {
 		return nil, nil, err
 	}
 	return dir, h, nil
@@ -85,8 +81,7 @@ func (s *Service) ServiceDID() (signing.DIDDocument, error) {
 		return signing.DIDDocument{}, err
 	}
 	k := s.RequestSigner
-	keys := signing.KeySet{Keys: []signing.Key{{KID: k.KeyID, X: base64.RawURLEncoding.EncodeToString(k.Key.Public().(ed25519.PublicKey)),
-		HeldBy: signing.HeldBySvc}}}
+	keys := signing.KeySet{Keys: []signing.Key{{KID: k.KeyID, X: b64(k.Key.Public().(ed25519.PublicKey)), HeldBy: signing.HeldBySvc}}}
 	return signing.NewDIDDocument(did, keys, []string{s.BaseURL}, []signing.DIDService{
 		{ID: did + "#a2a", Type: "A2AAgentCard", ServiceEndpoint: s.BaseURL + "/.well-known/agent-card.json"},
 		{ID: did + "#mcp", Type: "MCPServer", ServiceEndpoint: s.BaseURL + "/mcp"},

@@ -42,10 +42,7 @@ func keySet(o *store.Object) signing.KeySet {
 // not found for anyone but itself). An object without a key yet gets its first one.
 func (s *Service) JWKS(ctx context.Context, hash, viewer string) (signing.JWKS, error) {
 	obj, err := s.Read(ctx, hash, viewer)
-	if err != nil {
-		return signing.JWKS{}, err
-	}
-	if obj, err = s.withKey(ctx, obj); err != nil {
+	if obj, err = s.withKey(ctx, obj, err); err != nil {
 		return signing.JWKS{}, err
 	}
 	return signing.PublicJWKS(keySet(obj)), nil
@@ -54,10 +51,7 @@ func (s *Service) JWKS(ctx context.Context, hash, viewer string) (signing.JWKS, 
 // SigningKeys returns an object's key set by id, giving it its first key if it has none.
 func (s *Service) SigningKeys(ctx context.Context, objectID string) (signing.KeySet, error) {
 	obj, err := s.ByID(ctx, objectID)
-	if err != nil {
-		return signing.KeySet{}, err
-	}
-	if obj, err = s.withKey(ctx, obj); err != nil {
+	if obj, err = s.withKey(ctx, obj, err); err != nil {
 		return signing.KeySet{}, err
 	}
 	return keySet(obj), nil
@@ -76,10 +70,7 @@ type Signed struct {
 // the owner holds the active key.
 func (s *Service) Sign(ctx context.Context, objectID string, payload []byte, bindHost bool) (*Signed, error) {
 	obj, err := s.ByID(ctx, objectID)
-	if err != nil {
-		return nil, err
-	}
-	if obj, err = s.withKey(ctx, obj); err != nil {
+	if obj, err = s.withKey(ctx, obj, err); err != nil {
 		return nil, err
 	}
 	priv, kid, err := s.activeKey(obj)
@@ -121,11 +112,11 @@ func (s *Service) activeKey(obj *store.Object) (ed25519.PrivateKey, string, erro
 	return ed25519.NewKeyFromSeed(seed), active.KID, nil
 }
 
-// withKey returns obj with at least one signing key: an object made before keys existed, or
-// whose first key was never made, gets one held by svc now.
-func (s *Service) withKey(ctx context.Context, obj *store.Object) (*store.Object, error) {
-	if len(obj.SigningKeys) > 0 {
-		return obj, nil
+// withKey returns obj, read with err, with at least one signing key: an object made before keys
+// existed, or whose first key was never made, gets one held by svc now.
+func (s *Service) withKey(ctx context.Context, obj *store.Object, err error) (*store.Object, error) {
+	if err != nil || len(obj.SigningKeys) > 0 {
+		return obj, err
 	}
 	key, err := s.newHeldKey(obj.ID, 1)
 	if err != nil {

@@ -43,7 +43,7 @@ func (s *Service) WebFinger(ctx context.Context, resource string, rels []string)
 		return nil, err
 	}
 	base, at := s.BaseURL, s.BaseURL+objectPath(hash)
-	jrd := &JRD{Subject: resource, Aliases: slices.Concat([]string{doc.ID}, doc.AlsoKnownAs)}
+	jrd := &JRD{Subject: resource, Aliases: slices.Concat([]string{doc.ID}, doc.AlsoKnownAs), Links: []JRDLink{}}
 	for _, l := range []JRDLink{
 		{Rel: "http://webfinger.net/rel/profile-page", Type: "text/html", Href: base + "/" + url.PathEscape(hash)},
 		{Rel: "describedby", Type: signing.DIDContentType, Href: at + "/did.json", Titles: map[string]string{"und": "DID document"}},
@@ -54,9 +54,6 @@ func (s *Service) WebFinger(ctx context.Context, resource string, rels []string)
 		if len(rels) == 0 || slices.Contains(rels, l.Rel) {
 			jrd.Links = append(jrd.Links, l)
 		}
-	}
-	if jrd.Links == nil {
-		jrd.Links = []JRDLink{}
 	}
 	return jrd, nil
 }

@@ -60,19 +60,9 @@ const AssociationDeletions = "association_deletions"
 func (s *Store) Associations(ctx context.Context, objectID string, p Page) ([]Association, string, error) {
 	return readPage(ctx, s, []string{objectID, associationsPart}, p, func(a Association) string { return a.ID },
 		func(ctx context.Context, chunk []Association) ([]*Association, error) {
-			ids := make([]string, len(chunk))
-			for i, a := range chunk {
-				ids[i] = a.ID
-			}
-			var deleted []struct {
-				ID string `bson:"_id"`
-			}
-			if err := s.all(ctx, AssociationDeletions, byIDs(ids), &deleted); err != nil {
+			gone, err := existing(ctx, s, AssociationDeletions, chunk, func(a Association) string { return a.ID })
+			if err != nil {
 				return nil, err
-			}
-			gone := make(map[string]bool, len(deleted))
-			for _, d := range deleted {
-				gone[d.ID] = true
 			}
 			out := make([]*Association, len(chunk))
 			for i := range chunk {

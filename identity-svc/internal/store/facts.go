@@ -155,8 +155,8 @@ func (s *Store) fold(ctx context.Context, o *Object) error {
 	var hashes, sigkeys, claims []fact
 	var profile *fact
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { hashes, err = s.numbered(gctx, o.ID, factHash); return err })
-	g.Go(func() (err error) { sigkeys, err = s.numbered(gctx, o.ID, factSigKey); return err })
+	g.Go(func() (err error) { hashes, err = s.numbered(gctx, o.ID, factHash, 1); return err })
+	g.Go(func() (err error) { sigkeys, err = s.numbered(gctx, o.ID, factSigKey, 1); return err })
 	g.Go(func() (err error) { profile, err = s.latestProfile(gctx, o); return err })
 	g.Go(func() (err error) { claims, err = s.claimFacts(gctx, o.ID); return err })
 	if err := g.Wait(); err != nil {
@@ -195,10 +195,11 @@ func (s *Store) fold(ctx context.Context, o *Object) error {
 	return nil
 }
 
-// numbered reads the facts of kind numbered 1, 2, … of an object, up to the first one not stored.
-func (s *Store) numbered(ctx context.Context, objectID, kind string) ([]fact, error) {
+// numbered reads the facts of kind numbered from, from+1, … of an object, up to the first one not
+// stored.
+func (s *Store) numbered(ctx context.Context, objectID, kind string, from int) ([]fact, error) {
 	var out []fact
-	for n := 1; ; n++ {
+	for n := from; ; n++ {
 		var f fact
 		err := s.one(ctx, Facts, mongox.ByID(factID(objectID, kind, n)), &f)
 		if errors.Is(err, mongox.ErrNotFound) {
@@ -270,17 +271,14 @@ func (s *Store) headProfile(ctx context.Context, o *Object) (*fact, error) {
 			latest = nil
 		}
 	}
-	for {
-		var f fact
-		err := s.one(ctx, Facts, mongox.ByID(factID(o.ID, factProfile, v+1)), &f)
-		if errors.Is(err, mongox.ErrNotFound) {
-			return latest, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		latest, v = &f, v+1
+	above, err := s.numbered(ctx, o.ID, factProfile, v+1)
+	if err != nil {
+		return nil, err
 	}
+	if len(above) > 0 {
+		return &above[len(above)-1], nil
+	}
+	return latest, nil
 }
 
 // maxClaimFacts bounds the claim facts (verifications and lapses) an object's fold reads: its

@@ -150,10 +150,8 @@ func (s *Store) activeSubKeys(ctx context.Context, objectID string, chunk []keyE
 	for i, e := range chunk {
 		digests[i] = e.Digest
 	}
-	var revoked []struct {
-		Digest string `bson:"_id"`
-	}
-	if err := s.all(ctx, Revocations, byIDs(digests), &revoked, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}})); err != nil {
+	gone, err := existing(ctx, s, Revocations, chunk, func(e keyEntry) string { return e.Digest })
+	if err != nil {
 		return nil, err
 	}
 	var used []struct {
@@ -162,10 +160,6 @@ func (s *Store) activeSubKeys(ctx context.Context, objectID string, chunk []keyE
 	}
 	if err := s.all(ctx, KeyUsage, byIDs(digests), &used); err != nil {
 		return nil, err
-	}
-	gone := make(map[string]bool, len(revoked))
-	for _, r := range revoked {
-		gone[r.Digest] = true
 	}
 	lastUse := make(map[string]time.Time, len(used))
 	for _, u := range used {

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -65,18 +62,9 @@ func (s *Store) TakeKeySlot(ctx context.Context, objectID, digest string, max in
 // reclaimKeySlots deletes the slots of held whose keys were revoked (a revocation whose slot was
 // not freed at the time), in two commands; it reports whether it freed any.
 func (s *Store) reclaimKeySlots(ctx context.Context, held []keySlot) (bool, error) {
-	digests := make([]string, len(held))
-	for i, h := range held {
-		digests[i] = h.Digest
-	}
-	revoked, err := mongox.FindAll[keySlot](ctx, s.db.Collection(Revocations),
-		bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: digests}}}}, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil || len(revoked) == 0 {
+	gone, err := existing(ctx, s, Revocations, held, func(h keySlot) string { return h.Digest })
+	if err != nil || len(gone) == 0 {
 		return false, err
-	}
-	gone := map[string]bool{}
-	for _, r := range revoked {
-		gone[r.ID] = true
 	}
 	var ids []string
 	for _, h := range held {
@@ -84,7 +72,7 @@ func (s *Store) reclaimKeySlots(ctx context.Context, held []keySlot) (bool, erro
 			ids = append(ids, h.ID)
 		}
 	}
-	if _, err := s.db.Collection(KeySlots).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}); err != nil {
+	if _, err := s.db.Collection(KeySlots).DeleteMany(ctx, byIDs(ids)); err != nil {
 		return false, fmt.Errorf("store key slots: %w", err)
 	}
 	return true, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/svcdev/svc/pkg/mongox"
@@ -121,6 +122,25 @@ func (s *Store) listOrUndo(ctx context.Context, key string, v any, coll, id stri
 // byIDs selects the documents with the given ids.
 func byIDs(ids []string) bson.D {
 	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
+}
+
+// existing reports which ids of items (id names each) have a document in coll: one find of them.
+func existing[E any](ctx context.Context, s *Store, coll string, items []E, id func(E) string) (map[string]bool, error) {
+	ids := make([]string, len(items))
+	for i, e := range items {
+		ids[i] = id(e)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := s.all(ctx, coll, byIDs(ids), &docs, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}})); err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		out[d.ID] = true
+	}
+	return out, nil
 }
 
 // Page asks for a page of a list: up to Limit entries below the id Before ("": the newest).

@@ -78,10 +78,10 @@ func (s *Store) DeleteObject(ctx context.Context, id string) error {
 // Object returns an object by id, with its facts; mongox.ErrNotFound if none.
 func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
 	if s.cache == nil {
-		return s.readObject(ctx, id)
+		return s.ObjectUncached(ctx, id)
 	}
 	o, err := s.cache.Get(ctx, id, func(ctx context.Context) (Object, error) {
-		o, err := s.readObject(ctx, id)
+		o, err := s.ObjectUncached(ctx, id)
 		if err != nil {
 			return Object{}, err
 		}
@@ -93,13 +93,8 @@ func (s *Store) Object(ctx context.Context, id string) (*Object, error) {
 	return clone(o), nil
 }
 
-// ObjectUncached reads an object's document and facts past the cache.
+// ObjectUncached reads an object's document past the cache and folds its facts into it.
 func (s *Store) ObjectUncached(ctx context.Context, id string) (*Object, error) {
-	return s.readObject(ctx, id)
-}
-
-// readObject reads an object's document and folds its facts into it.
-func (s *Store) readObject(ctx context.Context, id string) (*Object, error) {
 	var o Object
 	if err := s.one(ctx, Objects, mongox.ByID(id), &o); err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func (s *Store) sealedKeys(ctx context.Context, r mongox.Range) ([]SealedKey, in
 	g.SetLimit(sealedReaders)
 	for i, o := range ids {
 		g.Go(func() error {
-			facts, err := s.numbered(gctx, o.ID, factSigKey)
+			facts, err := s.numbered(gctx, o.ID, factSigKey, 1)
 			if err != nil {
 				return fmt.Errorf("read the signing keys of %s: %w", o.ID, err)
 			}

@@ -55,12 +55,24 @@ func (s *Store) Upgrade(ctx context.Context) (int, error) {
 		filter bson.D
 		list   func(context.Context, bson.Raw) error
 	}{
-		{"directory", Objects, bson.D{{Key: "visibility", Value: contract.Public}}, s.backfillObject},
-		{"keys", Keys, bson.D{{Key: "owner", Value: false}}, s.backfillKey},
-		{"key ids", Keys, bson.D{unlisted}, s.backfillKeyID},
-		{"associations", Associations, bson.D{}, s.backfillAssociation},
-		{"claims", Facts, bson.D{{Key: "kind", Value: bson.D{{Key: "$in", Value: bson.A{factClaim, factLapse}}}}}, s.backfillClaim},
-		{"profiles", Facts, bson.D{{Key: "kind", Value: factProfile}}, s.backfillProfile},
+		{"directory", Objects, bson.D{{Key: "visibility", Value: contract.Public}}, backfill(func(ctx context.Context, o *Object) error {
+			return s.putEntry(ctx, directoryKey(o.ID), directoryEntry{ObjectID: o.ID})
+		})},
+		{"keys", Keys, bson.D{{Key: "owner", Value: false}}, backfill(func(ctx context.Context, k *Key) error {
+			return s.putEntry(ctx, keyListKey(k), listedKey(k))
+		})},
+		{"key ids", Keys, bson.D{unlisted}, backfill(func(ctx context.Context, k *Key) error {
+			return mongox.InsertOnce(ctx, s.db.Collection(KeyIDs), keyIDDoc{ID: k.KeyID, Digest: k.Digest})
+		})},
+		{"associations", Associations, bson.D{}, backfill(func(ctx context.Context, a *Association) error {
+			return s.putEntry(ctx, associationKey(a), listedAssociation(a))
+		})},
+		{"claims", Facts, bson.D{{Key: "kind", Value: bson.D{{Key: "$in", Value: bson.A{factClaim, factLapse}}}}}, backfill(func(ctx context.Context, f *fact) error {
+			return s.listClaimFact(ctx, *f)
+		})},
+		{"profiles", Facts, bson.D{{Key: "kind", Value: factProfile}}, backfill(func(ctx context.Context, f *fact) error {
+			return s.raiseProfileHead(ctx, f.ObjectID, f.Seq)
+		})},
 	}
 	n := 0
 	for _, step := range steps {
@@ -93,50 +105,13 @@ func (s *Store) Upgrade(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (s *Store) backfillObject(ctx context.Context, raw bson.Raw) error {
-	var o Object
-	if err := bson.Unmarshal(raw, &o); err != nil {
-		return err
+// backfill decodes each document of a step as a T and lists it with list.
+func backfill[T any](list func(context.Context, *T) error) func(context.Context, bson.Raw) error {
+	return func(ctx context.Context, raw bson.Raw) error {
+		var v T
+		if err := bson.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		return list(ctx, &v)
 	}
-	return s.putEntry(ctx, directoryKey(o.ID), directoryEntry{ObjectID: o.ID})
-}
-
-func (s *Store) backfillKey(ctx context.Context, raw bson.Raw) error {
-	var k Key
-	if err := bson.Unmarshal(raw, &k); err != nil {
-		return err
-	}
-	return s.putEntry(ctx, keyListKey(&k), listedKey(&k))
-}
-
-func (s *Store) backfillKeyID(ctx context.Context, raw bson.Raw) error {
-	var k Key
-	if err := bson.Unmarshal(raw, &k); err != nil {
-		return err
-	}
-	return mongox.InsertOnce(ctx, s.db.Collection(KeyIDs), keyIDDoc{ID: k.KeyID, Digest: k.Digest})
-}
-
-func (s *Store) backfillAssociation(ctx context.Context, raw bson.Raw) error {
-	var a Association
-	if err := bson.Unmarshal(raw, &a); err != nil {
-		return err
-	}
-	return s.putEntry(ctx, associationKey(&a), listedAssociation(&a))
-}
-
-func (s *Store) backfillClaim(ctx context.Context, raw bson.Raw) error {
-	var f fact
-	if err := bson.Unmarshal(raw, &f); err != nil {
-		return err
-	}
-	return s.listClaimFact(ctx, f)
-}
-
-func (s *Store) backfillProfile(ctx context.Context, raw bson.Raw) error {
-	var f fact
-	if err := bson.Unmarshal(raw, &f); err != nil {
-		return err
-	}
-	return s.raiseProfileHead(ctx, f.ObjectID, f.Seq)
 }

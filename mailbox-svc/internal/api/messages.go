@@ -65,24 +65,14 @@ func (r sendRequest) draft(c *gin.Context) (mailbox.Draft, error) {
 	if r.ThreadID != nil {
 		d.ThreadID = *r.ThreadID
 	}
-	switch n := count(r.Signature, r.SignedAt, r.Nonce); n {
-	case 0:
-	case 3:
+	switch {
+	case r.Signature == nil && r.SignedAt == nil && r.Nonce == nil:
+	case r.Signature != nil && r.SignedAt != nil && r.Nonce != nil:
 		d.Signature = &mailbox.DraftSignature{JWS: *r.Signature, SignedAt: *r.SignedAt, Nonce: *r.Nonce}
 	default:
 		return d, httpx.BadRequest(httpx.CodeInvalidRequest, "signature, signed_at and nonce go together: send all three or none")
 	}
 	return d, nil
-}
-
-func count(ps ...*string) int {
-	n := 0
-	for _, p := range ps {
-		if p != nil {
-			n++
-		}
-	}
-	return n
 }
 
 type messageResponse struct {

@@ -1,6 +1,7 @@
 package consumers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,14 +38,12 @@ func (n *WebhookNotices) Handle(ctx context.Context, ev events.Event) error {
 	if err := ev.Decode(&d); err != nil || d.Message == "" {
 		return events.Permanent(fmt.Errorf("malformed %s event (%v)", ev.Type, err)) // retrying cannot help
 	}
-	hash := ev.Hash // the holder's hash when it subscribed; its current one if the mailbox knows it
 	current, err := n.Hashes.Hashes(ctx, []string{ev.ObjectID})
 	if err != nil {
 		return err
 	}
-	if h := current[ev.ObjectID]; h != "" {
-		hash = h
-	}
+	// The holder's current hash if the mailbox knows it, else its hash when it subscribed.
+	hash := cmp.Or(current[ev.ObjectID], ev.Hash)
 	_, err = n.Sender.Send(ctx, ev.RequestID, mailbox.Draft{FromHash: hash, ToHash: hash, Kind: "system", Body: d.Message, Notice: true}, ev.ID)
 	var he *apierr.Error
 	if errors.As(err, &he) && he.Status < 500 {

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -9,47 +10,12 @@ import (
 	"github.com/svcdev/svc/pkg/identity"
 	"github.com/svcdev/svc/pkg/mongox"
 	"github.com/svcdev/svc/pkg/rpc"
-	"github.com/svcdev/svc/pkg/versions"
 )
 
 // AdmissionStore is mailbox-svc's projection of recipients' rules (store.Admission), kept by
 // consumers.Admissions from identity-svc's and context-svc's events.
 type AdmissionStore interface {
 	Admission(ctx context.Context, objectID string) (*store.Admission, error)
-}
-
-// AdmissionCache keeps, in each process, the projected rules of recipients, so that a send reads
-// them from the store only when they changed. A recipient's entry is labelled with a token
-// (pkg/versions) that the admissions consumer replaces after every write of the projection: the
-// next send, through any replica, reads the store again. A nil AdmissionCache caches nothing.
-type AdmissionCache struct {
-	entries *versions.Cache[*store.Admission]
-}
-
-// NewAdmissionCache keeps the rules of up to size recipients, validated by tokens; below 1 it
-// returns nil, which caches nothing.
-func NewAdmissionCache(tokens *versions.Tokens, size int) *AdmissionCache {
-	if size < 1 {
-		return nil
-	}
-	return &AdmissionCache{entries: versions.NewCache[*store.Admission](tokens, size)}
-}
-
-// get returns the recipient's projected rules (nil: none recorded) from the cache while its token
-// is unchanged, else by read.
-func (c *AdmissionCache) get(ctx context.Context, objectID string, read func(context.Context) (*store.Admission, error)) (*store.Admission, error) {
-	if c == nil {
-		return read(ctx)
-	}
-	return c.entries.Get(ctx, objectID, read)
-}
-
-// Changed retires every process's cached rules of objectID; the admissions consumer calls it
-// after each write of the projection.
-func (c *AdmissionCache) Changed(ctx context.Context, objectID string) {
-	if c != nil {
-		c.entries.Changed(ctx, objectID)
-	}
 }
 
 // RecipientRules is what a send needs of the recipient's rules: the participant_admission of a
@@ -61,11 +27,7 @@ type RecipientRules struct {
 
 // recipientRules reads the rules' admission, with the defaults for what they do not set.
 func recipientRules(a contract.Admission) RecipientRules {
-	r := RecipientRules{Admission: a.Mode, VerifiedOnly: a.WriteMailbox == verifiedOnly}
-	if r.Admission == "" {
-		r.Admission = DefaultAdmission
-	}
-	return r
+	return RecipientRules{Admission: cmp.Or(a.Mode, DefaultAdmission), VerifiedOnly: a.WriteMailbox == verifiedOnly}
 }
 
 // RulesReader reads an object's current admission rules from context-svc, which owns them
@@ -109,7 +71,7 @@ func (s *Sender) RecipientRules(ctx context.Context, to *identity.Object) (Recip
 
 // projectedAdmission reads the recipient's rules from the projection.
 func (s *Sender) projectedAdmission(ctx context.Context, to *identity.Object) (contract.Admission, error) {
-	a, err := s.Admissions.get(ctx, to.ObjectID, func(ctx context.Context) (*store.Admission, error) {
+	a, err := s.Admissions.get(ctx, to.ObjectID, to.ObjectID, func(ctx context.Context) (*store.Admission, error) {
 		a, err := s.Store.Admission(ctx, to.ObjectID)
 		if errors.Is(err, mongox.ErrNotFound) {
 			return nil, nil

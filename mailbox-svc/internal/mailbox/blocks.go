@@ -78,7 +78,7 @@ func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, sende
 		return "", err
 	}
 	if blocked {
-		b.Cache.changed(ctx, owner.ObjectID)
+		b.Cache.Changed(ctx, owner.ObjectID)
 		return shownHash(sender, senderHash), nil
 	}
 	version, err := b.nextVersion(ctx, owner)
@@ -96,7 +96,7 @@ func (b *Blocks) Block(ctx context.Context, requestID string, owner Owner, sende
 	if err != nil {
 		return "", err
 	}
-	b.Cache.changed(ctx, owner.ObjectID) // also when a retry finds the block written
+	b.Cache.Changed(ctx, owner.ObjectID) // also when a retry finds the block written
 	if created {
 		b.Outbox.Confirm(ev)
 	}
@@ -136,7 +136,7 @@ func (b *Blocks) Unblock(ctx context.Context, requestID string, owner Owner, sen
 	if err != nil {
 		return "", err
 	}
-	b.Cache.changed(ctx, owner.ObjectID)
+	b.Cache.Changed(ctx, owner.ObjectID)
 	if inserted {
 		b.Outbox.Confirm(ev)
 	}

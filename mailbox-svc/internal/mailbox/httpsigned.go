@@ -27,9 +27,6 @@ type SignedRequest struct {
 // its nonce is claimed, so that a copy of the request is refused. The message is then the
 // sender's, verified, with no JWS to show: a request signature covers a request, not a message.
 func (s *Sender) verifyRequest(ctx context.Context, d Draft, from *identity.Object) (*store.Signature, error) {
-	if s.Signing == nil {
-		return nil, apierr.BadRequest(CodeInvalidSignature, "this deployment does not verify signatures")
-	}
 	base, err := url.Parse(s.BaseURL)
 	if err != nil || base.Host == "" {
 		return nil, apierr.BadRequest(CodeInvalidSignature, "this deployment does not verify request signatures")

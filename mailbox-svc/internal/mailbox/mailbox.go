@@ -108,15 +108,7 @@ func (d Draft) Validate() error {
 // ValidIdempotencyKey reports whether k may serve as an Idempotency-Key: 1 to 255 visible ASCII
 // characters.
 func ValidIdempotencyKey(k string) bool {
-	if k == "" || len(k) > MaxIdempotencyKey {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x21 || k[i] > 0x7e {
-			return false
-		}
-	}
-	return true
+	return k != "" && len(k) <= MaxIdempotencyKey && !strings.ContainsFunc(k, func(r rune) bool { return r < 0x21 || r > 0x7e })
 }
 
 // Fingerprint identifies a send by what it asks for, so that an Idempotency-Key reused for a

@@ -95,32 +95,30 @@ func (s *Sender) Send(ctx context.Context, requestID string, d Draft, key string
 	if err != nil {
 		return nil, err
 	}
-	if key == "" {
-		sig, err := s.verifyDraft(ctx, d, from)
-		if err != nil {
-			return nil, err
-		}
-		w, err := s.prepare(ctx, requestID, d, from, to, sig)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.write(ctx, w); err != nil {
-			return nil, err
-		}
-		return sent(d, w, false), nil
+	if key != "" {
+		return s.sendIdempotent(ctx, requestID, d, key, from, to)
 	}
-	return s.sendIdempotent(ctx, requestID, d, key, from, to)
+	w, err := s.prepare(ctx, requestID, d, from, to)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.write(ctx, w); err != nil {
+		return nil, err
+	}
+	return sent(d, w, false), nil
 }
 
 // verifyDraft verifies the sender's own signature of d, if it carries one.
 func (s *Sender) verifyDraft(ctx context.Context, d Draft, from *identity.Object) (*store.Signature, error) {
 	switch {
+	case d.Signature == nil && d.HTTPSignature == nil:
+		return nil, nil
+	case s.Signing == nil:
+		return nil, apierr.BadRequest(CodeInvalidSignature, "this deployment does not verify signatures")
 	case d.Signature != nil:
 		return s.verify(ctx, d, from)
-	case d.HTTPSignature != nil:
-		return s.verifyRequest(ctx, d, from)
 	}
-	return nil, nil
+	return s.verifyRequest(ctx, d, from)
 }
 
 // sent is the answer to the send d made by w. It shows a public object's current hash, and a
@@ -152,30 +150,27 @@ func (s *Sender) addressees(ctx context.Context, d Draft) (from, to *identity.Ob
 	return from, to, nil
 }
 
-// prepare checks that the send is admitted and builds what it writes, events included.
-func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, to *identity.Object, sig *store.Signature) (*send, error) {
+// prepare verifies the sender's signature of the send, if it carries one, checks that the send is
+// admitted and builds what it writes, events included.
+func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, to *identity.Object) (*send, error) {
+	sig, err := s.verifyDraft(ctx, d, from)
+	if err != nil {
+		return nil, err
+	}
 	// The block check, the recipient's rules and a reply's thread participants are independent
 	// reads: they run together.
 	var participants []string
 	var rules RecipientRules
 	var lookupErr, rulesErr error
-	looked := make(chan struct{})
-	go func() {
-		defer close(looked)
-		if d.ThreadID != "" {
-			participants, lookupErr = s.Store.Participants(ctx, d.ThreadID)
-		}
-	}()
-	ruled := make(chan struct{})
-	go func() {
-		defer close(ruled)
-		rules, rulesErr = s.RecipientRules(ctx, to)
-	}()
-	blocked, err := s.Blocked.blocked(ctx, to.ObjectID, from.ObjectID, func(ctx context.Context) (bool, error) {
+	var wg sync.WaitGroup
+	if d.ThreadID != "" {
+		wg.Go(func() { participants, lookupErr = s.Store.Participants(ctx, d.ThreadID) })
+	}
+	wg.Go(func() { rules, rulesErr = s.RecipientRules(ctx, to) })
+	blocked, err := s.Blocked.get(ctx, to.ObjectID, to.ObjectID+"/"+from.ObjectID, func(ctx context.Context) (bool, error) {
 		return s.Store.IsBlocked(ctx, to.ObjectID, from.ObjectID)
 	})
-	<-looked
-	<-ruled
+	wg.Wait()
 	switch {
 	case err != nil:
 		return nil, err
@@ -199,7 +194,7 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 			"the recipient accepts only messages whose sender is verified: sign the message or send it with the sender's own key")
 	}
 	now := clock.Now()
-	w := &send{from: from, to: to}
+	w := &send{from: from, to: to, requestID: requestID}
 	threadID := d.ThreadID
 	if threadID == "" {
 		w.thread = &store.Thread{
@@ -218,7 +213,6 @@ func (s *Sender) prepare(ctx context.Context, requestID string, d Draft, from, t
 			w.message.First, w.thread.LastFirst = 1, 1
 		}
 	}
-	w.requestID = requestID
 	return w, nil
 }
 
@@ -393,11 +387,7 @@ func (s *Sender) sendIdempotent(ctx context.Context, requestID string, d Draft, 
 	case err != nil && !errors.Is(err, mongox.ErrNotFound):
 		return nil, err
 	}
-	sig, err := s.verifyDraft(ctx, d, from)
-	if err != nil {
-		return nil, err
-	}
-	w, err := s.prepare(ctx, requestID, d, from, to, sig)
+	w, err := s.prepare(ctx, requestID, d, from, to)
 	if err != nil {
 		return nil, err // a refused send records nothing
 	}

@@ -62,13 +62,9 @@ func (d *DraftSignature) validate() error {
 }
 
 // payload is what the draft's signature covers.
-func payload(d Draft, signedAt, nonce string) ([]byte, string, error) {
-	p := signing.MessagePayload{FromHash: d.FromHash, ToHash: d.ToHash, Kind: d.Kind, Body: d.Body, SignedAt: signedAt, Nonce: nonce}
-	if d.ThreadID != "" {
-		p.ThreadID = &d.ThreadID
-	}
-	raw, err := p.Bytes()
-	return raw, d.ThreadID, err
+func payload(d Draft, signedAt, nonce string) ([]byte, error) {
+	return signing.MessagePayload{FromHash: d.FromHash, ToHash: d.ToHash, Kind: d.Kind, Body: d.Body, SignedAt: signedAt, Nonce: nonce,
+		ThreadID: signedThread(d.ThreadID)}.Bytes()
 }
 
 // signedThread is the thread_id a payload signed: nil for a send that opens its thread.
@@ -84,16 +80,13 @@ func signedThread(threadID string) *string {
 // returns the signature to store with the message.
 func (s *Sender) verify(ctx context.Context, d Draft, from *identity.Object) (*store.Signature, error) {
 	sig := d.Signature
-	if s.Signing == nil {
-		return nil, apierr.BadRequest(CodeInvalidSignature, "this deployment does not verify signatures")
-	}
 	signedAt, _ := time.Parse(time.RFC3339Nano, sig.SignedAt)
 	now := clock.Now()
 	skew := s.skew()
 	if signedAt.Before(now.Add(-skew)) || signedAt.After(now.Add(skew)) {
 		return nil, apierr.BadRequest(CodeSignatureExpired, "signed_at is more than %s away from the server's time; sign again", skew)
 	}
-	raw, threadID, err := payload(d, sig.SignedAt, sig.Nonce)
+	raw, err := payload(d, sig.SignedAt, sig.Nonce)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +119,7 @@ func (s *Sender) verify(ctx context.Context, d Draft, from *identity.Object) (*s
 	if !fresh {
 		return nil, apierr.Conflict(CodeSignatureReplayed, "this nonce was already used by the sender; a signature is accepted once")
 	}
-	return &store.Signature{JWS: sig.JWS, KID: key.KID, SignedAt: sig.SignedAt, Nonce: sig.Nonce, ThreadID: signedThread(threadID)}, nil
+	return &store.Signature{JWS: sig.JWS, KID: key.KID, SignedAt: sig.SignedAt, Nonce: sig.Nonce, ThreadID: signedThread(d.ThreadID)}, nil
 }
 
 // signsOnBehalf reports whether svc signs the send for its sender: the request carries the
@@ -149,7 +142,7 @@ func (s *Sender) signFor(ctx context.Context, d Draft, from *identity.Object, me
 		return nil
 	}
 	signedAt := clock.Format(now)
-	raw, threadID, err := payload(d, signedAt, messageID)
+	raw, err := payload(d, signedAt, messageID)
 	if err != nil {
 		return nil
 	}
@@ -160,7 +153,7 @@ func (s *Sender) signFor(ctx context.Context, d Draft, from *identity.Object, me
 		}
 		return nil
 	}
-	return &store.Signature{JWS: out.JWS, KID: out.KID, SignedAt: signedAt, Nonce: messageID, ThreadID: signedThread(threadID)}
+	return &store.Signature{JWS: out.JWS, KID: out.KID, SignedAt: signedAt, Nonce: messageID, ThreadID: signedThread(d.ThreadID)}
 }
 
 func (s *Sender) skew() time.Duration {

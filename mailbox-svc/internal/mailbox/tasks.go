@@ -3,6 +3,7 @@ package mailbox
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/svcdev/svc/mailbox-svc/internal/store"
 	"github.com/svcdev/svc/pkg/apierr"
@@ -57,24 +58,14 @@ func (t *Tasks) Task(ctx context.Context, viewerID string, box *contract.Target,
 	if err != nil {
 		return nil, err
 	}
-	var reply *store.Message
-	for i := range later {
-		if later[i].FromID == m.ToID {
-			reply = &later[i]
-			break
-		}
-	}
 	hashes, err := t.Names.Hashes(ctx, []string{m.FromID, m.ToID})
 	if err != nil {
 		return nil, err
 	}
-	view := func(m *store.Message) *MessageView {
-		return &MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body,
-			CreatedAt: m.CreatedAt, Signature: m.Signature}
-	}
-	out := &TaskView{Sent: *view(m), Thread: m.ThreadID}
-	if reply != nil {
-		out.Reply = view(reply)
+	out := &TaskView{Sent: messageView(m, hashes), Thread: m.ThreadID}
+	if i := slices.IndexFunc(later, func(r store.Message) bool { return r.FromID == m.ToID }); i >= 0 {
+		reply := messageView(&later[i], hashes)
+		out.Reply = &reply
 	}
 	return out, nil
 }

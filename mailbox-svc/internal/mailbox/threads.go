@@ -169,8 +169,7 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, li
 		view.Next = msgs[len(msgs)-1].Key
 	}
 	for _, m := range msgs {
-		mv := MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body, CreatedAt: m.CreatedAt,
-			Signature: m.Signature}
+		mv := messageView(&m, hashes)
 		if st := states[store.ReadStateKey(m.ToID, th.ID)]; st != nil {
 			if at, ok := st.ReadAt(m.Seq); ok {
 				mv.ReadAt = &at
@@ -179,6 +178,12 @@ func (t *Threads) Read(ctx context.Context, viewerID, threadID, after string, li
 		view.Messages = append(view.Messages, mv)
 	}
 	return view, nil
+}
+
+// messageView is message m as a read shows it, its objects named by their current hashes.
+func messageView(m *store.Message, hashes map[string]string) MessageView {
+	return MessageView{ID: m.ID, FromHash: hashes[m.FromID], ToHash: hashes[m.ToID], Kind: m.Kind, Body: m.Body,
+		CreatedAt: m.CreatedAt, Signature: m.Signature}
 }
 
 // readStates reads the read states of the thread's participants, in one read.
@@ -302,7 +307,8 @@ func (t *Threads) summaries(ctx context.Context, rows []row) ([]Summary, map[str
 	for _, r := range rows {
 		objects = append(objects, r.participants...)
 	}
-	hashes, err := t.Names.Hashes(ctx, unique(objects))
+	slices.Sort(objects)
+	hashes, err := t.Names.Hashes(ctx, slices.Compact(objects))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -326,16 +332,4 @@ func notFound(err error, what string) error {
 		return apierr.NotFound(what)
 	}
 	return err
-}
-
-func unique(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }

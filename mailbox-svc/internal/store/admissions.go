@@ -32,11 +32,7 @@ func (a *Admission) Rules() contract.Admission {
 // Admission returns the object's projected rules; mongox.ErrNotFound when no event has told
 // them yet.
 func (s *Store) Admission(ctx context.Context, objectID string) (*Admission, error) {
-	var a Admission
-	if err := mongox.FindOne(ctx, s.admissions, mongox.ByID(objectID), &a); err != nil {
-		return nil, err
-	}
-	return &a, nil
+	return byID[Admission](ctx, s.admissions, objectID)
 }
 
 // InsertAdmission records the rules an object was created with, unless a later version's rules

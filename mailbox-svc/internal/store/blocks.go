@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,10 +34,8 @@ type SenderBlock struct {
 // UnblockID is the id of the Unblock that lifts this block: one per block, so that concurrent or
 // retried unblocks of it record one lifting and one event.
 func (b *SenderBlock) UnblockID() string {
-	if b.Instance != "" {
-		return b.Instance
-	}
-	return b.ID + "@" + strconv.FormatInt(b.CreatedAt.UnixMilli(), 10) // blocks stored before Instance
+	// A block stored before Instance is told apart by its time.
+	return cmp.Or(b.Instance, b.ID+"@"+strconv.FormatInt(b.CreatedAt.UnixMilli(), 10))
 }
 
 // Unblock records that a block was lifted, with the event of that change.
@@ -56,13 +55,10 @@ func BlockID(recipientID, senderID string) string { return recipientID + ":" + s
 func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.Stager) (bool, error) {
 	for range 3 {
 		created, err := insertOnce(ctx, s.blocks, b)
-		if err != nil {
-			return false, err
+		if err != nil || created {
+			return created, err
 		}
-		if created {
-			return true, nil
-		}
-		prev, err := s.block(ctx, b.ID)
+		prev, err := byID[SenderBlock](ctx, s.blocks, b.ID)
 		if errors.Is(err, mongox.ErrNotFound) {
 			continue // deleted meanwhile
 		}
@@ -70,11 +66,8 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.S
 			return false, err
 		}
 		lifted, err := s.lifted(ctx, prev)
-		if err != nil {
+		if err != nil || !lifted {
 			return false, err
-		}
-		if !lifted {
-			return false, nil
 		}
 		if err := s.DeleteBlock(ctx, prev, outbox); err != nil {
 			return false, err
@@ -86,15 +79,7 @@ func (s *Store) InsertBlock(ctx context.Context, b *SenderBlock, outbox events.S
 // Block returns the block of sender by recipient, lifted or not; mongox.ErrNotFound if there is
 // none.
 func (s *Store) Block(ctx context.Context, recipientID, senderID string) (*SenderBlock, error) {
-	return s.block(ctx, BlockID(recipientID, senderID))
-}
-
-func (s *Store) block(ctx context.Context, id string) (*SenderBlock, error) {
-	var b SenderBlock
-	if err := mongox.FindOne(ctx, s.blocks, mongox.ByID(id), &b); err != nil {
-		return nil, err
-	}
-	return &b, nil
+	return byID[SenderBlock](ctx, s.blocks, BlockID(recipientID, senderID))
 }
 
 // IsBlocked reports whether recipientID blocks senderID, with point reads on _id.

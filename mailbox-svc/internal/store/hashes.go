@@ -43,14 +43,11 @@ func (s *Store) SetHash(ctx context.Context, objectID, hash string) error {
 
 // Hashes returns the known current hash of each of the objects, in one find by _id.
 func (s *Store) Hashes(ctx context.Context, objectIDs []string) (map[string]string, error) {
-	out := make(map[string]string, len(objectIDs))
-	if len(objectIDs) == 0 {
-		return out, nil
-	}
-	docs, err := mongox.FindAll[ObjectHash](ctx, s.hashes, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: objectIDs}}}})
+	docs, err := mongox.FindIn[ObjectHash](ctx, s.hashes, objectIDs)
 	if err != nil {
 		return nil, fmt.Errorf("store object hashes: %w", err)
 	}
+	out := make(map[string]string, len(objectIDs))
 	for _, d := range docs {
 		out[d.ObjectID] = d.Hash
 	}

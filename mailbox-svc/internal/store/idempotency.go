@@ -36,14 +36,14 @@ func IdempotencyID(senderID, key string) string { return senderID + ":" + key }
 
 // Idempotency returns the record of id; mongox.ErrNotFound if there is none.
 func (s *Store) Idempotency(ctx context.Context, id string) (*Idempotency, error) {
-	var rec Idempotency
-	if err := mongox.FindOne(ctx, s.idempotency, mongox.ByID(id), &rec); err != nil {
+	rec, err := byID[Idempotency](ctx, s.idempotency, id)
+	if err != nil {
 		return nil, err
 	}
 	if m := &rec.Message; m.ID == "" {
 		m.ID, m.Key = m.Key, "" // recorded before data keys, when a message's _id was its id
 	}
-	return &rec, nil
+	return rec, nil
 }
 
 // BeginIdempotent stores rec unless a live record with its id exists; it returns the record that

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,10 +36,7 @@ const boxAll = "all"
 
 // BoxScope is the scope of objectID's mailbox listing threads of status ("" for all).
 func BoxScope(objectID, status string) string {
-	if status == "" {
-		status = boxAll
-	}
-	return mongox.Scope(objectID, status)
+	return mongox.Scope(objectID, cmp.Or(status, boxAll))
 }
 
 // BoxKey is the _id of a thread's entry in one scope of objectID's mailbox.
@@ -74,27 +73,13 @@ func (s *Store) PutBoxEntries(ctx context.Context, entries []BoxEntry, old []str
 	if _, err := mongox.InsertNew(ctx, s.mailboxes, entries); err != nil {
 		return fmt.Errorf("store mailboxes: %w", err)
 	}
-	keep := map[string]bool{}
-	for _, e := range entries {
-		keep[e.Key] = true
-	}
 	var gone []string
 	for _, k := range old {
-		if !keep[k] {
+		if !slices.ContainsFunc(entries, func(e BoxEntry) bool { return e.Key == k }) {
 			gone = append(gone, k)
 		}
 	}
-	return s.deleteBoxEntries(ctx, gone)
-}
-
-func (s *Store) deleteBoxEntries(ctx context.Context, keys []string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	if _, err := s.mailboxes.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}}); err != nil {
-		return fmt.Errorf("store mailboxes: %w", err)
-	}
-	return nil
+	return mongox.DeleteIn(ctx, s.mailboxes, gone)
 }
 
 // maxBoxReads bounds the finds of one mailbox page: a page reads again only when it met entries
@@ -135,7 +120,7 @@ func (s *Store) Mailbox(ctx context.Context, objectID, status, before string, li
 		}
 		before = page[len(page)-1].Key
 	}
-	if err := s.deleteBoxEntries(ctx, stale); err != nil {
+	if err := mongox.DeleteIn(ctx, s.mailboxes, stale); err != nil {
 		return nil, "", err
 	}
 	if len(entries) > limit {
@@ -155,13 +140,12 @@ func (s *Store) SetBoxStatus(ctx context.Context, t *Thread, status string) erro
 	for _, o := range t.Boxes() {
 		all = append(all, BoxKey(o, boxAll, t.LastMessageAt, t.ID))
 	}
-	byID := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: all}}}}
-	current, err := mongox.FindAll[BoxEntry](ctx, s.mailboxes, byID)
+	current, err := mongox.FindIn[BoxEntry](ctx, s.mailboxes, all)
 	if err != nil {
 		return fmt.Errorf("store mailboxes: %w", err)
 	}
-	if _, err := s.mailboxes.UpdateMany(ctx, byID, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: status}}}}); err != nil {
-		return fmt.Errorf("store mailboxes: %w", err)
+	if err := mongox.UpdateIn(ctx, s.mailboxes, all, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: status}}}}); err != nil {
+		return err
 	}
 	var moved []BoxEntry
 	var old []string

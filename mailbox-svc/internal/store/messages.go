@@ -125,8 +125,8 @@ func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
 	if !ValidID(id) {
 		return nil, mongox.ErrNotFound
 	}
-	var ref MessageRef
-	if err := mongox.FindOne(ctx, s.messages, mongox.ByID(messageRefKey(id)), &ref); err != nil {
+	ref, err := byID[MessageRef](ctx, s.messages, messageRefKey(id))
+	if err != nil {
 		return nil, err
 	}
 	m, err := s.messageAt(ctx, MessageKey(ref.ThreadID, ref.Seq))
@@ -134,15 +134,6 @@ func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
 		return nil, mongox.ErrNotFound
 	}
 	return m, err
-}
-
-// MessageRefOf returns where message id was stored; mongox.ErrNotFound if it was not.
-func (s *Store) MessageRefOf(ctx context.Context, id string) (*MessageRef, error) {
-	var ref MessageRef
-	if err := mongox.FindOne(ctx, s.messages, mongox.ByID(messageRefKey(id)), &ref); err != nil {
-		return nil, err
-	}
-	return &ref, nil
 }
 
 // ThreadPage reads up to limit messages of a thread after the message with key after ("" from

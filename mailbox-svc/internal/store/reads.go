@@ -50,7 +50,7 @@ func (r *ReadState) ReadAt(seq int64) (time.Time, bool) {
 // ReadStates returns the read states of the (reader, thread) pairs keys name, in one find by
 // _id; a pair with none stored gets an empty state (Version 0).
 func (s *Store) ReadStates(ctx context.Context, keys []string) (map[string]*ReadState, error) {
-	got, err := mongox.FindAll[ReadState](ctx, s.readStates, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}})
+	got, err := mongox.FindIn[ReadState](ctx, s.readStates, keys)
 	if err != nil {
 		return nil, fmt.Errorf("store read states: %w", err)
 	}

@@ -123,6 +123,15 @@ func insertOnce(ctx context.Context, coll *mongo.Collection, doc any) (bool, err
 	return true, nil
 }
 
+// byID reads the document of coll with _id id; mongox.ErrNotFound if there is none.
+func byID[T any](ctx context.Context, coll *mongo.Collection, id string) (*T, error) {
+	var doc T
+	if err := mongox.FindOne(ctx, coll, mongox.ByID(id), &doc); err != nil {
+		return nil, err
+	}
+	return &doc, nil
+}
+
 // ValidID reports whether id (a thread or message id taken from a request) can be part of a data
 // key; any other id names nothing stored.
 func ValidID(id string) bool { return id != "" && len(id) <= 64 && mongox.KeyPart(id) }

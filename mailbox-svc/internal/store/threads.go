@@ -43,9 +43,6 @@ type Thread struct {
 // Has reports whether objectID takes part in the thread.
 func (t *Thread) Has(objectID string) bool { return slices.Contains(t.Participants, objectID) }
 
-// Between reports whether the thread is the one between objects a and b.
-func (t *Thread) Between(a, b string) bool { return Between(t.Participants, a, b) }
-
 // Between reports whether participants are objects a and b.
 func Between(participants []string, a, b string) bool {
 	return len(participants) == 2 && slices.Contains(participants, a) && slices.Contains(participants, b)

@@ -128,10 +128,8 @@ func (s *Store) ImportThread(ctx context.Context, t *Thread, msgs []Message, rea
 		m.First, prev = first, m.ID
 		docs = append(docs, m, MessageRef{Key: messageRefKey(m.ID), ThreadID: t.ID, Seq: m.Seq})
 	}
-	for i := 0; i < len(docs); i += upgradeBatch {
-		if _, err := mongox.InsertNew(ctx, s.messages, docs[i:min(i+upgradeBatch, len(docs))]); err != nil {
-			return nil, fmt.Errorf("import %s: %w", t.ID, err)
-		}
+	if _, err := mongox.InsertNewInBatches(ctx, s.messages, docs, upgradeBatch); err != nil {
+		return nil, fmt.Errorf("import %s: %w", t.ID, err)
 	}
 	if err := s.importReads(ctx, t, msgs, readAt); err != nil {
 		return nil, err

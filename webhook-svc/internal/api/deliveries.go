@@ -9,6 +9,7 @@ import (
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/clock"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/webhook-svc/internal/store"
 	"github.com/svcdev/svc/webhook-svc/internal/webhook"
 )
 
@@ -52,7 +53,7 @@ func (h *Handler) listAttempts(c *gin.Context) error {
 	if err := webhook.CheckOutcome(outcome); err != nil {
 		return err
 	}
-	scope := webhook.AttemptLogName(id, outcome)
+	scope := store.AttemptScope(id, outcome)
 	limit, before, err := httpx.PageKey(c, scope)
 	if err != nil {
 		return err
@@ -70,15 +71,9 @@ func (h *Handler) listAttempts(c *gin.Context) error {
 	}
 	out := attemptListResponse{Attempts: []attemptEntryView{}}
 	for _, e := range entries {
-		v := attemptEntryView{DeliveryID: e.DeliveryID, EventID: e.EventID, Event: e.Event,
-			Attempt: e.Attempt, Outcome: e.Outcome, DurationMS: e.DurationMS, At: clock.Format(e.At)}
-		if e.StatusCode != 0 {
-			v.StatusCode = &e.StatusCode
-		}
-		if e.Error != "" {
-			v.Error = &e.Error
-		}
-		out.Attempts = append(out.Attempts, v)
+		out.Attempts = append(out.Attempts, attemptEntryView{DeliveryID: e.DeliveryID, EventID: e.EventID, Event: e.Event,
+			Attempt: e.Attempt, Outcome: e.Outcome, StatusCode: orNil(e.StatusCode), Error: orNil(e.Error),
+			DurationMS: e.DurationMS, At: clock.Format(e.At)})
 	}
 	if next != "" {
 		cur := httpx.KeyCursor(scope, next)

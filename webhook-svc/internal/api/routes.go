@@ -4,11 +4,14 @@
 package api
 
 import (
+	"context"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/svcdev/svc/pkg/authn"
 	"github.com/svcdev/svc/pkg/contract"
 	"github.com/svcdev/svc/pkg/httpx"
+	"github.com/svcdev/svc/webhook-svc/internal/store"
 	"github.com/svcdev/svc/webhook-svc/internal/webhook"
 )
 
@@ -33,6 +36,22 @@ func Register(api *gin.RouterGroup, h *Handler) {
 	o.POST("/context-subscriptions", httpx.Handle(h.createContextSubscription))
 	o.GET("/context-subscriptions", httpx.Handle(h.listContextSubscriptions))
 	o.DELETE("/context-subscriptions", httpx.Handle(h.deleteContextSubscription))
+}
+
+// subscriptionPage reads the page of subscriptions of the list scope that the query asks for, with
+// list, and the cursor of the next page (nil on the last).
+func subscriptionPage(c *gin.Context, scope string, t *authn.Target,
+	list func(context.Context, *authn.Target, string, int) ([]store.Subscription, error)) ([]store.Subscription, *string, error) {
+	limit, after, err := httpx.PageKey(c, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	subs, err := list(c.Request.Context(), t, after, limit+1)
+	if err != nil || len(subs) <= limit {
+		return subs, nil, err
+	}
+	next := httpx.KeyCursor(scope, subs[limit-1].ID)
+	return subs[:limit], &next, nil
 }
 
 // caller returns the principal and the watched box of a route open to the key of any object. A

@@ -88,21 +88,11 @@ func (h *Handler) listContextSubscriptions(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	scope := "context-subscriptions:" + t.ObjectID
-	limit, after, err := httpx.PageKey(c, scope)
+	subs, next, err := subscriptionPage(c, "context-subscriptions:"+t.ObjectID, t, h.Subscriptions.ListContextSubscriptions)
 	if err != nil {
 		return err
 	}
-	subs, err := h.Subscriptions.ListContextSubscriptions(c.Request.Context(), t, after, limit+1)
-	if err != nil {
-		return err
-	}
-	out := contextSubscriptionList{Subscriptions: []contextSubscriptionView{}}
-	if len(subs) > limit {
-		subs = subs[:limit]
-		next := httpx.KeyCursor(scope, subs[limit-1].ID)
-		out.NextCursor = &next
-	}
+	out := contextSubscriptionList{Subscriptions: []contextSubscriptionView{}, NextCursor: next}
 	for _, sub := range subs {
 		out.Subscriptions = append(out.Subscriptions, contextSubscriptionView{ID: sub.ID, WatcherHash: sub.HolderHash,
 			CallbackHost: callbackHost(sub.CallbackURL), Events: sub.Events, CreatedAt: clock.Format(sub.CreatedAt)})

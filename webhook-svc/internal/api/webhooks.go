@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 
@@ -64,10 +65,7 @@ type webhookStatusResponse struct {
 }
 
 func webhookView(sub *store.Subscription, hash, secret string) webhookResponse {
-	names := []string{}
-	for name := range sub.Headers {
-		names = append(names, name)
-	}
+	names := slices.AppendSeq([]string{}, maps.Keys(sub.Headers))
 	slices.Sort(names)
 	return webhookResponse{ID: sub.ID, Hash: hash, CallbackURL: sub.CallbackURL, Events: sub.Events, HeaderNames: names,
 		Secret: secret, CreatedAt: clock.Format(sub.CreatedAt), UpdatedAt: clock.Format(sub.UpdatedAt)}
@@ -88,21 +86,20 @@ func healthView(sub *store.Subscription, h *store.SubscriptionHealth) healthResp
 
 func deliveryView(d *store.Delivery) deliveryResponse {
 	out := deliveryResponse{ID: d.ID, EventID: d.EventID, Event: d.Event, Status: d.Status, Attempts: []attemptResponse{},
-		NextAttemptAt: clock.FormatPtr(d.NextAttemptAt), CreatedAt: clock.Format(d.CreatedAt)}
-	if d.ReplayOf != "" {
-		out.ReplayOf = &d.ReplayOf
-	}
+		NextAttemptAt: clock.FormatPtr(d.NextAttemptAt), ReplayOf: orNil(d.ReplayOf), CreatedAt: clock.Format(d.CreatedAt)}
 	for _, a := range d.Attempts {
-		ar := attemptResponse{At: clock.Format(a.At), DurationMS: a.DurationMS}
-		if a.StatusCode != 0 {
-			ar.StatusCode = &a.StatusCode
-		}
-		if a.Error != "" {
-			ar.Error = &a.Error
-		}
-		out.Attempts = append(out.Attempts, ar)
+		out.Attempts = append(out.Attempts, attemptResponse{At: clock.Format(a.At), StatusCode: orNil(a.StatusCode),
+			Error: orNil(a.Error), DurationMS: a.DurationMS})
 	}
 	return out
+}
+
+// orNil is nil for the zero value (which a view shows as null), else a pointer to v.
+func orNil[T comparable](v T) *T {
+	if v == *new(T) {
+		return nil
+	}
+	return &v
 }
 
 type createWebhookRequest struct {
@@ -132,21 +129,11 @@ func (h *Handler) listWebhooks(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	scope := "webhooks:" + t.ObjectID
-	limit, after, err := httpx.PageKey(c, scope)
+	list, next, err := subscriptionPage(c, "webhooks:"+t.ObjectID, t, h.Subscriptions.ListWebhooks)
 	if err != nil {
 		return err
 	}
-	list, err := h.Subscriptions.ListWebhooks(c.Request.Context(), t, after, limit+1)
-	if err != nil {
-		return err
-	}
-	out := webhookListResponse{Webhooks: []webhookResponse{}}
-	if len(list) > limit {
-		list = list[:limit]
-		next := httpx.KeyCursor(scope, list[limit-1].ID)
-		out.NextCursor = &next
-	}
+	out := webhookListResponse{Webhooks: []webhookResponse{}, NextCursor: next}
 	for i := range list {
 		out.Webhooks = append(out.Webhooks, webhookView(&list[i], t.Hash, ""))
 	}

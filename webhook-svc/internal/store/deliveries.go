@@ -67,10 +67,7 @@ func (s *Store) Delivery(ctx context.Context, id string) (*Delivery, error) {
 
 // DeliveriesByID reads the deliveries with the given ids that exist, in one find.
 func (s *Store) DeliveriesByID(ctx context.Context, ids []string) (map[string]*Delivery, error) {
-	if len(ids) == 0 {
-		return map[string]*Delivery{}, nil
-	}
-	found, err := mongox.FindAll[Delivery](ctx, s.c(Deliveries), byIDs(ids))
+	found, err := mongox.FindIn[Delivery](ctx, s.c(Deliveries), ids)
 	if err != nil {
 		return nil, fmt.Errorf("read deliveries: %w", err)
 	}

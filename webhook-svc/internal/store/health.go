@@ -40,7 +40,7 @@ func (s *Store) Health(ctx context.Context, id string) (*SubscriptionHealth, err
 // Healths returns the health of each of the given subscriptions (an empty one for those never
 // delivered to), in one find.
 func (s *Store) Healths(ctx context.Context, ids []string) (map[string]*SubscriptionHealth, error) {
-	found, err := mongox.FindAll[SubscriptionHealth](ctx, s.c(Health), byIDs(ids))
+	found, err := mongox.FindIn[SubscriptionHealth](ctx, s.c(Health), ids)
 	if err != nil {
 		return nil, fmt.Errorf("read health: %w", err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -79,7 +77,7 @@ func (s *Store) listedIn(ctx context.Context, r mongox.Range) ([]Subscription, e
 
 // SubscriptionsByID reads the subscriptions with the given ids that exist, in one find.
 func (s *Store) SubscriptionsByID(ctx context.Context, ids []string) (map[string]*Subscription, error) {
-	subs, err := mongox.FindAll[Subscription](ctx, s.c(Subscriptions), byIDs(ids))
+	subs, err := mongox.FindIn[Subscription](ctx, s.c(Subscriptions), ids)
 	if err != nil {
 		return nil, fmt.Errorf("read subscriptions: %w", err)
 	}
@@ -88,9 +86,4 @@ func (s *Store) SubscriptionsByID(ctx context.Context, ids []string) (map[string
 		out[subs[i].ID] = &subs[i]
 	}
 	return out, nil
-}
-
-// byIDs selects the documents with the given ids.
-func byIDs(ids []string) bson.D {
-	return bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/svcdev/svc/pkg/mongox"
 )
 
@@ -82,7 +80,7 @@ func (s *Store) InsertScheduled(ctx context.Context, ds []*Delivery) ([]bool, er
 			stray = append(stray, key)
 		}
 	}
-	return inserted, s.deleteKeys(ctx, Schedule, stray)
+	return inserted, mongox.DeleteIn(ctx, s.c(Schedule), stray)
 }
 
 // InsertDue adds entries to the schedule in one command; an entry already there is kept as it is.
@@ -105,30 +103,14 @@ func (s *Store) DueEntries(ctx context.Context, after string, now time.Time, lim
 	return entries, nil
 }
 
-// DeleteDue removes entries of deliveries that are final or gone, in one command.
+// DeleteDue removes entries of deliveries that are final or gone, in one command (per
+// mongox.MaxIDIn entries).
 func (s *Store) DeleteDue(ctx context.Context, entries ...DueEntry) error {
 	keys := make([]string, len(entries))
 	for i, e := range entries {
 		keys[i] = e.Key
 	}
-	return s.deleteKeys(ctx, Schedule, keys)
-}
-
-// deleteKeys deletes the documents of coll with the given ids, in one command.
-func (s *Store) deleteKeys(ctx context.Context, coll string, ids []string) error {
-	var filter bson.D
-	switch len(ids) {
-	case 0:
-		return nil
-	case 1:
-		filter = mongox.ByID(ids[0])
-	default:
-		filter = byIDs(ids)
-	}
-	if _, err := s.c(coll).DeleteMany(ctx, filter); err != nil {
-		return fmt.Errorf("delete from %s: %w", coll, err)
-	}
-	return nil
+	return mongox.DeleteIn(ctx, s.c(Schedule), keys)
 }
 
 // sweepBatch is how many deliveries one step of the sweep reads and deletes.
@@ -167,10 +149,10 @@ func (s *Store) SweepDeliveries(ctx context.Context, cutoff time.Time) (int64, e
 			}
 			keys = append(keys, e.Key)
 		}
-		if err := s.deleteKeys(ctx, Deliveries, gone); err != nil {
+		if err := mongox.DeleteIn(ctx, s.c(Deliveries), gone); err != nil {
 			return swept, err
 		}
-		if err := s.deleteKeys(ctx, Schedule, keys); err != nil {
+		if err := mongox.DeleteIn(ctx, s.c(Schedule), keys); err != nil {
 			return swept, err
 		}
 		swept += int64(len(gone))

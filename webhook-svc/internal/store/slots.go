@@ -55,7 +55,7 @@ func (s *Store) SlotsOf(ctx context.Context, scope string, limit int) ([]Slot, e
 	for i := range ids {
 		ids[i] = SlotID(scope, i+1)
 	}
-	found, err := mongox.FindAll[Slot](ctx, s.c(Slots), byIDs(ids))
+	found, err := mongox.FindIn[Slot](ctx, s.c(Slots), ids)
 	if err != nil {
 		return nil, fmt.Errorf("read places of %s: %w", scope, err)
 	}

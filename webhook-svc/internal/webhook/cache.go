@@ -56,11 +56,7 @@ func (c *SubscriptionCache) read(ctx context.Context, objectID string) ([]Subscr
 	if err != nil || len(subs) == 0 {
 		return nil, err
 	}
-	ids := make([]string, len(subs))
-	for i, sub := range subs {
-		ids[i] = sub.ID
-	}
-	health, err := c.Repository.Healths(ctx, ids)
+	health, err := c.Repository.Healths(ctx, idsOf(subs, func(sub store.Subscription) string { return sub.ID }))
 	if err != nil {
 		return nil, err
 	}

@@ -28,9 +28,6 @@ type AttemptQuery struct {
 	Limit  int
 }
 
-// AttemptLogName is the list a query pages, which its cursors are bound to.
-func AttemptLogName(id, outcome string) string { return store.AttemptScope(id, outcome) }
-
 // CheckOutcome validates an outcome filter.
 func CheckOutcome(outcome string) error {
 	switch outcome {
@@ -104,9 +101,7 @@ func (s *Subscriptions) Recover(ctx context.Context, t *contract.Target, id stri
 	out := &Recovery{More: len(failed) > RecoverMax}
 	failed = failed[:min(len(failed), RecoverMax)]
 	seen := map[string]bool{}
-	const chunk = 100
-	for start := 0; start < len(failed); start += chunk {
-		entries := failed[start:min(start+chunk, len(failed))]
+	for entries := range slices.Chunk(failed, 100) {
 		k, err := s.recoverChunk(ctx, id, since, entries, seen)
 		if err != nil {
 			return nil, err
@@ -121,11 +116,7 @@ func (s *Subscriptions) Recover(ctx context.Context, t *contract.Target, id stri
 // deliveries failed, then two commands.
 func (s *Subscriptions) recoverChunk(ctx context.Context, id string, since time.Time, entries []store.LoggedAttempt, seen map[string]bool) (int, error) {
 	now := clock.Now()
-	ids := make([]string, len(entries))
-	for i, e := range entries {
-		ids[i] = e.DeliveryID
-	}
-	found, err := s.Store.DeliveriesByID(ctx, ids)
+	found, err := s.Store.DeliveriesByID(ctx, idsOf(entries, func(e store.LoggedAttempt) string { return e.DeliveryID }))
 	if err != nil {
 		return 0, err
 	}

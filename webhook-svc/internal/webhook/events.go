@@ -16,10 +16,6 @@ var Events = []string{
 // ContextEvents are the events a context subscription may select.
 var ContextEvents = []string{events.WebhookContextUpdated}
 
-// Payload is the JSON body of a delivery: the event's public payload, shared with the event
-// streams (events.Payload).
-type Payload = events.Payload
-
 // NewPayload builds the public payload of an internal event, or returns "" when the event has no
 // public webhook event.
 func NewPayload(ev events.Event) (name string, body []byte, err error) {

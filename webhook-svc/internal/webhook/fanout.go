@@ -62,7 +62,7 @@ func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
 		if name == "" {
 			continue
 		}
-		subs, err := f.subscribers(rec, name, ev.ObjectID)
+		subs, err := f.matching(rec, name, ev.ObjectID)
 		if err != nil {
 			f.release(pending)
 			return err
@@ -100,14 +100,6 @@ func (f *Fanout) Handle(ctx context.Context, evs []events.Event) error {
 	return err
 }
 
-func (f *Fanout) subscribers(ctx context.Context, name, objectID string) ([]match, error) {
-	all, err := f.Subscribers.SubscriptionsTo(ctx, objectID)
-	if err != nil {
-		return nil, err
-	}
-	return f.matching(ctx, all, name, objectID)
-}
-
 // release gives back the lane places of deliveries that will not be queued.
 func (f *Fanout) release(pending []match) {
 	for _, m := range pending {
@@ -124,9 +116,14 @@ type match struct {
 	queued   bool // a place on the subscription's lane is reserved
 }
 
-// matching keeps the enabled subscriptions that selected the event. A context subscription of
-// another object to a box that is now private receives nothing.
-func (f *Fanout) matching(ctx context.Context, subs []Subscriber, name, objectID string) ([]match, error) {
+// matching reads the subscriptions to an object's events and keeps the enabled ones that selected
+// the event. A context subscription of another object to a box that is now private receives
+// nothing.
+func (f *Fanout) matching(ctx context.Context, name, objectID string) ([]match, error) {
+	subs, err := f.Subscribers.SubscriptionsTo(ctx, objectID)
+	if err != nil {
+		return nil, err
+	}
 	var out []match
 	var visibility *contract.Visibility
 	for _, s := range subs {

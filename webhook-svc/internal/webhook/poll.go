@@ -48,11 +48,7 @@ func (s *Sender) poll(ctx context.Context) error {
 // entries are inserted in one command before the old ones go with the flush. The deliveries whose
 // next attempt has come are claimed and attempted (claim, attemptAll).
 func (s *Sender) page(ctx context.Context, due []store.DueEntry, now time.Time) error {
-	ids := make([]string, len(due))
-	for i, e := range due {
-		ids[i] = e.ID
-	}
-	found, err := s.Store.DeliveriesByID(ctx, ids)
+	found, err := s.Store.DeliveriesByID(ctx, idsOf(due, func(e store.DueEntry) string { return e.ID }))
 	if err != nil {
 		return err
 	}
@@ -116,11 +112,7 @@ func (s *Sender) claim(ctx context.Context, cs []claim) ([]attempt, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	keys := make([]string, len(cs))
-	for i, c := range cs {
-		keys[i] = c.key
-	}
-	won, err := s.Store.Claim(ctx, keys...)
+	won, err := s.Store.Claim(ctx, idsOf(cs, func(c claim) string { return c.key })...)
 	if err != nil {
 		return nil, err
 	}

@@ -44,21 +44,18 @@ type quota struct {
 func (s *Subscriptions) quotas(sub *store.Subscription) []quota {
 	q := s.Quotas
 	if sub.Kind == store.KindWebhook {
-		return []quota{{webhookScope(sub.ObjectID), bound(q.WebhooksPerObject, DefaultQuotas.WebhooksPerObject),
+		return []quota{{"webhooks:" + sub.ObjectID, bound(q.WebhooksPerObject, DefaultQuotas.WebhooksPerObject),
 			"an object has at most %d webhooks"}}
 	}
 	return []quota{
 		{"watcher:" + sub.CreatorID + ":box:" + sub.ObjectID, bound(q.ContextPerWatcherPerBox, DefaultQuotas.ContextPerWatcherPerBox),
 			"an object may hold at most %d context subscriptions to one box"},
-		{boxScope(sub.ObjectID), bound(q.ContextPerBox, DefaultQuotas.ContextPerBox),
+		{"box:" + sub.ObjectID, bound(q.ContextPerBox, DefaultQuotas.ContextPerBox),
 			"a box has at most %d context subscriptions (its owner can list and remove them)"},
 		{"watcher:" + sub.CreatorID, bound(q.ContextPerWatcher, DefaultQuotas.ContextPerWatcher),
 			"an object may hold at most %d context subscriptions"},
 	}
 }
-
-func webhookScope(objectID string) string { return "webhooks:" + objectID }
-func boxScope(objectID string) string     { return "box:" + objectID }
 
 // takeSlots takes a place in each of a new subscription's quotas, or none: a full one frees
 // those already taken and answers 409 QUOTA_EXCEEDED. Each search starts at a random place, so
@@ -111,11 +108,7 @@ func (s *Subscriptions) freeStrays(ctx context.Context, q quota) (int, error) {
 	if err != nil || len(places) == 0 {
 		return 0, err
 	}
-	ids := make([]string, len(places))
-	for i, sl := range places {
-		ids[i] = sl.SubscriptionID
-	}
-	subs, err := s.Store.SubscriptionsByID(ctx, ids)
+	subs, err := s.Store.SubscriptionsByID(ctx, idsOf(places, func(sl store.Slot) string { return sl.SubscriptionID }))
 	if err != nil {
 		return 0, err
 	}

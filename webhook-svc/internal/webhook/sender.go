@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,7 +173,9 @@ func (s *Sender) outcome(d *store.Delivery, res result, now time.Time) (givenUp 
 	case code == http.StatusGone:
 		d.Status, d.NextAttemptAt = store.StatusFailed, nil
 	case code == http.StatusUnauthorized:
-		retry = unauthorizedCount(d.Attempts) == 1
+		retry = !slices.ContainsFunc(d.Attempts[:len(d.Attempts)-1], func(a store.Attempt) bool {
+			return a.StatusCode == http.StatusUnauthorized
+		})
 	case res.err != nil, code == http.StatusTooManyRequests, code >= 500:
 		retry = true
 	default:
@@ -417,16 +420,6 @@ func (s *Sender) health(h store.SubscriptionHealth, ok bool, now time.Time) (sto
 		h.DisabledAt, h.DisabledReason = &now, "the endpoint has been failing for "+s.DisableAfter.String()
 	}
 	return h, true
-}
-
-func unauthorizedCount(as []store.Attempt) int {
-	n := 0
-	for _, a := range as {
-		if a.StatusCode == http.StatusUnauthorized {
-			n++
-		}
-	}
-	return n
 }
 
 // Reasons a delivery fails unsent.

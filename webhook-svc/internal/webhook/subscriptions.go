@@ -413,3 +413,12 @@ func checkHeaders(h map[string]string) error {
 	}
 	return nil
 }
+
+// idsOf is the id (or key) that id reads of each of xs, in order.
+func idsOf[T any](xs []T, id func(T) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = id(x)
+	}
+	return out
+}

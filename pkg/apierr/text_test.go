@@ -1,4 +1,4 @@
-package httpx
+package apierr
 
 import "testing"
 
@@ -19,7 +19,7 @@ func TestBidiControls(t *testing.T) {
 			t.Errorf("HasBidiControl(%q) = %v", c.in, HasBidiControl(c.in))
 		}
 		err := RefuseBidiControls("title", c.in)
-		if (err != nil) != (c.in != c.out) || err != nil && AsError(err).Status != 400 {
+		if (err != nil) != (c.in != c.out) || err != nil && As(err).Status != 400 {
 			t.Errorf("RefuseBidiControls(%q) = %v", c.in, err)
 		}
 	}
