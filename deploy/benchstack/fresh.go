@@ -138,7 +138,8 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		}
 	}
 	watch, stopWatching := context.WithCancel(ctx)
-	defer stopWatching()
+	var watchers sync.WaitGroup // the mailbox and graph readers, which end with watch
+	defer func() { stopWatching(); watchers.Wait() }()
 	for _, to := range hashes {
 		conn, body, err := s.openStream(ctx, pair{to: to, toKey: keyOf[to]})
 		if err != nil {
@@ -147,7 +148,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 		defer conn.Close()
 		// The stream, and the mailbox read every 50 ms.
 		go readEvents(body, func(messageID string) { run.see(3, messageID) })
-		go func() {
+		watchers.Go(func() {
 			for watch.Err() == nil {
 				// A page of mailboxPage, newest first: a thread is missed (and its send counted as
 				// never seen, which fails its rate) only when more new threads than that reach one
@@ -172,9 +173,9 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 				}
 				sleepCtx(watch, 50*time.Millisecond)
 			}
-		}()
+		})
 	}
-	go func() { // the graphs of sampled threads, until their node shows
+	watchers.Go(func() { // the graphs of sampled threads, until their node shows
 		for watch.Err() == nil {
 			run.mu.Lock()
 			var todo [][2]string
@@ -198,7 +199,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 			reads.Wait()
 			sleepCtx(watch, 50*time.Millisecond)
 		}
-	}()
+	})
 	fmt.Fprintf(out, "\nfreshness: new-thread sends spread over %d senders → %d recipients, each rate for %s; p99 from the send's 201 to:\n",
 		len(senders), len(hashes), o.phase)
 	fmt.Fprintf(out, "%8s %9s %14s %14s %14s %14s\n", "rate/s", "achieved", freshPaths[0], freshPaths[1], freshPaths[2], freshPaths[3])
@@ -227,6 +228,7 @@ func (s *benchStack) benchFresh(ctx context.Context, o options, rcv *webhookRece
 	stopProfile()
 	b := s.freshBurst(ctx, run, senders, hashes, o.workers, 2*o.phase)
 	stopWatching()
+	watchers.Wait() // no reader of theirs runs beside the unwatched sends
 	// The same sends again, unpaced and unwatched, once the burst's backlog has drained: the
 	// highest rate the machine accepts them at, and what of their CPU the store spends.
 	if _, ok := s.cmds.settle(ctx, o.drainLimit); !ok {

@@ -194,7 +194,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	for range max(1, opts.Replicas[gateway.Name]) - 1 {
 		more, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return fail(fmt.Errorf("listen for a gateway replica: %w", err))
+			return fail(fmt.Errorf("listen for a gateway replica: %w", err), gateways...)
 		}
 		gateways = append(gateways, more)
 	}
